@@ -1,0 +1,133 @@
+//! Node kinds of the expression DAG.
+
+/// Index of a node in an [`Arena`](super::Arena). Ids are dense, start at 0 and every
+/// node's children have smaller ids than the node itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(pub(crate) u32);
+
+impl ExprId {
+    /// The position of the node in its arena.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A symbol: an input of the generated functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sym {
+    /// Generalised coordinate `q[i]`.
+    Coord(u32),
+    /// Coordinate velocity `q̇[i]`.
+    Vel(u32),
+    /// Runtime parameter `p.<name>` (index into the model's parameter list).
+    Param(u32),
+    /// Time `t`.
+    Time,
+}
+
+/// A unary elementary function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Func {
+    /// `sin x`
+    Sin,
+    /// `cos x`
+    Cos,
+    /// `tan x`
+    Tan,
+    /// `asin x`
+    Asin,
+    /// `acos x`
+    Acos,
+    /// `atan x`
+    Atan,
+    /// `sqrt x`
+    Sqrt,
+    /// `exp x`
+    Exp,
+    /// `ln x`
+    Ln,
+    /// `|x|`
+    Abs,
+    /// `sign x` (`±1`, `0` at `0`): the derivative of `|x|`.
+    Sign,
+}
+
+impl Func {
+    /// The name used in the language and in generated code (method form).
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Tan => "tan",
+            Func::Asin => "asin",
+            Func::Acos => "acos",
+            Func::Atan => "atan",
+            Func::Sqrt => "sqrt",
+            Func::Exp => "exp",
+            Func::Ln => "ln",
+            Func::Abs => "abs",
+            Func::Sign => "signum",
+        }
+    }
+
+    /// All functions, for tests and tables.
+    pub const ALL: [Func; 11] = [
+        Func::Sin,
+        Func::Cos,
+        Func::Tan,
+        Func::Asin,
+        Func::Acos,
+        Func::Atan,
+        Func::Sqrt,
+        Func::Exp,
+        Func::Ln,
+        Func::Abs,
+        Func::Sign,
+    ];
+}
+
+/// A node of the DAG. Binary commutative nodes keep their operands ordered
+/// (`a <= b` by id) so that `a + b` and `b + a` are the same node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// A finite constant, stored as its bits (`-0.0` is normalised to `0.0`).
+    Const(u64),
+    /// An input symbol.
+    Sym(Sym),
+    /// `a + b`
+    Add(ExprId, ExprId),
+    /// `a · b`
+    Mul(ExprId, ExprId),
+    /// `a / b`
+    Div(ExprId, ExprId),
+    /// `−a`
+    Neg(ExprId),
+    /// `a^n` for a nonzero integer `n` other than 1.
+    Powi(ExprId, i32),
+    /// A unary function.
+    Func(Func, ExprId),
+    /// `atan2(y, x)`
+    Atan2(ExprId, ExprId),
+}
+
+impl Node {
+    /// The constant value, if this node is a constant.
+    pub fn as_const(&self) -> Option<f64> {
+        match *self {
+            Node::Const(bits) => Some(f64::from_bits(bits)),
+            _ => None,
+        }
+    }
+
+    /// The children of the node, in order.
+    pub fn children(&self) -> impl Iterator<Item = ExprId> {
+        let (a, b) = match *self {
+            Node::Const(_) | Node::Sym(_) => (None, None),
+            Node::Add(a, b) | Node::Mul(a, b) | Node::Div(a, b) | Node::Atan2(a, b) => {
+                (Some(a), Some(b))
+            }
+            Node::Neg(a) | Node::Powi(a, _) | Node::Func(_, a) => (Some(a), None),
+        };
+        a.into_iter().chain(b)
+    }
+}

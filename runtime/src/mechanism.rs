@@ -1,0 +1,79 @@
+//! The traits that every generated mechanism module implements.
+//!
+//! Sizes are const generics (`NQ` coordinates, `NC` constraint equations, `DOF`
+//! degrees of freedom) so that every runtime routine works on fixed-size,
+//! stack-allocated nalgebra types with no allocation in the hot loop.
+
+use nalgebra::{SMatrix, SVector};
+
+/// Kinematics of a constrained mechanism: `C(q, p, t) = 0` with `NC` equations in
+/// `NQ` generalised coordinates, `DOF = NQ - rank(C_J)` degrees of freedom.
+///
+/// Generated modules implement this on a unit struct (`Model`); every method is an
+/// associated function so that calls are static and inlinable.
+pub trait Mechanism<const NQ: usize, const NC: usize, const DOF: usize> {
+    /// The runtime parameters (one field per `param` of the mechanism).
+    type Params;
+
+    /// Name of the mechanism module.
+    const NAME: &'static str;
+    /// Coordinate names, in coordinate order.
+    const COORD_NAMES: [&'static str; NQ];
+    /// Indices of the independent coordinates (the identity block of the null-space
+    /// basis), in the order of the columns of [`Mechanism::null_space`].
+    const INDEPENDENT: [usize; DOF];
+
+    /// Nominal coordinates given in the model.
+    fn nominal_q() -> SVector<f64, NQ>;
+    /// Constraint residual `C(q, p, t)`.
+    fn residual(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NC>;
+    /// Constraint Jacobian `C_J = ∂C/∂q` (`NC × NQ`).
+    fn jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NC, NQ>;
+    /// Partial time derivative `C_t = ∂C/∂t`.
+    fn jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NC>;
+    /// Null-space basis `D` (`NQ × DOF`, `C_J D = 0`, identity rows at
+    /// [`Mechanism::INDEPENDENT`]) and the smallest relative pivot `min_k |U_kk| / scale_k`
+    /// of the static LU (near 0 means the static pivot order is breaking down).
+    fn null_space(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> (SMatrix<f64, NQ, DOF>, f64);
+    /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`), using the
+    /// static LU factors. With redundant constraints only the independent rows of `b` are used.
+    fn solve_dependent(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NC>,
+    ) -> SVector<f64, NQ>;
+}
+
+/// Dynamics of a constrained mechanism: `M(q) q̈ = f(q, q̇, t) + C_Jᵀ λ`, `C(q, t) = 0`.
+pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
+    Mechanism<NQ, NC, DOF>
+{
+    /// Generalised mass matrix `M(q, p, t)` (symmetric, `NQ × NQ`).
+    fn mass_matrix(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NQ, NQ>;
+    /// Generalised forces `f(q, q̇, p, t)`: applied forces plus the quadratic-velocity
+    /// (Coriolis/centrifugal) terms.
+    fn forces(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NQ>;
+    /// Right-hand side of the acceleration constraint `C_J q̈ = γ`,
+    /// `γ = −(C_J q̇)_q q̇ − 2 C_{qt} q̇ − C_tt`.
+    fn gamma(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NC>;
+    /// Total energy (kinetic + potential) where the model defines one.
+    fn energy(
+        _q: &SVector<f64, NQ>,
+        _qd: &SVector<f64, NQ>,
+        _p: &Self::Params,
+        _t: f64,
+    ) -> Option<f64> {
+        None
+    }
+}
