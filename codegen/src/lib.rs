@@ -1,7 +1,17 @@
 //! The mechgen engine.
 //!
 //! Pipeline: [`parse`] (syn) → [`model`] (lowering to scalar equations) → [`expr`]
-//! (hash-consed DAG, derivatives) → `pivot` / `lu` (static pivots by probing, symbolic LU)
-//! → `schedule` → `emit` (straight-line Rust).
+//! (hash-consed DAG, derivatives) → [`derive`] (Jacobians) → [`pivot`] (static pivots by
+//! probing, symbolic LU) → `schedule` → `emit` (straight-line Rust).
 
+pub mod derive;
+pub mod error;
 pub mod expr;
+pub mod model;
+pub mod parse;
+pub mod pivot;
+
+pub use error::{Error, Result};
+pub mod generate;
+
+pub use generate::{expand, Options};

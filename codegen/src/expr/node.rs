@@ -23,6 +23,8 @@ pub enum Sym {
     Param(u32),
     /// Time `t`.
     Time,
+    /// Component `b[i]` of a right-hand side passed to a generated solve.
+    Rhs(u32),
 }
 
 /// A unary elementary function.

@@ -1,0 +1,71 @@
+//! The lowered model: symbols, scalar constraint equations and (later) bodies and forces,
+//! all as roots in one expression DAG.
+
+use proc_macro2::Span;
+
+use crate::expr::{Arena, ExprId};
+
+mod lower;
+
+pub use lower::lower;
+
+/// A generalised coordinate.
+#[derive(Clone, Debug)]
+pub struct Coord {
+    /// Name as written (also the name in generated docs).
+    pub name: String,
+    /// Nominal value (a configuration near which probing starts).
+    pub nominal: f64,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// A runtime parameter: a field of the generated `Params`.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Field name.
+    pub name: String,
+    /// Default value, if one was given.
+    pub default: Option<f64>,
+    /// Doc comment lines.
+    pub docs: Vec<String>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// One scalar constraint equation `expr = 0` (`lhs − rhs` of the source equation).
+#[derive(Clone, Debug)]
+pub struct Equation {
+    /// The residual expression.
+    pub expr: ExprId,
+    /// Human-readable label: the source equation and, for vector equations, the component
+    /// (`"crank + rod == vec2(s, 0.0) [x]"`).
+    pub label: String,
+    /// Span of the source equation.
+    pub span: Span,
+}
+
+/// A mechanism lowered to scalars: the input of derivatives, probing and emission.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Module name.
+    pub name: String,
+    /// Whether the module was declared `pub` (and its visibility tokens, verbatim).
+    pub vis: String,
+    /// Doc comment lines of the module.
+    pub docs: Vec<String>,
+    /// Coordinates, in order: `Sym::Coord(i)` is `coords[i]`.
+    pub coords: Vec<Coord>,
+    /// Parameters, in order: `Sym::Param(i)` is `params[i]`.
+    pub params: Vec<Param>,
+    /// Scalar constraint equations, in source order.
+    pub constraints: Vec<Equation>,
+    /// Coordinates the user asked to be independent (indices into `coords`), in order.
+    pub independent: Vec<usize>,
+    /// Span of the `independent` item, for errors about it.
+    pub independent_span: Option<Span>,
+    /// Span of the module name, for errors about the whole mechanism.
+    pub span: Span,
+    /// The DAG holding every expression of the model.
+    pub arena: Arena,
+}
