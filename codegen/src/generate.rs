@@ -1,10 +1,16 @@
 //! The whole pipeline, from tokens to generated Rust.
 
-use proc_macro2::TokenStream;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
 
-use crate::error::Result;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::emit::{self, Analysis, EmitOptions, ModuleStats, ScalarType};
+use crate::error::{Error, Result};
 use crate::model::{self, Model};
-use crate::parse;
+use crate::pivot::{self, PivotOptions};
+use crate::{derive, parse};
 
 /// Options of code generation (shared by the macro, the builder and the CLI).
 #[derive(Clone, Debug)]
@@ -14,6 +20,9 @@ pub struct Options {
     /// Path under which generated code finds the runtime and nalgebra
     /// (`::mechgen` for users of the facade crate).
     pub crate_path: String,
+    /// Write `//` comments naming each equation (pretty-printed output only; the proc
+    /// macro leaves them out).
+    pub comments: bool,
 }
 
 impl Default for Options {
@@ -21,8 +30,42 @@ impl Default for Options {
         Self {
             seed: 0x6d65_6368_6765_6e00,
             crate_path: "::mechgen".to_string(),
+            comments: false,
         }
     }
+}
+
+/// Wall time of each stage of the pipeline, summed over the modules of an input.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    /// Tokens → syntax tree.
+    pub parse: Duration,
+    /// Syntax tree → scalar model and DAG.
+    pub lower: Duration,
+    /// `C_J`, `C_t`.
+    pub differentiate: Duration,
+    /// Probing, static pivots and symbolic LU.
+    pub pivot_lu: Duration,
+    /// Scheduling and writing tokens.
+    pub emit: Duration,
+}
+
+impl Timings {
+    /// Sum of all stages.
+    pub fn total(&self) -> Duration {
+        self.parse + self.lower + self.differentiate + self.pivot_lu + self.emit
+    }
+}
+
+/// The output of [`generate`]: the items to splice or write, and statistics.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// One `pub mod` per mechanism.
+    pub tokens: TokenStream,
+    /// Sizes and operation counts per module.
+    pub modules: Vec<ModuleStats>,
+    /// Time spent per stage.
+    pub timings: Timings,
 }
 
 /// Parses and lowers every `mod` block of the input.
@@ -36,9 +79,95 @@ pub fn models(input: TokenStream) -> Result<(Vec<Model>, Option<u64>)> {
     Ok((models, file.seed))
 }
 
-/// Expands a `mechanism!` body (or a `.mech` file's tokens) to Rust items.
+/// Runs the pipeline on a `mechanism!` body (or a `.mech` file's tokens).
+pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
+    let mut timings = Timings::default();
+    let t0 = Instant::now();
+    let file = parse::parse_file(input)?;
+    timings.parse = t0.elapsed();
+    let seed = file.seed.unwrap_or(opts.seed);
+    let crate_path = TokenStream::from_str(&opts.crate_path).map_err(|e| {
+        Error::new(
+            proc_macro2::Span::call_site(),
+            format!("invalid crate path `{}`: {e}", opts.crate_path),
+        )
+    })?;
+    let eopts = EmitOptions {
+        crate_path,
+        scalar: ScalarType::default(),
+        comments: opts.comments,
+    };
+    let mut tokens = TokenStream::new();
+    let mut modules = Vec::new();
+    for m in &file.modules {
+        let t = Instant::now();
+        let mut model = model::lower(m)?;
+        timings.lower += t.elapsed();
+        let t = Instant::now();
+        let jac = derive::jacobian(&mut model);
+        let jac_t = derive::jacobian_t(&mut model);
+        timings.differentiate += t.elapsed();
+        let t = Instant::now();
+        let ns = pivot::analyze(&mut model, &jac, &PivotOptions { seed })?;
+        timings.pivot_lu += t.elapsed();
+        let t = Instant::now();
+        let an = Analysis {
+            jacobian: &jac,
+            jacobian_t: &jac_t,
+            null_space: &ns,
+        };
+        let (ts, stats) = emit::module(&model, &an, &eopts);
+        timings.emit += t.elapsed();
+        tokens.extend(ts);
+        modules.push(stats);
+    }
+    Ok(Generated {
+        tokens,
+        modules,
+        timings,
+    })
+}
+
+/// Runs the pipeline on source text (the contents of a `.mech` file).
+pub fn generate_str(src: &str, opts: &Options) -> Result<Generated> {
+    let tokens = TokenStream::from_str(src).map_err(|e| {
+        let span = e.span();
+        Error::new(span, format!("cannot tokenize the input: {e}"))
+    })?;
+    generate(tokens, opts)
+}
+
+/// Expands a `mechanism!` body to Rust items (what the proc macro returns).
 pub fn expand(input: TokenStream, opts: &Options) -> Result<TokenStream> {
-    let (_models, _seed) = models(input)?;
-    let _ = opts;
-    Ok(TokenStream::new())
+    Ok(generate(input, opts)?.tokens)
+}
+
+/// Pretty-prints generated items with prettyplease, turning comment markers into `//`
+/// comments.
+pub fn pretty(tokens: &TokenStream) -> String {
+    let file: syn::File = match syn::parse2(quote!(#tokens)) {
+        Ok(f) => f,
+        // Generated tokens always parse; keep the raw text rather than panic if not.
+        Err(_) => return tokens.to_string(),
+    };
+    let text = prettyplease::unparse(&file);
+    let marker = format!("{}!(", emit::COMMENT_MARKER);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(&marker) {
+            let indent = &line[..line.len() - trimmed.len()];
+            let lit = rest.trim_end().trim_end_matches(';').trim_end_matches(')');
+            let text = syn::parse_str::<syn::LitStr>(lit)
+                .map(|l| l.value())
+                .unwrap_or_else(|_| lit.to_string());
+            out.push_str(indent);
+            out.push_str("// ");
+            out.push_str(&text);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }

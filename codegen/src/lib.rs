@@ -14,4 +14,9 @@ pub mod pivot;
 pub use error::{Error, Result};
 pub mod generate;
 
-pub use generate::{expand, Options};
+pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};
+mod builder;
+pub mod emit;
+pub mod schedule;
+
+pub use builder::{locate, BuildError, Builder};

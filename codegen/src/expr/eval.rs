@@ -40,15 +40,7 @@ pub(crate) fn apply_func(f: Func, x: f64) -> f64 {
         Func::Exp => x.exp(),
         Func::Ln => x.ln(),
         Func::Abs => x.abs(),
-        Func::Sign => {
-            if x > 0.0 {
-                1.0
-            } else if x < 0.0 {
-                -1.0
-            } else {
-                0.0
-            }
-        }
+        Func::Sign => x.signum(),
     }
 }
 

@@ -50,7 +50,7 @@ pub enum Func {
     Ln,
     /// `|x|`
     Abs,
-    /// `sign x` (`±1`, `0` at `0`): the derivative of `|x|`.
+    /// `sign x` (`f64::signum`: `±1` by the sign bit): the derivative of `|x|`.
     Sign,
 }
 

@@ -46,7 +46,14 @@ pub struct NullSpace {
 
 /// Probes `jacobian` (`NC × NQ`, row-major, entries in `model.arena`), chooses static pivots
 /// and runs the symbolic LU.
-pub fn analyze(model: &mut Model, jacobian: &[Vec<ExprId>], opts: &PivotOptions) -> Result<NullSpace> {
+pub fn analyze(
+    model: &mut Model,
+    jacobian: &[Vec<ExprId>],
+    opts: &PivotOptions,
+) -> Result<NullSpace> {
     let _ = (jacobian, opts);
-    Err(Error::new(model.span, "null-space analysis is not implemented yet"))
+    Err(Error::new(
+        model.span,
+        "null-space analysis is not implemented yet",
+    ))
 }

@@ -1,0 +1,208 @@
+//! Writing DAG nodes as Rust expressions.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::ops::OpCount;
+use crate::expr::{Arena, ExprId, Func, Node, Sym};
+use crate::schedule::{Binding, Schedule};
+
+/// The scalar type generated code computes in. Only `f64` is emitted today; the type
+/// and literal spelling go through here so that `f32`, SIMD lanes and dual numbers can
+/// follow through the same code path.
+#[derive(Clone, Debug)]
+pub struct ScalarType {
+    /// The type, e.g. `f64`.
+    pub ty: TokenStream,
+}
+
+impl Default for ScalarType {
+    fn default() -> Self {
+        Self { ty: quote!(f64) }
+    }
+}
+
+impl ScalarType {
+    /// A non-negative literal of this type.
+    pub fn literal(&self, v: f64) -> TokenStream {
+        let a = v.abs();
+        let s = if a == a.trunc() && a < 1e15 {
+            format!("{a:.1}")
+        } else if (1e-4..1e15).contains(&a) {
+            format!("{a}")
+        } else {
+            format!("{a:e}")
+        };
+        let lit = syn::LitFloat::new(&s, Span::call_site());
+        quote!(#lit)
+    }
+}
+
+/// Precedence of a written expression, to parenthesise only where needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Prec {
+    Sum,
+    Product,
+    Unary,
+    Atom,
+}
+
+/// Local names of input symbols in generated functions.
+#[derive(Clone, Debug)]
+pub(crate) struct SymNames {
+    pub coord: Vec<Ident>,
+    pub vel: Vec<Ident>,
+    pub param: Vec<Ident>,
+}
+
+impl SymNames {
+    pub fn ident(&self, s: Sym) -> Ident {
+        match s {
+            Sym::Coord(i) => self.coord[i as usize].clone(),
+            Sym::Vel(i) => self.vel[i as usize].clone(),
+            Sym::Param(i) => self.param[i as usize].clone(),
+            Sym::Time => format_ident!("t"),
+            Sym::Rhs(i) => format_ident!("b_{}", i),
+        }
+    }
+}
+
+/// Writes the nodes of one schedule, counting the operations it writes.
+pub(crate) struct ExprWriter<'a> {
+    pub arena: &'a Arena,
+    pub sched: &'a Schedule,
+    pub names: &'a SymNames,
+    pub scalar: &'a ScalarType,
+    pub let_names: &'a [Option<Ident>],
+    pub ops: OpCount,
+    pub used_syms: std::collections::BTreeSet<Sym>,
+}
+
+fn wrap(ts: TokenStream, prec: Prec, min: Prec) -> TokenStream {
+    if prec < min {
+        quote!((#ts))
+    } else {
+        ts
+    }
+}
+
+impl ExprWriter<'_> {
+    /// The expression to write where `id` is used.
+    pub fn reference(&mut self, id: ExprId) -> (TokenStream, Prec) {
+        match self.sched.binding[id.index()] {
+            Some(Binding::Let) => match &self.let_names[id.index()] {
+                Some(name) => (quote!(#name), Prec::Atom),
+                None => self.definition(id),
+            },
+            _ => self.definition(id),
+        }
+    }
+
+    fn operand(&mut self, id: ExprId, min: Prec) -> TokenStream {
+        let (ts, p) = self.reference(id);
+        wrap(ts, p, min)
+    }
+
+    /// The full expression computing node `id` from its children.
+    pub fn definition(&mut self, id: ExprId) -> (TokenStream, Prec) {
+        match self.arena.node(id) {
+            Node::Const(bits) => {
+                let v = f64::from_bits(bits);
+                let lit = self.scalar.literal(v);
+                if v < 0.0 {
+                    (quote!(-#lit), Prec::Unary)
+                } else {
+                    (lit, Prec::Atom)
+                }
+            }
+            Node::Sym(s) => {
+                self.used_syms.insert(s);
+                let name = self.names.ident(s);
+                (quote!(#name), Prec::Atom)
+            }
+            Node::Add(a, b) => {
+                self.ops.add += 1;
+                let (a, b) = match (self.arena.node(a), self.arena.node(b)) {
+                    (Node::Neg(_), Node::Neg(_)) | (_, Node::Neg(_)) => (a, b),
+                    (Node::Neg(_), _) => (b, a),
+                    _ => (a, b),
+                };
+                let lhs = self.operand(a, Prec::Sum);
+                if let Node::Neg(x) = self.arena.node(b) {
+                    if self.sched.binding[b.index()] != Some(Binding::Let) {
+                        let rhs = self.operand(x, Prec::Product);
+                        return (quote!(#lhs - #rhs), Prec::Sum);
+                    }
+                }
+                let rhs = self.operand(b, Prec::Product);
+                (quote!(#lhs + #rhs), Prec::Sum)
+            }
+            Node::Mul(a, b) => {
+                self.ops.mul += 1;
+                let lhs = self.operand(a, Prec::Product);
+                let rhs = self.operand(b, Prec::Unary);
+                (quote!(#lhs * #rhs), Prec::Product)
+            }
+            Node::Div(a, b) => {
+                self.ops.div += 1;
+                let lhs = self.operand(a, Prec::Product);
+                let rhs = self.operand(b, Prec::Unary);
+                (quote!(#lhs / #rhs), Prec::Product)
+            }
+            Node::Neg(a) => {
+                self.ops.other += 1;
+                let x = self.operand(a, Prec::Unary);
+                (quote!(-#x), Prec::Unary)
+            }
+            Node::Powi(a, n) => {
+                let x = self.operand(a, Prec::Atom);
+                let m = n.unsigned_abs();
+                let prod = match m {
+                    2 => {
+                        self.ops.mul += 1;
+                        (quote!(#x * #x), Prec::Product)
+                    }
+                    3 => {
+                        self.ops.mul += 2;
+                        (quote!(#x * #x * #x), Prec::Product)
+                    }
+                    4 => {
+                        self.ops.mul += 2;
+                        (quote!((#x * #x) * (#x * #x)), Prec::Product)
+                    }
+                    _ => {
+                        self.ops.other += 1;
+                        let lit = proc_macro2::Literal::i32_unsuffixed(m as i32);
+                        (quote!(#x.powi(#lit)), Prec::Atom)
+                    }
+                };
+                if n < 0 {
+                    self.ops.div += 1;
+                    let one = self.scalar.literal(1.0);
+                    let den = wrap(prod.0, prod.1, Prec::Unary);
+                    (quote!(#one / #den), Prec::Product)
+                } else {
+                    prod
+                }
+            }
+            Node::Func(f, a) => {
+                match f {
+                    Func::Sqrt => self.ops.sqrt += 1,
+                    Func::Sin | Func::Cos | Func::Tan | Func::Asin | Func::Acos | Func::Atan => {
+                        self.ops.trig += 1
+                    }
+                    Func::Exp | Func::Ln | Func::Abs | Func::Sign => self.ops.other += 1,
+                }
+                let x = self.operand(a, Prec::Atom);
+                let m = format_ident!("{}", f.name());
+                (quote!(#x.#m()), Prec::Atom)
+            }
+            Node::Atan2(y, x) => {
+                self.ops.trig += 1;
+                let y = self.operand(y, Prec::Atom);
+                let (x, _) = self.reference(x);
+                (quote!(#y.atan2(#x)), Prec::Atom)
+            }
+        }
+    }
+}

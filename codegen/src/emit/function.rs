@@ -1,0 +1,304 @@
+//! Straight-line function bodies: input bindings, named `let`s in dependency order,
+//! `sin_cos` pairs, and splitting into `#[inline(never)]` chunks when a body is long.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::expr::{ExprWriter, ScalarType, SymNames};
+use super::ops::OpCount;
+use crate::expr::{Arena, ExprId, Func, Node, Sym};
+use crate::schedule::{Binding, Schedule};
+
+/// Bodies longer than this many `let`s are split into chunks (DESIGN §8: one function of
+/// ~3,000 `let`s crashes rustc with debuginfo on; chunks cost 5–17 % run time, so only
+/// long bodies are split).
+pub const MAX_LETS_PER_FUNCTION: usize = 1000;
+/// Size of each chunk when a body is split.
+pub const CHUNK_LETS: usize = 800;
+
+/// The signature pieces shared by a generated function and its chunks.
+pub(crate) struct Signature {
+    /// Parameter list, e.g. `q: &SVector<f64, NQ>, p: &Params, t: f64`.
+    pub params: TokenStream,
+    /// The same names as call arguments, e.g. `q, p, t`.
+    pub args: TokenStream,
+}
+
+/// A generated body: chunk functions to place beside it, its statements and an
+/// expression for every root.
+pub(crate) struct Body {
+    pub chunks: Vec<TokenStream>,
+    pub stmts: TokenStream,
+    pub roots: Vec<TokenStream>,
+    pub ops: OpCount,
+    pub lets: usize,
+}
+
+pub(crate) struct Emitter<'a> {
+    pub arena: &'a Arena,
+    pub names: &'a SymNames,
+    pub scalar: &'a ScalarType,
+    pub coord_names: &'a [String],
+    pub param_names: &'a [String],
+}
+
+impl Emitter<'_> {
+    fn bind_inputs(&self, syms: &BTreeSet<Sym>) -> TokenStream {
+        let mut out = TokenStream::new();
+        for &s in syms {
+            let name = self.names.ident(s);
+            let stmt = match s {
+                Sym::Coord(i) => {
+                    let i = i as usize;
+                    quote!(let #name = q[#i];)
+                }
+                Sym::Vel(i) => {
+                    let i = i as usize;
+                    quote!(let #name = qd[#i];)
+                }
+                Sym::Param(i) => {
+                    let f = format_ident!("{}", self.param_names[i as usize]);
+                    quote!(let #name = p.#f;)
+                }
+                Sym::Rhs(i) => {
+                    let i = i as usize;
+                    quote!(let #name = b[#i];)
+                }
+                Sym::Time => continue,
+            };
+            out.extend(stmt);
+        }
+        out
+    }
+
+    fn let_names(&self, sched: &Schedule) -> Vec<Option<Ident>> {
+        let mut names = vec![None; self.arena.len()];
+        for (k, &id) in sched.lets.iter().enumerate() {
+            let name = match self.arena.node(id) {
+                Node::Func(f @ (Func::Sin | Func::Cos), a) => match self.arena.node(a) {
+                    Node::Sym(Sym::Coord(i)) => Some(format_ident!(
+                        "{}_{}",
+                        f.name(),
+                        self.coord_names[i as usize]
+                    )),
+                    _ => None,
+                },
+                _ => None,
+            };
+            names[id.index()] = Some(name.unwrap_or_else(|| format_ident!("t{}", k)));
+        }
+        names
+    }
+
+    /// Let nodes that the definition of `id` reads (through inlined children).
+    fn let_refs(&self, sched: &Schedule, id: ExprId, out: &mut Vec<ExprId>) {
+        for c in self.arena.node(id).children() {
+            match sched.binding[c.index()] {
+                Some(Binding::Let) => out.push(c),
+                Some(Binding::Inline) => self.let_refs(sched, c, out),
+                _ => {}
+            }
+        }
+    }
+
+    /// Order of `let`s with every `sin`/`cos` partner right after its first member.
+    fn ordered_lets(&self, sched: &Schedule) -> Vec<ExprId> {
+        let mut seen = vec![false; self.arena.len()];
+        let mut out = Vec::with_capacity(sched.lets.len());
+        for &id in &sched.lets {
+            if seen[id.index()] {
+                continue;
+            }
+            seen[id.index()] = true;
+            out.push(id);
+            if let Some(p) = sched.sincos_partner[id.index()] {
+                if sched.binding[p.index()] == Some(Binding::Let) && !seen[p.index()] {
+                    seen[p.index()] = true;
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    fn let_stmts(
+        &self,
+        w: &mut ExprWriter<'_>,
+        sched: &Schedule,
+        lets: &[ExprId],
+        let_names: &[Option<Ident>],
+    ) -> TokenStream {
+        let mut out = TokenStream::new();
+        let mut done = BTreeSet::new();
+        for &id in lets {
+            if done.contains(&id) {
+                continue;
+            }
+            let name = &let_names[id.index()];
+            let partner = sched.sincos_partner[id.index()]
+                .filter(|p| sched.binding[p.index()] == Some(Binding::Let));
+            if let (Some(p), Node::Func(f, a)) = (partner, self.arena.node(id)) {
+                done.insert(p);
+                let (arg, _) = w.reference(a);
+                let arg = if matches!(
+                    sched.binding[a.index()],
+                    Some(Binding::Let) | Some(Binding::Leaf)
+                ) && self.arena.as_const(a).is_none()
+                {
+                    arg
+                } else {
+                    quote!((#arg))
+                };
+                let pn = &let_names[p.index()];
+                w.ops.trig += 1;
+                let (s, c) = if f == Func::Sin {
+                    (name, pn)
+                } else {
+                    (pn, name)
+                };
+                out.extend(quote!(let (#s, #c) = #arg.sin_cos();));
+                continue;
+            }
+            let (e, _) = w.definition(id);
+            out.extend(quote!(let #name = #e;));
+        }
+        out
+    }
+
+    /// Emits a body computing `roots`, split into chunks named `{fname}_part{k}` when long.
+    pub fn body(&self, fname: &str, roots: &[ExprId], sig: &Signature) -> Body {
+        let sched = Schedule::new(self.arena, roots);
+        let let_names = self.let_names(&sched);
+        let lets = self.ordered_lets(&sched);
+        let n_lets = lets.len();
+        let mut w = ExprWriter {
+            arena: self.arena,
+            sched: &sched,
+            names: self.names,
+            scalar: self.scalar,
+            let_names: &let_names,
+            ops: OpCount::default(),
+            used_syms: BTreeSet::new(),
+        };
+        if lets.len() <= MAX_LETS_PER_FUNCTION {
+            let body = self.let_stmts(&mut w, &sched, &lets, &let_names);
+            let root_exprs: Vec<TokenStream> = roots.iter().map(|&r| w.reference(r).0).collect();
+            let inputs = self.bind_inputs(&w.used_syms);
+            return Body {
+                chunks: Vec::new(),
+                stmts: quote!(#inputs #body),
+                roots: root_exprs,
+                ops: w.ops,
+                lets: n_lets,
+            };
+        }
+        // Split into chunks; never separate a sin/cos pair.
+        let mut bounds = vec![0];
+        let mut start = 0;
+        while lets.len() - start > CHUNK_LETS {
+            let mut end = start + CHUNK_LETS;
+            if sched.sincos_partner[lets[end].index()] == Some(lets[end - 1]) {
+                end += 1;
+            }
+            bounds.push(end);
+            start = end;
+        }
+        bounds.push(lets.len());
+        let nchunks = bounds.len() - 1;
+        let mut chunk_of = vec![usize::MAX; self.arena.len()];
+        for c in 0..nchunks {
+            for &id in &lets[bounds[c]..bounds[c + 1]] {
+                chunk_of[id.index()] = c;
+            }
+        }
+        // last_use[id]: the last chunk (or nchunks for roots) that reads let `id`.
+        let mut last_use = vec![0usize; self.arena.len()];
+        for c in 0..nchunks {
+            for &id in &lets[bounds[c]..bounds[c + 1]] {
+                let mut refs = Vec::new();
+                self.let_refs(&sched, id, &mut refs);
+                if let Node::Func(_, a) = self.arena.node(id) {
+                    refs.push(a);
+                }
+                for r in refs {
+                    if sched.binding[r.index()] == Some(Binding::Let) {
+                        last_use[r.index()] = last_use[r.index()].max(c);
+                    }
+                }
+            }
+        }
+        for r in roots {
+            if sched.binding[r.index()] == Some(Binding::Let) {
+                last_use[r.index()] = nchunks;
+            }
+        }
+        let ty = &self.scalar.ty;
+        let params = &sig.params;
+        let args = &sig.args;
+        let mut chunks = Vec::new();
+        let mut live: Vec<ExprId> = Vec::new();
+        let mut stmts = TokenStream::new();
+        for c in 0..nchunks {
+            let mine = &lets[bounds[c]..bounds[c + 1]];
+            w.used_syms.clear();
+            let mut unpack = TokenStream::new();
+            for (k, id) in live.iter().enumerate() {
+                let name = &let_names[id.index()];
+                unpack.extend(quote!(let #name = prev[#k];));
+            }
+            let body = self.let_stmts(&mut w, &sched, mine, &let_names);
+            let inputs = self.bind_inputs(&w.used_syms);
+            let next: Vec<ExprId> = live
+                .iter()
+                .chain(mine.iter())
+                .copied()
+                .filter(|id| last_use[id.index()] > c)
+                .collect();
+            let out_names = next.iter().map(|id| &let_names[id.index()]);
+            let (nin, nout) = (live.len(), next.len());
+            let name = format_ident!("{}_part{}", fname, c);
+            let doc = format!(
+                "Part {} of {} of `{}` (split to keep functions short).",
+                c + 1,
+                nchunks,
+                fname
+            );
+            chunks.push(quote! {
+                #[doc = #doc]
+                #[inline(never)]
+                #[allow(unused_variables)]
+                fn #name(#params, prev: &[#ty; #nin]) -> [#ty; #nout] {
+                    #unpack
+                    #inputs
+                    #body
+                    [#(#out_names),*]
+                }
+            });
+            let prev_name = format_ident!("live{}", c);
+            let next_name = format_ident!("live{}", c + 1);
+            stmts.extend(quote!(let #next_name = #name(#args, &#prev_name);));
+            if c == 0 {
+                stmts = quote!(let #prev_name: [#ty; 0] = []; #stmts);
+            }
+            live = next;
+        }
+        let last = format_ident!("live{}", nchunks);
+        let mut final_unpack = TokenStream::new();
+        for (k, id) in live.iter().enumerate() {
+            let name = &let_names[id.index()];
+            final_unpack.extend(quote!(let #name = #last[#k];));
+        }
+        w.used_syms.clear();
+        let root_exprs: Vec<TokenStream> = roots.iter().map(|&r| w.reference(r).0).collect();
+        let inputs = self.bind_inputs(&w.used_syms);
+        Body {
+            chunks,
+            stmts: quote!(#stmts #final_unpack #inputs),
+            roots: root_exprs,
+            ops: w.ops,
+            lets: n_lets,
+        }
+    }
+}

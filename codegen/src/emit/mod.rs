@@ -1,0 +1,541 @@
+//! Emission: a lowered, analysed model to a Rust module of straight-line functions.
+
+mod expr;
+mod function;
+mod ops;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+pub use expr::ScalarType;
+pub use function::{CHUNK_LETS, MAX_LETS_PER_FUNCTION};
+pub use ops::OpCount;
+
+use crate::expr::ExprId;
+use crate::model::Model;
+use crate::pivot::NullSpace;
+use expr::SymNames;
+use function::{Emitter, Signature};
+
+/// Name of the marker macro that [`pretty`](crate::pretty) turns into `//` comments.
+pub const COMMENT_MARKER: &str = "__mechgen_comment";
+
+/// What emission needs besides the model: derivatives and the null-space analysis.
+pub struct Analysis<'a> {
+    /// `C_J`, `NC × NQ`, row-major.
+    pub jacobian: &'a [Vec<ExprId>],
+    /// `C_t`, `NC` entries.
+    pub jacobian_t: &'a [ExprId],
+    /// Null space and dependent solve.
+    pub null_space: &'a NullSpace,
+}
+
+/// Options of emission.
+#[derive(Clone, Debug)]
+pub struct EmitOptions {
+    /// Path to the facade crate (`::mechgen`): generated code uses `#path::nalgebra` and
+    /// `#path::runtime`.
+    pub crate_path: TokenStream,
+    /// The scalar type.
+    pub scalar: ScalarType,
+    /// Emit `//` comment markers naming each equation (only for pretty-printed output:
+    /// the markers are removed by [`pretty`](crate::pretty)).
+    pub comments: bool,
+}
+
+/// Statistics of one generated function.
+#[derive(Clone, Debug)]
+pub struct FunctionStats {
+    /// Function name.
+    pub name: String,
+    /// Operations it performs.
+    pub ops: OpCount,
+    /// Named temporaries (`let`s) it binds.
+    pub lets: usize,
+    /// Number of `#[inline(never)]` chunks it was split into (0 if not split).
+    pub chunks: usize,
+}
+
+/// Statistics of one generated module.
+#[derive(Clone, Debug)]
+pub struct ModuleStats {
+    /// Module name.
+    pub name: String,
+    /// Coordinates.
+    pub nq: usize,
+    /// Constraint equations.
+    pub nc: usize,
+    /// Rank of `C_J` found by probing.
+    pub rank: usize,
+    /// Degrees of freedom.
+    pub dof: usize,
+    /// Independent coordinates (names).
+    pub independent: Vec<String>,
+    /// Per generated function.
+    pub functions: Vec<FunctionStats>,
+    /// Notes of the analysis (redundant constraints, probe retries).
+    pub notes: Vec<String>,
+}
+
+fn comment(opts: &EmitOptions, text: &str) -> TokenStream {
+    if !opts.comments {
+        return TokenStream::new();
+    }
+    let m = format_ident!("{}", COMMENT_MARKER);
+    quote!(#m!(#text);)
+}
+
+fn doc_lines(lines: &[String]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for l in lines {
+        let l = format!(" {}", l.trim_start());
+        out.extend(quote!(#[doc = #l]));
+    }
+    out
+}
+
+/// Emits the module for one model.
+pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStream, ModuleStats) {
+    let nq = model.coords.len();
+    let nc = model.constraints.len();
+    let ns = an.null_space;
+    let dof = nq - ns.rank;
+    let krate = &opts.crate_path;
+    let ty = &opts.scalar.ty;
+    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
+    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
+    let names = sym_names(&coord_names, &param_names);
+    let em = Emitter {
+        arena: &model.arena,
+        names: &names,
+        scalar: &opts.scalar,
+        coord_names: &coord_names,
+        param_names: &param_names,
+    };
+    let base = Signature {
+        params: quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty),
+        args: quote!(q, p, t),
+    };
+    let with_b = Signature {
+        params: quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty, b: &SVector<#ty, NC>),
+        args: quote!(q, p, t, b),
+    };
+    let mut stats = Vec::new();
+    let mut items = TokenStream::new();
+    let order = coord_order_doc(&coord_names);
+
+    // residual
+    {
+        let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
+        let body = em.body("residual", &roots, &base);
+        let mut sets = TokenStream::new();
+        for (i, (e, c)) in body.roots.iter().zip(&model.constraints).enumerate() {
+            sets.extend(comment(opts, &format!("C[{i}]: {}", c.label)));
+            sets.extend(quote!(r[#i] = #e;));
+        }
+        let doc = format!(
+            " Constraint residual `C(q, p, t)` ({nc} equations; zero on the mechanism's configuration manifold).\n\n Coordinate order: {order}."
+        );
+        {
+            let params = &base.params;
+            let stmts = &body.stmts;
+            let chunks = &body.chunks;
+            items.extend(quote! { #(#chunks)*
+                #[doc = #doc]
+                #[inline]
+                pub fn residual(#params) -> SVector<#ty, NC> {
+                    #stmts
+                    let mut r = SVector::<#ty, NC>::zeros();
+                    #sets
+                    r
+                }
+            });
+            stats.push(FunctionStats {
+                name: "residual".to_string(),
+                ops: body.ops,
+                lets: body.lets,
+                chunks: body.chunks.len(),
+            });
+        }
+    }
+    // jacobian
+    {
+        let (roots, pos) = nonzeros(an.jacobian, &model.arena);
+        let body = em.body("jacobian", &roots, &base);
+        let sets = matrix_sets(&body.roots, &pos, quote!(m));
+        let doc = format!(
+            " Constraint Jacobian `C_J = ∂C/∂q` ({nc} × {nq}; structural zeros are not written).\n\n Column order: {order}."
+        );
+        {
+            let params = &base.params;
+            let stmts = &body.stmts;
+            let chunks = &body.chunks;
+            items.extend(quote! { #(#chunks)*
+                #[doc = #doc]
+                #[inline]
+                pub fn jacobian(#params) -> SMatrix<#ty, NC, NQ> {
+                    #stmts
+                    let mut m = SMatrix::<#ty, NC, NQ>::zeros();
+                    #sets
+                    m
+                }
+            });
+            stats.push(FunctionStats {
+                name: "jacobian".to_string(),
+                ops: body.ops,
+                lets: body.lets,
+                chunks: body.chunks.len(),
+            });
+        }
+    }
+    // jacobian_t
+    {
+        let jt: Vec<Vec<ExprId>> = an.jacobian_t.iter().map(|&e| vec![e]).collect();
+        let (roots, pos) = nonzeros(&jt, &model.arena);
+        let body = em.body("jacobian_t", &roots, &base);
+        let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
+        let sets = vector_sets(&body.roots, &pos1, quote!(v));
+        let doc = format!(" Partial time derivative `C_t = ∂C/∂t` ({nc} entries; zero for scleronomic constraints).");
+        {
+            let params = &base.params;
+            let stmts = &body.stmts;
+            let chunks = &body.chunks;
+            items.extend(quote! { #(#chunks)*
+                #[doc = #doc]
+                #[inline]
+                pub fn jacobian_t(#params) -> SVector<#ty, NC> {
+                    #stmts
+                    let mut v = SVector::<#ty, NC>::zeros();
+                    #sets
+                    v
+                }
+            });
+            stats.push(FunctionStats {
+                name: "jacobian_t".to_string(),
+                ops: body.ops,
+                lets: body.lets,
+                chunks: body.chunks.len(),
+            });
+        }
+    }
+    // null_space
+    {
+        let (mut roots, pos) = nonzeros(&ns.basis, &model.arena);
+        let nb = roots.len();
+        roots.extend(ns.pivots.iter().copied());
+        let mut scale_ranges = Vec::new();
+        for row in &ns.row_scale {
+            let s = roots.len();
+            roots.extend(row.iter().copied());
+            scale_ranges.push(s..roots.len());
+        }
+        let body = em.body("null_space", &roots, &base);
+        let sets = matrix_sets(&body.roots[..nb], &pos, quote!(d));
+        let mut health = TokenStream::new();
+        for (k, range) in scale_ranges.iter().enumerate() {
+            let piv = &body.roots[nb + k];
+            let mut scale = TokenStream::new();
+            for (j, e) in body.roots[range.clone()].iter().enumerate() {
+                if j == 0 {
+                    scale = quote!((#e).abs());
+                } else {
+                    scale = quote!(#scale.max((#e).abs()));
+                }
+            }
+            if range.is_empty() {
+                scale = opts.scalar.literal(1.0);
+            }
+            health.extend(quote!(health = health.min((#piv).abs() / #scale);));
+        }
+        let indep: Vec<&str> = ns
+            .independent
+            .iter()
+            .map(|&i| coord_names[i].as_str())
+            .collect();
+        let doc = format!(
+            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU, and the \
+             smallest relative pivot `min_k |U_kk| / max_j |C_J[row_k, j]|` (near 0: the static \
+             pivot order is breaking down; fall back to a numeric basis).\n\n Rows: {order}. \
+             Columns: the independent coordinates {indep:?} (identity rows of `D`): `q̇ = D u` with \
+             `u` their velocities."
+        );
+        {
+            let params = &base.params;
+            let stmts = &body.stmts;
+            let chunks = &body.chunks;
+            items.extend(quote! { #(#chunks)*
+                #[doc = #doc]
+                #[inline]
+                pub fn null_space(#params) -> (SMatrix<#ty, NQ, DOF>, #ty) {
+                    #stmts
+                    let mut d = SMatrix::<#ty, NQ, DOF>::zeros();
+                    #sets
+                    let mut health = #ty::INFINITY;
+                    #health
+                    (d, health)
+                }
+            });
+            stats.push(FunctionStats {
+                name: "null_space".to_string(),
+                ops: body.ops,
+                lets: body.lets,
+                chunks: body.chunks.len(),
+            });
+        }
+    }
+    // solve_dependent
+    {
+        let sol: Vec<Vec<ExprId>> = ns.solve.iter().map(|&e| vec![e]).collect();
+        let (roots, pos) = nonzeros(&sol, &model.arena);
+        let body = em.body("solve_dependent", &roots, &with_b);
+        let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
+        let sets = vector_sets(&body.roots, &pos1, quote!(x));
+        let rows_used: Vec<usize> = ns.rows.clone();
+        let doc = format!(
+            " Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the \
+             static LU factors. Uses rows {rows_used:?} of `b`{}.",
+            if ns.redundant.is_empty() { String::new() } else { format!(" (rows {:?} are redundant and ignored)", ns.redundant) }
+        );
+        {
+            let params = &with_b.params;
+            let stmts = &body.stmts;
+            let chunks = &body.chunks;
+            items.extend(quote! { #(#chunks)*
+                #[doc = #doc]
+                #[inline]
+                pub fn solve_dependent(#params) -> SVector<#ty, NQ> {
+                    #stmts
+                    let mut x = SVector::<#ty, NQ>::zeros();
+                    #sets
+                    x
+                }
+            });
+            stats.push(FunctionStats {
+                name: "solve_dependent".to_string(),
+                ops: body.ops,
+                lets: body.lets,
+                chunks: body.chunks.len(),
+            });
+        }
+    }
+
+    let name = format_ident!("{}", model.name);
+    let mod_docs = doc_lines(&model.docs);
+    let coord_lits = coord_names.iter();
+    let nominal: Vec<TokenStream> = model
+        .coords
+        .iter()
+        .map(|c| float(&opts.scalar, c.nominal))
+        .collect();
+    let indep = &ns.independent;
+    let param_fields = model.params.iter().map(|p| {
+        let f = format_ident!("{}", p.name);
+        let d = if p.docs.is_empty() {
+            let s = match p.default {
+                Some(v) => format!(" Parameter `{}` (default {v}).", p.name),
+                None => format!(" Parameter `{}`.", p.name),
+            };
+            quote!(#[doc = #s])
+        } else {
+            doc_lines(&p.docs)
+        };
+        quote!(#d pub #f: #ty,)
+    });
+    let all_defaults = model.params.iter().all(|p| p.default.is_some());
+    let default_impl = if all_defaults {
+        let fields = model.params.iter().map(|p| {
+            let f = format_ident!("{}", p.name);
+            let v = float(&opts.scalar, p.default.unwrap_or(0.0));
+            quote!(#f: #v,)
+        });
+        quote! {
+            impl Default for Params {
+                fn default() -> Self {
+                    Self { #(#fields)* }
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let notes_doc = if ns.notes.is_empty() {
+        TokenStream::new()
+    } else {
+        let mut lines = vec![
+            String::new(),
+            "# Notes of the analysis".to_string(),
+            String::new(),
+        ];
+        lines.extend(ns.notes.iter().map(|n| format!("- {n}")));
+        doc_lines(&lines)
+    };
+    let size_doc = format!(
+        " Sizes: NQ = {nq} coordinates, NC = {nc} constraint equations, rank {}, DOF = {dof}.",
+        ns.rank
+    );
+    let redundant = &ns.redundant;
+    let nred = redundant.len();
+    let name_str = model.name.clone();
+    let tokens = quote! {
+        #mod_docs
+        ///
+        #[doc = #size_doc]
+        #notes_doc
+        #[allow(unused_variables, unused_mut, non_snake_case, clippy::all, clippy::pedantic)]
+        pub mod #name {
+            use #krate::nalgebra::{SMatrix, SVector};
+
+            /// Number of generalised coordinates.
+            pub const NQ: usize = #nq;
+            /// Number of scalar constraint equations.
+            pub const NC: usize = #nc;
+            /// Degrees of freedom (`NQ − rank C_J`).
+            pub const DOF: usize = #dof;
+            /// Independent coordinates: the identity rows of the null-space basis.
+            pub const INDEPENDENT: [usize; DOF] = [#(#indep),*];
+            /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
+            pub const REDUNDANT: [usize; #nred] = [#(#redundant),*];
+            /// Coordinate names, in coordinate order.
+            pub const COORD_NAMES: [&str; NQ] = [#(#coord_lits),*];
+            /// Nominal coordinates given in the model.
+            pub const NOMINAL_Q: [#ty; NQ] = [#(#nominal),*];
+
+            /// Runtime parameters of the mechanism.
+            #[derive(Clone, Copy, Debug, PartialEq)]
+            pub struct Params {
+                #(#param_fields)*
+            }
+            #default_impl
+
+            #items
+
+            /// The mechanism as a type, for the runtime's generic solvers.
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct Model;
+
+            impl #krate::runtime::Mechanism<NQ, NC, DOF> for Model {
+                type Params = Params;
+                const NAME: &'static str = #name_str;
+                const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
+                const INDEPENDENT: [usize; DOF] = INDEPENDENT;
+                fn nominal_q() -> SVector<#ty, NQ> {
+                    SVector::<#ty, NQ>::from(NOMINAL_Q)
+                }
+                #[inline]
+                fn residual(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> SVector<#ty, NC> {
+                    residual(q, p, t)
+                }
+                #[inline]
+                fn jacobian(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> SMatrix<#ty, NC, NQ> {
+                    jacobian(q, p, t)
+                }
+                #[inline]
+                fn jacobian_t(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> SVector<#ty, NC> {
+                    jacobian_t(q, p, t)
+                }
+                #[inline]
+                fn null_space(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty) {
+                    null_space(q, p, t)
+                }
+                #[inline]
+                fn solve_dependent(q: &SVector<#ty, NQ>, p: &Params, t: #ty, b: &SVector<#ty, NC>) -> SVector<#ty, NQ> {
+                    solve_dependent(q, p, t, b)
+                }
+            }
+        }
+    };
+    let stats = ModuleStats {
+        name: model.name.clone(),
+        nq,
+        nc,
+        rank: ns.rank,
+        dof,
+        independent: ns
+            .independent
+            .iter()
+            .map(|&i| coord_names[i].clone())
+            .collect(),
+        functions: stats,
+        notes: ns.notes.clone(),
+    };
+    (tokens, stats)
+}
+
+fn float(s: &ScalarType, v: f64) -> TokenStream {
+    let lit = s.literal(v);
+    if v < 0.0 {
+        quote!(-#lit)
+    } else {
+        lit
+    }
+}
+
+fn coord_order_doc(names: &[String]) -> String {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{i}: `{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn sym_names(coords: &[String], params: &[String]) -> SymNames {
+    let mut taken: std::collections::HashSet<String> = [
+        "q", "qd", "p", "t", "b", "r", "m", "v", "d", "x", "health", "prev",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut fresh = |base: String| -> Ident {
+        let temp_like = |s: &str| {
+            (s.starts_with('t') || s.starts_with("live"))
+                && s.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+                || s.starts_with("b_")
+                || s.starts_with("sin_")
+                || s.starts_with("cos_")
+        };
+        let mut name = base;
+        while taken.contains(&name) || temp_like(&name) {
+            name.push('_');
+        }
+        taken.insert(name.clone());
+        format_ident!("{}", name)
+    };
+    let coord: Vec<Ident> = coords.iter().map(|c| fresh(c.clone())).collect();
+    let param: Vec<Ident> = params.iter().map(|c| fresh(c.clone())).collect();
+    let vel: Vec<Ident> = coords.iter().map(|c| fresh(format!("{c}_dot"))).collect();
+    SymNames { coord, vel, param }
+}
+
+/// Structurally nonzero entries of a matrix, with their positions.
+fn nonzeros(m: &[Vec<ExprId>], arena: &crate::expr::Arena) -> (Vec<ExprId>, Vec<(usize, usize)>) {
+    let mut roots = Vec::new();
+    let mut pos = Vec::new();
+    for (i, row) in m.iter().enumerate() {
+        for (j, &e) in row.iter().enumerate() {
+            if !arena.is_zero(e) {
+                roots.push(e);
+                pos.push((i, j));
+            }
+        }
+    }
+    (roots, pos)
+}
+
+fn matrix_sets(vals: &[TokenStream], pos: &[(usize, usize)], m: TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (e, &(i, j)) in vals.iter().zip(pos) {
+        out.extend(quote!(#m[(#i, #j)] = #e;));
+    }
+    out
+}
+
+fn vector_sets(vals: &[TokenStream], pos: &[(usize, usize)], v: TokenStream) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (e, &(i, _)) in vals.iter().zip(pos) {
+        out.extend(quote!(#v[#i] = #e;));
+    }
+    out
+}
