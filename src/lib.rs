@@ -1,1 +1,38 @@
-//! mechgen
+//! # mechgen
+//!
+//! Code generation for constrained mechanisms. Describe a mechanism — coordinates,
+//! parameters and constraint equations — in a [`mechanism!`] block or a `.mech` file
+//! read by a build script ([`Builder`]); mechgen differentiates it symbolically, picks
+//! LU pivots statically by numeric probing, runs the LU symbolically and emits
+//! straight-line Rust for the residual, the Jacobian, a null-space basis and a dependent
+//! solve. The generated module implements [`runtime::Mechanism`], so the runtime's
+//! assembly, projection and simulation routines work on it.
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     /// Planar slider crank.
+//!     pub mod slider_crank {
+//!         param l1 = 0.1;
+//!         param l2 = 0.3;
+//!         coord theta = 0.3;
+//!         coord beta = 0.1;
+//!         coord s = 0.38;
+//!         let crank = vec2(l1 * cos(theta), l1 * sin(theta));
+//!         let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
+//!         constraint crank + rod == vec2(s, 0.0);
+//!     }
+//! }
+//! use mechgen::nalgebra::SVector;
+//! let p = slider_crank::Params::default();
+//! let q = SVector::<f64, 3>::from(slider_crank::NOMINAL_Q);
+//! let (d, health) = slider_crank::null_space(&q, &p, 0.0);
+//! let j = slider_crank::jacobian(&q, &p, 0.0);
+//! assert!((j * d).norm() < 1e-12);
+//! assert!(health > 0.0);
+//! ```
+
+pub use mechgen_codegen as codegen;
+pub use mechgen_codegen::Builder;
+pub use mechgen_macros::mechanism;
+pub use mechgen_runtime as runtime;
+pub use mechgen_runtime::nalgebra;

@@ -1,1 +1,34 @@
-//! placeholder
+//! The `mechanism!` proc macro: a thin adapter over `mechgen-codegen`.
+//!
+//! Use it through the facade crate, `mechgen::mechanism!`; see the `mechgen` crate docs
+//! for the language and the generated API.
+
+use proc_macro::TokenStream;
+
+/// Generates a module of straight-line functions for each `mod` block of a mechanism
+/// description: residual, Jacobian, null-space basis and dependent solve.
+///
+/// ```text
+/// mechgen::mechanism! {
+///     /// Planar slider crank.
+///     pub mod slider_crank {
+///         param l1 = 0.1;
+///         param l2 = 0.3;
+///         coord theta = 0.3;
+///         coord beta = 0.1;
+///         coord s = 0.38;
+///         constraint vec2(l1 * cos(theta), l1 * sin(theta))
+///             + vec2(l2 * sin(beta), -l2 * cos(beta)) == vec2(s, 0.0);
+///     }
+/// }
+/// ```
+///
+/// Mistakes in the description are compile errors at the offending tokens.
+#[proc_macro]
+pub fn mechanism(input: TokenStream) -> TokenStream {
+    let opts = mechgen_codegen::Options::default();
+    match mechgen_codegen::expand(input.into(), &opts) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_syn().to_compile_error().into(),
+    }
+}

@@ -376,6 +376,9 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     let redundant = &ns.redundant;
     let nred = redundant.len();
     let name_str = model.name.clone();
+    let nfun = stats.len();
+    let op_names = stats.iter().map(|f| f.name.as_str());
+    let op_totals = stats.iter().map(|f| f.ops.total());
     let tokens = quote! {
         #mod_docs
         ///
@@ -399,6 +402,9 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
             pub const COORD_NAMES: [&str; NQ] = [#(#coord_lits),*];
             /// Nominal coordinates given in the model.
             pub const NOMINAL_Q: [#ty; NQ] = [#(#nominal),*];
+            /// Operations performed by each generated function (after common-subexpression
+            /// elimination), as counted at generation.
+            pub const OP_COUNTS: [(&str, usize); #nfun] = [#((#op_names, #op_totals)),*];
 
             /// Runtime parameters of the mechanism.
             #[derive(Clone, Copy, Debug, PartialEq)]
