@@ -20,3 +20,6 @@ pub mod emit;
 pub mod schedule;
 
 pub use builder::{locate, BuildError, Builder};
+
+/// Re-exported so that callers can build token streams for [`generate`] and [`models`].
+pub use proc_macro2;

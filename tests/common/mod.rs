@@ -1,0 +1,257 @@
+//! Checks shared by the tests of every example mechanism. Everything is compared with an
+//! independent computation: central finite differences, a direct evaluation of the
+//! expression DAG, nalgebra's SVD.
+#![allow(dead_code)]
+
+use mechgen::codegen::expr::Sym;
+use mechgen::nalgebra::{DMatrix, DVector, SMatrix, SVector};
+use mechgen::runtime::Mechanism;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A seeded generator for the tests.
+pub fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// Random points near the nominal configuration (off the manifold; for derivative checks).
+pub fn random_points<const NQ: usize>(
+    nominal: &SVector<f64, NQ>,
+    n: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<SVector<f64, NQ>> {
+    (0..n)
+        .map(|_| nominal + SVector::<f64, NQ>::from_fn(|_, _| rng.random_range(-0.5..0.5)))
+        .collect()
+}
+
+/// The generated Jacobian equals central differences of the generated residual to
+/// `1e-7` relative (to the Jacobian's norm) at `n` random points.
+pub fn check_jacobian_fd<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    M: Mechanism<NQ, NC, DOF>,
+>(
+    p: &M::Params,
+    n: usize,
+    seed: u64,
+) {
+    let mut rng = rng(seed);
+    for q in random_points(&M::nominal_q(), n, &mut rng) {
+        let t: f64 = rng.random_range(0.0..1.0);
+        let j = M::jacobian(&q, p, t);
+        let h = 1e-6;
+        let mut fd = SMatrix::<f64, NC, NQ>::zeros();
+        for k in 0..NQ {
+            let mut qp = q;
+            let mut qm = q;
+            qp[k] += h;
+            qm[k] -= h;
+            let col = (M::residual(&qp, p, t) - M::residual(&qm, p, t)) / (2.0 * h);
+            fd.set_column(k, &col);
+        }
+        let err = (j - fd).norm() / j.norm().max(1e-300);
+        assert!(
+            err <= 1e-7,
+            "{}: Jacobian vs central differences: relative error {err:e} at q = {q:?}",
+            M::NAME
+        );
+        let jt = M::jacobian_t(&q, p, t);
+        let ft = (M::residual(&q, p, t + h) - M::residual(&q, p, t - h)) / (2.0 * h);
+        assert!(
+            (jt - ft).norm() <= 1e-7 * (1.0 + jt.norm()),
+            "{}: C_t vs central differences",
+            M::NAME
+        );
+    }
+}
+
+/// The generated residual equals a direct evaluation of the model's DAG (parsed again from
+/// `source` with the engine) at `n` random points, with every parameter at its default.
+pub fn check_residual_against_dag<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    M: Mechanism<NQ, NC, DOF>,
+>(
+    source: &str,
+    module: &str,
+    p: &M::Params,
+    n: usize,
+    seed: u64,
+) {
+    let tokens: mechgen::codegen::proc_macro2::TokenStream =
+        source.parse().expect("source tokenizes");
+    let (models, _) = mechgen::codegen::models(tokens).expect("source lowers");
+    let model = models
+        .iter()
+        .find(|m| m.name == module)
+        .expect("module present");
+    assert_eq!(model.coords.len(), NQ);
+    assert_eq!(model.constraints.len(), NC);
+    let roots: Vec<_> = model.constraints.iter().map(|c| c.expr).collect();
+    let mut rng = rng(seed);
+    for q in random_points(&M::nominal_q(), n, &mut rng) {
+        let t: f64 = rng.random_range(0.0..1.0);
+        let dag = model.arena.eval(&roots, &|s| match s {
+            Sym::Coord(i) => q[i as usize],
+            Sym::Param(i) => model.params[i as usize].default.unwrap_or(f64::NAN),
+            Sym::Time => t,
+            _ => f64::NAN,
+        });
+        let r = M::residual(&q, p, t);
+        for i in 0..NC {
+            let scale = 1.0 + dag[i].abs();
+            assert!(
+                (r[i] - dag[i]).abs() <= 1e-13 * scale,
+                "{}: residual[{i}] {} vs DAG {}",
+                M::NAME,
+                r[i],
+                dag[i]
+            );
+        }
+    }
+}
+
+/// Newton on the dependent coordinates (independent ones held), with nalgebra's SVD
+/// pseudo-inverse of the dependent columns: independent of the generated solve.
+pub fn assemble_numeric<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    M: Mechanism<NQ, NC, DOF>,
+>(
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> Option<SVector<f64, NQ>> {
+    let dep: Vec<usize> = (0..NQ).filter(|i| !M::INDEPENDENT.contains(i)).collect();
+    let mut q = *q0;
+    for _ in 0..60 {
+        let r = M::residual(&q, p, t);
+        if r.norm() <= 1e-14 * (1.0 + q.norm()) {
+            return Some(q);
+        }
+        let j = M::jacobian(&q, p, t);
+        let jd = DMatrix::from_fn(NC, dep.len(), |i, k| j[(i, dep[k])]);
+        let svd = jd.svd(true, true);
+        let dx = svd
+            .solve(&DVector::from_column_slice(r.as_slice()), 1e-12)
+            .ok()?;
+        for (k, &i) in dep.iter().enumerate() {
+            q[i] -= dx[k];
+        }
+        if !q.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+    }
+    (M::residual(&q, p, t).norm() <= 1e-12).then_some(q)
+}
+
+/// `n` configurations on the manifold: a random walk of the independent coordinates
+/// (steps of up to `step`), each assembled from the previous one.
+pub fn random_configurations<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    M: Mechanism<NQ, NC, DOF>,
+>(
+    p: &M::Params,
+    n: usize,
+    step: f64,
+    seed: u64,
+) -> Vec<SVector<f64, NQ>> {
+    let mut rng = rng(seed);
+    let mut q = assemble_numeric::<NQ, NC, DOF, M>(&M::nominal_q(), p, 0.0)
+        .expect("nominal configuration assembles");
+    let mut out = Vec::with_capacity(n);
+    let mut failures = 0;
+    while out.len() < n {
+        let mut trial = q;
+        for &i in &M::INDEPENDENT {
+            trial[i] += rng.random_range(-step..step);
+        }
+        match assemble_numeric::<NQ, NC, DOF, M>(&trial, p, 0.0) {
+            Some(qa) if (qa - q).norm() < 10.0 * step * (NQ as f64) => {
+                q = qa;
+                out.push(q);
+            }
+            _ => {
+                failures += 1;
+                assert!(failures < 10 * n, "{}: too many failed assemblies", M::NAME);
+            }
+        }
+    }
+    out
+}
+
+/// Null-space checks at configurations on the manifold: `‖C_J D‖ ≤ 1e-12 ‖C_J‖ ‖D‖`, D of
+/// full column rank spanning nalgebra's SVD null space (largest principal angle ≤ 1e-8),
+/// identity rows at the independent coordinates, `solve_dependent` to 1e-12 relative.
+/// Returns the smallest relative pivot seen.
+pub fn check_null_space<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    M: Mechanism<NQ, NC, DOF>,
+>(
+    p: &M::Params,
+    configs: &[SVector<f64, NQ>],
+    seed: u64,
+) -> f64 {
+    let mut rng = rng(seed);
+    let mut min_pivot = f64::INFINITY;
+    for q in configs {
+        let j = M::jacobian(q, p, 0.0);
+        let (d, health) = M::null_space(q, p, 0.0);
+        min_pivot = min_pivot.min(health);
+        assert!(
+            health.is_finite() && health > 0.0,
+            "{}: pivot health {health}",
+            M::NAME
+        );
+        let rel = (j * d).norm() / (j.norm() * d.norm());
+        assert!(
+            rel <= 1e-12,
+            "{}: ‖C_J D‖/(‖C_J‖‖D‖) = {rel:e} at {q:?}",
+            M::NAME
+        );
+        for (c, &i) in M::INDEPENDENT.iter().enumerate() {
+            for k in 0..DOF {
+                assert_eq!(d[(i, k)], if k == c { 1.0 } else { 0.0 }, "identity block");
+            }
+        }
+        // Span: the SVD null space of C_J (right singular vectors of the DOF smallest
+        // singular values, found from the full SVD of the square NQ × NQ matrix C_Jᵀ C_J
+        // padded... use the dynamic SVD of C_J with all NQ right vectors).
+        let jd = DMatrix::from_fn(NQ, NQ, |i, k| if i < NC { j[(i, k)] } else { 0.0 });
+        let svd = jd.svd(false, true);
+        let vt = svd.v_t.expect("v_t");
+        let mut idx: Vec<usize> = (0..NQ).collect();
+        idx.sort_by(|&a, &b| svd.singular_values[a].total_cmp(&svd.singular_values[b]));
+        let n = DMatrix::from_fn(NQ, DOF, |i, k| vt[(idx[k], i)]);
+        let dq = DMatrix::from_fn(NQ, DOF, |i, k| d[(i, k)]).qr().q();
+        let resid = &dq - &n * (n.transpose() * &dq);
+        let sin_angle = resid.svd(false, false).singular_values.max();
+        assert!(
+            sin_angle <= 1e-8,
+            "{}: largest principal angle {sin_angle:e}",
+            M::NAME
+        );
+        // Solve with zero independent part.
+        let y = SVector::<f64, NQ>::from_fn(|_, _| rng.random_range(-1.0..1.0));
+        let b = j * y;
+        let x = M::solve_dependent(q, p, 0.0, &b);
+        for &i in &M::INDEPENDENT {
+            assert_eq!(x[i], 0.0);
+        }
+        let err = (j * x - b).norm() / (j.norm() * x.norm() + b.norm());
+        assert!(
+            err <= 1e-12,
+            "{}: solve_dependent relative residual {err:e}",
+            M::NAME
+        );
+    }
+    min_pivot
+}
