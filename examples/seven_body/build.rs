@@ -1,0 +1,8 @@
+//! Generates Andrews' squeezing mechanism from `andrews.mech`, as a user's crate would.
+
+fn main() {
+    if let Err(e) = mechgen::Builder::new().file("andrews.mech").generate() {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}

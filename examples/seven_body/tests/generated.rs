@@ -1,0 +1,79 @@
+//! The generated Andrews mechanism against independent computations and the published
+//! values at the consistent initial point (`../shared/mechanisms/andrews.md`).
+
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+
+include!(concat!(env!("OUT_DIR"), "/andrews.rs"));
+
+use andrews as m;
+use mechgen::nalgebra::SVector;
+type M = m::Model;
+const NQ: usize = m::NQ;
+const NC: usize = m::NC;
+const DOF: usize = m::DOF;
+const SOURCE: &str = include_str!("../andrews.mech");
+
+#[test]
+fn sizes() {
+    assert_eq!((NQ, NC, DOF), (7, 6, 1));
+}
+
+#[test]
+fn published_values_at_q0() {
+    let p = m::Params::default();
+    let q0 = SVector::<f64, NQ>::from(m::NOMINAL_Q);
+    let r = m::residual(&q0, &p, 0.0);
+    assert!(r.norm() < 1e-15, "|g(q0)| = {:e}", r.norm());
+    let g = m::jacobian(&q0, &p, 0.0);
+    let row1 = [
+        -1.2951691937066864e-03,
+        -1.7268922582755820e-03,
+        -3.1434830806293314e-02,
+    ];
+    let row2 = [
+        -2.0960022346354336e-02,
+        -2.7946696461805781e-02,
+        -1.5389977653645665e-02,
+    ];
+    for k in 0..3 {
+        assert!((g[(0, k)] - row1[k]).abs() < 1e-15);
+        assert!((g[(1, k)] - row2[k]).abs() < 1e-15);
+    }
+    assert!((g[(2, 3)] - -1.5166802481290998e-02).abs() < 1e-15);
+    assert!((g[(2, 4)] - 3.5651691937066844e-03).abs() < 1e-15);
+    assert!((g[(5, 5)] - -1.0673112161054564e-02).abs() < 1e-15);
+    assert!((g[(5, 6)] - -4.8379977653645670e-02).abs() < 1e-15);
+    // D(q0) is proportional to (1, -0.75, 0, 0, 0, 0, 0).
+    let (d, _) = m::null_space(&q0, &p, 0.0);
+    let c = d.column(0);
+    let k = c[0].abs().max(c[1].abs());
+    let v = c / if c[0].abs() > 0.0 { c[0] } else { k };
+    let expect = [1.0, -0.75, 0.0, 0.0, 0.0, 0.0, 0.0];
+    for i in 0..NQ {
+        assert!((v[i] - expect[i]).abs() < 1e-10, "D(q0) = {c:?}");
+    }
+}
+
+#[test]
+fn jacobian_matches_central_differences() {
+    common::check_jacobian_fd::<NQ, NC, DOF, M>(&m::Params::default(), 100, 31);
+}
+
+#[test]
+fn residual_matches_dag() {
+    common::check_residual_against_dag::<NQ, NC, DOF, M>(
+        SOURCE,
+        "andrews",
+        &m::Params::default(),
+        100,
+        31,
+    );
+}
+
+#[test]
+fn null_space_on_manifold() {
+    let p = m::Params::default();
+    let configs = common::random_configurations::<NQ, NC, DOF, M>(&p, 1000, 0.2, 31);
+    common::check_null_space::<NQ, NC, DOF, M>(&p, &configs, 31);
+}
