@@ -23,3 +23,28 @@ pub fn jacobian_t(model: &mut Model) -> Vec<ExprId> {
         .map(|e| model.arena.diff(e, Sym::Time))
         .collect()
 }
+
+/// The right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`:
+/// `γ = −(C_J q̇)_q q̇ − 2 C_{qt} q̇ − C_tt`, i.e. minus the total time derivative of
+/// `w = C_J q̇ + C_t` with `q̇` held fixed. Entries are expressions of `q`, `q̇`
+/// (`Sym::Vel`), `p` and `t`.
+pub fn gamma(model: &mut Model, jacobian: &[Vec<ExprId>], jacobian_t: &[ExprId]) -> Vec<ExprId> {
+    let nq = model.coords.len();
+    let a = &mut model.arena;
+    jacobian
+        .iter()
+        .zip(jacobian_t)
+        .map(|(row, &ct)| {
+            let mut w = ct;
+            for (k, &e) in row.iter().enumerate() {
+                if !a.is_zero(e) {
+                    let v = a.sym(Sym::Vel(k as u32));
+                    let ev = a.mul(e, v);
+                    w = a.add(w, ev);
+                }
+            }
+            let wd = crate::dynamics::time_derivative(a, w, nq);
+            a.neg(wd)
+        })
+        .collect()
+}

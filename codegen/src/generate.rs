@@ -106,6 +106,13 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         let t = Instant::now();
         let jac = derive::jacobian(&mut model);
         let jac_t = derive::jacobian_t(&mut model);
+        let gamma = derive::gamma(&mut model, &jac, &jac_t);
+        let eom = if model.dynamics.is_empty() {
+            None
+        } else {
+            let dynamics = model.dynamics.clone();
+            Some(crate::dynamics::equations_of_motion(&mut model, &dynamics))
+        };
         timings.differentiate += t.elapsed();
         let t = Instant::now();
         let ns = pivot::analyze(&mut model, &jac, &PivotOptions { seed })?;
@@ -115,6 +122,8 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             jacobian: &jac,
             jacobian_t: &jac_t,
             null_space: &ns,
+            gamma: &gamma,
+            eom: eom.as_ref(),
         };
         let (ts, stats) = emit::module(&model, &an, &eopts);
         timings.emit += t.elapsed();

@@ -5,6 +5,7 @@
 //! probing, symbolic LU) → `schedule` → `emit` (straight-line Rust).
 
 pub mod derive;
+pub mod dynamics;
 pub mod error;
 pub mod expr;
 pub mod model;

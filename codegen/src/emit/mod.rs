@@ -11,6 +11,7 @@ pub use expr::ScalarType;
 pub use function::{CHUNK_LETS, MAX_LETS_PER_FUNCTION};
 pub use ops::OpCount;
 
+use crate::dynamics::EquationsOfMotion;
 use crate::expr::ExprId;
 use crate::model::Model;
 use crate::pivot::NullSpace;
@@ -28,6 +29,10 @@ pub struct Analysis<'a> {
     pub jacobian_t: &'a [ExprId],
     /// Null space and dependent solve.
     pub null_space: &'a NullSpace,
+    /// `γ` of `C_J q̈ = γ` (expressions of q, q̇, p, t).
+    pub gamma: &'a [ExprId],
+    /// Mass matrix, forces and energy, when the model has dynamics.
+    pub eom: Option<&'a EquationsOfMotion>,
 }
 
 /// Options of emission.
@@ -319,6 +324,159 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         }
     }
 
+    let with_qd = Signature {
+        params: quote!(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &Params, t: #ty),
+        args: quote!(q, qd, p, t),
+    };
+    // gamma
+    {
+        let g: Vec<Vec<ExprId>> = an.gamma.iter().map(|&e| vec![e]).collect();
+        let (roots, pos) = nonzeros(&g, &model.arena);
+        let body = em.body("gamma", &roots, &with_qd);
+        let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
+        let sets = vector_sets(&body.roots, &pos1, quote!(g));
+        let doc = " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
+                   `γ = −(C_J q̇)_q q̇ − 2 C_qt q̇ − C_tt` (NC entries).";
+        let params = &with_qd.params;
+        let stmts = &body.stmts;
+        let chunks = &body.chunks;
+        items.extend(quote! {
+            #(#chunks)*
+            #[doc = #doc]
+            #[inline]
+            pub fn gamma(#params) -> SVector<#ty, NC> {
+                #stmts
+                let mut g = SVector::<#ty, NC>::zeros();
+                #sets
+                g
+            }
+        });
+        stats.push(FunctionStats {
+            name: "gamma".to_string(),
+            ops: body.ops,
+            lets: body.lets,
+            chunks: body.chunks.len(),
+        });
+    }
+    let mut dynamics_impl = TokenStream::new();
+    if let Some(eom) = an.eom {
+        // mass_matrix: each symmetric entry computed once.
+        let mut roots = Vec::new();
+        let mut pos = Vec::new();
+        for i in 0..nq {
+            for j in i..nq {
+                let e = eom.mass[i][j];
+                if !model.arena.is_zero(e) {
+                    roots.push(e);
+                    pos.push((i, j));
+                }
+            }
+        }
+        let body = em.body("mass_matrix", &roots, &base);
+        let mut sets = TokenStream::new();
+        for (e, &(i, j)) in body.roots.iter().zip(&pos) {
+            if i == j {
+                sets.extend(quote!(m[(#i, #j)] = #e;));
+            } else {
+                sets.extend(quote!(let v = #e; m[(#i, #j)] = v; m[(#j, #i)] = v;));
+            }
+        }
+        let doc = format!(" Generalised mass matrix `M(q, p, t)` ({nq} × {nq}, symmetric; each entry computed once).\n\n Row and column order: {order}.");
+        let params = &base.params;
+        let stmts = &body.stmts;
+        let chunks = &body.chunks;
+        items.extend(quote! {
+            #(#chunks)*
+            #[doc = #doc]
+            #[inline]
+            pub fn mass_matrix(#params) -> SMatrix<#ty, NQ, NQ> {
+                #stmts
+                let mut m = SMatrix::<#ty, NQ, NQ>::zeros();
+                #sets
+                m
+            }
+        });
+        stats.push(FunctionStats {
+            name: "mass_matrix".to_string(),
+            ops: body.ops,
+            lets: body.lets,
+            chunks: body.chunks.len(),
+        });
+        // forces
+        let f: Vec<Vec<ExprId>> = eom.forces.iter().map(|&e| vec![e]).collect();
+        let (roots, pos) = nonzeros(&f, &model.arena);
+        let body = em.body("forces", &roots, &with_qd);
+        let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
+        let sets = vector_sets(&body.roots, &pos1, quote!(f));
+        let doc = format!(" Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f + C_Jᵀ λ`.\n\n Order: {order}.");
+        let params = &with_qd.params;
+        let stmts = &body.stmts;
+        let chunks = &body.chunks;
+        items.extend(quote! {
+            #(#chunks)*
+            #[doc = #doc]
+            #[inline]
+            pub fn forces(#params) -> SVector<#ty, NQ> {
+                #stmts
+                let mut f = SVector::<#ty, NQ>::zeros();
+                #sets
+                f
+            }
+        });
+        stats.push(FunctionStats {
+            name: "forces".to_string(),
+            ops: body.ops,
+            lets: body.lets,
+            chunks: body.chunks.len(),
+        });
+        let energy_impl = if let Some(e) = eom.energy {
+            let body = em.body("energy", &[e], &with_qd);
+            let val = &body.roots[0];
+            let params = &with_qd.params;
+            let stmts = &body.stmts;
+            let chunks = &body.chunks;
+            items.extend(quote! {
+                #(#chunks)*
+                /// Total energy: kinetic energy of the bodies plus the potential energy of gravity and springs.
+                #[inline]
+                pub fn energy(#params) -> #ty {
+                    #stmts
+                    #val
+                }
+            });
+            stats.push(FunctionStats {
+                name: "energy".to_string(),
+                ops: body.ops,
+                lets: body.lets,
+                chunks: body.chunks.len(),
+            });
+            quote! {
+                fn energy(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &Params, t: #ty) -> Option<#ty> {
+                    Some(energy(q, qd, p, t))
+                }
+            }
+        } else {
+            TokenStream::new()
+        };
+        dynamics_impl = quote! {
+            impl #krate::runtime::Dynamics<NQ, NC, DOF> for Model {
+                #[inline]
+                fn mass_matrix(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> SMatrix<#ty, NQ, NQ> {
+                    mass_matrix(q, p, t)
+                }
+                #[inline]
+                fn forces(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &Params, t: #ty) -> SVector<#ty, NQ> {
+                    forces(q, qd, p, t)
+                }
+                #[inline]
+                fn gamma(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &Params, t: #ty) -> SVector<#ty, NC> {
+                    gamma(q, qd, p, t)
+                }
+                #energy_impl
+            }
+        };
+    }
+
     let name = format_ident!("{}", model.name);
     let mod_docs = doc_lines(&model.docs);
     let coord_lits = coord_names.iter();
@@ -448,6 +606,8 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
                     solve_dependent(q, p, t, b)
                 }
             }
+
+            #dynamics_impl
         }
     };
     let stats = ModuleStats {

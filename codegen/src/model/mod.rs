@@ -5,6 +5,7 @@ use proc_macro2::Span;
 
 use crate::expr::{Arena, ExprId};
 
+pub mod dynamics;
 mod lower;
 
 pub use lower::lower;
@@ -66,6 +67,8 @@ pub struct Model {
     pub independent_span: Option<Span>,
     /// Span of the module name, for errors about the whole mechanism.
     pub span: Span,
+    /// Bodies, forces or an explicit mass matrix (empty for a purely kinematic model).
+    pub dynamics: dynamics::Dynamics,
     /// The DAG holding every expression of the model.
     pub arena: Arena,
 }
