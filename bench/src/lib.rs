@@ -1,0 +1,3 @@
+//! mechgen's benchmark suite: the mechanisms it measures and the measurements.
+
+pub mod families;
