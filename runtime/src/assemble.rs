@@ -1,0 +1,247 @@
+//! Newton assembly: solve `C(q, p, t) = 0` for the dependent coordinates with the
+//! independent ones ([`Mechanism::INDEPENDENT`]) held fixed.
+//!
+//! Each Newton step is `q ← q − α x` with `x` the zero-independent-part solution of
+//! `C_J x = C`. It comes from the generated [`Mechanism::solve_dependent`] while the static
+//! pivots are healthy, and from a numeric least-squares solve (nalgebra SVD of the
+//! dependent columns of [`Mechanism::jacobian`]) when the smallest relative pivot falls
+//! below the threshold or a static step fails to reduce `‖C‖`. A backtracking line search
+//! (`α = 1, ½, ¼, …`) keeps `‖C‖` decreasing.
+
+use nalgebra::{DMatrix, SVector};
+
+use crate::error::AssemblyError;
+use crate::linalg;
+use crate::mechanism::Mechanism;
+use crate::null_space::DEFAULT_PIVOT_THRESHOLD;
+
+/// Options of [`assemble`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AssemblyOptions {
+    /// Convergence when the Euclidean norm `‖C(q)‖ ≤ tol`.
+    pub tol: f64,
+    /// Largest number of Newton steps.
+    pub max_iterations: usize,
+    /// Smallest relative static pivot for which the generated solve is trusted.
+    pub pivot_threshold: f64,
+}
+
+impl Default for AssemblyOptions {
+    fn default() -> Self {
+        AssemblyOptions {
+            tol: 1e-12,
+            max_iterations: 50,
+            pivot_threshold: DEFAULT_PIVOT_THRESHOLD,
+        }
+    }
+}
+
+/// A converged assembly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assembly<const NQ: usize> {
+    /// Coordinates with `‖C(q)‖ ≤ tol`; independent coordinates equal to the input's.
+    pub q: SVector<f64, NQ>,
+    /// Newton steps taken.
+    pub iterations: usize,
+    /// `‖C(q)‖` (Euclidean).
+    pub residual_norm: f64,
+    /// Whether any step used the numeric fallback.
+    pub used_numeric: bool,
+}
+
+const LINE_SEARCH_HALVINGS: usize = 30;
+
+/// Solves `C(q, p, t) = 0` for the dependent coordinates starting from `q0`, whose
+/// independent coordinates are kept.
+///
+/// Errors: [`AssemblyError::NonFinite`] for a non-finite input or residual,
+/// [`AssemblyError::SingularJacobian`] when the dependent columns are singular and the
+/// residual cannot be reduced, [`AssemblyError::NotConverged`] when the iteration limit is
+/// reached or the residual stops decreasing above the tolerance,
+/// [`AssemblyError::InvalidOptions`].
+///
+/// ```
+/// use mechgen_runtime::assemble::{assemble, AssemblyOptions};
+/// use mechgen_runtime::nalgebra::{SMatrix, SVector};
+/// use mechgen_runtime::Mechanism;
+///
+/// /// Point on the unit circle, x independent.
+/// struct Circle;
+/// impl Mechanism<2, 1, 1> for Circle {
+///     type Params = ();
+///     const NAME: &'static str = "circle";
+///     const COORD_NAMES: [&'static str; 2] = ["x", "y"];
+///     const INDEPENDENT: [usize; 1] = [0];
+///     fn nominal_q() -> SVector<f64, 2> { SVector::<f64, 2>::new(0.6, 0.8) }
+///     fn residual(q: &SVector<f64, 2>, _: &(), _: f64) -> SVector<f64, 1> {
+///         SVector::<f64, 1>::new(q[0] * q[0] + q[1] * q[1] - 1.0)
+///     }
+///     fn jacobian(q: &SVector<f64, 2>, _: &(), _: f64) -> SMatrix<f64, 1, 2> {
+///         SMatrix::<f64, 1, 2>::new(2.0 * q[0], 2.0 * q[1])
+///     }
+///     fn jacobian_t(_: &SVector<f64, 2>, _: &(), _: f64) -> SVector<f64, 1> { SVector::zeros() }
+///     fn null_space(q: &SVector<f64, 2>, _: &(), _: f64) -> (SMatrix<f64, 2, 1>, f64) {
+///         let piv = q[1].abs() / q[0].abs().max(q[1].abs());
+///         (SMatrix::<f64, 2, 1>::new(1.0, -q[0] / q[1]), piv)
+///     }
+///     fn solve_dependent(q: &SVector<f64, 2>, _: &(), _: f64, b: &SVector<f64, 1>) -> SVector<f64, 2> {
+///         SVector::<f64, 2>::new(0.0, b[0] / (2.0 * q[1]))
+///     }
+/// }
+///
+/// let a = assemble::<Circle, 2, 1, 1>(&SVector::<f64, 2>::new(0.6, 1.0), &(), 0.0, &AssemblyOptions::default())?;
+/// assert!((a.q[1] - 0.8).abs() < 1e-12 && a.q[0] == 0.6);
+/// # Ok::<(), mechgen_runtime::AssemblyError>(())
+/// ```
+pub fn assemble<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+) -> Result<Assembly<NQ>, AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if !(opts.tol.is_finite() && opts.tol > 0.0) {
+        return Err(AssemblyError::InvalidOptions(
+            "tolerance must be positive and finite",
+        ));
+    }
+    if opts.pivot_threshold.is_nan() {
+        return Err(AssemblyError::InvalidOptions("pivot threshold is NaN"));
+    }
+    let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT).ok_or(AssemblyError::InvalidModel(
+        "INDEPENDENT has out-of-range or repeated indices",
+    ))?;
+    if !linalg::finite(q0.as_slice()) || !t.is_finite() {
+        return Err(AssemblyError::NonFinite {
+            what: "initial coordinates or time",
+            iteration: 0,
+        });
+    }
+    let mut q = *q0;
+    let mut c = M::residual(&q, p, t);
+    let mut norm = c.norm();
+    if !norm.is_finite() {
+        return Err(AssemblyError::NonFinite {
+            what: "residual",
+            iteration: 0,
+        });
+    }
+    let mut numeric = false;
+    let mut used_numeric = false;
+    let mut last_rcond = 1.0;
+    let mut iterations = 0;
+    loop {
+        if norm <= opts.tol {
+            return Ok(Assembly {
+                q,
+                iterations,
+                residual_norm: norm,
+                used_numeric,
+            });
+        }
+        if iterations >= opts.max_iterations {
+            return Err(AssemblyError::NotConverged {
+                iterations,
+                residual_norm: norm,
+            });
+        }
+        // Up to two attempts: the static step, then the numeric one.
+        let mut accepted = false;
+        for _attempt in 0..2 {
+            let x = if numeric {
+                let (x, rcond) = numeric_step::<M, NQ, NC, DOF>(&q, p, t, &c, &dep, iterations)?;
+                last_rcond = rcond;
+                Some(x)
+            } else {
+                let (_, piv) = M::null_space(&q, p, t);
+                if piv >= opts.pivot_threshold {
+                    let mut x = M::solve_dependent(&q, p, t, &c);
+                    for &i in M::INDEPENDENT.iter() {
+                        x[i] = 0.0;
+                    }
+                    linalg::finite(x.as_slice()).then_some(x)
+                } else {
+                    None
+                }
+            };
+            let Some(x) = x else {
+                numeric = true;
+                used_numeric = true;
+                continue;
+            };
+            let mut alpha = 1.0;
+            for _ in 0..LINE_SEARCH_HALVINGS {
+                let q_try = q - x * alpha;
+                let c_try = M::residual(&q_try, p, t);
+                let n_try = c_try.norm();
+                if n_try.is_finite() && n_try < norm {
+                    q = q_try;
+                    c = c_try;
+                    norm = n_try;
+                    accepted = true;
+                    break;
+                }
+                alpha *= 0.5;
+            }
+            if accepted {
+                break;
+            }
+            if numeric {
+                break;
+            }
+            numeric = true;
+            used_numeric = true;
+        }
+        iterations += 1;
+        if !accepted {
+            return Err(if last_rcond < 1e-10 {
+                AssemblyError::SingularJacobian {
+                    iterations,
+                    residual_norm: norm,
+                    rcond: last_rcond,
+                }
+            } else {
+                AssemblyError::NotConverged {
+                    iterations,
+                    residual_norm: norm,
+                }
+            });
+        }
+    }
+}
+
+/// Minimum-norm least-squares Newton step on the dependent columns; returns the step and
+/// `σ_min / σ_max` of `J_dep`.
+fn numeric_step<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    c: &SVector<f64, NC>,
+    dep: &[usize],
+    iteration: usize,
+) -> Result<(SVector<f64, NQ>, f64), AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) {
+        return Err(AssemblyError::NonFinite {
+            what: "jacobian",
+            iteration,
+        });
+    }
+    let jd = linalg::columns(&linalg::dmatrix(&j), dep);
+    let b = DMatrix::from_column_slice(NC, 1, c.as_slice());
+    let (xd, rcond) = linalg::lstsq(&jd, &b, 1e-13).ok_or(AssemblyError::SingularJacobian {
+        iterations: iteration,
+        residual_norm: c.norm(),
+        rcond: 0.0,
+    })?;
+    let mut x = SVector::<f64, NQ>::zeros();
+    for (k, &i) in dep.iter().enumerate() {
+        x[i] = xd[(k, 0)];
+    }
+    Ok((x, rcond))
+}

@@ -1,0 +1,268 @@
+//! Projection-method dynamics (Blajer): the state is `(q, u)` with `u` the independent
+//! velocities, and
+//!
+//! ```text
+//! q̇ = D u + x_t,               C_J x_t = −C_t        (x_t = 0 for scleronomic constraints)
+//! Dᵀ M D u̇ = Dᵀ (f − M Ḋu),    C_J Ḋu = γ(q, q̇)      (zero independent part)
+//! q̈ = D u̇ + Ḋu
+//! ```
+//!
+//! `C_J q̈ = γ` holds because `C_J D = 0`; `Ḋu` (which here also carries the rheonomic
+//! terms) has zero independent part because `D` has constant identity rows there.
+//! `Dᵀ M D` is solved by Cholesky. The multipliers follow from `M q̈ = f + C_Jᵀ λ`.
+//!
+//! [`projection_accelerations_numeric`] is an independent numeric route (SVD basis of
+//! `C_J`, minimum-norm particular solution) for cross-checks and benchmarks.
+
+use nalgebra::{Cholesky, DMatrix, SMatrix, SVector};
+
+use crate::error::{DynamicsError, KinematicsError};
+use crate::linalg::{self, DependentFactor};
+use crate::mechanism::Dynamics;
+use crate::null_space::{partition, NullSpacePath};
+
+/// Velocities and accelerations of the projection method at one state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProjectionAccelerations<const NQ: usize, const DOF: usize> {
+    /// Full velocity `q̇ = D u + x_t`.
+    pub qd: SVector<f64, NQ>,
+    /// Full acceleration `q̈ = D u̇ + Ḋu`.
+    pub qdd: SVector<f64, NQ>,
+    /// Independent accelerations `u̇`.
+    pub ud: SVector<f64, DOF>,
+    /// How the null-space basis was obtained (`None` on the numeric route).
+    pub path: Option<NullSpacePath>,
+}
+
+fn nonfinite(what: &'static str, t: f64) -> DynamicsError {
+    DynamicsError::NonFinite { what, t }
+}
+
+/// Solves `A x = b` for the symmetric positive definite reduced mass `A`, or reports it
+/// singular (Cholesky failure or a pivot below `1e-14` of the largest diagonal entry).
+fn reduced_solve<const N: usize>(
+    a: SMatrix<f64, N, N>,
+    b: &SVector<f64, N>,
+) -> Option<SVector<f64, N>> {
+    if !linalg::finite(a.as_slice()) {
+        return None;
+    }
+    let dmax = (0..N).map(|k| a[(k, k)].abs()).fold(0.0, f64::max);
+    let chol = Cholesky::new(a)?;
+    let l = chol.l_dirty();
+    let lmin = (0..N)
+        .map(|k| l[(k, k)] * l[(k, k)])
+        .fold(f64::INFINITY, f64::min);
+    if N > 0 && !(lmin > 1e-14 * dmax) {
+        return None;
+    }
+    let x = chol.solve(b);
+    linalg::finite(x.as_slice()).then_some(x)
+}
+
+/// Projection-method accelerations at `(q, u)`.
+///
+/// `threshold` is the smallest relative static pivot trusted (below it the numeric
+/// same-coordinate partition is used; see [`crate::null_space`]).
+///
+/// Errors: [`DynamicsError::SingularReducedMass`] (with time and state) when `DᵀMD` is
+/// not positive definite, [`DynamicsError::Kinematics`] when the independent coordinates
+/// do not parametrise the mechanism at `q`, [`DynamicsError::NonFinite`].
+pub fn projection_accelerations<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<ProjectionAccelerations<NQ, DOF>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    if !linalg::finite(u.as_slice()) {
+        return Err(nonfinite("u", t));
+    }
+    let part = partition::<M, NQ, NC, DOF>(q, p, t, threshold)?;
+    let d = part.d;
+    let ct = M::jacobian_t(q, p, t);
+    if !linalg::finite(ct.as_slice()) {
+        return Err(nonfinite("jacobian_t", t));
+    }
+    let mut qd = d * u;
+    if ct.iter().any(|&c| c != 0.0) {
+        qd += part.solve_dependent::<M, NC>(q, p, t, &(-ct))?;
+    }
+    let gamma = M::gamma(q, &qd, p, t);
+    if !linalg::finite(gamma.as_slice()) {
+        return Err(nonfinite("gamma", t));
+    }
+    let du = part.solve_dependent::<M, NC>(q, p, t, &gamma)?;
+    let mass = M::mass_matrix(q, p, t);
+    let f = M::forces(q, &qd, p, t);
+    if !linalg::finite(mass.as_slice()) {
+        return Err(nonfinite("mass_matrix", t));
+    }
+    if !linalg::finite(f.as_slice()) {
+        return Err(nonfinite("forces", t));
+    }
+    let md = mass * d;
+    let a = d.transpose() * md;
+    let b = d.transpose() * (f - mass * du);
+    let ud = reduced_solve(a, &b).ok_or_else(|| DynamicsError::SingularReducedMass {
+        t,
+        q: q.as_slice().to_vec(),
+        u: u.as_slice().to_vec(),
+    })?;
+    Ok(ProjectionAccelerations {
+        qd,
+        qdd: d * ud + du,
+        ud,
+        path: Some(part.path),
+    })
+}
+
+/// The projection-method right-hand side `(q̇, u̇)` of the state `(q, u)`.
+///
+/// Errors as [`projection_accelerations`].
+pub fn projection_rhs<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<(SVector<f64, NQ>, SVector<f64, DOF>), DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    projection_accelerations::<M, NQ, NC, DOF>(q, u, p, t, threshold).map(|a| (a.qd, a.ud))
+}
+
+/// Constraint forces: the multipliers `λ` of `M q̈ = f + C_Jᵀ λ`, given the accelerations
+/// (least squares `C_Jᵀ λ = M q̈ − f` by SVD: minimum-norm `λ` with redundant
+/// constraints).
+///
+/// Errors: non-finite values, SVD failure.
+pub fn multipliers<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    qdd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> Result<SVector<f64, NC>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let j = M::jacobian(q, p, t);
+    let mass = M::mass_matrix(q, p, t);
+    let f = M::forces(q, qd, p, t);
+    if !linalg::finite(j.as_slice())
+        || !linalg::finite(mass.as_slice())
+        || !linalg::finite(f.as_slice())
+        || !linalg::finite(qdd.as_slice())
+    {
+        return Err(nonfinite(
+            "jacobian, mass matrix, forces or accelerations",
+            t,
+        ));
+    }
+    let r = mass * qdd - f;
+    let jt = linalg::dmatrix(&j.transpose());
+    let (l, _) = linalg::lstsq(&jt, &DMatrix::from_column_slice(NQ, 1, r.as_slice()), 1e-13)
+        .ok_or(DynamicsError::Kinematics(
+            KinematicsError::DecompositionFailed {
+                what: "SVD of the transposed Jacobian",
+            },
+        ))?;
+    Ok(SVector::<f64, NC>::from_fn(|i, _| l[(i, 0)]))
+}
+
+/// The same right-hand side as [`projection_accelerations`] computed without the
+/// generated null space or dependent solve: `q̇` from a numeric (full-pivot LU / least
+/// squares) solve on the dependent columns of [`crate::Mechanism::jacobian`], `D` an
+/// orthonormal basis from nalgebra's SVD of `C_J`, `q̈ = D w + z` with `z = C_J⁺ γ` and
+/// `Dᵀ M D w = Dᵀ (f − M z)`, `u̇ = q̈[INDEPENDENT]`.
+///
+/// For cross-checks and as a benchmark baseline. Errors as [`projection_accelerations`];
+/// [`KinematicsError::SingularPartition`] (wrapped) when the dependent columns are
+/// singular (rcond below `1e-12`).
+pub fn projection_accelerations_numeric<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+) -> Result<ProjectionAccelerations<NQ, DOF>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    if !linalg::finite(q.as_slice()) || !linalg::finite(u.as_slice()) {
+        return Err(nonfinite("q or u", t));
+    }
+    let j = M::jacobian(q, p, t);
+    let ct = M::jacobian_t(q, p, t);
+    if !linalg::finite(j.as_slice()) || !linalg::finite(ct.as_slice()) {
+        return Err(nonfinite("jacobian or jacobian_t", t));
+    }
+    let jd = linalg::dmatrix(&j);
+    let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT).ok_or(
+        KinematicsError::InvalidModel("INDEPENDENT has out-of-range or repeated indices"),
+    )?;
+    let factor = DependentFactor::new(&jd, dep).ok_or(KinematicsError::DecompositionFailed {
+        what: "factorisation of the dependent Jacobian columns",
+    })?;
+    if factor.health < 1e-12 {
+        return Err(KinematicsError::SingularPartition {
+            t,
+            static_pivot: M::null_space(q, p, t).1,
+            health: factor.health,
+        }
+        .into());
+    }
+    // q̇: independent part u, dependent part from J_dep q̇_dep = −J_ind u − C_t.
+    let mut qd = SVector::<f64, NQ>::zeros();
+    for (k, &i) in M::INDEPENDENT.iter().enumerate() {
+        qd[i] = u[k];
+    }
+    let rhs = -(j * qd) - ct;
+    let xd = factor
+        .solve(&DMatrix::from_column_slice(NC, 1, rhs.as_slice()))
+        .ok_or(nonfinite("numeric dependent solve", t))?;
+    for (k, &i) in factor.dep.iter().enumerate() {
+        qd[i] = xd[(k, 0)];
+    }
+    let d = crate::null_space::svd_null_space::<NC, NQ, DOF>(&j)?;
+    let gamma = M::gamma(q, &qd, p, t);
+    if !linalg::finite(gamma.as_slice()) {
+        return Err(nonfinite("gamma", t));
+    }
+    let (z, _) = linalg::lstsq(
+        &jd,
+        &DMatrix::from_column_slice(NC, 1, gamma.as_slice()),
+        1e-13,
+    )
+    .ok_or(KinematicsError::DecompositionFailed {
+        what: "SVD of the constraint Jacobian",
+    })?;
+    let z = SVector::<f64, NQ>::from_fn(|i, _| z[(i, 0)]);
+    let mass = M::mass_matrix(q, p, t);
+    let f = M::forces(q, &qd, p, t);
+    if !linalg::finite(mass.as_slice()) || !linalg::finite(f.as_slice()) {
+        return Err(nonfinite("mass_matrix or forces", t));
+    }
+    let a = d.transpose() * mass * d;
+    let b = d.transpose() * (f - mass * z);
+    let w = reduced_solve(a, &b).ok_or_else(|| DynamicsError::SingularReducedMass {
+        t,
+        q: q.as_slice().to_vec(),
+        u: u.as_slice().to_vec(),
+    })?;
+    let qdd = d * w + z;
+    let mut ud = SVector::<f64, DOF>::zeros();
+    for (k, &i) in M::INDEPENDENT.iter().enumerate() {
+        ud[k] = qdd[i];
+    }
+    Ok(ProjectionAccelerations {
+        qd,
+        qdd,
+        ud,
+        path: None,
+    })
+}
