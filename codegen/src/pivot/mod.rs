@@ -4,8 +4,14 @@
 //! complex unit-circle points, run complete-pivoting elimination on all probes at once
 //! with shared choices, record the permutations, then factor symbolically.
 
+mod lu;
+pub mod probe;
+pub mod select;
+
+use num_complex::Complex64;
+
 use crate::error::{Error, Result};
-use crate::expr::ExprId;
+use crate::expr::{Evaluator, ExprId};
 use crate::model::Model;
 
 /// Options of the pivot analysis.
@@ -44,6 +50,15 @@ pub struct NullSpace {
     pub notes: Vec<String>,
 }
 
+/// A chosen pivot smaller than this (relative, in some probe) triggers a re-draw of the
+/// probe points.
+const SUSPICIOUS: f64 = 1e-6;
+/// Re-draws of the probe points at most.
+const MAX_REDRAWS: usize = 3;
+/// Real probe points (on the manifold) and complex probe points (unit circle) per draw.
+const REAL_PROBES: usize = 3;
+const COMPLEX_PROBES: usize = 3;
+
 /// Probes `jacobian` (`NC × NQ`, row-major, entries in `model.arena`), chooses static pivots
 /// and runs the symbolic LU.
 pub fn analyze(
@@ -51,9 +66,153 @@ pub fn analyze(
     jacobian: &[Vec<ExprId>],
     opts: &PivotOptions,
 ) -> Result<NullSpace> {
-    let _ = (jacobian, opts);
-    Err(Error::new(
-        model.span,
-        "null-space analysis is not implemented yet",
-    ))
+    let nq = model.coords.len();
+    let nc = model.constraints.len();
+    let mut notes = Vec::new();
+    let structural: Vec<Vec<bool>> = jacobian
+        .iter()
+        .map(|row| row.iter().map(|&e| !model.arena.is_zero(e)).collect())
+        .collect();
+    if nc == 0 || structural.iter().flatten().all(|s| !s) {
+        return Err(Error::new(model.span, "the constraint Jacobian is identically zero: the constraints do not depend on the coordinates"));
+    }
+    let hint: Vec<bool> = (0..nq).map(|j| model.independent.contains(&j)).collect();
+    let allowed: Vec<bool> = hint.iter().map(|h| !h).collect();
+    let angles = probe::angle_coords(model);
+    let residual_roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
+    let flat: Vec<ExprId> = jacobian.iter().flatten().copied().collect();
+    let res_eval = Evaluator::new(&model.arena, &residual_roots);
+    let jac_eval = Evaluator::new(&model.arena, &flat);
+    let mut rng = probe::rng(opts.seed);
+    let params = probe::real_params(model, &mut rng);
+
+    let mut best: Option<(select::Selection, Option<select::Selection>)> = None;
+    for draw in 0..=MAX_REDRAWS {
+        let mut probes = Vec::new();
+        for _ in 0..REAL_PROBES {
+            probes.push(probe::real_probe(
+                model, &res_eval, &jac_eval, &params, &mut rng, &mut notes,
+            ));
+        }
+        for _ in 0..COMPLEX_PROBES {
+            probes.push(probe::complex_probe(model, &angles, &mut rng));
+        }
+        let mats: Vec<Vec<Vec<Complex64>>> = probes
+            .iter()
+            .map(|pr| {
+                let v = jac_eval.eval(&model.arena, &|s| pr.value(s));
+                v.chunks(nq.max(1)).map(|r| r.to_vec()).collect()
+            })
+            .collect();
+        if mats
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|v| !v.re.is_finite() || !v.im.is_finite())
+        {
+            notes.push(format!(
+                "probe draw {draw}: the Jacobian is not finite at a probe point; drawing again"
+            ));
+            continue;
+        }
+        let sel = select::eliminate(mats.clone(), &structural, &allowed);
+        let free = if model.independent.is_empty() {
+            None
+        } else {
+            Some(select::eliminate(mats, &structural, &vec![true; nq]))
+        };
+        let worst = sel.scores.iter().copied().fold(f64::INFINITY, f64::min);
+        let better = match &best {
+            None => true,
+            Some((b, _)) => {
+                let bw = b.scores.iter().copied().fold(f64::INFINITY, f64::min);
+                sel.pivots.len() > b.pivots.len()
+                    || (sel.pivots.len() == b.pivots.len() && worst > bw)
+            }
+        };
+        if better {
+            best = Some((sel, free));
+        }
+        if worst >= SUSPICIOUS {
+            break;
+        }
+        if draw < MAX_REDRAWS {
+            notes.push(format!(
+                "probe draw {draw}: the best pivot was only {worst:.1e} of its probe's scale; drawing new probe points"
+            ));
+        }
+    }
+    let Some((sel, free)) = best else {
+        return Err(Error::new(model.span, "the constraint Jacobian could not be evaluated at any probe point (division by zero or a function outside its domain at every draw)"));
+    };
+    let rank = sel.pivots.len();
+    if let Some(free) = &free {
+        if free.pivots.len() > rank {
+            let names: Vec<&str> = model
+                .independent
+                .iter()
+                .map(|&j| model.coords[j].name.as_str())
+                .collect();
+            return Err(Error::new(
+                model.independent_span.unwrap_or(model.span),
+                format!(
+                    "coordinates {} cannot all be independent: with them held fixed the constraints determine only {rank} of the other coordinates, but they have rank {}; choose other independent coordinates",
+                    names.join(", "),
+                    free.pivots.len()
+                ),
+            ));
+        }
+    }
+    if rank == 0 {
+        return Err(Error::new(model.span, "the constraint Jacobian vanishes at every probe point (rank 0): the constraints do not restrict the coordinates"));
+    }
+    if rank == nq {
+        return Err(Error::new(model.span, format!("no motion: the {nc} constraint equations fix all {nq} coordinates (rank {rank}); a mechanism needs at least one degree of freedom")));
+    }
+    let dof = nq - rank;
+    if model.independent.len() > dof {
+        return Err(Error::new(
+            model.independent_span.unwrap_or(model.span),
+            format!("{} independent coordinates named, but the mechanism has only {dof} degrees of freedom", model.independent.len()),
+        ));
+    }
+    let rows: Vec<usize> = sel.pivots.iter().map(|&(i, _)| i).collect();
+    let mut cols: Vec<usize> = sel.pivots.iter().map(|&(_, j)| j).collect();
+    // Independent coordinates: the user's hint first (in its order), then the rest.
+    let mut indep: Vec<usize> = model.independent.clone();
+    indep.extend((0..nq).filter(|j| !cols.contains(j) && !model.independent.contains(j)));
+    cols.extend(indep.iter().copied());
+    let redundant: Vec<usize> = (0..nc).filter(|i| !rows.contains(i)).collect();
+    for &i in &redundant {
+        notes.push(format!(
+            "constraint equation {i} (`{}`) is dependent on the others at every probe point: it is not used by null_space and solve_dependent",
+            model.constraints[i].label
+        ));
+    }
+    let factors = lu::factor(&mut model.arena, jacobian, &rows, &cols);
+    let basis = lu::basis(&mut model.arena, &factors, &cols);
+    let solve = lu::solve(&mut model.arena, &factors, &rows, &cols);
+    let pivots: Vec<ExprId> = (0..rank).map(|k| factors.u[k][k]).collect();
+    let row_scale: Vec<Vec<ExprId>> = rows
+        .iter()
+        .map(|&i| {
+            jacobian[i]
+                .iter()
+                .copied()
+                .filter(|&e| !model.arena.is_zero(e))
+                .collect()
+        })
+        .collect();
+    Ok(NullSpace {
+        rank,
+        rows,
+        redundant,
+        cols,
+        independent: indep,
+        pivots,
+        row_scale,
+        basis,
+        solve,
+        notes,
+    })
 }

@@ -1,0 +1,226 @@
+//! Probe points: real points Newton-projected onto the constraint manifold, and complex
+//! points on the unit circle (angles through their half-angle tangent).
+
+use num_complex::Complex64;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::expr::{Arena, Evaluator, ExprId, Func, Node, Sym};
+use crate::model::Model;
+
+/// Values of every symbol at one probe point.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// Coordinates.
+    pub q: Vec<Complex64>,
+    /// Parameters.
+    pub p: Vec<Complex64>,
+    /// Time.
+    pub t: Complex64,
+    /// Whether this is a real point on the manifold (as opposed to a complex point).
+    pub real: bool,
+}
+
+impl Probe {
+    /// The value of a symbol (velocities and right-hand sides are 1 + 0i: probes only
+    /// evaluate expressions of q, p and t).
+    pub fn value(&self, s: Sym) -> Complex64 {
+        match s {
+            Sym::Coord(i) => self.q[i as usize],
+            Sym::Param(i) => self.p[i as usize],
+            Sym::Time => self.t,
+            Sym::Vel(_) | Sym::Rhs(_) => Complex64::new(1.0, 0.0),
+        }
+    }
+}
+
+/// Coordinates that occur inside a trigonometric function (treated as angles).
+pub fn angle_coords(model: &Model) -> Vec<bool> {
+    let a = &model.arena;
+    let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
+    let mask = a.reachable(&roots);
+    let mut angle = vec![false; model.coords.len()];
+    for (i, n) in a.nodes().iter().enumerate() {
+        if !mask[i] {
+            continue;
+        }
+        if let Node::Func(Func::Sin | Func::Cos | Func::Tan, arg) = n {
+            for s in a.symbols(&[*arg]) {
+                if let Sym::Coord(j) = s {
+                    angle[j as usize] = true;
+                }
+            }
+        }
+    }
+    angle
+}
+
+/// A point on the unit circle, at least `margin` radians away from `±i`.
+fn unit_circle(rng: &mut ChaCha8Rng) -> Complex64 {
+    loop {
+        let a: f64 = rng.random_range(-std::f64::consts::PI..std::f64::consts::PI);
+        let d = (a.abs() - std::f64::consts::FRAC_PI_2).abs();
+        if d > 0.2 && a.abs() > 0.05 && (std::f64::consts::PI - a.abs()) > 0.05 {
+            return Complex64::from_polar(1.0, a);
+        }
+    }
+}
+
+/// Parameter values for real probes: defaults, or a random value in [0.5, 1.5].
+pub fn real_params(model: &Model, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    model
+        .params
+        .iter()
+        .map(|p| p.default.unwrap_or_else(|| rng.random_range(0.5..1.5)))
+        .collect()
+}
+
+/// A complex probe: every coordinate on the unit circle — for an angle, its half-angle
+/// tangent `x = tan(θ/2)` on the unit circle away from `±i`, i.e. `θ = 2 atan x` — and
+/// parameters and time on the unit circle too.
+pub fn complex_probe(model: &Model, angles: &[bool], rng: &mut ChaCha8Rng) -> Probe {
+    let q = angles
+        .iter()
+        .map(|&is_angle| {
+            let x = unit_circle(rng);
+            if is_angle {
+                Complex64::new(2.0, 0.0) * x.atan()
+            } else {
+                x
+            }
+        })
+        .collect();
+    let p = model.params.iter().map(|_| unit_circle(rng)).collect();
+    Probe {
+        q,
+        p,
+        t: unit_circle(rng),
+        real: false,
+    }
+}
+
+/// Solves the small dense system `(A + mu I) x = b` by Gaussian elimination with partial
+/// pivoting (`A` square, row-major). Returns `None` if it is singular.
+pub(crate) fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for k in 0..n {
+        let p = (k..n).max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))?;
+        if a[p][k].abs() < 1e-300 || !a[p][k].is_finite() {
+            return None;
+        }
+        a.swap(k, p);
+        b.swap(k, p);
+        for i in k + 1..n {
+            let l = a[i][k] / a[k][k];
+            if l != 0.0 {
+                for j in k..n {
+                    a[i][j] -= l * a[k][j];
+                }
+                b[i] -= l * b[k];
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for i in (0..n).rev() {
+        let s: f64 = (i + 1..n).map(|j| a[i][j] * x[j]).sum();
+        x[i] = (b[i] - s) / a[i][i];
+    }
+    Some(x)
+}
+
+/// Newton projection of `q` onto `C(q, p, t) = 0` with damped minimum-norm steps
+/// `Δq = −Jᵀ (J Jᵀ + μI)⁻¹ C`. Returns the projected point, or `None` if it does not
+/// converge.
+pub fn project(
+    arena: &Arena,
+    residual: &Evaluator,
+    jacobian: &Evaluator,
+    q0: &[f64],
+    p: &[f64],
+    t: f64,
+) -> Option<Vec<f64>> {
+    let nq = q0.len();
+    let mut q = q0.to_vec();
+    for _ in 0..60 {
+        let env = |s: Sym| match s {
+            Sym::Coord(i) => q[i as usize],
+            Sym::Param(i) => p[i as usize],
+            Sym::Time => t,
+            _ => 0.0,
+        };
+        let c: Vec<f64> = residual.eval(arena, &env);
+        let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !norm.is_finite() {
+            return None;
+        }
+        if norm <= 1e-13 {
+            return Some(q);
+        }
+        let jflat: Vec<f64> = jacobian.eval(arena, &env);
+        let nc = c.len();
+        let j = |r: usize, k: usize| jflat[r * nq + k];
+        let mut jjt = vec![vec![0.0; nc]; nc];
+        let mut trace = 0.0;
+        for r in 0..nc {
+            for s in 0..nc {
+                jjt[r][s] = (0..nq).map(|k| j(r, k) * j(s, k)).sum();
+            }
+            trace += jjt[r][r];
+        }
+        let mu = 1e-12 * trace.max(1e-300);
+        for (r, row) in jjt.iter_mut().enumerate() {
+            row[r] += mu;
+        }
+        let y = solve_dense(jjt, c)?;
+        for (k, qk) in q.iter_mut().enumerate() {
+            *qk -= (0..nc).map(|r| j(r, k) * y[r]).sum::<f64>();
+        }
+    }
+    None
+}
+
+/// Real probes: the nominal point with a seeded random perturbation, projected onto the
+/// manifold. A point that does not project is replaced by the perturbed point (noted).
+pub fn real_probe(
+    model: &Model,
+    residual: &Evaluator,
+    jacobian: &Evaluator,
+    params: &[f64],
+    rng: &mut ChaCha8Rng,
+    notes: &mut Vec<String>,
+) -> Probe {
+    let t: f64 = rng.random_range(0.1..0.9);
+    let mut last = Vec::new();
+    for attempt in 0..4 {
+        let scale = 0.05 / (1 << attempt) as f64;
+        let q0: Vec<f64> = model
+            .coords
+            .iter()
+            .map(|c| c.nominal + scale * (1.0 + c.nominal.abs()) * rng.random_range(-1.0..1.0))
+            .collect();
+        if let Some(q) = project(&model.arena, residual, jacobian, &q0, params, t) {
+            return to_probe(&q, params, t);
+        }
+        last = q0;
+    }
+    notes.push(
+        "a real probe point could not be projected onto the constraint manifold; \
+         probing used the perturbed nominal point instead (check the nominal coordinates)"
+            .to_string(),
+    );
+    to_probe(&last, params, t)
+}
+
+fn to_probe(q: &[f64], p: &[f64], t: f64) -> Probe {
+    Probe {
+        q: q.iter().map(|&v| Complex64::new(v, 0.0)).collect(),
+        p: p.iter().map(|&v| Complex64::new(v, 0.0)).collect(),
+        t: Complex64::new(t, 0.0),
+        real: true,
+    }
+}
+
+/// A seeded generator (ChaCha8: portable and stable across platforms).
+pub fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
