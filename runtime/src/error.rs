@@ -270,6 +270,17 @@ pub enum SimError {
     Dynamics(DynamicsError),
     /// The integrator could not continue.
     Integration(OdeError<std::convert::Infallible>),
+    /// Between two accepted steps the determinant of the dependent Jacobian columns
+    /// changed sign: the trajectory crossed a configuration where the independent
+    /// coordinates do not parametrise the mechanism (a toggle, or a pendulum in Cartesian
+    /// coordinates passing the horizontal with `x` independent). Results past it would be
+    /// unreliable; the runtime does not re-partition the coordinates.
+    PartitionCrossed {
+        /// Last time with the old sign.
+        t_prev: f64,
+        /// First time with the new sign.
+        t: f64,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -280,6 +291,11 @@ impl fmt::Display for SimError {
             SimError::Kinematics(e) => write!(f, "{e}"),
             SimError::Dynamics(e) => write!(f, "{e}"),
             SimError::Integration(e) => write!(f, "{e}"),
+            SimError::PartitionCrossed { t_prev, t } => write!(
+                f,
+                "between t = {t_prev} and t = {t} the trajectory crossed a configuration where \
+                 the independent coordinates do not parametrise the mechanism"
+            ),
         }
     }
 }
@@ -291,7 +307,7 @@ impl std::error::Error for SimError {
             SimError::Kinematics(e) => Some(e),
             SimError::Dynamics(e) => Some(e),
             SimError::Integration(e) => Some(e),
-            SimError::InvalidInput(_) => None,
+            SimError::InvalidInput(_) | SimError::PartitionCrossed { .. } => None,
         }
     }
 }

@@ -86,7 +86,7 @@ where
     let umin = (0..n)
         .map(|i| u[(i, i)].abs())
         .fold(f64::INFINITY, f64::min);
-    if n > 0 && !(umin > 1e-14 * umax) {
+    if n > 0 && (umin.is_nan() || umin <= 1e-14 * umax) {
         return Err(singular());
     }
     let x = lu.solve(&rhs).ok_or_else(singular)?;

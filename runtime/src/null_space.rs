@@ -133,6 +133,9 @@ impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
     }
 }
 
+/// Static pivot, dependent-column health and Jacobian when neither LU path is usable.
+type Unhealthy = (f64, f64, DMatrix<f64>);
+
 /// Static basis when healthy, else the numeric same-coordinate basis; `Err(health)` with
 /// the static pivot and LU health when neither is usable.
 fn try_partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
@@ -140,7 +143,7 @@ fn try_partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
     p: &M::Params,
     t: f64,
     threshold: f64,
-) -> Result<Result<Partition<NQ, DOF>, (f64, f64, DMatrix<f64>)>, KinematicsError>
+) -> Result<Result<Partition<NQ, DOF>, Unhealthy>, KinematicsError>
 where
     M: Mechanism<NQ, NC, DOF>,
 {
@@ -341,7 +344,7 @@ pub fn lu_null_space<const NC: usize, const NQ: usize, const DOF: usize>(
     let umin = (0..r)
         .map(|k| u1[(k, k)].abs())
         .fold(f64::INFINITY, f64::min);
-    if r > 0 && !(umin > f64::EPSILON * umax) {
+    if r > 0 && (umin.is_nan() || umin <= f64::EPSILON * umax) {
         return Err(KinematicsError::DecompositionFailed {
             what: "full-pivot LU: rank of the Jacobian below NQ - DOF",
         });

@@ -463,11 +463,14 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             "tolerances must be finite, non-negative and not both zero",
         ));
     }
-    if !(opts.h_max > 0.0)
-        || !(opts.safety > 0.0 && opts.safety <= 1.0)
-        || !(opts.fac_min > 0.0 && opts.fac_min <= 1.0)
-        || !(opts.fac_max >= 1.0 && opts.fac_max.is_finite())
-    {
+    let controller_ok = opts.h_max > 0.0
+        && opts.safety > 0.0
+        && opts.safety <= 1.0
+        && opts.fac_min > 0.0
+        && opts.fac_min <= 1.0
+        && opts.fac_max >= 1.0
+        && opts.fac_max.is_finite();
+    if !controller_ok {
         return Err(OdeError::InvalidOptions(
             "need h_max > 0, 0 < safety <= 1, 0 < fac_min <= 1 <= fac_max < inf",
         ));

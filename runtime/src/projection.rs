@@ -53,7 +53,7 @@ fn reduced_solve<const N: usize>(
     let lmin = (0..N)
         .map(|k| l[(k, k)] * l[(k, k)])
         .fold(f64::INFINITY, f64::min);
-    if N > 0 && !(lmin > 1e-14 * dmax) {
+    if N > 0 && (lmin.is_nan() || lmin <= 1e-14 * dmax) {
         return None;
     }
     let x = chol.solve(b);

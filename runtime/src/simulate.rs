@@ -16,6 +16,7 @@ use nalgebra::SVector;
 use crate::assemble::{assemble, AssemblyOptions};
 use crate::error::SimError;
 use crate::lagrange::lagrange_accelerations;
+use crate::linalg;
 use crate::mechanism::Dynamics;
 use crate::null_space::{NullSpacePath, DEFAULT_PIVOT_THRESHOLD};
 use crate::ode::{dopri5, rk4, Dopri5Options, OdeSystem, Pair, Rk4Options, Solution, Stats};
@@ -127,6 +128,56 @@ where
     }
 }
 
+/// Sign of `det J_dep` (square dependent columns only; `None` with redundant
+/// constraints, where the check is skipped).
+fn partition_sign<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> Option<f64>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    if NC + DOF != NQ {
+        return None;
+    }
+    let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT)?;
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) {
+        return None;
+    }
+    let det = linalg::columns(&linalg::dmatrix(&j), &dep).determinant();
+    det.is_finite().then_some(det.signum())
+}
+
+/// Remembers the sign of `det J_dep` at the last projected state and reports a change.
+#[derive(Default)]
+struct CrossingGuard {
+    last: Option<(f64, f64)>,
+}
+
+impl CrossingGuard {
+    fn check<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        &mut self,
+        q: &SVector<f64, NQ>,
+        p: &M::Params,
+        t: f64,
+    ) -> Result<(), SimError>
+    where
+        M: Dynamics<NQ, NC, DOF>,
+    {
+        if let Some(sign) = partition_sign::<M, NQ, NC, DOF>(q, p, t) {
+            if let Some((t_prev, prev)) = self.last {
+                if prev != sign {
+                    return Err(SimError::PartitionCrossed { t_prev, t });
+                }
+            }
+            self.last = Some((t, sign));
+        }
+        Ok(())
+    }
+}
+
 struct ProjectionSystem<
     'a,
     M: Dynamics<NQ, NC, DOF>,
@@ -138,6 +189,7 @@ struct ProjectionSystem<
     opts: &'a SimOptions,
     newton: usize,
     fallbacks: usize,
+    guard: CrossingGuard,
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize> OdeSystem<Pair<NQ, DOF>>
@@ -166,12 +218,17 @@ where
             self.newton += asm.iterations;
             y.a = asm.q;
         }
-        Ok(())
+        self.guard.check::<M, NQ, NC, DOF>(&y.a, self.p, t)
     }
 }
 
 /// Simulates with the projection method from `q0` (assembled first, independent
 /// coordinates kept) and independent velocities `u0`, over `[t0, t1]`.
+///
+/// After every projection the sign of `det J_dep` (dependent Jacobian columns) is
+/// compared with the previous one; a change means the trajectory crossed a
+/// configuration where the independent coordinates fail, reported as
+/// [`SimError::PartitionCrossed`] (with redundant constraints this check is skipped).
 ///
 /// Errors: [`SimError::Assembly`] (initial assembly or a projection), dynamics errors
 /// ([`SimError::Dynamics`], e.g. a singular `DᵀMD`), integrator errors
@@ -195,7 +252,9 @@ where
         opts,
         newton: asm.iterations,
         fallbacks: 0,
+        guard: CrossingGuard::default(),
     };
+    sys.guard.check::<M, NQ, NC, DOF>(&asm.q, p, t0)?;
     let sol = integrate(&mut sys, t0, Pair::new(asm.q, *u0), &grid, &opts.integrator)?;
     let mut traj = Trajectory {
         t: sol.t,
@@ -233,6 +292,7 @@ struct LagrangeSystem<
     p: &'a M::Params,
     opts: &'a SimOptions,
     newton: usize,
+    guard: CrossingGuard,
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize> OdeSystem<Pair<NQ, NQ>>
@@ -264,6 +324,7 @@ where
                 t,
                 self.opts.pivot_threshold,
             )?;
+            self.guard.check::<M, NQ, NC, DOF>(&y.a, self.p, t)?;
         }
         Ok(())
     }
@@ -287,7 +348,12 @@ where
     M: Dynamics<NQ, NC, DOF>,
 {
     let grid = output_grid(t0, t1, &opts.output_times)?;
-    let mut sys = LagrangeSystem::<M, NQ, NC, DOF> { p, opts, newton: 0 };
+    let mut sys = LagrangeSystem::<M, NQ, NC, DOF> {
+        p,
+        opts,
+        newton: 0,
+        guard: CrossingGuard::default(),
+    };
     let mut y0 = Pair::new(*q0, *qd0);
     sys.project(t0, &mut y0)?;
     let sol = integrate(&mut sys, t0, y0, &grid, &opts.integrator)?;

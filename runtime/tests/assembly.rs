@@ -30,14 +30,20 @@ fn slider_crank_assembles_at_random_configurations() {
         max_err = max_err.max((a.q - exact).amax());
         max_it = max_it.max(a.iterations);
     }
-    assert!(max_err < 1e-11, "max deviation from the exact configuration {max_err}");
+    assert!(
+        max_err < 1e-11,
+        "max deviation from the exact configuration {max_err}"
+    );
     assert!(max_it <= 8, "Newton took {max_it} iterations");
     eprintln!("slider crank: max |C| {max_res:.2e}, max |q - exact| {max_err:.2e}, max iterations {max_it}");
 }
 
 #[test]
 fn pendulum_assembles_at_random_configurations() {
-    let p = PendParams { l: 1.7, ..Default::default() };
+    let p = PendParams {
+        l: 1.7,
+        ..Default::default()
+    };
     let mut r = rng(2);
     for _ in 0..500 {
         let x = uniform(&mut r, -1.6, 1.6);
@@ -80,7 +86,10 @@ fn four_bar_assembles_and_falls_back_near_unhealthy_pivots() {
         }
         numeric_used += a.used_numeric as usize;
     }
-    assert!(numeric_used >= 100, "numeric fallback used {numeric_used} times");
+    assert!(
+        numeric_used >= 100,
+        "numeric fallback used {numeric_used} times"
+    );
 }
 
 #[test]
@@ -110,13 +119,19 @@ fn non_finite_input_and_bad_options_are_errors() {
         assemble::<SliderCrank, 3, 2, 1>(&q, &p, 0.0, &AssemblyOptions::default()),
         Err(AssemblyError::NonFinite { .. })
     ));
-    let bad = AssemblyOptions { tol: 0.0, ..Default::default() };
+    let bad = AssemblyOptions {
+        tol: 0.0,
+        ..Default::default()
+    };
     assert!(matches!(
         assemble::<SliderCrank, 3, 2, 1>(&SliderCrank::nominal_q(), &p, 0.0, &bad),
         Err(AssemblyError::InvalidOptions(_))
     ));
     // Unreachable tolerance within one iteration.
-    let one = AssemblyOptions { max_iterations: 1, ..Default::default() };
+    let one = AssemblyOptions {
+        max_iterations: 1,
+        ..Default::default()
+    };
     let q0 = SliderCrank::exact(0.4, &p) + V3::new(0.0, 0.3, 0.05);
     assert!(matches!(
         assemble::<SliderCrank, 3, 2, 1>(&q0, &p, 0.0, &one),

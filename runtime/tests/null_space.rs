@@ -21,7 +21,7 @@ fn slider_crank_static_basis_at_random_configurations() {
     let p = ScParams::default();
     let mut r = rng(10);
     for _ in 0..500 {
-        let q = SliderCrank::exact(uniform(&mut r, -3.14, 3.14), &p);
+        let q = SliderCrank::exact(uniform(&mut r, -3.1, 3.1), &p);
         let out = null_space_checked::<SliderCrank, 3, 2, 1>(&q, &p, 0.0, DEFAULT_PIVOT_THRESHOLD)
             .expect("basis");
         assert!(matches!(out.path, NullSpacePath::Static { min_pivot } if min_pivot > 0.5));
@@ -100,29 +100,47 @@ fn four_bar_through_the_toggle_switches_paths_with_correct_bases() {
             NullSpacePath::Static { min_pivot } => 1e-15 / min_pivot,
             _ => 1e-13,
         };
-        assert!(ann < bound.min(1e-9), "θ = {theta}: |C_J D| rel {ann:.2e} on {:?}", out.path);
+        assert!(
+            ann < bound.min(1e-9),
+            "θ = {theta}: |C_J D| rel {ann:.2e} on {:?}",
+            out.path
+        );
         assert!(out.d.norm() > 0.0 && out.d.iter().all(|x| x.is_finite()));
         // The basis must be tangent to the configuration curve q(θ) (central differences).
         let h = 1e-6;
-        let tangent = (FourBar::from_crank(theta + h, &p) - FourBar::from_crank(theta - h, &p)) / (2.0 * h);
+        let tangent =
+            (FourBar::from_crank(theta + h, &p) - FourBar::from_crank(theta - h, &p)) / (2.0 * h);
         let cos = out.d.dot(&tangent).abs() / (out.d.norm() * tangent.norm());
         worst_tangent = worst_tangent.max(1.0 - cos);
-        assert!(1.0 - cos < 1e-8, "θ = {theta}: basis not tangent, cos {cos}");
+        assert!(
+            1.0 - cos < 1e-8,
+            "θ = {theta}: basis not tangent, cos {cos}"
+        );
         match out.path {
             NullSpacePath::Static { min_pivot } => {
                 assert!(min_pivot >= threshold);
                 counts[0] += 1;
             }
-            NullSpacePath::NumericSameCoordinates { min_pivot, lu_health } => {
+            NullSpacePath::NumericSameCoordinates {
+                min_pivot,
+                lu_health,
+            } => {
                 assert!(min_pivot < threshold && lu_health >= threshold);
                 assert_eq!(out.d[2], 1.0, "identity row at the independent coordinate");
                 // Near θ = 0, not near the toggle.
                 assert!(theta.abs() < 1e-5, "θ = {theta}");
                 counts[1] += 1;
             }
-            NullSpacePath::NumericSvd { min_pivot, lu_health, rank_margin } => {
+            NullSpacePath::NumericSvd {
+                min_pivot,
+                lu_health,
+                rank_margin,
+            } => {
                 assert!(min_pivot < threshold && lu_health < threshold);
-                assert!(rank_margin > 0.1, "C_J keeps full rank at the toggle: {rank_margin}");
+                assert!(
+                    rank_margin > 0.1,
+                    "C_J keeps full rank at the toggle: {rank_margin}"
+                );
                 assert!((out.d.norm() - 1.0).abs() < 1e-14);
                 assert!((theta - toggle).abs() < 1e-5, "θ = {theta}");
                 counts[2] += 1;

@@ -105,7 +105,10 @@ impl Mechanism<3, 2, 1> for SliderCrank {
         let d_beta = -p.l1 * th.cos() / u00;
         let d_s = -p.l1 * th.sin() + p.l2 * be.cos() * d_beta;
         let scale1 = (p.l1 * th.cos()).abs().max(u00.abs());
-        let scale0 = (p.l1 * th.sin()).abs().max((p.l2 * be.cos()).abs()).max(1.0);
+        let scale0 = (p.l1 * th.sin())
+            .abs()
+            .max((p.l2 * be.cos()).abs())
+            .max(1.0);
         let piv = (u00.abs() / scale1).min(1.0 / scale0);
         (SMatrix::<f64, 3, 1>::new(1.0, d_beta, d_s), piv)
     }
@@ -428,7 +431,10 @@ impl Mechanism<3, 2, 1> for FourBar {
         let u12 = p.c * (ps - th).sin() / st;
         let x_phi = -u12 / u11;
         let x_th = (p.c * ps.sin() - p.b * ph.sin() * x_phi) / (p.a * st);
-        let scale0 = (p.a * st).abs().max((p.b * ph.sin()).abs()).max((p.c * ps.sin()).abs());
+        let scale0 = (p.a * st)
+            .abs()
+            .max((p.b * ph.sin()).abs())
+            .max((p.c * ps.sin()).abs());
         let scale1 = (p.a * th.cos())
             .abs()
             .max((p.b * ph.cos()).abs())
