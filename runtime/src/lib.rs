@@ -13,6 +13,8 @@
 //! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
 //! * [`error`]: the error enums.
 
+#![warn(missing_docs)]
+
 pub mod assemble;
 pub mod csv;
 pub mod error;

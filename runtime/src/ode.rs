@@ -217,7 +217,7 @@ impl Default for Dopri5Options {
 /// Options of [`rk4`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rk4Options {
-    /// Step size (the last step before each output time is shortened to hit it).
+    /// Largest step size (each interval between output times is split into equal steps).
     pub h: f64,
     /// Largest number of steps.
     pub max_steps: usize,
@@ -309,9 +309,9 @@ fn wrms<S: OdeState>(x: &S, a: &S, b: &S, rtol: f64, atol: f64) -> f64 {
 }
 
 /// Integrates with the classical fourth-order Runge–Kutta method at fixed step
-/// `opts.h`, reporting the state at each time of `t_out` (ascending, `≥ t0`). Steps are
-/// shortened to land exactly on the output times; the system's projection runs after
-/// every step.
+/// `opts.h`, reporting the state at each time of `t_out` (ascending, `≥ t0`). Each
+/// interval between output times is split into equal steps no longer than `opts.h`; the
+/// system's projection runs after every step.
 ///
 /// ```
 /// use mechgen_runtime::ode::{rk4, Rk4Options};
@@ -347,6 +347,12 @@ pub fn rk4<S: OdeState, Sys: OdeSystem<S>>(
     let mut t = t0;
     let mut y = y0;
     for &t_target in t_out {
+        // Equal steps no longer than `opts.h` that land exactly on the output time.
+        let span = t_target - t;
+        let n = (span / opts.h - 1e-9).ceil().max(1.0);
+        let h_seg = span / n;
+        let t_start = t;
+        let mut i = 0.0;
         while t < t_target {
             if stats.steps >= opts.max_steps {
                 return Err(OdeError::MaxSteps {
@@ -354,13 +360,13 @@ pub fn rk4<S: OdeState, Sys: OdeSystem<S>>(
                     steps: stats.steps,
                 });
             }
-            let remaining = t_target - t;
-            // Land exactly on the output time when the next full step would (nearly) reach it.
-            let (h, t_next) = if remaining <= opts.h * (1.0 + 1e-10) {
-                (remaining, t_target)
+            i += 1.0;
+            let t_next = if i >= n {
+                t_target
             } else {
-                (opts.h, t + opts.h)
+                t_start + i * h_seg
             };
+            let h = t_next - t;
             if h < smallest_step(t) {
                 return Err(OdeError::StepSizeUnderflow { t, h });
             }
@@ -533,7 +539,8 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
         total += 1;
         h = h.min(opts.h_max);
         let remaining = t_end - t;
-        let last = h >= remaining * (1.0 - 1e-12);
+        // Take the end point when within 1 % of a step (no slivers left over).
+        let last = h * 1.01 >= remaining;
         if last {
             h = remaining;
         }
