@@ -10,9 +10,15 @@ use std::fmt::Write;
 pub fn four_bar_chain(k: usize) -> String {
     let (a, b, c, g) = (1.0f64, 3.0f64, 2.5f64, 3.0f64);
     let mut s = String::new();
-    let _ = writeln!(s, "/// A chain of {k} four-bar loops; the rocker of loop i drives the crank of loop i+1.");
+    let _ = writeln!(
+        s,
+        "/// A chain of {k} four-bar loops; the rocker of loop i drives the crank of loop i+1."
+    );
     let _ = writeln!(s, "pub mod four_bar_chain_{k} {{");
-    let _ = writeln!(s, "    param a = {a:?};\n    param b = {b:?};\n    param c = {c:?};\n    param g = {g:?};");
+    let _ = writeln!(
+        s,
+        "    param a = {a:?};\n    param b = {b:?};\n    param c = {c:?};\n    param g = {g:?};"
+    );
     let mut theta = 1.0f64;
     let _ = writeln!(s, "    coord th0 = {theta:?};");
     let mut cons = String::new();
@@ -52,13 +58,18 @@ pub fn closed_chain(k: usize) -> String {
         .collect();
     let span: f64 = angles.iter().map(|t| t.cos()).sum();
     let mut s = String::new();
-    let _ = writeln!(s, "/// A closed chain of {n} unit links pinned to the ground at both ends.");
+    let _ = writeln!(
+        s,
+        "/// A closed chain of {n} unit links pinned to the ground at both ends."
+    );
     let _ = writeln!(s, "pub mod closed_chain_{k} {{");
     let _ = writeln!(s, "    param span = {span:?};");
     for (i, t) in angles.iter().enumerate() {
         let _ = writeln!(s, "    coord th{i} = {t:?};");
     }
-    let sum: Vec<String> = (0..n).map(|i| format!("vec2(cos(th{i}), sin(th{i}))")).collect();
+    let sum: Vec<String> = (0..n)
+        .map(|i| format!("vec2(cos(th{i}), sin(th{i}))"))
+        .collect();
     let _ = writeln!(s, "    constraint {} == vec2(span, 0.0);", sum.join(" + "));
     s.push_str("}\n");
     s

@@ -35,15 +35,20 @@ pub fn gamma(model: &mut Model, jacobian: &[Vec<ExprId>], jacobian_t: &[ExprId])
         .iter()
         .zip(jacobian_t)
         .map(|(row, &ct)| {
+            // w depends only on the coordinates of its own equation (the nonzeros of its
+            // Jacobian row) and on time.
             let mut w = ct;
+            let mut coords = Vec::new();
             for (k, &e) in row.iter().enumerate() {
                 if !a.is_zero(e) {
+                    coords.push(k);
                     let v = a.sym(Sym::Vel(k as u32));
                     let ev = a.mul(e, v);
                     w = a.add(w, ev);
                 }
             }
-            let wd = crate::dynamics::time_derivative(a, w, nq);
+            let _ = nq;
+            let wd = crate::dynamics::time_derivative_over(a, w, &coords);
             a.neg(wd)
         })
         .collect()

@@ -34,8 +34,15 @@ fn dot(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> ExprId {
 
 /// Total time derivative of `e` along `q̇` (velocity symbols) and `t`.
 pub fn time_derivative(a: &mut Arena, e: ExprId, nq: usize) -> ExprId {
-    let mut terms = Vec::with_capacity(nq + 1);
-    for k in 0..nq {
+    let coords: Vec<usize> = (0..nq).collect();
+    time_derivative_over(a, e, &coords)
+}
+
+/// Total time derivative of `e`, which depends on the coordinates `coords` only (and
+/// on `t`).
+pub fn time_derivative_over(a: &mut Arena, e: ExprId, coords: &[usize]) -> ExprId {
+    let mut terms = Vec::with_capacity(coords.len() + 1);
+    for &k in coords {
         let d = a.diff(e, Sym::Coord(k as u32));
         if !a.is_zero(d) {
             let v = a.sym(Sym::Vel(k as u32));

@@ -206,3 +206,8 @@ impl ExprWriter<'_> {
         }
     }
 }
+
+/// An index literal without a type suffix (`q[3]`, not `q[3usize]`).
+pub(crate) fn idx(i: usize) -> proc_macro2::Literal {
+    proc_macro2::Literal::usize_unsuffixed(i)
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::expr::{ExprWriter, ScalarType, SymNames};
+use super::expr::{idx, ExprWriter, ScalarType, SymNames};
 use super::ops::OpCount;
 use crate::expr::{Arena, ExprId, Func, Node, Sym};
 use crate::schedule::{Binding, Schedule};
@@ -51,11 +51,11 @@ impl Emitter<'_> {
             let name = self.names.ident(s);
             let stmt = match s {
                 Sym::Coord(i) => {
-                    let i = i as usize;
+                    let i = idx(i as usize);
                     quote!(let #name = q[#i];)
                 }
                 Sym::Vel(i) => {
-                    let i = i as usize;
+                    let i = idx(i as usize);
                     quote!(let #name = qd[#i];)
                 }
                 Sym::Param(i) => {
@@ -63,7 +63,7 @@ impl Emitter<'_> {
                     quote!(let #name = p.#f;)
                 }
                 Sym::Rhs(i) => {
-                    let i = i as usize;
+                    let i = idx(i as usize);
                     quote!(let #name = b[#i];)
                 }
                 Sym::Time => continue,
@@ -246,6 +246,7 @@ impl Emitter<'_> {
             let mut unpack = TokenStream::new();
             for (k, id) in live.iter().enumerate() {
                 let name = &let_names[id.index()];
+                let k = idx(k);
                 unpack.extend(quote!(let #name = prev[#k];));
             }
             let body = self.let_stmts(&mut w, &sched, mine, &let_names);
@@ -257,7 +258,7 @@ impl Emitter<'_> {
                 .filter(|id| last_use[id.index()] > c)
                 .collect();
             let out_names = next.iter().map(|id| &let_names[id.index()]);
-            let (nin, nout) = (live.len(), next.len());
+            let (nin, nout) = (idx(live.len()), idx(next.len()));
             let name = format_ident!("{}_part{}", fname, c);
             let doc = format!(
                 "Part {} of {} of `{}` (split to keep functions short).",
@@ -288,6 +289,7 @@ impl Emitter<'_> {
         let mut final_unpack = TokenStream::new();
         for (k, id) in live.iter().enumerate() {
             let name = &let_names[id.index()];
+            let k = idx(k);
             final_unpack.extend(quote!(let #name = #last[#k];));
         }
         w.used_syms.clear();

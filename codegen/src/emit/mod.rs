@@ -15,7 +15,7 @@ use crate::dynamics::EquationsOfMotion;
 use crate::expr::ExprId;
 use crate::model::Model;
 use crate::pivot::NullSpace;
-use expr::SymNames;
+use expr::{idx, SymNames};
 use function::{Emitter, Signature};
 
 /// Name of the marker macro that [`pretty`](crate::pretty) turns into `//` comments.
@@ -136,6 +136,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let mut sets = TokenStream::new();
         for (i, (e, c)) in body.roots.iter().zip(&model.constraints).enumerate() {
             sets.extend(comment(opts, &format!("C[{i}]: {}", c.label)));
+            let i = idx(i);
             sets.extend(quote!(r[#i] = #e;));
         }
         let doc = format!(
@@ -375,7 +376,8 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let body = em.body("mass_matrix", &roots, &base);
         let mut sets = TokenStream::new();
         for (e, &(i, j)) in body.roots.iter().zip(&pos) {
-            if i == j {
+            let (i, j, diag) = (idx(i), idx(j), i == j);
+            if diag {
                 sets.extend(quote!(m[(#i, #j)] = #e;));
             } else {
                 sets.extend(quote!(let v = #e; m[(#i, #j)] = v; m[(#j, #i)] = v;));
@@ -485,7 +487,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         .iter()
         .map(|c| float(&opts.scalar, c.nominal))
         .collect();
-    let indep = &ns.independent;
+    let indep: Vec<proc_macro2::Literal> = ns.independent.iter().map(|&i| idx(i)).collect();
     let param_fields = model.params.iter().map(|p| {
         let f = format_ident!("{}", p.name);
         let d = if p.docs.is_empty() {
@@ -531,12 +533,13 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         " Sizes: NQ = {nq} coordinates, NC = {nc} constraint equations, rank {}, DOF = {dof}.",
         ns.rank
     );
-    let redundant = &ns.redundant;
-    let nred = redundant.len();
+    let redundant: Vec<proc_macro2::Literal> = ns.redundant.iter().map(|&i| idx(i)).collect();
+    let nred = idx(redundant.len());
     let name_str = model.name.clone();
-    let nfun = stats.len();
+    let nfun = idx(stats.len());
+    let (nq_lit, nc_lit, dof_lit) = (idx(nq), idx(nc), idx(dof));
     let op_names = stats.iter().map(|f| f.name.as_str());
-    let op_totals = stats.iter().map(|f| f.ops.total());
+    let op_totals = stats.iter().map(|f| idx(f.ops.total()));
     let tokens = quote! {
         #mod_docs
         ///
@@ -547,11 +550,11 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
             use #krate::nalgebra::{SMatrix, SVector};
 
             /// Number of generalised coordinates.
-            pub const NQ: usize = #nq;
+            pub const NQ: usize = #nq_lit;
             /// Number of scalar constraint equations.
-            pub const NC: usize = #nc;
+            pub const NC: usize = #nc_lit;
             /// Degrees of freedom (`NQ − rank C_J`).
-            pub const DOF: usize = #dof;
+            pub const DOF: usize = #dof_lit;
             /// Independent coordinates: the identity rows of the null-space basis.
             pub const INDEPENDENT: [usize; DOF] = [#(#indep),*];
             /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
@@ -693,6 +696,7 @@ fn nonzeros(m: &[Vec<ExprId>], arena: &crate::expr::Arena) -> (Vec<ExprId>, Vec<
 fn matrix_sets(vals: &[TokenStream], pos: &[(usize, usize)], m: TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
     for (e, &(i, j)) in vals.iter().zip(pos) {
+        let (i, j) = (idx(i), idx(j));
         out.extend(quote!(#m[(#i, #j)] = #e;));
     }
     out
@@ -701,6 +705,7 @@ fn matrix_sets(vals: &[TokenStream], pos: &[(usize, usize)], m: TokenStream) -> 
 fn vector_sets(vals: &[TokenStream], pos: &[(usize, usize)], v: TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
     for (e, &(i, _)) in vals.iter().zip(pos) {
+        let i = idx(i);
         out.extend(quote!(#v[#i] = #e;));
     }
     out

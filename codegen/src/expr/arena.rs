@@ -1,7 +1,6 @@
 //! The hash-consed arena and its smart constructors.
 
-use std::collections::HashMap;
-
+use super::hash::FxHashMap;
 use super::node::{ExprId, Func, Node, Sym};
 
 /// A hash-consed arena of expression nodes (one node per distinct subexpression).
@@ -20,8 +19,8 @@ use super::node::{ExprId, Func, Node, Sym};
 #[derive(Clone, Debug, Default)]
 pub struct Arena {
     nodes: Vec<Node>,
-    index: HashMap<Node, ExprId>,
-    pub(super) diff_memo: HashMap<(ExprId, Sym), ExprId>,
+    index: FxHashMap<Node, ExprId>,
+    pub(super) diff_memo: FxHashMap<(ExprId, Sym), ExprId>,
 }
 
 fn const_bits(v: f64) -> u64 {

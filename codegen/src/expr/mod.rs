@@ -9,6 +9,7 @@
 mod arena;
 mod diff;
 mod eval;
+pub mod hash;
 mod node;
 mod subst;
 

@@ -1,6 +1,6 @@
 //! Substitution of symbols by expressions.
 
-use std::collections::HashMap;
+use super::hash::FxHashMap;
 
 use super::arena::Arena;
 use super::node::{ExprId, Node, Sym};
@@ -11,7 +11,7 @@ impl Arena {
     /// subexpressions are rebuilt once.
     pub fn subst(&mut self, roots: &[ExprId], map: &dyn Fn(Sym) -> Option<ExprId>) -> Vec<ExprId> {
         let mask = self.reachable(roots);
-        let mut memo: HashMap<ExprId, ExprId> = HashMap::new();
+        let mut memo: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         for i in 0..mask.len() {
             if !mask[i] {
                 continue;

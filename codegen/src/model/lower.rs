@@ -1,10 +1,803 @@
 //! Lowering: AST → scalar model (vectors to scalars, `let` inlined, `const` folded).
+//!
+//! Expressions may use: numbers, names declared earlier (`param`, `const`, `coord`,
+//! `let`), `t` (time), `pi`; `+ - * /`, unary minus, parentheses; the functions `sin cos
+//! tan asin acos atan atan2 sqrt exp ln abs powi` in call or method form (`sin(x)`,
+//! `x.sin()`, `y.atan2(x)`, `x.powi(2)`); `vec2(a, b)`, `vec3(a, b, c)`, `v.x`, `v.y`,
+//! `v.z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d(v, θ)`, `rot_x/rot_y/rot_z(θ)`
+//! (3×3 matrices, multiplied with `*`), and in force expressions `der(q)` (the velocity
+//! of coordinate `q`).
 
-use super::Model;
-use crate::error::{Error, Result};
-use crate::parse::ast;
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, Lit, UnOp};
+
+use super::dynamics::{Body, Dynamics, Inertia, Orientation, Spring};
+use super::value::{self, Value};
+use super::{Coord, Equation, Model, Param};
+use crate::error::{nearest, Error, Result};
+use crate::expr::{Arena, Func, Sym};
+use crate::parse::ast::{self, Field, Item};
+
+/// What a name stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Param,
+    Const,
+    Coord,
+    Let,
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Param => "a parameter",
+            Kind::Const => "a constant",
+            Kind::Coord => "a coordinate",
+            Kind::Let => "a `let` binding",
+        }
+    }
+}
+
+struct Binding {
+    kind: Kind,
+    value: Value,
+    index: usize,
+}
+
+/// The supported functions and their arities, for lookups and error messages.
+const FUNCTIONS: &[(&str, usize)] = &[
+    ("sin", 1),
+    ("cos", 1),
+    ("tan", 1),
+    ("asin", 1),
+    ("acos", 1),
+    ("atan", 1),
+    ("atan2", 2),
+    ("sqrt", 1),
+    ("exp", 1),
+    ("ln", 1),
+    ("abs", 1),
+    ("powi", 2),
+    ("vec2", 2),
+    ("vec3", 3),
+    ("dot", 2),
+    ("cross", 2),
+    ("norm", 1),
+    ("norm_squared", 1),
+    ("rotate2d", 2),
+    ("rot_x", 1),
+    ("rot_y", 1),
+    ("rot_z", 1),
+    ("der", 1),
+];
+
+/// Names that cannot be declared.
+const RESERVED: &[&str] = &["t", "pi", "PI"];
+
+struct Lowerer {
+    arena: Arena,
+    names: HashMap<String, Binding>,
+    order: Vec<String>,
+    /// Whether `der(...)` is allowed in the expression being lowered.
+    allow_velocity: bool,
+}
+
+fn function_list() -> String {
+    FUNCTIONS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn source_text(e: &Expr) -> String {
+    e.span()
+        .source_text()
+        .unwrap_or_else(|| quote::ToTokens::to_token_stream(e).to_string())
+}
+
+impl Lowerer {
+    fn declare(&mut self, name: &Ident, kind: Kind, value: Value, index: usize) -> Result<()> {
+        let s = name.to_string();
+        if RESERVED.contains(&s.as_str()) {
+            return Err(Error::new(
+                name.span(),
+                format!("`{s}` is reserved (`t` is time, `pi` is π); choose another name"),
+            ));
+        }
+        if let Some(b) = self.names.get(&s) {
+            return Err(Error::new(
+                name.span(),
+                format!(
+                    "`{s}` is declared twice: it is already {}",
+                    b.kind.describe()
+                ),
+            ));
+        }
+        self.order.push(s.clone());
+        self.names.insert(s, Binding { kind, value, index });
+        Ok(())
+    }
+
+    fn unknown(&self, id: &Ident) -> Error {
+        let s = id.to_string();
+        let mut known: Vec<&str> = self.order.iter().map(|s| s.as_str()).collect();
+        known.extend(["t", "pi"]);
+        let hint = match nearest(&s, known.iter().copied()) {
+            Some(n) => format!("; did you mean `{n}`?"),
+            None => String::new(),
+        };
+        let fun = if FUNCTIONS.iter().any(|(f, _)| *f == s) {
+            format!(" (`{s}` is a function: call it, e.g. `{s}(x)`)")
+        } else {
+            String::new()
+        };
+        Error::new(id.span(), format!("unknown name `{s}`{hint}{fun}"))
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<Value> {
+        let a = &mut self.arena;
+        match e {
+            Expr::Lit(l) => match &l.lit {
+                Lit::Float(f) => Ok(Value::Scalar(a.constant(f.base10_parse::<f64>()?))),
+                Lit::Int(i) => Ok(Value::Scalar(a.constant(i.base10_parse::<f64>()?))),
+                other => Err(Error::new(
+                    other.span(),
+                    "unsupported literal: only numbers (like `2`, `0.5`, `1e-3`) are supported",
+                )),
+            },
+            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Path(p) => {
+                let Some(id) = p.path.get_ident() else {
+                    return Err(Error::new(p.span(), "unsupported path: use a plain name"));
+                };
+                let s = id.to_string();
+                match s.as_str() {
+                    "t" => Ok(Value::Scalar(a.sym(Sym::Time))),
+                    "pi" | "PI" => Ok(Value::Scalar(a.constant(std::f64::consts::PI))),
+                    _ => match self.names.get(&s) {
+                        Some(b) => Ok(b.value.clone()),
+                        None => Err(self.unknown(id)),
+                    },
+                }
+            }
+            Expr::Unary(u) => match u.op {
+                UnOp::Neg(_) => {
+                    let v = self.expr(&u.expr)?;
+                    Ok(value::negate(&mut self.arena, &v))
+                }
+                _ => Err(Error::new(u.op.span(), "unsupported operator: only unary `-` is supported")),
+            },
+            Expr::Binary(b) => self.binary(b),
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else {
+                    return Err(Error::new(c.func.span(), "only named functions can be called"));
+                };
+                let Some(id) = p.path.get_ident() else {
+                    return Err(Error::new(p.span(), "unsupported path: use a plain function name"));
+                };
+                let args: Vec<&Expr> = c.args.iter().collect();
+                self.call(id, &args, c.span())
+            }
+            Expr::MethodCall(m) => {
+                let mut args: Vec<&Expr> = vec![&m.receiver];
+                args.extend(m.args.iter());
+                if m.turbofish.is_some() {
+                    return Err(Error::new(m.method.span(), "turbofish is not supported"));
+                }
+                self.call(&m.method, &args, m.span())
+            }
+            Expr::Field(f) => {
+                let v = self.expr(&f.base)?;
+                let name = match &f.member {
+                    syn::Member::Named(n) => n.to_string(),
+                    syn::Member::Unnamed(i) => i.index.to_string(),
+                };
+                let idx = match name.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    _ => {
+                        return Err(Error::new(
+                            f.member.span(),
+                            format!("unknown component `.{name}`: vectors have `.x`, `.y` and (3-vectors) `.z`"),
+                        ))
+                    }
+                };
+                let comps = v.vector(f.base.span())?;
+                comps.get(idx).map(|&c| Value::Scalar(c)).ok_or_else(|| {
+                    Error::new(f.member.span(), format!("`.{name}` of {}: a 2-vector has only `.x` and `.y`", v.kind()))
+                })
+            }
+            Expr::Assign(asg) => Err(Error::new(
+                asg.span(),
+                "`=` is not an equation: write `lhs == rhs` in a constraint",
+            )),
+            other => Err(Error::new(
+                other.span(),
+                "unsupported syntax; expressions may use numbers, names, `t`, `pi`, `+ - * /`, unary `-`, parentheses, function calls (`sin(x)` or `x.sin()`) and `.x`/`.y`/`.z`",
+            )),
+        }
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary) -> Result<Value> {
+        let span = b.op.span();
+        match b.op {
+            BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) => {}
+            BinOp::BitXor(_) => {
+                return Err(Error::new(
+                    span,
+                    "`^` is not a power in Rust; write `powi(x, 2)` or `x.powi(2)`",
+                ))
+            }
+            BinOp::Eq(_) => {
+                return Err(Error::new(
+                    span,
+                    "`==` is only allowed once, at the top of a `constraint`",
+                ))
+            }
+            _ => return Err(Error::new(
+                span,
+                "unsupported operator; supported are `+`, `-`, `*`, `/` (and `==` in constraints)",
+            )),
+        }
+        let x = self.expr(&b.left)?;
+        let y = self.expr(&b.right)?;
+        let a = &mut self.arena;
+        match b.op {
+            BinOp::Add(_) => value::zip(a, &x, &y, span, "add", Arena::add),
+            BinOp::Sub(_) => value::zip(a, &x, &y, span, "subtract", Arena::sub),
+            BinOp::Mul(_) => match (&x, &y) {
+                (Value::Scalar(s), v) | (v, Value::Scalar(s)) => Ok(value::scale(a, *s, v)),
+                (Value::Mat3(m), v) => value::mat_mul(a, m, v, span),
+                _ => Err(Error::new(
+                    span,
+                    format!(
+                        "cannot multiply {} by {}; use `dot(a, b)` or `cross(a, b)` for vectors",
+                        x.kind(),
+                        y.kind()
+                    ),
+                )),
+            },
+            _ => {
+                let d = y.scalar(b.right.span()).map_err(|_| {
+                    Error::new(
+                        span,
+                        format!(
+                            "cannot divide by {}: the divisor must be a scalar",
+                            y.kind()
+                        ),
+                    )
+                })?;
+                match &x {
+                    Value::Scalar(s) => Ok(Value::Scalar(a.div(*s, d))),
+                    v => {
+                        let one = a.constant(1.0);
+                        let inv = a.div(one, d);
+                        Ok(value::scale(a, inv, v))
+                    }
+                }
+            }
+        }
+    }
+
+    fn call(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
+        let s = name.to_string();
+        let Some(&(_, arity)) = FUNCTIONS.iter().find(|(f, _)| *f == s) else {
+            let hint = match nearest(&s, FUNCTIONS.iter().map(|(f, _)| *f)) {
+                Some(n) => format!("did you mean `{n}`? "),
+                None => String::new(),
+            };
+            return Err(Error::new(
+                name.span(),
+                format!(
+                    "unknown function `{s}`; {hint}supported functions: {}",
+                    function_list()
+                ),
+            ));
+        };
+        if args.len() != arity {
+            return Err(Error::new(
+                span,
+                format!(
+                    "`{s}` takes {arity} argument{}, found {}",
+                    if arity == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        if s == "der" {
+            return self.der(args[0]);
+        }
+        if s == "powi" {
+            let n = integer_literal(args[1]).ok_or_else(|| {
+                Error::new(
+                    args[1].span(),
+                    "the exponent of `powi` must be an integer literal, like `2` or `-1`",
+                )
+            })?;
+            let x = self.expr(args[0])?.scalar(args[0].span())?;
+            return Ok(Value::Scalar(self.arena.powi(x, n)));
+        }
+        let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
+        let a = &mut self.arena;
+        let scalar = |i: usize| vals[i].scalar(args[i].span());
+        let unary = |f: Func| -> Option<Func> { Some(f) };
+        let func = match s.as_str() {
+            "sin" => unary(Func::Sin),
+            "cos" => unary(Func::Cos),
+            "tan" => unary(Func::Tan),
+            "asin" => unary(Func::Asin),
+            "acos" => unary(Func::Acos),
+            "atan" => unary(Func::Atan),
+            "sqrt" => unary(Func::Sqrt),
+            "exp" => unary(Func::Exp),
+            "ln" => unary(Func::Ln),
+            "abs" => unary(Func::Abs),
+            _ => None,
+        };
+        if let Some(f) = func {
+            let x = scalar(0)?;
+            return Ok(Value::Scalar(a.func(f, x)));
+        }
+        match s.as_str() {
+            "atan2" => {
+                let (y, x) = (scalar(0)?, scalar(1)?);
+                Ok(Value::Scalar(a.atan2(y, x)))
+            }
+            "vec2" => Ok(Value::Vec2([scalar(0)?, scalar(1)?])),
+            "vec3" => Ok(Value::Vec3([scalar(0)?, scalar(1)?, scalar(2)?])),
+            "dot" => {
+                let (x, y) = (vals[0].vector(args[0].span())?, vals[1].vector(args[1].span())?);
+                if x.len() != y.len() {
+                    return Err(Error::new(span, format!("`dot` of {} and {}: both must have the same size", vals[0].kind(), vals[1].kind())));
+                }
+                Ok(Value::Scalar(value::dot(a, &x, &y)))
+            }
+            "cross" => match (&vals[0], &vals[1]) {
+                (Value::Vec3(x), Value::Vec3(y)) => {
+                    let c = |a: &mut Arena, i: usize, j: usize| {
+                        let p = a.mul(x[i], y[j]);
+                        let q = a.mul(x[j], y[i]);
+                        a.sub(p, q)
+                    };
+                    Ok(Value::Vec3([c(a, 1, 2), c(a, 2, 0), c(a, 0, 1)]))
+                }
+                (Value::Vec2(x), Value::Vec2(y)) => {
+                    let p = a.mul(x[0], y[1]);
+                    let q = a.mul(x[1], y[0]);
+                    Ok(Value::Scalar(a.sub(p, q)))
+                }
+                _ => Err(Error::new(
+                    span,
+                    format!("`cross` takes two 3-vectors (or two 2-vectors, giving the scalar z component), found {} and {}", vals[0].kind(), vals[1].kind()),
+                )),
+            },
+            "norm" | "norm_squared" => {
+                let x = vals[0].vector(args[0].span())?;
+                let n2 = value::dot(a, &x, &x);
+                Ok(Value::Scalar(if s == "norm" { a.sqrt(n2) } else { n2 }))
+            }
+            "rotate2d" => {
+                let Value::Vec2(v) = &vals[0] else {
+                    return Err(Error::new(args[0].span(), format!("`rotate2d` rotates a 2-vector, found {}", vals[0].kind())));
+                };
+                let th = scalar(1)?;
+                let (c, sn) = (a.cos(th), a.sin(th));
+                let xc = a.mul(v[0], c);
+                let ys = a.mul(v[1], sn);
+                let xs = a.mul(v[0], sn);
+                let yc = a.mul(v[1], c);
+                Ok(Value::Vec2([a.sub(xc, ys), a.add(xs, yc)]))
+            }
+            "rot_x" | "rot_y" | "rot_z" => {
+                let th = scalar(0)?;
+                let axis = match s.as_str() {
+                    "rot_x" => 0,
+                    "rot_y" => 1,
+                    _ => 2,
+                };
+                Ok(Value::Mat3(value::rotation(a, axis, th)))
+            }
+            _ => Err(Error::new(name.span(), format!("unknown function `{s}`"))),
+        }
+    }
+
+    fn der(&mut self, arg: &Expr) -> Result<Value> {
+        if !self.allow_velocity {
+            return Err(Error::new(
+                arg.span(),
+                "`der(...)` (a velocity) is only allowed in forces: constraints, positions and orientations depend on coordinates and time only",
+            ));
+        }
+        let coord = match arg {
+            Expr::Path(p) => p.path.get_ident().and_then(|id| {
+                self.names
+                    .get(&id.to_string())
+                    .filter(|b| b.kind == Kind::Coord)
+                    .map(|b| b.index)
+            }),
+            _ => None,
+        };
+        match coord {
+            Some(i) => Ok(Value::Scalar(self.arena.sym(Sym::Vel(i as u32)))),
+            None => Err(Error::new(
+                arg.span(),
+                "`der` takes a coordinate name: `der(theta)` is the velocity of `theta`",
+            )),
+        }
+    }
+
+    /// A constant expression (literals, consts, `pi`) evaluated to a finite number.
+    fn constant(&mut self, e: &Expr, what: &str) -> Result<f64> {
+        let v = self.expr(e)?.scalar(e.span())?;
+        let syms = self.arena.symbols(&[v]);
+        if let Some(s) = syms.first() {
+            let name = match s {
+                Sym::Coord(i) | Sym::Vel(i) => self.name_of(Kind::Coord, *i as usize),
+                Sym::Param(i) => self.name_of(Kind::Param, *i as usize),
+                _ => "t".to_string(),
+            };
+            return Err(Error::new(
+                e.span(),
+                format!("{what} must be a constant expression, but it depends on `{name}`"),
+            ));
+        }
+        let x = self.arena.eval(&[v], &|_| 0.0f64)[0];
+        if !x.is_finite() {
+            return Err(Error::new(
+                e.span(),
+                format!("{what} is not a finite number (it evaluates to {x})"),
+            ));
+        }
+        Ok(x)
+    }
+
+    fn name_of(&self, kind: Kind, index: usize) -> String {
+        self.names
+            .iter()
+            .find(|(_, b)| b.kind == kind && b.index == index)
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default()
+    }
+
+    fn coord_index(&self, id: &Ident) -> Result<usize> {
+        match self.names.get(&id.to_string()) {
+            Some(b) if b.kind == Kind::Coord => Ok(b.index),
+            Some(b) => Err(Error::new(
+                id.span(),
+                format!("`{id}` is {}, not a coordinate", b.kind.describe()),
+            )),
+            None => Err(self.unknown(id)),
+        }
+    }
+
+    fn field_map<'f>(
+        &self,
+        fields: &'f [Field],
+        allowed: &[&str],
+        owner: &str,
+    ) -> Result<HashMap<String, &'f Field>> {
+        let mut map = HashMap::new();
+        for f in fields {
+            let n = f.name.to_string();
+            if !allowed.contains(&n.as_str()) {
+                return Err(Error::new(
+                    f.name.span(),
+                    format!(
+                        "unknown field `{n}` of a {owner}; expected: {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+            if map.insert(n.clone(), f).is_some() {
+                return Err(Error::new(
+                    f.name.span(),
+                    format!("field `{n}` given twice"),
+                ));
+            }
+        }
+        Ok(map)
+    }
+}
+
+fn integer_literal(e: &Expr) -> Option<i32> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse().ok(),
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => integer_literal(&u.expr).map(|v| -v),
+        Expr::Paren(p) => integer_literal(&p.expr),
+        _ => None,
+    }
+}
 
 /// Lowers one parsed `mod` block to a [`Model`].
 pub fn lower(module: &ast::Module) -> Result<Model> {
-    Err(Error::new(module.span, "lowering is not implemented yet"))
+    let mut l = Lowerer {
+        arena: Arena::new(),
+        names: HashMap::new(),
+        order: Vec::new(),
+        allow_velocity: false,
+    };
+    let mut coords: Vec<Coord> = Vec::new();
+    let mut params: Vec<Param> = Vec::new();
+    let mut constraints = Vec::new();
+    let mut independent = Vec::new();
+    let mut independent_span = None;
+    let mut dynamics = Dynamics::default();
+    for item in &module.items {
+        match item {
+            Item::Param {
+                docs,
+                name,
+                default,
+            } => {
+                let d = match default {
+                    Some(e) => Some(l.constant(e, "a parameter default")?),
+                    None => None,
+                };
+                let i = params.len();
+                let v = Value::Scalar(l.arena.sym(Sym::Param(i as u32)));
+                l.declare(name, Kind::Param, v, i)?;
+                params.push(Param {
+                    name: name.to_string(),
+                    default: d,
+                    docs: docs.clone(),
+                    span: name.span(),
+                });
+            }
+            Item::Const { name, value } => {
+                let v = l.expr(value)?;
+                let mut comps = Vec::new();
+                for c in v.exprs() {
+                    let syms = l.arena.symbols(&[c]);
+                    if !syms.is_empty() {
+                        return Err(Error::new(value.span(), "a `const` must be a constant expression (numbers, `pi` and other consts); use `param` or `let` for values that depend on parameters or coordinates"));
+                    }
+                    let x = l.arena.eval(&[c], &|_| 0.0f64)[0];
+                    if !x.is_finite() {
+                        return Err(Error::new(value.span(), format!("the constant `{name}` is not a finite number (it evaluates to {x})")));
+                    }
+                    comps.push(l.arena.constant(x));
+                }
+                let folded = match v {
+                    Value::Mat3(_) => v,
+                    _ => Value::from_vec(&comps),
+                };
+                l.declare(name, Kind::Const, folded, 0)?;
+            }
+            Item::Coord { name, nominal } => {
+                let n = match nominal {
+                    Some(e) => l.constant(e, "a coordinate's nominal value")?,
+                    None => 0.0,
+                };
+                let i = coords.len();
+                let v = Value::Scalar(l.arena.sym(Sym::Coord(i as u32)));
+                l.declare(name, Kind::Coord, v, i)?;
+                coords.push(Coord {
+                    name: name.to_string(),
+                    nominal: n,
+                    span: name.span(),
+                });
+            }
+            Item::Let { name, value } => {
+                let v = l.expr(value)?;
+                l.declare(name, Kind::Let, v, 0)?;
+            }
+            Item::Constraint { equation } => {
+                let Expr::Binary(b) = equation else {
+                    return Err(Error::new(
+                        equation.span(),
+                        "a constraint must be an equation `lhs == rhs`",
+                    ));
+                };
+                if !matches!(b.op, BinOp::Eq(_)) {
+                    return Err(Error::new(
+                        equation.span(),
+                        "a constraint must be an equation `lhs == rhs`",
+                    ));
+                }
+                let lhs = l.expr(&b.left)?;
+                let rhs = l.expr(&b.right)?;
+                let text = source_text(equation);
+                let (lc, rc) = match (lhs.components(), rhs.components()) {
+                    (Some(x), Some(y)) if x.len() == y.len() => (x, y),
+                    _ => {
+                        return Err(Error::new(
+                            b.op.span(),
+                            format!(
+                                "the two sides of the equation differ: {} == {}",
+                                lhs.kind(),
+                                rhs.kind()
+                            ),
+                        ))
+                    }
+                };
+                let axes = ["x", "y", "z"];
+                for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
+                    let e = l.arena.sub(x, y);
+                    let label = if lc.len() == 1 {
+                        text.clone()
+                    } else {
+                        format!("{text} [{}]", axes[k])
+                    };
+                    constraints.push(Equation {
+                        expr: e,
+                        label,
+                        span: equation.span(),
+                    });
+                }
+            }
+            Item::Independent { names, span } => {
+                if independent_span.is_some() {
+                    return Err(Error::new(
+                        *span,
+                        "only one `independent` item is allowed; list all coordinates in it",
+                    ));
+                }
+                independent_span = Some(*span);
+                for n in names {
+                    let i = l.coord_index(n)?;
+                    if independent.contains(&i) {
+                        return Err(Error::new(n.span(), format!("`{n}` is listed twice")));
+                    }
+                    independent.push(i);
+                }
+            }
+            Item::Body { name, fields } => {
+                let m = l.field_map(
+                    fields,
+                    &["mass", "inertia", "com", "angle", "rotation"],
+                    "body",
+                )?;
+                let get = |k: &str| m.get(k).copied();
+                let mass_f = get("mass").ok_or_else(|| {
+                    Error::new(name.span(), format!("body `{name}` needs a `mass`"))
+                })?;
+                let com_f = get("com").ok_or_else(|| {
+                    Error::new(
+                        name.span(),
+                        format!("body `{name}` needs a `com` (centre-of-mass position)"),
+                    )
+                })?;
+                let mass = l.expr(&mass_f.value)?.scalar(mass_f.value.span())?;
+                let com = l.expr(&com_f.value)?.vector(com_f.value.span())?;
+                let orientation = match (get("angle"), get("rotation")) {
+                    (Some(f), None) => Some(Orientation::Angle(l.expr(&f.value)?.scalar(f.value.span())?)),
+                    (None, Some(f)) => match l.expr(&f.value)? {
+                        Value::Mat3(r) => Some(Orientation::Rotation(r)),
+                        other => return Err(Error::new(f.value.span(), format!("`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}", other.kind()))),
+                    },
+                    (Some(f), Some(_)) => return Err(Error::new(f.name.span(), "give either `angle` (planar) or `rotation` (spatial), not both")),
+                    (None, None) => None,
+                };
+                let inertia = match get("inertia") {
+                    None => None,
+                    Some(f) => Some(match (l.expr(&f.value)?, &orientation) {
+                        (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
+                        (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
+                        (v, Some(Orientation::Angle(_))) => return Err(Error::new(f.value.span(), format!("a planar body's inertia is a scalar, found {}", v.kind()))),
+                        (v, Some(Orientation::Rotation(_))) => return Err(Error::new(f.value.span(), format!("a spatial body's inertia is a 3-vector of principal moments, found {}", v.kind()))),
+                        (_, None) => return Err(Error::new(f.name.span(), "a body with `inertia` needs an `angle` (planar) or a `rotation` (spatial)")),
+                    }),
+                };
+                dynamics.bodies.push(Body {
+                    name: name.to_string(),
+                    mass,
+                    inertia,
+                    com,
+                    orientation,
+                    span: name.span(),
+                });
+            }
+            Item::Gravity { value, span } => {
+                if dynamics.gravity.is_some() {
+                    return Err(Error::new(*span, "gravity is given twice"));
+                }
+                dynamics.gravity = Some(l.expr(value)?.vector(value.span())?);
+            }
+            Item::Spring { name, fields } => {
+                let m = l.field_map(
+                    fields,
+                    &["a", "b", "stiffness", "length", "damping"],
+                    "spring",
+                )?;
+                let need = |k: &str| {
+                    m.get(k).copied().ok_or_else(|| Error::new(name.span(), format!("spring `{name}` needs `{k}` (fields: a, b, stiffness, length, damping)")))
+                };
+                let (fa, fb, fk, fl) =
+                    (need("a")?, need("b")?, need("stiffness")?, need("length")?);
+                let a = l.expr(&fa.value)?.vector(fa.value.span())?;
+                let b = l.expr(&fb.value)?.vector(fb.value.span())?;
+                if a.len() != b.len() {
+                    return Err(Error::new(
+                        fb.value.span(),
+                        "the two end points of a spring must have the same dimension",
+                    ));
+                }
+                let stiffness = l.expr(&fk.value)?.scalar(fk.value.span())?;
+                let length = l.expr(&fl.value)?.scalar(fl.value.span())?;
+                let damping = match m.get("damping") {
+                    Some(f) => l.expr(&f.value)?.scalar(f.value.span())?,
+                    None => l.arena.constant(0.0),
+                };
+                dynamics.springs.push(Spring {
+                    name: name.to_string(),
+                    a,
+                    b,
+                    stiffness,
+                    length,
+                    damping,
+                    span: name.span(),
+                });
+            }
+            Item::Force { coord, value } => {
+                let i = l.coord_index(coord)?;
+                l.allow_velocity = true;
+                let v = l.expr(value).and_then(|v| v.scalar(value.span()));
+                l.allow_velocity = false;
+                dynamics.coord_forces.push((i, v?));
+            }
+            Item::MassMatrix { entries } => {
+                for (r, c, e) in entries {
+                    let (i, j) = (l.coord_index(r)?, l.coord_index(c)?);
+                    let v = l.expr(e)?.scalar(e.span())?;
+                    let (i, j) = if i <= j { (i, j) } else { (j, i) };
+                    if dynamics
+                        .explicit_mass
+                        .iter()
+                        .any(|&(a, b, _)| (a, b) == (i, j))
+                    {
+                        return Err(Error::new(r.span(), format!("mass matrix entry ({r}, {c}) is given twice (the matrix is symmetric: give each pair once)")));
+                    }
+                    dynamics.explicit_mass.push((i, j, v));
+                }
+            }
+            Item::GeneralizedForce { entries } => {
+                for f in entries {
+                    let i = l.coord_index(&f.name)?;
+                    l.allow_velocity = true;
+                    let v = l.expr(&f.value).and_then(|v| v.scalar(f.value.span()));
+                    l.allow_velocity = false;
+                    dynamics.explicit_force.push((i, v?));
+                }
+            }
+        }
+    }
+    if coords.is_empty() {
+        return Err(Error::new(
+            module.span,
+            format!(
+                "mechanism `{}` has no coordinates: declare them with `coord NAME = nominal;`",
+                module.name
+            ),
+        ));
+    }
+    if constraints.is_empty() {
+        return Err(Error::new(
+            module.span,
+            format!(
+                "mechanism `{}` has no constraints: add `constraint lhs == rhs;`",
+                module.name
+            ),
+        ));
+    }
+    Ok(Model {
+        name: module.name.to_string(),
+        vis: module.vis.clone(),
+        docs: module.docs.clone(),
+        coords,
+        params,
+        constraints,
+        independent,
+        independent_span,
+        span: module.span,
+        dynamics,
+        arena: l.arena,
+    })
 }

@@ -7,6 +7,7 @@ use crate::expr::{Arena, ExprId};
 
 pub mod dynamics;
 mod lower;
+pub mod value;
 
 pub use lower::lower;
 

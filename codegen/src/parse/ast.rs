@@ -1,7 +1,45 @@
-//! The syntax tree of the mechanism language.
+//! The syntax tree of the mechanism language, parsed with syn.
+//!
+//! ```text
+//! file        := ("#![seed = N]")? module+
+//! module      := doc* ("pub" | "pub(crate)")? "mod" NAME "{" item* "}"
+//! item        := doc* ( "param" NAME ("=" EXPR)? ";"
+//!                     | "const" NAME "=" EXPR ";"
+//!                     | "coord" NAME ("=" EXPR)? ";"
+//!                     | "let" NAME "=" EXPR ";"
+//!                     | "constraint" EXPR "==" EXPR ";"
+//!                     | "independent" NAME ("," NAME)* ";"
+//!                     | "body" NAME "{" FIELD "=" EXPR ("," FIELD "=" EXPR)* "}"
+//!                     | "gravity" "=" EXPR ";"
+//!                     | "spring" NAME "{" FIELD "=" EXPR ("," ...)* "}"
+//!                     | "force" COORD "=" EXPR ";"
+//!                     | "mass_matrix" "{" "(" COORD "," COORD ")" "=" EXPR ("," ...)* "}"
+//!                     | "generalized_force" "{" COORD "=" EXPR ("," ...)* "}" )
+//! ```
+//! Expressions are Rust expressions (see [`crate::model`] for what they may contain).
 
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{braced, parenthesized, Attribute, Expr, Ident, Token};
+
+mod kw {
+    syn::custom_keyword!(param);
+    syn::custom_keyword!(coord);
+    syn::custom_keyword!(constraint);
+    syn::custom_keyword!(independent);
+    syn::custom_keyword!(body);
+    syn::custom_keyword!(gravity);
+    syn::custom_keyword!(spring);
+    syn::custom_keyword!(force);
+    syn::custom_keyword!(mass_matrix);
+    syn::custom_keyword!(generalized_force);
+    syn::custom_keyword!(seed);
+}
+
+/// The item keywords, for error messages.
+pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force";
 
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
@@ -15,12 +53,354 @@ pub struct File {
 /// One `mod NAME { ... }` block.
 #[derive(Debug)]
 pub struct Module {
+    /// Doc comment lines.
+    pub docs: Vec<String>,
+    /// Visibility as written (`pub`, `pub(crate)`, or empty).
+    pub vis: String,
+    /// The module name.
+    pub name: Ident,
     /// Span of the module name.
     pub span: Span,
+    /// Items in source order.
+    pub items: Vec<Item>,
+}
+
+/// `name = expr` inside a `body { ... }` or `spring { ... }`.
+#[derive(Debug)]
+pub struct Field {
+    /// Field name.
+    pub name: Ident,
+    /// Its value.
+    pub value: Expr,
+}
+
+/// One item of a module.
+#[derive(Debug)]
+pub enum Item {
+    /// `param NAME (= default)?;`
+    Param {
+        /// Doc lines.
+        docs: Vec<String>,
+        /// Name.
+        name: Ident,
+        /// Default value.
+        default: Option<Expr>,
+    },
+    /// `const NAME = value;`
+    Const {
+        /// Name.
+        name: Ident,
+        /// Value.
+        value: Expr,
+    },
+    /// `coord NAME (= nominal)?;`
+    Coord {
+        /// Name.
+        name: Ident,
+        /// Nominal value.
+        nominal: Option<Expr>,
+    },
+    /// `let NAME = value;`
+    Let {
+        /// Name.
+        name: Ident,
+        /// Value.
+        value: Expr,
+    },
+    /// `constraint lhs == rhs;`
+    Constraint {
+        /// The whole equation as written.
+        equation: Expr,
+    },
+    /// `independent a, b;`
+    Independent {
+        /// Coordinate names.
+        names: Vec<Ident>,
+        /// Span of the item.
+        span: Span,
+    },
+    /// `body NAME { ... }`
+    Body {
+        /// Name.
+        name: Ident,
+        /// Fields.
+        fields: Vec<Field>,
+    },
+    /// `gravity = vec;`
+    Gravity {
+        /// The gravity vector.
+        value: Expr,
+        /// Span of the keyword.
+        span: Span,
+    },
+    /// `spring NAME { ... }`
+    Spring {
+        /// Name.
+        name: Ident,
+        /// Fields.
+        fields: Vec<Field>,
+    },
+    /// `force COORD = expr;`
+    Force {
+        /// Coordinate.
+        coord: Ident,
+        /// Generalised force.
+        value: Expr,
+    },
+    /// `mass_matrix { (a, b) = expr, ... }`
+    MassMatrix {
+        /// Entries.
+        entries: Vec<(Ident, Ident, Expr)>,
+    },
+    /// `generalized_force { a = expr, ... }`
+    GeneralizedForce {
+        /// Entries.
+        entries: Vec<Field>,
+    },
+}
+
+fn docs(attrs: &[Attribute]) -> syn::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for a in attrs {
+        if a.path().is_ident("doc") {
+            if let syn::Meta::NameValue(nv) = &a.meta {
+                if let Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) = &nv.value
+                {
+                    out.push(s.value());
+                    continue;
+                }
+            }
+        }
+        return Err(syn::Error::new(
+            a.span(),
+            "only doc comments (`///`) are supported as attributes here",
+        ));
+    }
+    Ok(out)
+}
+
+impl Parse for Field {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+        Ok(Field { name, value })
+    }
+}
+
+fn fields(input: ParseStream) -> syn::Result<Vec<Field>> {
+    let content;
+    braced!(content in input);
+    let list = Punctuated::<Field, Token![,]>::parse_terminated(&content)?;
+    Ok(list.into_iter().collect())
+}
+
+struct MassEntry(Ident, Ident, Expr);
+
+impl Parse for MassEntry {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let inner;
+        parenthesized!(inner in input);
+        let a: Ident = inner.parse()?;
+        inner.parse::<Token![,]>()?;
+        let b: Ident = inner.parse()?;
+        if !inner.is_empty() {
+            return Err(inner.error(
+                "a mass matrix entry is `(row_coordinate, column_coordinate) = expression`",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        Ok(MassEntry(a, b, input.parse()?))
+    }
+}
+
+fn semi(input: ParseStream, what: &str) -> syn::Result<()> {
+    if input.peek(Token![;]) {
+        input.parse::<Token![;]>()?;
+        Ok(())
+    } else {
+        Err(input.error(format!("expected `;` after the {what}")))
+    }
+}
+
+impl Parse for Item {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let docs = docs(&attrs)?;
+        let la = input.lookahead1();
+        if la.peek(kw::param) {
+            input.parse::<kw::param>()?;
+            let name: Ident = input.parse()?;
+            let default = if input.peek(Token![=]) {
+                input.parse::<Token![=]>()?;
+                Some(input.parse()?)
+            } else {
+                None
+            };
+            semi(input, "parameter")?;
+            Ok(Item::Param {
+                docs,
+                name,
+                default,
+            })
+        } else if la.peek(Token![const]) {
+            input.parse::<Token![const]>()?;
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "constant")?;
+            Ok(Item::Const { name, value })
+        } else if la.peek(kw::coord) {
+            input.parse::<kw::coord>()?;
+            let name: Ident = input.parse()?;
+            let nominal = if input.peek(Token![=]) {
+                input.parse::<Token![=]>()?;
+                Some(input.parse()?)
+            } else {
+                None
+            };
+            semi(input, "coordinate")?;
+            Ok(Item::Coord { name, nominal })
+        } else if la.peek(Token![let]) {
+            input.parse::<Token![let]>()?;
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "`let`")?;
+            Ok(Item::Let { name, value })
+        } else if la.peek(kw::constraint) {
+            input.parse::<kw::constraint>()?;
+            let equation = input.parse()?;
+            semi(input, "constraint")?;
+            Ok(Item::Constraint { equation })
+        } else if la.peek(kw::independent) {
+            let k = input.parse::<kw::independent>()?;
+            let names = Punctuated::<Ident, Token![,]>::parse_separated_nonempty(input)?;
+            semi(input, "list of independent coordinates")?;
+            Ok(Item::Independent {
+                names: names.into_iter().collect(),
+                span: k.span,
+            })
+        } else if la.peek(kw::body) {
+            input.parse::<kw::body>()?;
+            let name = input.parse()?;
+            Ok(Item::Body {
+                name,
+                fields: fields(input)?,
+            })
+        } else if la.peek(kw::gravity) {
+            let k = input.parse::<kw::gravity>()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "gravity vector")?;
+            Ok(Item::Gravity {
+                value,
+                span: k.span,
+            })
+        } else if la.peek(kw::spring) {
+            input.parse::<kw::spring>()?;
+            let name = input.parse()?;
+            Ok(Item::Spring {
+                name,
+                fields: fields(input)?,
+            })
+        } else if la.peek(kw::force) {
+            input.parse::<kw::force>()?;
+            let coord = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "force")?;
+            Ok(Item::Force { coord, value })
+        } else if la.peek(kw::mass_matrix) {
+            input.parse::<kw::mass_matrix>()?;
+            let content;
+            braced!(content in input);
+            let list = Punctuated::<MassEntry, Token![,]>::parse_terminated(&content)?;
+            Ok(Item::MassMatrix {
+                entries: list
+                    .into_iter()
+                    .map(|MassEntry(a, b, e)| (a, b, e))
+                    .collect(),
+            })
+        } else if la.peek(kw::generalized_force) {
+            input.parse::<kw::generalized_force>()?;
+            Ok(Item::GeneralizedForce {
+                entries: fields(input)?,
+            })
+        } else if input.peek(Ident) {
+            let id: Ident = input.parse()?;
+            Err(syn::Error::new(
+                id.span(),
+                format!("unknown item `{id}`; a mechanism module may contain: {ITEM_KEYWORDS}"),
+            ))
+        } else {
+            Err(input.error(format!("expected an item ({ITEM_KEYWORDS})")))
+        }
+    }
+}
+
+impl Parse for Module {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let docs = docs(&attrs)?;
+        let vis: syn::Visibility = input.parse()?;
+        let vis = quote::ToTokens::to_token_stream(&vis).to_string();
+        if !input.peek(Token![mod]) {
+            return Err(input.error("expected `mod NAME { ... }`: each mechanism is a module, e.g. `pub mod slider_crank { coord theta = 0.0; ... }`"));
+        }
+        input.parse::<Token![mod]>()?;
+        let name: Ident = input.parse()?;
+        let content;
+        braced!(content in input);
+        let mut items = Vec::new();
+        while !content.is_empty() {
+            items.push(content.parse()?);
+        }
+        Ok(Module {
+            docs,
+            vis,
+            span: name.span(),
+            name,
+            items,
+        })
+    }
 }
 
 impl Parse for File {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        Err(input.error("parsing is not implemented yet"))
+        let mut seed = None;
+        for attr in input.call(Attribute::parse_inner)? {
+            if attr.path().is_ident("seed") {
+                let nv = attr.meta.require_name_value()?;
+                match &nv.value {
+                    Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) => seed = Some(i.base10_parse::<u64>()?),
+                    other => {
+                        return Err(syn::Error::new(
+                            other.span(),
+                            "the seed must be an integer literal: `#![seed = 42]`",
+                        ))
+                    }
+                }
+            } else {
+                return Err(syn::Error::new(
+                    attr.span(),
+                    "unknown option; the supported file option is `#![seed = N]`",
+                ));
+            }
+        }
+        let mut modules = Vec::new();
+        while !input.is_empty() {
+            modules.push(input.parse()?);
+        }
+        if modules.is_empty() {
+            return Err(input.error("expected at least one mechanism: `pub mod NAME { ... }`"));
+        }
+        Ok(File { seed, modules })
     }
 }

@@ -1,4 +1,5 @@
 //! Parsing the mechanism language (the body of `mechanism!` and `.mech` files) with syn.
+//! The grammar is in [`ast`].
 
 pub mod ast;
 

@@ -57,6 +57,8 @@ pub fn basis(arena: &mut Arena, f: &Factors, cols: &[usize]) -> Vec<Vec<ExprId>>
     let zero = arena.constant(0.0);
     let one = arena.constant(1.0);
     let mut d = vec![vec![zero; dof]; n];
+    // −1/U_ii once per pivot, so no entry needs its own negation.
+    let neg_inv: Vec<ExprId> = f.inv_pivot.iter().map(|&v| arena.neg(v)).collect();
     for c in 0..dof {
         // Back substitution: U1 x = −U2[:, c].
         let mut x = vec![zero; r];
@@ -68,8 +70,7 @@ pub fn basis(arena: &mut Arena, f: &Factors, cols: &[usize]) -> Vec<Vec<ExprId>>
                     acc = arena.add(acc, p);
                 }
             }
-            let m = arena.mul(acc, f.inv_pivot[i]);
-            x[i] = arena.neg(m);
+            x[i] = arena.mul(acc, neg_inv[i]);
         }
         for i in 0..r {
             d[cols[i]][c] = x[i];

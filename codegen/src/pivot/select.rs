@@ -3,20 +3,22 @@
 
 use num_complex::Complex64;
 
-/// Relative size under which an entry counts as zero in a probe.
+/// Size, relative to its equation's largest Jacobian entry, under which an entry counts
+/// as zero in a probe.
 pub const NEGLIGIBLE: f64 = 1e-9;
-/// A candidate at least this fraction of the best score may be preferred for sparsity
-/// (threshold pivoting: keeps fill-in, and so the generated code, small).
-pub const THRESHOLD: f64 = 0.1;
+/// A candidate at least this fraction of the largest remaining entry of its column (entries
+/// scaled by their equation's scale), in every probe, may be chosen for sparsity (threshold pivoting: keeps fill-in, and so the
+/// generated code, small).
+pub const THRESHOLD: f64 = 0.01;
 
 /// The pivot sequence found.
 #[derive(Clone, Debug)]
 pub struct Selection {
     /// Pivot `(row, column)` of each step.
     pub pivots: Vec<(usize, usize)>,
-    /// Score of each pivot: the minimum over probes of `|a| / scale`.
+    /// Score of each pivot: the minimum over probes of `|a|` relative to its equation's scale.
     pub scores: Vec<f64>,
-    /// The best remaining score when elimination stopped (0 if nothing remained).
+    /// Always 0: elimination stops when no entry is above [`NEGLIGIBLE`].
     pub residual_score: f64,
 }
 
@@ -30,15 +32,25 @@ pub fn eliminate(
 ) -> Selection {
     let m = structural.len();
     let n = allowed.len();
-    let scales: Vec<f64> = mats
+    // Scale of each original row in each probe: an entry is zero when it is negligible
+    // against its own equation (equations may be in different units).
+    let row_scale: Vec<Vec<f64>> = mats
         .iter()
         .map(|a| {
             a.iter()
-                .flatten()
-                .map(|v| v.norm())
-                .fold(0.0f64, f64::max)
-                .max(1e-300)
+                .map(|row| {
+                    row.iter()
+                        .map(|v| v.norm())
+                        .fold(0.0f64, f64::max)
+                        .max(1e-300)
+                })
+                .collect()
         })
+        .collect();
+    // Columns coupled to few equations make natural dependent coordinates; columns in
+    // many equations (a platform pose, a driving crank) natural independent ones.
+    let orig_col_count: Vec<usize> = (0..n)
+        .map(|j| (0..m).filter(|&i| structural[i][j]).count())
         .collect();
     let mut s: Vec<Vec<bool>> = structural.to_vec();
     let mut row_done = vec![false; m];
@@ -47,69 +59,90 @@ pub fn eliminate(
     let mut scores = Vec::new();
     let residual_score;
     loop {
-        // Score every candidate.
-        let mut cands: Vec<(f64, usize, usize)> = Vec::new();
+        // Largest remaining entry of each column in each probe, relative to its row's
+        // scale (for the threshold: multipliers of the elimination stay bounded).
+        let col_max: Vec<Vec<f64>> = mats
+            .iter()
+            .enumerate()
+            .map(|(p, a)| {
+                (0..n)
+                    .map(|j| {
+                        (0..m)
+                            .filter(|&i| !row_done[i] && s[i][j])
+                            .map(|i| a[i][j].norm() / row_scale[p][i])
+                            .fold(0.0f64, f64::max)
+                            .max(1e-300)
+                    })
+                    .collect()
+            })
+            .collect();
+        // (global score, local score, row, column)
+        let mut cands: Vec<(f64, f64, usize, usize)> = Vec::new();
         for i in (0..m).filter(|&i| !row_done[i]) {
             for j in (0..n).filter(|&j| !col_done[j] && allowed[j] && s[i][j]) {
-                let score = mats
-                    .iter()
-                    .zip(&scales)
-                    .map(|(a, sc)| a[i][j].norm() / sc)
-                    .fold(f64::INFINITY, f64::min);
-                cands.push((score, i, j));
+                let mut global = f64::INFINITY;
+                let mut local = f64::INFINITY;
+                for (p, a) in mats.iter().enumerate() {
+                    let v = a[i][j].norm();
+                    global = global.min(v / row_scale[p][i]);
+                    local = local.min(v / row_scale[p][i] / col_max[p][j]);
+                }
+                if global >= NEGLIGIBLE {
+                    cands.push((global, local, i, j));
+                }
             }
         }
-        let best = cands.iter().map(|c| c.0).fold(0.0f64, f64::max);
-        if best < NEGLIGIBLE {
-            residual_score = best;
+        if cands.is_empty() {
+            residual_score = 0.0;
             break;
         }
-        // Among numerically acceptable candidates, fewest structural nonzeros in the
-        // pivot row and column (Markowitz), then the larger score, then the lowest index.
+        // Among candidates large against the rest of their column in every probe, fewest
+        // structural nonzeros in the pivot row and column (Markowitz), then the column in
+        // fewest original equations, then the larger local score, then the lowest index.
+        let any_acceptable = cands.iter().any(|c| c.1 >= THRESHOLD);
         let row_count: Vec<usize> = (0..m)
             .map(|i| (0..n).filter(|&j| !col_done[j] && s[i][j]).count())
             .collect();
         let col_count: Vec<usize> = (0..n)
             .map(|j| (0..m).filter(|&i| !row_done[i] && s[i][j]).count())
             .collect();
-        let (_, pi, pj) = cands
+        let Some(&(global, _, pi, pj)) = cands
             .iter()
-            .filter(|c| c.0 >= THRESHOLD * best)
-            .map(|&(score, i, j)| {
-                let mk = (row_count[i] - 1) * (col_count[j] - 1);
-                (mk, score, i, j)
-            })
+            .filter(|c| !any_acceptable || c.1 >= THRESHOLD)
             .min_by(|x, y| {
-                x.0.cmp(&y.0)
+                let mx = (row_count[x.2] - 1) * (col_count[x.3] - 1);
+                let my = (row_count[y.2] - 1) * (col_count[y.3] - 1);
+                mx.cmp(&my)
+                    .then(orig_col_count[x.3].cmp(&orig_col_count[y.3]))
                     .then(y.1.total_cmp(&x.1))
                     .then(x.2.cmp(&y.2))
                     .then(x.3.cmp(&y.3))
             })
-            .map(|(_, score, i, j)| (score, i, j))
-            .unwrap_or((0.0, 0, 0));
-        let score = cands
-            .iter()
-            .find(|c| c.1 == pi && c.2 == pj)
-            .map(|c| c.0)
-            .unwrap_or(0.0);
+        else {
+            residual_score = 0.0;
+            break;
+        };
+        if std::env::var_os("MECHGEN_DEBUG_PIVOTS").is_some() {
+            eprintln!("pivot ({pi},{pj}) rc {} cc {} global {global:.2e} acceptable {any_acceptable} ncands {}", row_count[pi], col_count[pj], cands.len());
+        }
         pivots.push((pi, pj));
-        scores.push(score);
+        scores.push(global);
         row_done[pi] = true;
         col_done[pj] = true;
         // Eliminate in every probe; update the structure with fill-in.
+        let prow: Vec<usize> = (0..n).filter(|&j| !col_done[j] && s[pi][j]).collect();
+        let pcol: Vec<usize> = (0..m).filter(|&i| !row_done[i] && s[i][pj]).collect();
         for a in mats.iter_mut() {
             let piv = a[pi][pj];
-            for i in (0..m).filter(|&i| !row_done[i] && s[i][pj]) {
+            for &i in &pcol {
                 let l = a[i][pj] / piv;
-                for j in (0..n).filter(|&j| !col_done[j] && s[pi][j]) {
+                for &j in &prow {
                     let v = a[pi][j];
                     a[i][j] -= l * v;
                 }
                 a[i][pj] = Complex64::new(0.0, 0.0);
             }
         }
-        let prow: Vec<usize> = (0..n).filter(|&j| !col_done[j] && s[pi][j]).collect();
-        let pcol: Vec<usize> = (0..m).filter(|&i| !row_done[i] && s[i][pj]).collect();
         for &i in &pcol {
             for &j in &prow {
                 s[i][j] = true;
