@@ -17,8 +17,8 @@ const SLIDER: &str = include_str!("../examples/mechanisms/slider_crank.rs");
 const SPATIAL: &str = include_str!("../examples/mechanisms/spatial_slider_crank.rs");
 
 macro_rules! mechanism_tests {
-    ($m:ident, $src:expr, $seed:expr) => {
-        mod $m {
+    ($t:ident, $m:ident, $src:expr, $seed:expr) => {
+        mod $t {
             use super::*;
             use crate::$m as m;
             type M = m::Model;
@@ -53,5 +53,10 @@ macro_rules! mechanism_tests {
     };
 }
 
-mechanism_tests!(slider_crank, SLIDER, 11);
-mechanism_tests!(spatial_slider_crank, SPATIAL, 12);
+mechanism_tests!(slider_crank_tests, slider_crank, SLIDER, 11);
+mechanism_tests!(
+    spatial_slider_crank_tests,
+    spatial_slider_crank,
+    SPATIAL,
+    12
+);

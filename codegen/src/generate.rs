@@ -162,11 +162,24 @@ pub fn pretty(tokens: &TokenStream) -> String {
     let text = prettyplease::unparse(&file);
     let marker = format!("{}!(", emit::COMMENT_MARKER);
     let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
         let trimmed = line.trim_start();
         if let Some(rest) = trimmed.strip_prefix(&marker) {
+            // prettyplease may wrap a long marker call over several lines.
+            let mut call = rest.trim().to_string();
+            while !call.ends_with(");") {
+                match lines.next() {
+                    Some(l) => call.push_str(l.trim()),
+                    None => break,
+                }
+            }
             let indent = &line[..line.len() - trimmed.len()];
-            let lit = rest.trim_end().trim_end_matches(';').trim_end_matches(')');
+            let lit = call
+                .trim_end_matches(';')
+                .trim_end_matches(')')
+                .trim()
+                .trim_end_matches(',');
             let text = syn::parse_str::<syn::LitStr>(lit)
                 .map(|l| l.value())
                 .unwrap_or_else(|_| lit.to_string());

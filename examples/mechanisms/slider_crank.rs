@@ -9,8 +9,8 @@ mechgen::mechanism! {
         /// Rod length (m).
         param l2 = 0.3;
         coord theta = 0.3;
-        coord beta = 0.46;
-        coord s = 0.31;
+        coord beta = 1.4721295802647691;
+        coord s = 0.39407456415626446;
         let crank = vec2(l1 * cos(theta), l1 * sin(theta));
         let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
         constraint crank + rod == vec2(s, 0.0);

@@ -243,15 +243,15 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
             let mut scale = TokenStream::new();
             for (j, e) in body.roots[range.clone()].iter().enumerate() {
                 if j == 0 {
-                    scale = quote!((#e).abs());
+                    scale = quote!(#ty::abs(#e));
                 } else {
-                    scale = quote!(#scale.max((#e).abs()));
+                    scale = quote!(#ty::max(#scale, #ty::abs(#e)));
                 }
             }
             if range.is_empty() {
                 scale = opts.scalar.literal(1.0);
             }
-            health.extend(quote!(health = health.min((#piv).abs() / #scale);));
+            health.extend(quote!(health = health.min(#ty::abs(#piv) / #scale);));
         }
         let indep: Vec<&str> = ns
             .independent
