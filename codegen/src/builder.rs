@@ -7,15 +7,13 @@ use crate::generate::{generate_str, pretty, Options};
 
 /// Generates Rust from `.mech` files in a build script, in the spirit of `prost-build`.
 ///
+/// In `build.rs` (and `include!(concat!(env!("OUT_DIR"), "/stewart.rs"));` in the crate):
+///
 /// ```no_run
-/// // build.rs
-/// fn main() {
-///     if let Err(e) = mechgen_codegen::Builder::new().file("mechanisms/stewart.mech").generate() {
-///         eprintln!("{e}");
-///         std::process::exit(1);
-///     }
+/// if let Err(e) = mechgen_codegen::Builder::new().file("mechanisms/stewart.mech").generate() {
+///     eprintln!("{e}");
+///     std::process::exit(1);
 /// }
-/// // src/main.rs: include!(concat!(env!("OUT_DIR"), "/stewart.rs"));
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Builder {

@@ -4,6 +4,8 @@
 //! (hash-consed DAG, derivatives) → [`derive`] (Jacobians) → [`pivot`] (static pivots by
 //! probing, symbolic LU) → `schedule` → `emit` (straight-line Rust).
 
+#![allow(clippy::needless_range_loop)] // index loops read best in the numeric code
+
 pub mod derive;
 pub mod dynamics;
 pub mod error;

@@ -98,8 +98,8 @@ impl Arena {
     pub fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
             (Some(x), Some(y)) => return self.constant(x + y),
-            (Some(x), None) if x == 0.0 => return b,
-            (None, Some(y)) if y == 0.0 => return a,
+            (Some(0.0), None) => return b,
+            (None, Some(0.0)) => return a,
             _ => {}
         }
         if self.node(b) == Node::Neg(a) || self.node(a) == Node::Neg(b) {
@@ -208,9 +208,9 @@ impl Arena {
     pub fn div(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
             (Some(x), Some(y)) if y != 0.0 => return self.constant(x / y),
-            (_, Some(y)) if y == 1.0 => return a,
-            (_, Some(y)) if y == -1.0 => return self.neg(a),
-            (Some(x), _) if x == 0.0 => return a,
+            (_, Some(1.0)) => return a,
+            (_, Some(-1.0)) => return self.neg(a),
+            (Some(0.0), _) => return a,
             _ => {}
         }
         if a == b {

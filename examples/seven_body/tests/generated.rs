@@ -1,6 +1,7 @@
 //! The generated Andrews mechanism against independent computations and the published
 //! values at the consistent initial point (`../shared/mechanisms/andrews.md`).
 
+#![allow(clippy::excessive_precision)] // published values, quoted verbatim
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 
