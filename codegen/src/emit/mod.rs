@@ -538,6 +538,9 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     let name_str = model.name.clone();
     let nfun = idx(stats.len());
     let (nq_lit, nc_lit, dof_lit) = (idx(nq), idx(nc), idx(dof));
+    let rank_lit = idx(ns.rank);
+    let prow: Vec<proc_macro2::Literal> = ns.rows.iter().map(|&i| idx(i)).collect();
+    let pcol: Vec<proc_macro2::Literal> = ns.cols.iter().map(|&i| idx(i)).collect();
     let op_names = stats.iter().map(|f| f.name.as_str());
     let op_totals = stats.iter().map(|f| idx(f.ops.total()));
     let tokens = quote! {
@@ -557,6 +560,12 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
             pub const DOF: usize = #dof_lit;
             /// Independent coordinates: the identity rows of the null-space basis.
             pub const INDEPENDENT: [usize; DOF] = [#(#indep),*];
+            /// Rank of the constraint Jacobian found by probing.
+            pub const RANK: usize = #rank_lit;
+            /// Constraint rows in static pivot order (`P`): the rows the LU factors.
+            pub const PIVOT_ROWS: [usize; RANK] = [#(#prow),*];
+            /// Coordinates in static pivot order (`Q`): `RANK` dependent, then the independent.
+            pub const PIVOT_COLS: [usize; NQ] = [#(#pcol),*];
             /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
             pub const REDUNDANT: [usize; #nred] = [#(#redundant),*];
             /// Coordinate names, in coordinate order.
