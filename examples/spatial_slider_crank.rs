@@ -12,6 +12,12 @@ fn main() {
         &m::Params::default(),
         &m::OP_COUNTS,
     );
+    examples_common::null_space_study::<{ m::NQ }, { m::NC }, { m::DOF }, m::Model>(
+        &m::Params::default(),
+        10_000,
+        0.2,
+        1,
+    );
 }
 
 #[path = "common/mod.rs"]
