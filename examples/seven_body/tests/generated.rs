@@ -78,3 +78,56 @@ fn null_space_on_manifold() {
     let configs = common::random_configurations::<NQ, NC, DOF, M>(&p, 1000, 0.2, 31);
     common::check_null_space::<NQ, NC, DOF, M>(&p, &configs, 31);
 }
+
+/// Simulates over [0, 0.03] with the projection method and with the Lagrange formulation;
+/// both must agree to 1e-8 relative and reproduce the test set's reference solution
+/// (`andsoln` of the Bari test set's andrews.f) to about 10 digits.
+#[test]
+fn simulation_matches_lagrange_and_reference() {
+    use mechgen::runtime::{self, Dopri5Options, Integrator, SimOptions};
+    let p = m::Params::default();
+    let q0 = SVector::<f64, NQ>::from(m::NOMINAL_Q);
+    let opts = SimOptions {
+        integrator: Integrator::Dopri5(Dopri5Options {
+            rtol: 1e-10,
+            atol: 1e-12,
+            ..Dopri5Options::default()
+        }),
+        ..SimOptions::default()
+    };
+    let a = runtime::simulate_projection::<M, NQ, NC, DOF>(
+        &q0,
+        &SVector::zeros(),
+        &p,
+        0.0,
+        0.03,
+        &opts,
+    )
+    .expect("projection method");
+    let b =
+        runtime::simulate_lagrange::<M, NQ, NC, DOF>(&q0, &SVector::zeros(), &p, 0.0, 0.03, &opts)
+            .expect("Lagrange formulation");
+    let qa = a.q[a.q.len() - 1];
+    let qb = b.q[b.q.len() - 1];
+    let rel = (qa - qb).norm() / qa.norm();
+    assert!(rel <= 1e-8, "projection vs Lagrange at t = 0.03: {rel:e}");
+    let reference = [
+        0.1581077119629904e2,
+        -0.1575637105984298e2,
+        0.4082224013073101e-1,
+        -0.5347301163226948e0,
+        0.5244099658805304e0,
+        0.5347301163226948e0,
+        0.1048080741042263e1,
+    ];
+    for i in 0..NQ {
+        let err = (qa[i] - reference[i]).abs() / reference[i].abs();
+        assert!(
+            err <= 1e-8,
+            "q[{i}](0.03) = {} vs reference {}: {err:e}",
+            qa[i],
+            reference[i]
+        );
+    }
+    assert!(m::residual(&qa, &p, 0.03).norm() <= 1e-12);
+}
