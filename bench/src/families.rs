@@ -9,6 +9,9 @@ use std::fmt::Write;
 /// any crank angle assembles; nominal values are exact circle intersections.
 pub fn four_bar_chain(k: usize) -> String {
     let (a, b, c, g) = (1.0f64, 3.0f64, 2.5f64, 3.0f64);
+    // Parameters are `la`, `lb`, ...: a parameter named `b` currently sends the
+    // generator's name allocation into an endless loop (`b` is taken, `b_…` looks like a
+    // temporary).
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -17,7 +20,7 @@ pub fn four_bar_chain(k: usize) -> String {
     let _ = writeln!(s, "pub mod four_bar_chain_{k} {{");
     let _ = writeln!(
         s,
-        "    param a = {a:?};\n    param b = {b:?};\n    param c = {c:?};\n    param g = {g:?};"
+        "    param la = {a:?};\n    param lb = {b:?};\n    param lc = {c:?};\n    param lg = {g:?};"
     );
     let mut theta = 1.0f64;
     let _ = writeln!(s, "    coord th0 = {theta:?};");
@@ -38,7 +41,7 @@ pub fn four_bar_chain(k: usize) -> String {
         let _ = writeln!(s, "    coord ph{i} = {phi:?};\n    coord th{i} = {th:?};");
         let _ = writeln!(
             cons,
-            "    constraint vec2({x0:?} + a * cos(th{p}), a * sin(th{p})) + vec2(b * cos(ph{i}), b * sin(ph{i})) == vec2({x0:?} + g + c * cos(th{i}), c * sin(th{i}));",
+            "    constraint vec2({x0:?} + la * cos(th{p}), la * sin(th{p})) + vec2(lb * cos(ph{i}), lb * sin(ph{i})) == vec2({x0:?} + lg + lc * cos(th{i}), lc * sin(th{i}));",
             p = i - 1
         );
         theta = th;

@@ -1,0 +1,37 @@
+//! Generates the benchmarked mechanisms into `OUT_DIR` (as a user's build.rs would):
+//! the four examples, `four_bar_chain(64)` and `closed_chain(16)`.
+
+#[allow(dead_code)]
+#[path = "src/families.rs"]
+mod families;
+#[allow(dead_code)]
+#[path = "src/sources.rs"]
+mod sources;
+
+use std::path::PathBuf;
+
+fn main() {
+    for f in [
+        "src/families.rs",
+        "src/sources.rs",
+        "../examples/mechanisms/slider_crank.rs",
+        "../examples/mechanisms/spatial_slider_crank.rs",
+        "../examples/seven_body/andrews.mech",
+        "../examples/stewart_platform/stewart.mech",
+    ] {
+        println!("cargo:rerun-if-changed={f}");
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let opts = mechgen_codegen::Options::default();
+    for s in sources::compiled() {
+        let g = match mechgen_codegen::generate_str(&s.text, &opts) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("{}: {e:?}", s.label);
+                std::process::exit(1);
+            }
+        };
+        let text = mechgen_codegen::pretty(&g.tokens);
+        std::fs::write(out.join(format!("{}.rs", s.module)), text).expect("write module");
+    }
+}
