@@ -72,7 +72,7 @@ impl Scratch {
 
     fn write_module(&self, module: &str, text: &str, stats: &ModuleStats) -> std::io::Result<()> {
         std::fs::write(self.dir.join("src/generated.rs"), text)?;
-        let mut main = String::from("#![allow(dead_code)]\nmod generated;\nuse generated::");
+        let mut main = String::from("#![allow(warnings)]\nmod generated;\nuse generated::");
         main.push_str(module);
         main.push_str(" as m;\nfn main() {\n");
         for f in &stats.functions {
