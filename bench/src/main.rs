@@ -16,6 +16,9 @@ use mechgen_bench::harness::Config;
 use mechgen_bench::report::{Exponent, Machine, Report, Target};
 use mechgen_bench::{percall, sim, sources};
 
+/// A quantity read from a generation row.
+type Metric = fn(&GenRow) -> f64;
+
 struct Args {
     runs: usize,
     compile: bool,
@@ -333,7 +336,7 @@ fn main() {
         });
         report.exponents.push(et);
         report.exponents.push(eo);
-        let stages: [(&str, fn(&GenRow) -> f64); 5] = [
+        let stages: [(&str, Metric); 5] = [
             ("differentiate", |g| g.differentiate.median),
             ("pivot + LU", |g| g.pivot_lu.median),
             ("emit", |g| g.emit.median),
