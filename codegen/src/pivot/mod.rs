@@ -53,6 +53,9 @@ pub struct NullSpace {
 /// A chosen pivot smaller than this (relative, in some probe) triggers a re-draw of the
 /// probe points.
 const SUSPICIOUS: f64 = 1e-6;
+/// An entry of a probe matrix no larger than this multiple of its rounding-error bound
+/// counts as exactly zero there.
+const ROUNDOFF: f64 = 8.0;
 /// Re-draws of the probe points at most.
 const MAX_REDRAWS: usize = 3;
 /// Real probe points (on the manifold) and complex probe points (unit circle) per draw.
@@ -97,10 +100,22 @@ pub fn analyze(
         for _ in 0..COMPLEX_PROBES {
             probes.push(probe::complex_probe(model, &angles, &mut rng));
         }
+        // Entries within a few times their rounding-error bound are numerically zero at
+        // that probe (a row of pure rounding noise would otherwise be a "pivot" relative to
+        // its own scale).
         let mats: Vec<Vec<Vec<Complex64>>> = probes
             .iter()
             .map(|pr| {
-                let v = jac_eval.eval(&model.arena, &|s| pr.value(s));
+                let v: Vec<Complex64> = probe::eval_with_error(&model.arena, &flat, pr)
+                    .into_iter()
+                    .map(|(v, err)| {
+                        if v.norm() <= ROUNDOFF * err {
+                            Complex64::new(0.0, 0.0)
+                        } else {
+                            v
+                        }
+                    })
+                    .collect();
                 v.chunks(nq.max(1)).map(|r| r.to_vec()).collect()
             })
             .collect();

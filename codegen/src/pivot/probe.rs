@@ -5,7 +5,7 @@ use num_complex::Complex64;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::expr::{Arena, Evaluator, ExprId, Func, Node, Sym};
+use crate::expr::{Arena, Evaluator, ExprId, Func, Node, Scalar, Sym};
 use crate::model::Model;
 
 /// Values of every symbol at one probe point.
@@ -218,6 +218,90 @@ fn to_probe(q: &[f64], p: &[f64], t: f64) -> Probe {
         t: Complex64::new(t, 0.0),
         real: true,
     }
+}
+
+/// Values of `roots` at probe `pr`, each with a first-order running bound of its rounding
+/// error (every operation contributes `EPS·|result|`, and propagates its operands' errors
+/// through its partial derivatives).
+///
+/// An entry no larger than a small multiple of its bound is numerically zero at the probe:
+/// an expression that cancels to zero (`2(x + 0.1) − 2x − 0.2`, `d/dx (sin² x + cos² x)`)
+/// but is not folded symbolically evaluates to rounding noise, which relative to a row of
+/// the same noise would otherwise look like a perfectly good pivot.
+pub fn eval_with_error(arena: &Arena, roots: &[ExprId], pr: &Probe) -> Vec<(Complex64, f64)> {
+    const EPS: f64 = f64::EPSILON;
+    let mask = arena.reachable(roots);
+    let zero = (Complex64::new(0.0, 0.0), 0.0);
+    let mut vals: Vec<(Complex64, f64)> = vec![zero; mask.len()];
+    for (i, n) in arena.nodes().iter().enumerate() {
+        if !mask[i] {
+            continue;
+        }
+        let at = |c: ExprId| vals[c.index()];
+        vals[i] = match *n {
+            Node::Const(bits) => {
+                let v = f64::from_bits(bits);
+                (Complex64::new(v, 0.0), EPS * v.abs())
+            }
+            Node::Sym(s) => {
+                let v = pr.value(s);
+                (v, EPS * v.norm())
+            }
+            Node::Add(a, b) => {
+                let ((va, ea), (vb, eb)) = (at(a), at(b));
+                let v = va + vb;
+                (v, ea + eb + EPS * v.norm())
+            }
+            Node::Mul(a, b) => {
+                let ((va, ea), (vb, eb)) = (at(a), at(b));
+                let v = va * vb;
+                (v, va.norm() * eb + vb.norm() * ea + EPS * v.norm())
+            }
+            Node::Div(a, b) => {
+                let ((va, ea), (vb, eb)) = (at(a), at(b));
+                let v = va / vb;
+                (v, (ea + v.norm() * eb) / vb.norm() + EPS * v.norm())
+            }
+            Node::Neg(a) => {
+                let (va, ea) = at(a);
+                (-va, ea)
+            }
+            Node::Powi(a, k) => {
+                let (va, ea) = at(a);
+                let v = va.powi(k);
+                let d = (k as f64).abs() * va.powi(k - 1).norm();
+                (v, d * ea + EPS * v.norm())
+            }
+            Node::Func(f, a) => {
+                let (va, ea) = at(a);
+                let v = Scalar::func(va, f);
+                let one = Complex64::new(1.0, 0.0);
+                let d = match f {
+                    Func::Sin => va.cos().norm(),
+                    Func::Cos => va.sin().norm(),
+                    Func::Tan => (one + v * v).norm(),
+                    Func::Asin | Func::Acos => 1.0 / (one - va * va).sqrt().norm(),
+                    Func::Atan => 1.0 / (one + va * va).norm(),
+                    Func::Sqrt => 0.5 / v.norm(),
+                    Func::Exp => v.norm(),
+                    Func::Ln => 1.0 / va.norm(),
+                    Func::Abs => 1.0,
+                    Func::Sign => 0.0,
+                };
+                (v, d * ea + 2.0 * EPS * v.norm())
+            }
+            Node::Atan2(y, x) => {
+                let ((vy, ey), (vx, ex)) = (at(y), at(x));
+                let v = vy.atan2(vx);
+                let r2 = (vx * vx + vy * vy).norm();
+                (
+                    v,
+                    (vx.norm() * ey + vy.norm() * ex) / r2 + 2.0 * EPS * v.norm(),
+                )
+            }
+        };
+    }
+    roots.iter().map(|r| vals[r.index()]).collect()
 }
 
 /// A seeded generator (ChaCha8: portable and stable across platforms).
