@@ -1,0 +1,9 @@
+//! Mistakes in a `mechanism!` block are compile errors at the offending tokens.
+//!
+//! Each `tests/ui/*.rs` has exactly one mistake; its `.stderr` is the expected diagnostic
+//! (regenerate with `TRYBUILD=overwrite cargo test --test compile_fail`, then review).
+
+#[test]
+fn ui() {
+    trybuild::TestCases::new().compile_fail("tests/ui/*.rs");
+}
