@@ -658,25 +658,60 @@ fn coord_order_doc(names: &[String]) -> String {
 }
 
 fn sym_names(coords: &[String], params: &[String]) -> SymNames {
+    // Names the generated bodies use for arguments and locals, and every item of the
+    // generated module (a `let` of the name of a unit struct or a `const` would be a
+    // pattern; one of a function's name would shadow it).
     let mut taken: std::collections::HashSet<String> = [
-        "q", "qd", "p", "t", "b", "r", "m", "v", "d", "x", "health", "prev",
+        "q",
+        "qd",
+        "p",
+        "t",
+        "b",
+        "r",
+        "m",
+        "v",
+        "d",
+        "x",
+        "health",
+        "prev",
+        "NQ",
+        "NC",
+        "DOF",
+        "RANK",
+        "INDEPENDENT",
+        "REDUNDANT",
+        "PIVOT_ROWS",
+        "PIVOT_COLS",
+        "COORD_NAMES",
+        "NOMINAL_Q",
+        "OP_COUNTS",
+        "Params",
+        "Model",
+        "residual",
+        "jacobian",
+        "jacobian_t",
+        "null_space",
+        "solve_dependent",
+        "gamma",
+        "mass_matrix",
+        "forces",
+        "energy",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
     let mut fresh = |base: String| -> Ident {
-        let temp_like = |s: &str| {
-            (s.starts_with('t') || s.starts_with("live"))
-                && s.trim_start_matches(|c: char| c.is_ascii_alphabetic())
-                    .chars()
-                    .all(|c| c.is_ascii_digit())
-                || s.starts_with("b_")
-                || s.starts_with("sin_")
-                || s.starts_with("cos_")
-        };
         let mut name = base;
-        while taken.contains(&name) || temp_like(&name) {
-            name.push('_');
+        loop {
+            if is_temp_name(&name) {
+                // `sin_x`, `t12`, `b_3`, `f_part2`: prefixed and suffixed, the name leaves
+                // the temporaries' name space for good.
+                name = format!("v_{name}_");
+            } else if taken.contains(&name) {
+                name.push('_');
+            } else {
+                break;
+            }
         }
         taken.insert(name.clone());
         format_ident!("{}", name)
@@ -685,6 +720,22 @@ fn sym_names(coords: &[String], params: &[String]) -> SymNames {
     let param: Vec<Ident> = params.iter().map(|c| fresh(c.clone())).collect();
     let vel: Vec<Ident> = coords.iter().map(|c| fresh(format!("{c}_dot"))).collect();
     SymNames { coord, vel, param }
+}
+
+/// Whether `s` has the shape of a name emission gives its own temporaries: `t12`,
+/// `live3`, `b_0`, `sin_…`, `cos_…`, `forces_part1`.
+fn is_temp_name(s: &str) -> bool {
+    let digits_after = |prefix: &str| {
+        s.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_digit()))
+    };
+    digits_after("t")
+        || digits_after("live")
+        || digits_after("b_")
+        || s.starts_with("sin_")
+        || s.starts_with("cos_")
+        || s.rsplit_once("_part")
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
 }
 
 /// Structurally nonzero entries of a matrix, with their positions.

@@ -56,12 +56,11 @@ fn rz(a: f64) -> Matrix3<f64> {
     Matrix3::new(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
 }
 
-/// The 13 bodies written again from the geometry: (mass, principal inertia, centre of
-/// mass, rotation).
-fn bodies(
-    q: &SVector<f64, NQ>,
-    p: &m::Params,
-) -> Vec<(f64, Vector3<f64>, Vector3<f64>, Matrix3<f64>)> {
+/// One rigid body: (mass, principal inertia, centre of mass, rotation).
+type Body = (f64, Vector3<f64>, Vector3<f64>, Matrix3<f64>);
+
+/// The 13 bodies written again from the geometry.
+fn bodies(q: &SVector<f64, NQ>, p: &m::Params) -> Vec<Body> {
     let mut out = vec![(
         p.m_platform,
         Vector3::new(p.i_platform_xy, p.i_platform_xy, p.i_platform_z),
