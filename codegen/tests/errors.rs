@@ -470,7 +470,6 @@ fn nonfinite_const() {
 }
 
 #[test]
-#[ignore = "engine bug: Arena::div folds 0/x to 0 before checking x, so `0.0 / 0.0` is accepted as 0"]
 fn nan_const() {
     let src = circle("    const c = 0.0 / 0.0;\n    constraint x * x + y * y == 1.0 + c;\n");
     check(
@@ -781,4 +780,15 @@ fn builder_writes_a_good_file() {
     assert!(code.contains("// C[1]: crank + rod == vec2(s, 0.0) [y]"));
     assert!(code.contains("pub fn null_space"));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn division_by_constant_zero() {
+    let src = circle("    const z = 0.0;\n    constraint x * x + y / z == 1.0;\n");
+    check(
+        &src,
+        &["division by zero: the divisor is the constant 0"],
+        "constraint x * x + y / ",
+        "z",
+    );
 }

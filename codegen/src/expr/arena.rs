@@ -207,7 +207,10 @@ impl Arena {
     /// `a / b`.
     pub fn div(&mut self, a: ExprId, b: ExprId) -> ExprId {
         match (self.as_const(a), self.as_const(b)) {
-            (Some(x), Some(y)) if y != 0.0 => return self.constant(x / y),
+            // A zero divisor is kept as a division: evaluating it gives the non-finite
+            // value that checks upstream report (a `const` of 0/0, say).
+            (_, Some(0.0)) => return self.intern(Node::Div(a, b)),
+            (Some(x), Some(y)) => return self.constant(x / y),
             (_, Some(1.0)) => return a,
             (_, Some(-1.0)) => return self.neg(a),
             (Some(0.0), _) => return a,
