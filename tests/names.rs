@@ -5,8 +5,9 @@
 use mechgen::nalgebra::SVector;
 
 mechgen::mechanism! {
-    /// A four-bar linkage whose names are all taken by the generated code.
-    pub mod clash {
+    /// A four-bar linkage whose names are all taken by the generated code (and a private
+    /// module: the declared visibility is kept).
+    mod clash {
         param b = 1.0;
         param t1 = 3.0;
         param sin_x = 2.5;

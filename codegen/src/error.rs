@@ -3,6 +3,7 @@
 use std::fmt;
 
 use proc_macro2::Span;
+use quote::ToTokens;
 
 /// An error in a mechanism description, located at the offending tokens.
 ///
@@ -11,10 +12,14 @@ use proc_macro2::Span;
 /// excerpt.
 #[derive(Clone, Debug)]
 pub struct Error {
-    /// Where the problem is (start and end of the offending tokens).
+    /// Where the problem is (start and end of the offending tokens where the span
+    /// can be joined; in a proc macro on stable Rust, the first token).
     pub span: Span,
     /// What is wrong, and where possible how to fix it.
     pub message: String,
+    /// The last offending token, so that `compile_error!` underlines the whole range
+    /// even where spans cannot be joined.
+    end: Span,
 }
 
 impl Error {
@@ -23,12 +28,29 @@ impl Error {
         Self {
             span,
             message: message.into(),
+            end: span,
         }
     }
 
-    /// Converts into a `syn::Error` (for `compile_error!`).
+    /// An error covering all tokens of `node`, from its first to its last.
+    pub fn spanned(node: &impl ToTokens, message: impl Into<String>) -> Self {
+        let tokens = node.to_token_stream();
+        // Joined where the platform joins spans (build.rs), else the first token.
+        let span = syn::spanned::Spanned::span(&tokens);
+        let end = tokens.into_iter().last().map_or(span, |t| t.span());
+        Self {
+            span,
+            message: message.into(),
+            end,
+        }
+    }
+
+    /// Converts into a `syn::Error` (for `compile_error!`), spanning from the first to
+    /// the last offending token.
     pub fn to_syn(&self) -> syn::Error {
-        syn::Error::new(self.span, &self.message)
+        let start = proc_macro2::Ident::new("start", self.span);
+        let end = proc_macro2::Ident::new("end", self.end);
+        syn::Error::new_spanned(quote::quote!(#start #end), &self.message)
     }
 }
 
@@ -42,10 +64,7 @@ impl std::error::Error for Error {}
 
 impl From<syn::Error> for Error {
     fn from(e: syn::Error) -> Self {
-        Self {
-            span: e.span(),
-            message: e.to_string(),
-        }
+        Self::new(e.span(), e.to_string())
     }
 }
 

@@ -610,8 +610,7 @@ fn impossible_independent_hint_too_many() {
     check(
         &src,
         &[
-            "coordinates theta, s cannot all be independent",
-            "choose other independent coordinates",
+            "2 independent coordinates named (`theta`, `s`), but the mechanism has only 1 degree of freedom",
         ],
         "",
         "independent",
@@ -624,7 +623,7 @@ fn impossible_independent_hint_fixed_coordinate() {
     check(
         src,
         &[
-            "x cannot all be independent",
+            "coordinate `x` cannot be independent: with it held fixed",
             "determine only 0 of the other coordinates, but they have rank 1",
         ],
         "",

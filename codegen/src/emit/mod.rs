@@ -543,13 +543,18 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     let pcol: Vec<proc_macro2::Literal> = ns.cols.iter().map(|&i| idx(i)).collect();
     let op_names = stats.iter().map(|f| f.name.as_str());
     let op_totals = stats.iter().map(|f| idx(f.ops.total()));
+    // The module keeps the visibility it was declared with (`mod`, `pub mod`,
+    // `pub(crate) mod`).
+    let vis = syn::parse_str::<syn::Visibility>(&model.vis)
+        .map(quote::ToTokens::into_token_stream)
+        .unwrap_or_else(|_| quote!(pub));
     let tokens = quote! {
         #mod_docs
         ///
         #[doc = #size_doc]
         #notes_doc
         #[allow(unused_variables, unused_mut, non_snake_case, clippy::all, clippy::pedantic)]
-        pub mod #name {
+        #vis mod #name {
             use #krate::nalgebra::{SMatrix, SVector};
 
             /// Number of generalised coordinates.

@@ -144,8 +144,8 @@ impl Lowerer {
             Expr::Lit(l) => match &l.lit {
                 Lit::Float(f) => Ok(Value::Scalar(a.constant(f.base10_parse::<f64>()?))),
                 Lit::Int(i) => Ok(Value::Scalar(a.constant(i.base10_parse::<f64>()?))),
-                other => Err(Error::new(
-                    other.span(),
+                other => Err(Error::spanned(
+                    &other,
                     "unsupported literal: only numbers (like `2`, `0.5`, `1e-3`) are supported",
                 )),
             },
@@ -175,7 +175,7 @@ impl Lowerer {
             Expr::Binary(b) => self.binary(b),
             Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else {
-                    return Err(Error::new(c.func.span(), "only named functions can be called"));
+                    return Err(Error::spanned(&c.func, "only named functions can be called"));
                 };
                 let Some(id) = p.path.get_ident() else {
                     return Err(Error::new(p.span(), "unsupported path: use a plain function name"));
@@ -213,12 +213,12 @@ impl Lowerer {
                     Error::new(f.member.span(), format!("`.{name}` of {}: a 2-vector has only `.x` and `.y`", v.kind()))
                 })
             }
-            Expr::Assign(asg) => Err(Error::new(
-                asg.span(),
+            Expr::Assign(asg) => Err(Error::spanned(
+                &asg,
                 "`=` is not an equation: write `lhs == rhs` in a constraint",
             )),
-            other => Err(Error::new(
-                other.span(),
+            other => Err(Error::spanned(
+                &other,
                 "unsupported syntax; expressions may use numbers, names, `t`, `pi`, `+ - * /`, unary `-`, parentheses, function calls (`sin(x)` or `x.sin()`) and `.x`/`.y`/`.z`",
             )),
         }
@@ -278,8 +278,8 @@ impl Lowerer {
                 // constant would emit a division by zero.
                 let constant_numerator = x.exprs().iter().all(|&e| a.as_const(e).is_some());
                 if a.as_const(d) == Some(0.0) && !constant_numerator {
-                    return Err(Error::new(
-                        b.right.span(),
+                    return Err(Error::spanned(
+                        &b.right,
                         "division by zero: the divisor is the constant 0",
                     ));
                 }
@@ -325,8 +325,8 @@ impl Lowerer {
         }
         if s == "powi" {
             let n = integer_literal(args[1]).ok_or_else(|| {
-                Error::new(
-                    args[1].span(),
+                Error::spanned(
+                    &args[1],
                     "the exponent of `powi` must be an integer literal, like `2` or `-1`",
                 )
             })?;
@@ -419,8 +419,8 @@ impl Lowerer {
 
     fn der(&mut self, arg: &Expr) -> Result<Value> {
         if !self.allow_velocity {
-            return Err(Error::new(
-                arg.span(),
+            return Err(Error::spanned(
+                &arg,
                 "`der(...)` (a velocity) is only allowed in forces: constraints, positions and orientations depend on coordinates and time only",
             ));
         }
@@ -435,8 +435,8 @@ impl Lowerer {
         };
         match coord {
             Some(i) => Ok(Value::Scalar(self.arena.sym(Sym::Vel(i as u32)))),
-            None => Err(Error::new(
-                arg.span(),
+            None => Err(Error::spanned(
+                &arg,
                 "`der` takes a coordinate name: `der(theta)` is the velocity of `theta`",
             )),
         }
@@ -452,15 +452,15 @@ impl Lowerer {
                 Sym::Param(i) => self.name_of(Kind::Param, *i as usize),
                 _ => "t".to_string(),
             };
-            return Err(Error::new(
-                e.span(),
+            return Err(Error::spanned(
+                &e,
                 format!("{what} must be a constant expression, but it depends on `{name}`"),
             ));
         }
         let x = self.arena.eval(&[v], &|_| 0.0f64)[0];
         if !x.is_finite() {
-            return Err(Error::new(
-                e.span(),
+            return Err(Error::spanned(
+                &e,
                 format!("{what} is not a finite number (it evaluates to {x})"),
             ));
         }
@@ -567,11 +567,11 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                 for c in v.exprs() {
                     let syms = l.arena.symbols(&[c]);
                     if !syms.is_empty() {
-                        return Err(Error::new(value.span(), "a `const` must be a constant expression (numbers, `pi` and other consts); use `param` or `let` for values that depend on parameters or coordinates"));
+                        return Err(Error::spanned(&value, "a `const` must be a constant expression (numbers, `pi` and other consts); use `param` or `let` for values that depend on parameters or coordinates"));
                     }
                     let x = l.arena.eval(&[c], &|_| 0.0f64)[0];
                     if !x.is_finite() {
-                        return Err(Error::new(value.span(), format!("the constant `{name}` is not a finite number (it evaluates to {x})")));
+                        return Err(Error::spanned(&value, format!("the constant `{name}` is not a finite number (it evaluates to {x})")));
                     }
                     comps.push(l.arena.constant(x));
                 }
@@ -601,14 +601,16 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
             }
             Item::Constraint { equation } => {
                 let Expr::Binary(b) = equation else {
-                    return Err(Error::new(
-                        equation.span(),
-                        "a constraint must be an equation `lhs == rhs`",
-                    ));
+                    let message = if matches!(equation, Expr::Assign(_)) {
+                        "a constraint must be an equation `lhs == rhs`; `=` is assignment, write `==`"
+                    } else {
+                        "a constraint must be an equation `lhs == rhs`"
+                    };
+                    return Err(Error::spanned(&equation, message));
                 };
                 if !matches!(b.op, BinOp::Eq(_)) {
-                    return Err(Error::new(
-                        equation.span(),
+                    return Err(Error::spanned(
+                        &equation,
                         "a constraint must be an equation `lhs == rhs`",
                     ));
                 }
@@ -681,7 +683,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                     (Some(f), None) => Some(Orientation::Angle(l.expr(&f.value)?.scalar(f.value.span())?)),
                     (None, Some(f)) => match l.expr(&f.value)? {
                         Value::Mat3(r) => Some(Orientation::Rotation(r)),
-                        other => return Err(Error::new(f.value.span(), format!("`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}", other.kind()))),
+                        other => return Err(Error::spanned(&f.value, format!("`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}", other.kind()))),
                     },
                     (Some(f), Some(_)) => return Err(Error::new(f.name.span(), "give either `angle` (planar) or `rotation` (spatial), not both")),
                     (None, None) => None,
@@ -691,8 +693,8 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                     Some(f) => Some(match (l.expr(&f.value)?, &orientation) {
                         (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
                         (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
-                        (v, Some(Orientation::Angle(_))) => return Err(Error::new(f.value.span(), format!("a planar body's inertia is a scalar, found {}", v.kind()))),
-                        (v, Some(Orientation::Rotation(_))) => return Err(Error::new(f.value.span(), format!("a spatial body's inertia is a 3-vector of principal moments, found {}", v.kind()))),
+                        (v, Some(Orientation::Angle(_))) => return Err(Error::spanned(&f.value, format!("a planar body's inertia is a scalar, found {}", v.kind()))),
+                        (v, Some(Orientation::Rotation(_))) => return Err(Error::spanned(&f.value, format!("a spatial body's inertia is a 3-vector of principal moments, found {}", v.kind()))),
                         (_, None) => return Err(Error::new(f.name.span(), "a body with `inertia` needs an `angle` (planar) or a `rotation` (spatial)")),
                     }),
                 };
@@ -725,8 +727,8 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                 let a = l.expr(&fa.value)?.vector(fa.value.span())?;
                 let b = l.expr(&fb.value)?.vector(fb.value.span())?;
                 if a.len() != b.len() {
-                    return Err(Error::new(
-                        fb.value.span(),
+                    return Err(Error::spanned(
+                        &fb.value,
                         "the two end points of a spring must have the same dimension",
                     ));
                 }

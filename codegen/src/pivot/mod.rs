@@ -162,18 +162,36 @@ pub fn analyze(
     };
     let rank = sel.pivots.len();
     if let Some(free) = &free {
-        if free.pivots.len() > rank {
-            let names: Vec<&str> = model
-                .independent
-                .iter()
-                .map(|&j| model.coords[j].name.as_str())
-                .collect();
+        let full_rank = free.pivots.len();
+        let names: Vec<String> = model
+            .independent
+            .iter()
+            .map(|&j| format!("`{}`", model.coords[j].name))
+            .collect();
+        let span = model.independent_span.unwrap_or(model.span);
+        if full_rank < nq && model.independent.len() > nq - full_rank {
             return Err(Error::new(
-                model.independent_span.unwrap_or(model.span),
+                span,
                 format!(
-                    "coordinates {} cannot all be independent: with them held fixed the constraints determine only {rank} of the other coordinates, but they have rank {}; choose other independent coordinates",
+                    "{} independent coordinates named ({}), but the mechanism has only {} degree{} of freedom",
+                    names.len(),
                     names.join(", "),
-                    free.pivots.len()
+                    nq - full_rank,
+                    if nq - full_rank == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        if full_rank > rank {
+            let subject = if names.len() == 1 {
+                format!("coordinate {} cannot be independent", names[0])
+            } else {
+                format!("coordinates {} cannot all be independent", names.join(", "))
+            };
+            return Err(Error::new(
+                span,
+                format!(
+                    "{subject}: with {} held fixed the constraints determine only {rank} of the other coordinates, but they have rank {full_rank}; choose other independent coordinates",
+                    if names.len() == 1 { "it" } else { "them" }
                 ),
             ));
         }
