@@ -2,10 +2,13 @@
 //! forces (applied, gravity, springs and the quadratic-velocity terms of the kinetic
 //! energy) and the total energy — all symbolic, as DAG roots.
 //!
-//! With kinetic energy `T(q, q̇, t)`, momenta `p_i = ∂T/∂q̇_i`:
-//! `M_ij = ∂p_i/∂q̇_j` and `f_i = ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t + Q_i`,
-//! so that `M q̈ = f + C_Jᵀ λ` is Lagrange's equation. This holds for rheonomic bodies
-//! (positions depending on `t`) as well.
+//! Bodies of constant mass and inertia are projected one by one (Kane's form): with
+//! `J = ∂r/∂q` of the centre of mass and `W = ∂ω/∂q̇` of the body-frame angular
+//! velocity, `M += m JᵀJ + WᵀIW` and `f −= m Jᵀ a_c + Wᵀ(I ω̇_c + ω × Iω)`, where `a_c`
+//! and `ω̇_c` are the accelerations at `q̈ = 0`. Anything else goes through the kinetic
+//! energy `T(q, q̇, t)` and momenta `p_i = ∂T/∂q̇_i`: `M_ij = ∂p_i/∂q̇_j` and
+//! `f_i = ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t`. Either way `M q̈ = f + Q + C_Jᵀ λ` is
+//! Lagrange's equation, for rheonomic bodies (positions depending on `t`) as well.
 
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Dynamics, Inertia, Orientation};
@@ -100,38 +103,221 @@ fn body_kinetic_energy(a: &mut Arena, body: &Body, nq: usize) -> ExprId {
     t
 }
 
+/// Whether `e` is constant in time: no coordinate, velocity or `t` in it.
+fn is_fixed(a: &mut Arena, e: ExprId, nq: usize) -> bool {
+    let dt = a.diff(e, Sym::Time);
+    a.is_zero(dt)
+        && (0..nq).all(|k| {
+            let dq = a.diff(e, Sym::Coord(k as u32));
+            let dv = a.diff(e, Sym::Vel(k as u32));
+            a.is_zero(dq) && a.is_zero(dv)
+        })
+}
+
+/// Adds `m · (uᵢ · vⱼ)`-shaped contributions to the symmetric mass matrix: entry
+/// `(i, j)` gains `entry(i, j)` where both partials are nonzero.
+fn add_mass(
+    a: &mut Arena,
+    mass: &mut [Vec<ExprId>],
+    partials: &[Vec<ExprId>],
+    mut entry: impl FnMut(&mut Arena, &[ExprId], &[ExprId]) -> ExprId,
+) {
+    let nq = mass.len();
+    let active: Vec<usize> = (0..nq)
+        .filter(|&i| partials[i].iter().any(|&e| !a.is_zero(e)))
+        .collect();
+    for (n, &i) in active.iter().enumerate() {
+        for &j in &active[n..] {
+            let e = entry(a, &partials[i], &partials[j]);
+            let m = a.add(mass[i][j], e);
+            mass[i][j] = m;
+            mass[j][i] = m;
+        }
+    }
+}
+
+/// Mass-matrix and quadratic-velocity contributions of one body of constant mass and
+/// inertia, projected body by body (Kane's form of Lagrange's equations):
+/// `M += m Jᵀ J + Wᵀ I W`, `f −= m Jᵀ a_c + Wᵀ (I ω̇_c + ω × I ω)`, with `J = ∂r/∂q`,
+/// `W = ∂ω/∂q̇` and `a_c`, `ω̇_c` the accelerations at `q̈ = 0`. Each body costs
+/// `O(NQ)` entries instead of the `O(NQ³)` of differentiating the momenta.
+fn body_terms(
+    a: &mut Arena,
+    body: &Body,
+    mass: &mut [Vec<ExprId>],
+    forces: &mut [ExprId],
+) -> ExprId {
+    let nq = mass.len();
+    let half = a.constant(0.5);
+    // Translation.
+    let vel: Vec<ExprId> = body
+        .com
+        .iter()
+        .map(|&c| time_derivative(a, c, nq))
+        .collect();
+    let jac: Vec<Vec<ExprId>> = (0..nq)
+        .map(|i| {
+            body.com
+                .iter()
+                .map(|&c| a.diff(c, Sym::Coord(i as u32)))
+                .collect()
+        })
+        .collect();
+    let m = body.mass;
+    add_mass(a, mass, &jac, |a, u, v| {
+        let d = dot(a, u, v);
+        a.mul(m, d)
+    });
+    let ma: Vec<ExprId> = vel
+        .iter()
+        .map(|&v| {
+            let acc = time_derivative(a, v, nq);
+            a.mul(m, acc)
+        })
+        .collect();
+    for (i, f) in forces.iter_mut().enumerate() {
+        let g = dot(a, &jac[i], &ma);
+        *f = a.sub(*f, g);
+    }
+    let v2 = dot(a, &vel, &vel);
+    let mv2 = a.mul(m, v2);
+    let mut kinetic = a.mul(half, mv2);
+    // Rotation.
+    match (&body.inertia, &body.orientation) {
+        (Some(Inertia::Planar(inertia)), Some(Orientation::Angle(phi))) => {
+            let w = time_derivative(a, *phi, nq);
+            let alpha = time_derivative(a, w, nq);
+            let ia = a.mul(*inertia, alpha);
+            let jphi: Vec<Vec<ExprId>> = (0..nq)
+                .map(|i| vec![a.diff(*phi, Sym::Coord(i as u32))])
+                .collect();
+            let i0 = *inertia;
+            add_mass(a, mass, &jphi, |a, u, v| {
+                let d = a.mul(u[0], v[0]);
+                a.mul(i0, d)
+            });
+            for (i, f) in forces.iter_mut().enumerate() {
+                let g = a.mul(jphi[i][0], ia);
+                *f = a.sub(*f, g);
+            }
+            let w2 = a.powi(w, 2);
+            let iw2 = a.mul(*inertia, w2);
+            let r = a.mul(half, iw2);
+            kinetic = a.add(kinetic, r);
+        }
+        (Some(inertia), Some(Orientation::Rotation(r))) => {
+            let w = body_angular_velocity(a, r, nq);
+            let apply = |a: &mut Arena, x: &[ExprId]| -> Vec<ExprId> {
+                match inertia {
+                    Inertia::Principal(m) => (0..3).map(|k| a.mul(m[k], x[k])).collect(),
+                    Inertia::Full(m) => (0..3).map(|k| dot(a, &m[k], x)).collect(),
+                    Inertia::Planar(_) => Vec::new(),
+                }
+            };
+            let iw = apply(a, &w);
+            if iw.len() == 3 {
+                let wdot: Vec<ExprId> = w.iter().map(|&e| time_derivative(a, e, nq)).collect();
+                let iwdot = apply(a, &wdot);
+                let gyro = cross(a, &w, &iw);
+                let h: Vec<ExprId> = iwdot
+                    .iter()
+                    .zip(&gyro)
+                    .map(|(&x, &y)| a.add(x, y))
+                    .collect();
+                let wj: Vec<Vec<ExprId>> = (0..nq)
+                    .map(|i| w.iter().map(|&e| a.diff(e, Sym::Vel(i as u32))).collect())
+                    .collect();
+                add_mass(a, mass, &wj, |a, u, v| {
+                    let iv = apply(a, v);
+                    dot(a, u, &iv)
+                });
+                for (i, f) in forces.iter_mut().enumerate() {
+                    let g = dot(a, &wj[i], &h);
+                    *f = a.sub(*f, g);
+                }
+                let e = dot(a, &w, &iw);
+                let r = a.mul(half, e);
+                kinetic = a.add(kinetic, r);
+            }
+        }
+        _ => {}
+    }
+    kinetic
+}
+
+/// Body-frame angular velocity `ω` with `ω̃ = Rᵀ Ṙ`.
+fn body_angular_velocity(a: &mut Arena, r: &[[ExprId; 3]; 3], nq: usize) -> Vec<ExprId> {
+    let rd: Vec<Vec<ExprId>> = r
+        .iter()
+        .map(|row| row.iter().map(|&e| time_derivative(a, e, nq)).collect())
+        .collect();
+    let w_skew = |a: &mut Arena, i: usize, j: usize| {
+        let col_i: Vec<ExprId> = (0..3).map(|k| r[k][i]).collect();
+        let col_j: Vec<ExprId> = (0..3).map(|k| rd[k][j]).collect();
+        dot(a, &col_i, &col_j)
+    };
+    vec![w_skew(a, 2, 1), w_skew(a, 0, 2), w_skew(a, 1, 0)]
+}
+
+fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
+    let c = |a: &mut Arena, i: usize, j: usize| {
+        let p = a.mul(x[i], y[j]);
+        let q = a.mul(x[j], y[i]);
+        a.sub(p, q)
+    };
+    vec![c(a, 1, 2), c(a, 2, 0), c(a, 0, 1)]
+}
+
 /// Builds `M`, `f` and the energy of the model's dynamics.
 pub fn equations_of_motion(model: &mut Model, dynamics: &Dynamics) -> EquationsOfMotion {
     let nq = model.coords.len();
     let a = &mut model.arena;
     let zero = a.constant(0.0);
-    // Kinetic energy of the bodies.
-    let tk: Vec<ExprId> = dynamics
-        .bodies
-        .iter()
-        .map(|b| body_kinetic_energy(a, b, nq))
-        .collect();
-    let t_kin = sum(a, tk);
-    let momenta: Vec<ExprId> = (0..nq).map(|i| a.diff(t_kin, Sym::Vel(i as u32))).collect();
     let mut mass = vec![vec![zero; nq]; nq];
-    for i in 0..nq {
-        for j in i..nq {
-            let m = a.diff(momenta[i], Sym::Vel(j as u32));
-            mass[i][j] = m;
-            mass[j][i] = m;
+    let mut forces = vec![zero; nq];
+    // Bodies of constant mass and inertia, projected one by one; the others (a mass or
+    // inertia that varies with q or t) through Lagrange's equations of their energy.
+    let mut tk = Vec::new();
+    let mut varying = Vec::new();
+    for b in &dynamics.bodies {
+        let inertia_fixed = match &b.inertia {
+            None => true,
+            Some(Inertia::Planar(i)) => is_fixed(a, *i, nq),
+            Some(Inertia::Principal(m)) => m.iter().all(|&e| is_fixed(a, e, nq)),
+            Some(Inertia::Full(m)) => m.iter().flatten().all(|&e| is_fixed(a, e, nq)),
+        };
+        if inertia_fixed && is_fixed(a, b.mass, nq) {
+            tk.push(body_terms(a, b, &mut mass, &mut forces));
+        } else {
+            let t = body_kinetic_energy(a, b, nq);
+            tk.push(t);
+            varying.push(t);
+        }
+    }
+    let t_kin = sum(a, tk);
+    if !varying.is_empty() {
+        let t_var = sum(a, varying);
+        let momenta: Vec<ExprId> = (0..nq).map(|i| a.diff(t_var, Sym::Vel(i as u32))).collect();
+        for i in 0..nq {
+            for j in i..nq {
+                let d = a.diff(momenta[i], Sym::Vel(j as u32));
+                let m = a.add(mass[i][j], d);
+                mass[i][j] = m;
+                mass[j][i] = m;
+            }
+        }
+        // Quadratic-velocity terms: ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t.
+        for (i, &p) in momenta.iter().enumerate() {
+            let dtdq = a.diff(t_var, Sym::Coord(i as u32));
+            let pdot = time_derivative(a, p, nq);
+            let d = a.sub(dtdq, pdot);
+            forces[i] = a.add(forces[i], d);
         }
     }
     for &(i, j, e) in &dynamics.explicit_mass {
         let m = a.add(mass[i][j], e);
         mass[i][j] = m;
         mass[j][i] = m;
-    }
-    // Quadratic-velocity terms: ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t.
-    let mut forces = Vec::with_capacity(nq);
-    for (i, &p) in momenta.iter().enumerate() {
-        let dtdq = a.diff(t_kin, Sym::Coord(i as u32));
-        let pdot = time_derivative(a, p, nq);
-        forces.push(a.sub(dtdq, pdot));
     }
     // Potential energy of gravity and springs; their forces are −∂V/∂q (springs add damping).
     let mut potential = zero;
