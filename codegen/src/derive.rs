@@ -7,11 +7,16 @@ use crate::model::Model;
 pub fn jacobian(model: &mut Model) -> Vec<Vec<ExprId>> {
     let nq = model.coords.len();
     let rows: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
+    let a = &mut model.arena;
+    let zero = a.constant(0.0);
     rows.into_iter()
         .map(|e| {
-            (0..nq)
-                .map(|j| model.arena.diff(e, Sym::Coord(j as u32)))
-                .collect()
+            // Only the coordinates the row contains can have a nonzero partial.
+            let mut row = vec![zero; nq];
+            for j in a.coords_of(e) {
+                row[j as usize] = a.diff(e, Sym::Coord(j));
+            }
+            row
         })
         .collect()
 }

@@ -35,9 +35,14 @@ fn dot(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> ExprId {
     sum(a, terms)
 }
 
-/// Total time derivative of `e` along `q̇` (velocity symbols) and `t`.
+/// Total time derivative of `e` along `q̇` (velocity symbols) and `t`, with `q̈ = 0`.
 pub fn time_derivative(a: &mut Arena, e: ExprId, nq: usize) -> ExprId {
-    let coords: Vec<usize> = (0..nq).collect();
+    let coords: Vec<usize> = a
+        .coords_of(e)
+        .into_iter()
+        .map(|k| k as usize)
+        .filter(|&k| k < nq)
+        .collect();
     time_derivative_over(a, e, &coords)
 }
 

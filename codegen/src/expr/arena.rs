@@ -1,6 +1,6 @@
 //! The hash-consed arena and its smart constructors.
 
-use super::hash::FxHashMap;
+use super::hash::{FxHashMap, FxHashSet};
 use super::node::{ExprId, Func, Node, Sym};
 
 /// A hash-consed arena of expression nodes (one node per distinct subexpression).
@@ -343,6 +343,34 @@ impl Arena {
             }
         }
         mask
+    }
+
+    /// Indices of the coordinates `e` depends on, ascending. Visits only the nodes
+    /// under `e`, so asking for each row of a sparse Jacobian stays linear overall.
+    ///
+    /// ```
+    /// use mechgen_codegen::expr::{Arena, Sym};
+    /// let mut a = Arena::new();
+    /// let (x, z) = (a.sym(Sym::Coord(0)), a.sym(Sym::Coord(2)));
+    /// let s = a.sin(z);
+    /// let e = a.mul(x, s);
+    /// assert_eq!(a.coords_of(e), vec![0, 2]);
+    /// ```
+    pub fn coords_of(&self, e: ExprId) -> Vec<u32> {
+        let mut seen = FxHashSet::default();
+        let mut stack = vec![e];
+        let mut out = Vec::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            match self.node(id) {
+                Node::Sym(Sym::Coord(i)) => out.push(i),
+                n => stack.extend(n.children()),
+            }
+        }
+        out.sort_unstable();
+        out
     }
 
     /// Number of distinct nodes the roots need (the size of their shared DAG).

@@ -53,6 +53,15 @@ pub fn eliminate(
         .map(|j| (0..m).filter(|&i| structural[i][j]).count())
         .collect();
     let mut s: Vec<Vec<bool>> = structural.to_vec();
+    // Structural nonzeros by row and by column (grown with fill-in), so that each step
+    // costs O(nonzeros), not O(m n): sparse mechanisms stay near-linear.
+    let mut row_nz: Vec<Vec<usize>> = (0..m)
+        .map(|i| (0..n).filter(|&j| s[i][j]).collect())
+        .collect();
+    let mut col_nz: Vec<Vec<usize>> = (0..n)
+        .map(|j| (0..m).filter(|&i| s[i][j]).collect())
+        .collect();
+    let debug = std::env::var_os("MECHGEN_DEBUG_PIVOTS").is_some();
     let mut row_done = vec![false; m];
     let mut col_done = vec![false; n];
     let mut pivots = Vec::new();
@@ -67,9 +76,10 @@ pub fn eliminate(
             .map(|(p, a)| {
                 (0..n)
                     .map(|j| {
-                        (0..m)
-                            .filter(|&i| !row_done[i] && s[i][j])
-                            .map(|i| a[i][j].norm() / row_scale[p][i])
+                        col_nz[j]
+                            .iter()
+                            .filter(|&&i| !row_done[i])
+                            .map(|&i| a[i][j].norm() / row_scale[p][i])
                             .fold(0.0f64, f64::max)
                             .max(1e-300)
                     })
@@ -79,7 +89,7 @@ pub fn eliminate(
         // (global score, local score, row, column)
         let mut cands: Vec<(f64, f64, usize, usize)> = Vec::new();
         for i in (0..m).filter(|&i| !row_done[i]) {
-            for j in (0..n).filter(|&j| !col_done[j] && allowed[j] && s[i][j]) {
+            for &j in row_nz[i].iter().filter(|&&j| !col_done[j] && allowed[j]) {
                 let mut global = f64::INFINITY;
                 let mut local = f64::INFINITY;
                 for (p, a) in mats.iter().enumerate() {
@@ -101,10 +111,10 @@ pub fn eliminate(
         // fewest original equations, then the larger local score, then the lowest index.
         let any_acceptable = cands.iter().any(|c| c.1 >= THRESHOLD);
         let row_count: Vec<usize> = (0..m)
-            .map(|i| (0..n).filter(|&j| !col_done[j] && s[i][j]).count())
+            .map(|i| row_nz[i].iter().filter(|&&j| !col_done[j]).count())
             .collect();
         let col_count: Vec<usize> = (0..n)
-            .map(|j| (0..m).filter(|&i| !row_done[i] && s[i][j]).count())
+            .map(|j| col_nz[j].iter().filter(|&&i| !row_done[i]).count())
             .collect();
         let Some(&(global, _, pi, pj)) = cands
             .iter()
@@ -122,7 +132,7 @@ pub fn eliminate(
             residual_score = 0.0;
             break;
         };
-        if std::env::var_os("MECHGEN_DEBUG_PIVOTS").is_some() {
+        if debug {
             eprintln!("pivot ({pi},{pj}) rc {} cc {} global {global:.2e} acceptable {any_acceptable} ncands {}", row_count[pi], col_count[pj], cands.len());
         }
         pivots.push((pi, pj));
@@ -130,8 +140,16 @@ pub fn eliminate(
         row_done[pi] = true;
         col_done[pj] = true;
         // Eliminate in every probe; update the structure with fill-in.
-        let prow: Vec<usize> = (0..n).filter(|&j| !col_done[j] && s[pi][j]).collect();
-        let pcol: Vec<usize> = (0..m).filter(|&i| !row_done[i] && s[i][pj]).collect();
+        let prow: Vec<usize> = row_nz[pi]
+            .iter()
+            .copied()
+            .filter(|&j| !col_done[j])
+            .collect();
+        let pcol: Vec<usize> = col_nz[pj]
+            .iter()
+            .copied()
+            .filter(|&i| !row_done[i])
+            .collect();
         for a in mats.iter_mut() {
             let piv = a[pi][pj];
             for &i in &pcol {
@@ -145,7 +163,11 @@ pub fn eliminate(
         }
         for &i in &pcol {
             for &j in &prow {
-                s[i][j] = true;
+                if !s[i][j] {
+                    s[i][j] = true;
+                    row_nz[i].push(j);
+                    col_nz[j].push(i);
+                }
             }
         }
     }
