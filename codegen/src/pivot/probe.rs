@@ -159,14 +159,26 @@ pub fn project(
         let jflat: Vec<f64> = jacobian.eval(arena, &env);
         let nc = c.len();
         let j = |r: usize, k: usize| jflat[r * nq + k];
-        let mut jjt = vec![vec![0.0; nc]; nc];
-        let mut trace = 0.0;
+        // J Jᵀ column by column over the nonzeros only (mechanism Jacobians are sparse;
+        // the terms are added in the same order as a dense product, so the result is the
+        // same to the bit).
+        let mut col_rows: Vec<Vec<usize>> = vec![Vec::new(); nq];
         for r in 0..nc {
-            for s in 0..nc {
-                jjt[r][s] = (0..nq).map(|k| j(r, k) * j(s, k)).sum();
+            for (k, rows) in col_rows.iter_mut().enumerate() {
+                if j(r, k) != 0.0 {
+                    rows.push(r);
+                }
             }
-            trace += jjt[r][r];
         }
+        let mut jjt = vec![vec![0.0; nc]; nc];
+        for (k, rows) in col_rows.iter().enumerate() {
+            for &r in rows {
+                for &s in rows {
+                    jjt[r][s] += j(r, k) * j(s, k);
+                }
+            }
+        }
+        let trace: f64 = (0..nc).map(|r| jjt[r][r]).sum();
         let mu = 1e-12 * trace.max(1e-300);
         for (r, row) in jjt.iter_mut().enumerate() {
             row[r] += mu;
