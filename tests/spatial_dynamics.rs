@@ -129,28 +129,10 @@ fn spatial_forces_match_lagranges_equations() {
     // f_i = −Σ_jk (∂M_ij/∂q_k − ½ ∂M_jk/∂q_i) q̇_j q̇_k − ∂V/∂q_i, V = m g z.
     let p = top::Params::default();
     let mut rng = common::rng(8);
-    let h = 1e-5;
     for _ in 0..100 {
         let (q, qd) = random_state(&mut rng);
         let f = top::forces(&q, &qd, &p, 0.0);
-        let dm: Vec<SMatrix<f64, NQ, NQ>> = (0..NQ)
-            .map(|k| {
-                let (mut qp, mut qm) = (q, q);
-                qp[k] += h;
-                qm[k] -= h;
-                (top::mass_matrix(&qp, &p, 0.0) - top::mass_matrix(&qm, &p, 0.0)) / (2.0 * h)
-            })
-            .collect();
-        let mut expect = SVector::<f64, NQ>::zeros();
-        for i in 0..NQ {
-            let mut c = 0.0;
-            for j in 0..NQ {
-                for k in 0..NQ {
-                    c += (dm[k][(i, j)] - 0.5 * dm[i][(j, k)]) * qd[j] * qd[k];
-                }
-            }
-            expect[i] = -c;
-        }
+        let mut expect = common::lagrange_velocity_terms(|q| top::mass_matrix(q, &p, 0.0), &q, &qd);
         expect[2] -= p.m * p.g;
         let err = (f - expect).norm() / (1.0 + expect.norm());
         assert!(err <= 1e-7, "forces {f:?} vs Lagrange {expect:?}: {err:e}");

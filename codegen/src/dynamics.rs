@@ -81,17 +81,7 @@ fn body_kinetic_energy(a: &mut Arena, body: &Body, nq: usize) -> ExprId {
             t = a.add(t, r);
         }
         (Some(inertia), Some(Orientation::Rotation(r))) => {
-            // Body angular velocity: ω̃ = Rᵀ Ṙ.
-            let rd: Vec<Vec<ExprId>> = r
-                .iter()
-                .map(|row| row.iter().map(|&e| time_derivative(a, e, nq)).collect())
-                .collect();
-            let w_skew = |a: &mut Arena, i: usize, j: usize| {
-                let col_i: Vec<ExprId> = (0..3).map(|k| r[k][i]).collect();
-                let col_j: Vec<ExprId> = (0..3).map(|k| rd[k][j]).collect();
-                dot(a, &col_i, &col_j)
-            };
-            let w = [w_skew(a, 2, 1), w_skew(a, 0, 2), w_skew(a, 1, 0)];
+            let w = body_angular_velocity(a, r, nq);
             let iw: Vec<ExprId> = match inertia {
                 Inertia::Principal(m) => (0..3).map(|k| a.mul(m[k], w[k])).collect(),
                 Inertia::Full(m) => (0..3).map(|k| dot(a, &m[k], &w)).collect(),

@@ -255,3 +255,31 @@ pub fn check_null_space<
     }
     min_pivot
 }
+
+/// The velocity terms of Lagrange's equations from a mass matrix alone:
+/// `−Σ_jk (∂M_ij/∂q_k − ½ ∂M_jk/∂q_i) q̇_j q̇_k`, with `∂M/∂q` by central differences
+/// (step `1e-5`) of `mass`. An independent check of generated `forces`.
+pub fn lagrange_velocity_terms<const N: usize>(
+    mass: impl Fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
+    q: &SVector<f64, N>,
+    qd: &SVector<f64, N>,
+) -> SVector<f64, N> {
+    let h = 1e-5;
+    let dm: Vec<SMatrix<f64, N, N>> = (0..N)
+        .map(|k| {
+            let (mut qp, mut qm) = (*q, *q);
+            qp[k] += h;
+            qm[k] -= h;
+            (mass(&qp) - mass(&qm)) / (2.0 * h)
+        })
+        .collect();
+    SVector::<f64, N>::from_fn(|i, _| {
+        let mut c = 0.0;
+        for j in 0..N {
+            for k in 0..N {
+                c += (dm[k][(i, j)] - 0.5 * dm[i][(j, k)]) * qd[j] * qd[k];
+            }
+        }
+        -c
+    })
+}
