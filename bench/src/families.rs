@@ -9,9 +9,6 @@ use std::fmt::Write;
 /// any crank angle assembles; nominal values are exact circle intersections.
 pub fn four_bar_chain(k: usize) -> String {
     let (a, b, c, g) = (1.0f64, 3.0f64, 2.5f64, 3.0f64);
-    // Parameters are `la`, `lb`, ...: a parameter named `b` currently sends the
-    // generator's name allocation into an endless loop (`b` is taken, `b_…` looks like a
-    // temporary).
     let mut s = String::new();
     let _ = writeln!(
         s,

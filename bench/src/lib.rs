@@ -12,5 +12,6 @@ pub mod harness;
 pub mod percall;
 pub mod pivot_lu;
 pub mod report;
+pub mod rhs;
 pub mod sim;
 pub mod sources;

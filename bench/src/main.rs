@@ -14,7 +14,7 @@ use mechgen_bench::generation::{self, GenRow};
 use mechgen_bench::growth::{self, Series};
 use mechgen_bench::harness::Config;
 use mechgen_bench::report::{Exponent, Machine, Report, Target};
-use mechgen_bench::{percall, sim, sources};
+use mechgen_bench::{percall, rhs, sim, sources};
 
 /// A quantity read from a generation row.
 type Metric = fn(&GenRow) -> f64;
@@ -377,14 +377,11 @@ fn main() {
     if a.sim {
         eprintln!("simulation");
         report.sim = Some(sim::run(if a.quick { 3 } else { 10 }, &cfg));
+        eprintln!("right-hand sides");
+        report.rhs = rhs::run(&cfg);
     }
 
     report.targets = targets(&report);
-    report.notes.push(
-        "four_bar_chain uses parameter names `la`, `lb`, `lc`, `lg`: a parameter named `b` \
-         makes the generator's name allocation (`emit::sym_names`) loop forever."
-            .into(),
-    );
     if a.quick {
         report
             .notes

@@ -94,6 +94,8 @@ pub struct Report {
     pub exponents: Vec<Exponent>,
     /// Simulation.
     pub sim: Option<SimReport>,
+    /// Right-hand sides per second of every example with dynamics.
+    pub rhs: Vec<crate::rhs::RhsRate>,
     /// Targets.
     pub targets: Vec<Target>,
     /// Further notes.
@@ -372,6 +374,36 @@ impl Report {
             );
         }
 
+        if !self.rhs.is_empty() {
+            let _ = writeln!(s, "## Projection-method right-hand sides per second\n");
+            let _ = writeln!(
+                s,
+                "One right-hand side `(q, u) ↦ (q̇, u̇)` at the assembled nominal configuration with \
+                 every independent velocity 0.5: generated (`projection_rhs`) against numeric `D` \
+                 (`projection_accelerations_numeric`: SVD basis of the generated Jacobian, numeric \
+                 solves; same mass matrix, forces and γ). ns per call, median (min–max).\n"
+            );
+            let _ = writeln!(
+                s,
+                "| mechanism | generated (ns) | RHS/s | numeric D (ns) | RHS/s | speed-up | routes differ by |"
+            );
+            let _ = writeln!(s, "| --- | --- | ---: | --- | ---: | ---: | ---: |");
+            for r in &self.rhs {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {:.3e} | {} | {:.3e} | {:.1}× | {:.1e} |",
+                    r.mechanism,
+                    ns3(&r.generated_ns),
+                    r.generated_per_s(),
+                    ns3(&r.numeric_ns),
+                    r.numeric_per_s(),
+                    r.numeric_ns.median / r.generated_ns.median,
+                    r.agreement
+                );
+            }
+            let _ = writeln!(s);
+        }
+
         if !self.notes.is_empty() {
             let _ = writeln!(s, "## Notes\n");
             for n in &self.notes {
@@ -393,6 +425,7 @@ impl Report {
             "compile_notes": self.compile_notes,
             "growth_exponents": self.exponents.iter().map(|e| serde_json::json!({"what": e.what, "all_k": e.all, "k_ge_8": e.tail})).collect::<Vec<_>>(),
             "simulation": self.sim.as_ref().map(SimReport::json),
+            "rhs_rates": self.rhs.iter().map(crate::rhs::RhsRate::json).collect::<Vec<_>>(),
             "targets": self.targets.iter().map(|t| serde_json::json!({"what": t.what, "measured": t.measured, "met": t.met, "note": t.note})).collect::<Vec<_>>(),
             "notes": self.notes,
         })
