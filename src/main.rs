@@ -10,6 +10,32 @@ use std::process::ExitCode;
 
 use mechgen_codegen::{generate_str, locate, pretty, Generated, Options};
 
+/// Writes a line to stdout; a closed pipe (`mechgen --stats | head`) ends the program
+/// quietly instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// Writes to stdout without a newline (as [`out!`]).
+macro_rules! emit {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!($($arg)*))
+    };
+}
+
+fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 const BUILTIN: &str = include_str!("../examples/stewart_platform/stewart.mech");
 
 struct Args {
@@ -57,9 +83,14 @@ fn parse_args() -> Result<Args, String> {
 
 fn print_stats(g: &Generated, code: &str) {
     for m in &g.modules {
-        println!(
+        out!(
             "module `{}`: NQ = {}, NC = {}, rank = {}, DOF = {}, independent = {:?}",
-            m.name, m.nq, m.nc, m.rank, m.dof, m.independent
+            m.name,
+            m.nq,
+            m.nc,
+            m.rank,
+            m.dof,
+            m.independent
         );
         for f in &m.functions {
             let chunks = if f.chunks > 0 {
@@ -67,14 +98,14 @@ fn print_stats(g: &Generated, code: &str) {
             } else {
                 String::new()
             };
-            println!("  {:<16} {} — {} lets{chunks}", f.name, f.ops, f.lets);
+            out!("  {:<16} {} — {} lets{chunks}", f.name, f.ops, f.lets);
         }
         for n in &m.notes {
-            println!("  note: {n}");
+            out!("  note: {n}");
         }
     }
     let t = &g.timings;
-    println!(
+    out!(
         "generation: {:.2} ms (parse {:.2}, lower {:.2}, differentiate {:.2}, pivot+LU {:.2}, emit {:.2})",
         t.total().as_secs_f64() * 1e3,
         t.parse.as_secs_f64() * 1e3,
@@ -83,7 +114,7 @@ fn print_stats(g: &Generated, code: &str) {
         t.pivot_lu.as_secs_f64() * 1e3,
         t.emit.as_secs_f64() * 1e3
     );
-    println!(
+    out!(
         "generated source: {} bytes, {} lines",
         code.len(),
         code.lines().count()
@@ -143,15 +174,15 @@ fn main() -> ExitCode {
             }
             eprintln!("wrote {}", out.display());
         }
-        (None, Some(_)) if !args.stats => print!("{code}"),
+        (None, Some(_)) if !args.stats => emit!("{code}"),
         (None, Some(_)) => {}
         (None, None) => {
-            println!("mechgen: built-in Stewart platform (pass a .mech file to generate your own; -o to write)");
+            out!("mechgen: built-in Stewart platform (pass a .mech file to generate your own; -o to write)");
         }
     }
     if args.stats || args.file.is_none() {
         print_stats(&g, &code);
-        println!(
+        out!(
             "wall time including pretty-printing: {:.2} ms",
             wall.as_secs_f64() * 1e3
         );
@@ -163,7 +194,7 @@ fn main() -> ExitCode {
                 .take(12)
                 .collect::<Vec<_>>()
                 .join("\n");
-            println!("\nexcerpt of the generated null_space:\n{excerpt}\n    ...");
+            out!("\nexcerpt of the generated null_space:\n{excerpt}\n    ...");
         }
     }
     ExitCode::SUCCESS
