@@ -7,11 +7,12 @@
 mod lu;
 pub mod probe;
 pub mod select;
+pub mod walk;
 
 use num_complex::Complex64;
 
 use crate::error::{Error, Result};
-use crate::expr::{Evaluator, ExprId};
+use crate::expr::{Evaluator, ExprId, Sym};
 use crate::model::Model;
 
 /// Options of the pivot analysis.
@@ -85,11 +86,14 @@ pub fn analyze(
     let residual_roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let flat: Vec<ExprId> = jacobian.iter().flatten().copied().collect();
     let res_eval = Evaluator::new(&model.arena, &residual_roots);
-    let jac_eval = Evaluator::new(&model.arena, &flat);
+    let jac_eval = probe::SparseJacobian::new(&model.arena, jacobian, nq);
     let mut rng = probe::rng(opts.seed);
     let params = probe::real_params(model, &mut rng);
 
     let mut best: Option<(select::Selection, Option<select::Selection>)> = None;
+    // The best draw's probe matrices and its first real probe point (for the walk).
+    let mut best_mats: Vec<Vec<Vec<Complex64>>> = Vec::new();
+    let mut best_start: Option<(Vec<f64>, f64)> = None;
     for draw in 0..=MAX_REDRAWS {
         let mut probes = Vec::new();
         for _ in 0..REAL_PROBES {
@@ -134,7 +138,11 @@ pub fn analyze(
         let free = if model.independent.is_empty() {
             None
         } else {
-            Some(select::eliminate(mats, &structural, &vec![true; nq]))
+            Some(select::eliminate(
+                mats.clone(),
+                &structural,
+                &vec![true; nq],
+            ))
         };
         let worst = sel.scores.iter().copied().fold(f64::INFINITY, f64::min);
         let better = match &best {
@@ -147,6 +155,11 @@ pub fn analyze(
         };
         if better {
             best = Some((sel, free));
+            best_mats = mats;
+            best_start = probes
+                .iter()
+                .find(|pr| pr.real)
+                .map(|pr| (pr.q.iter().map(|v| v.re).collect(), pr.t.re));
         }
         if worst >= SUSPICIOUS {
             break;
@@ -157,7 +170,7 @@ pub fn analyze(
             ));
         }
     }
-    let Some((sel, free)) = best else {
+    let Some((mut sel, free)) = best else {
         return Err(Error::new(model.span, "the constraint Jacobian could not be evaluated at any probe point (division by zero or a function outside its domain at every draw)"));
     };
     let rank = sel.pivots.len();
@@ -209,11 +222,49 @@ pub fn analyze(
             format!("{} independent coordinates named, but the mechanism has only {dof} degrees of freedom", model.independent.len()),
         ));
     }
+    // With one degree of freedom left open (after the named coordinates), the last
+    // independent coordinate is chosen by walking the one-dimensional motion that
+    // remains: one that never turns back along it, when that is a valid partition at
+    // every probe. With more left open, a random walk explores too little of the motion
+    // to judge, and the pivot selection (sparsity first) decides: name the actuated
+    // joints with `independent` there.
+    let mut chosen = model.independent.clone();
+    if chosen.len() + 1 == dof {
+        if let Some((q0, t0)) = &best_start {
+            // The motion left with the named coordinates held: C = 0 and q_i = q0_i.
+            let a = &mut model.arena;
+            let (zero, one) = (a.constant(0.0), a.constant(1.0));
+            let mut res_roots = residual_roots.clone();
+            let mut jac_rows = jacobian.to_vec();
+            for &i in &model.independent {
+                let (x, c) = (a.sym(Sym::Coord(i as u32)), a.constant(q0[i]));
+                res_roots.push(a.sub(x, c));
+                let mut row = vec![zero; nq];
+                row[i] = one;
+                jac_rows.push(row);
+            }
+            let walk_res = Evaluator::new(a, &res_roots);
+            let walk_jac = probe::SparseJacobian::new(a, &jac_rows, nq);
+            let pts = walk::walk(a, &walk_res, &walk_jac, (q0, *t0), &params, 1, &mut rng);
+            if let Some(walked) = walk::choose(&pts, &[], 1) {
+                let mut set = model.independent.clone();
+                set.extend(walked);
+                let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
+                let s = select::eliminate(best_mats, &structural, &allowed);
+                let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
+                if s.pivots.len() == rank && worst >= SUSPICIOUS {
+                    sel = s;
+                    chosen = set;
+                }
+            }
+        }
+    }
     let rows: Vec<usize> = sel.pivots.iter().map(|&(i, _)| i).collect();
     let mut cols: Vec<usize> = sel.pivots.iter().map(|&(_, j)| j).collect();
-    // Independent coordinates: the user's hint first (in its order), then the rest.
-    let mut indep: Vec<usize> = model.independent.clone();
-    indep.extend((0..nq).filter(|j| !cols.contains(j) && !model.independent.contains(j)));
+    // Independent coordinates: the user's hint first (in its order), then the walk's
+    // choice, then the rest.
+    let mut indep: Vec<usize> = chosen.clone();
+    indep.extend((0..nq).filter(|j| !cols.contains(j) && !chosen.contains(j)));
     cols.extend(indep.iter().copied());
     let redundant: Vec<usize> = (0..nc).filter(|i| !rows.contains(i)).collect();
     for &i in &redundant {

@@ -103,6 +103,13 @@ pub fn complex_probe(model: &Model, angles: &[bool], rng: &mut ChaCha8Rng) -> Pr
 /// pivoting (`A` square, row-major). Returns `None` if it is singular.
 pub(crate) fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
+    // One past the last nonzero column of each row: row operations stop there, so banded
+    // systems (chains of loops) cost O(n · band²) rather than O(n³). Only exact zeros
+    // are skipped: the result is the same to the bit.
+    let mut end: Vec<usize> = a
+        .iter()
+        .map(|row| row.iter().rposition(|v| *v != 0.0).map_or(0, |e| e + 1))
+        .collect();
     for k in 0..n {
         let p = (k..n).max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))?;
         if a[p][k].abs() < 1e-300 || !a[p][k].is_finite() {
@@ -110,22 +117,118 @@ pub(crate) fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f
         }
         a.swap(k, p);
         b.swap(k, p);
+        end.swap(k, p);
         for i in k + 1..n {
+            if a[i][k] == 0.0 {
+                continue;
+            }
             let l = a[i][k] / a[k][k];
             if l != 0.0 {
-                for j in k..n {
+                for j in k..end[k] {
                     a[i][j] -= l * a[k][j];
                 }
                 b[i] -= l * b[k];
+                end[i] = end[i].max(end[k]);
             }
         }
     }
     let mut x = vec![0.0; n];
     for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|j| a[i][j] * x[j]).sum();
+        let s: f64 = (i + 1..end[i].max(i + 1)).map(|j| a[i][j] * x[j]).sum();
         x[i] = (b[i] - s) / a[i][i];
     }
     Some(x)
+}
+
+/// The structurally nonzero entries of `C_J`, evaluated together, with the products
+/// Newton projection and the manifold walk need. Mechanism Jacobians are sparse; working
+/// on the nonzeros keeps a chain of loops linear-ish instead of `O(NC · NQ)` per step.
+/// (Structural zeros contribute exact zeros, so results equal the dense products.)
+pub struct SparseJacobian {
+    eval: Evaluator,
+    /// `(row, column)` of each entry.
+    pos: Vec<(usize, usize)>,
+    /// Entries of each column, by row.
+    by_col: Vec<Vec<usize>>,
+    nc: usize,
+}
+
+impl SparseJacobian {
+    /// Plans the evaluation of the nonzeros of `jacobian` (`NC × NQ`).
+    pub fn new(arena: &Arena, jacobian: &[Vec<ExprId>], nq: usize) -> Self {
+        let mut roots = Vec::new();
+        let mut pos = Vec::new();
+        let mut by_col = vec![Vec::new(); nq];
+        for (r, row) in jacobian.iter().enumerate() {
+            for (k, &e) in row.iter().enumerate() {
+                if !arena.is_zero(e) {
+                    by_col[k].push(roots.len());
+                    roots.push(e);
+                    pos.push((r, k));
+                }
+            }
+        }
+        Self {
+            eval: Evaluator::new(arena, &roots),
+            pos,
+            by_col,
+            nc: jacobian.len(),
+        }
+    }
+
+    /// Values of the nonzeros at `(q, p, t)`.
+    pub fn values(&self, arena: &Arena, q: &[f64], p: &[f64], t: f64) -> Vec<f64> {
+        let env = |s: Sym| match s {
+            Sym::Coord(i) => q[i as usize],
+            Sym::Param(i) => p[i as usize],
+            Sym::Time => t,
+            _ => 0.0,
+        };
+        self.eval.eval(arena, &env)
+    }
+
+    /// `J Jᵀ + μ I` with `μ = 1e-12 · trace` (a tiny damping for rank-deficient rows).
+    pub fn normal_matrix(&self, vals: &[f64]) -> Vec<Vec<f64>> {
+        let mut jjt = vec![vec![0.0; self.nc]; self.nc];
+        for col in &self.by_col {
+            for &a in col {
+                for &b in col {
+                    jjt[self.pos[a].0][self.pos[b].0] += vals[a] * vals[b];
+                }
+            }
+        }
+        let trace: f64 = (0..self.nc).map(|r| jjt[r][r]).sum();
+        let mu = 1e-12 * trace.max(1e-300);
+        for (r, row) in jjt.iter_mut().enumerate() {
+            row[r] += mu;
+        }
+        jjt
+    }
+
+    /// `J x`.
+    pub fn mul(&self, vals: &[f64], x: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; self.nc];
+        for col in &self.by_col {
+            for &a in col {
+                let (r, k) = self.pos[a];
+                out[r] += vals[a] * x[k];
+            }
+        }
+        out
+    }
+
+    /// `Jᵀ y`.
+    pub fn mul_t(&self, vals: &[f64], y: &[f64]) -> Vec<f64> {
+        self.by_col
+            .iter()
+            .map(|col| col.iter().map(|&a| vals[a] * y[self.pos[a].0]).sum())
+            .collect()
+    }
+
+    /// Whether every value is finite.
+    pub fn finite(vals: &[f64]) -> bool {
+        vals.iter().all(|v| v.is_finite())
+    }
 }
 
 /// Newton projection of `q` onto `C(q, p, t) = 0` with damped minimum-norm steps
@@ -134,12 +237,11 @@ pub(crate) fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f
 pub fn project(
     arena: &Arena,
     residual: &Evaluator,
-    jacobian: &Evaluator,
+    jacobian: &SparseJacobian,
     q0: &[f64],
     p: &[f64],
     t: f64,
 ) -> Option<Vec<f64>> {
-    let nq = q0.len();
     let mut q = q0.to_vec();
     for _ in 0..60 {
         let env = |s: Sym| match s {
@@ -156,36 +258,10 @@ pub fn project(
         if norm <= 1e-13 {
             return Some(q);
         }
-        let jflat: Vec<f64> = jacobian.eval(arena, &env);
-        let nc = c.len();
-        let j = |r: usize, k: usize| jflat[r * nq + k];
-        // J Jᵀ column by column over the nonzeros only (mechanism Jacobians are sparse;
-        // the terms are added in the same order as a dense product, so the result is the
-        // same to the bit).
-        let mut col_rows: Vec<Vec<usize>> = vec![Vec::new(); nq];
-        for r in 0..nc {
-            for (k, rows) in col_rows.iter_mut().enumerate() {
-                if j(r, k) != 0.0 {
-                    rows.push(r);
-                }
-            }
-        }
-        let mut jjt = vec![vec![0.0; nc]; nc];
-        for (k, rows) in col_rows.iter().enumerate() {
-            for &r in rows {
-                for &s in rows {
-                    jjt[r][s] += j(r, k) * j(s, k);
-                }
-            }
-        }
-        let trace: f64 = (0..nc).map(|r| jjt[r][r]).sum();
-        let mu = 1e-12 * trace.max(1e-300);
-        for (r, row) in jjt.iter_mut().enumerate() {
-            row[r] += mu;
-        }
-        let y = solve_dense(jjt, c)?;
-        for (k, qk) in q.iter_mut().enumerate() {
-            *qk -= (0..nc).map(|r| j(r, k) * y[r]).sum::<f64>();
+        let vals = jacobian.values(arena, &q, p, t);
+        let y = solve_dense(jacobian.normal_matrix(&vals), c)?;
+        for (qk, dk) in q.iter_mut().zip(jacobian.mul_t(&vals, &y)) {
+            *qk -= dk;
         }
     }
     None
@@ -196,7 +272,7 @@ pub fn project(
 pub fn real_probe(
     model: &Model,
     residual: &Evaluator,
-    jacobian: &Evaluator,
+    jacobian: &SparseJacobian,
     params: &[f64],
     rng: &mut ChaCha8Rng,
     notes: &mut Vec<String>,
