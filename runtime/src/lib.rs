@@ -25,6 +25,7 @@ pub mod null_space;
 pub mod ode;
 pub mod projection;
 pub mod simulate;
+mod trig;
 pub mod velocity;
 
 pub use assemble::{assemble, Assembly, AssemblyOptions};
@@ -45,6 +46,7 @@ pub use projection::{
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, SimOptions, SimStats, Trajectory,
 };
+pub use trig::sin_cos;
 pub use velocity::{
     independent_part, project_velocity, project_velocity_min_norm, velocity_from_independent,
 };

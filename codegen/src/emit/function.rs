@@ -42,6 +42,8 @@ pub(crate) struct Emitter<'a> {
     pub scalar: &'a ScalarType,
     pub coord_names: &'a [String],
     pub param_names: &'a [String],
+    /// Function computing `(sin x, cos x)` together (`None`: the scalar's `sin_cos`).
+    pub sin_cos: Option<TokenStream>,
 }
 
 impl Emitter<'_> {
@@ -141,15 +143,15 @@ impl Emitter<'_> {
                 .filter(|p| sched.binding[p.index()] == Some(Binding::Let));
             if let (Some(p), Node::Func(f, a)) = (partner, self.arena.node(id)) {
                 done.insert(p);
-                let (arg, _) = w.reference(a);
+                let (bare, _) = w.reference(a);
                 let arg = if matches!(
                     sched.binding[a.index()],
                     Some(Binding::Let) | Some(Binding::Leaf)
                 ) && self.arena.as_const(a).is_none()
                 {
-                    arg
+                    bare.clone()
                 } else {
-                    quote!((#arg))
+                    quote!((#bare))
                 };
                 let pn = &let_names[p.index()];
                 w.ops.trig += 1;
@@ -158,7 +160,10 @@ impl Emitter<'_> {
                 } else {
                     (pn, name)
                 };
-                out.extend(quote!(let (#s, #c) = #arg.sin_cos();));
+                out.extend(match &self.sin_cos {
+                    Some(f) => quote!(let (#s, #c) = #f(#bare);),
+                    None => quote!(let (#s, #c) = #arg.sin_cos();),
+                });
                 continue;
             }
             let (e, _) = w.definition(id);

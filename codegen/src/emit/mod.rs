@@ -116,6 +116,8 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         scalar: &opts.scalar,
         coord_names: &coord_names,
         param_names: &param_names,
+        // One argument reduction for both (the C library's `sin_cos` is two calls).
+        sin_cos: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos)),
     };
     let base = Signature {
         params: quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty),
