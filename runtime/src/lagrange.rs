@@ -6,8 +6,9 @@
 //! ```
 //!
 //! (`d = γ` without Baumgarte stabilisation), so that `M q̈ = f + C_Jᵀ λ`. The augmented
-//! matrix is solved by nalgebra's full-pivot LU; it is singular with redundant
-//! constraints (use the projection method there).
+//! matrix is solved by nalgebra's full-pivot LU. With redundant constraints it is
+//! singular; the system is then solved on the row space of `C_J` (SVD), which gives the
+//! same q̈ and the minimum-norm λ.
 
 use nalgebra::{DMatrix, DVector, SVector};
 
@@ -28,7 +29,8 @@ pub struct LagrangeAccelerations<const NQ: usize, const NC: usize> {
 /// stabilisation terms `−(2/τ) Ċ − (1/τ²) C` to the right-hand side.
 ///
 /// Errors: [`DynamicsError::SingularAugmented`] (with time and state) when the
-/// augmented matrix is singular (relative pivot below `1e-14`),
+/// augmented matrix is singular (relative pivot below `1e-14`) for a reason other than
+/// redundant constraint rows (those are reduced away),
 /// [`DynamicsError::InvalidOptions`] for `τ ≤ 0`, [`DynamicsError::NonFinite`].
 pub fn lagrange_accelerations<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
@@ -87,7 +89,9 @@ where
         .map(|i| u[(i, i)].abs())
         .fold(f64::INFINITY, f64::min);
     if n > 0 && (umin.is_nan() || umin <= 1e-14 * umax) {
-        return Err(singular());
+        // Redundant constraints make the augmented matrix singular while q̈ stays
+        // unique: solve again on the row space of C_J.
+        return reduced(&mass, &f, &j, &d).ok_or_else(singular);
     }
     let x = lu.solve(&rhs).ok_or_else(singular)?;
     if !linalg::finite(x.as_slice()) {
@@ -96,6 +100,63 @@ where
     Ok(LagrangeAccelerations {
         qdd: SVector::<f64, NQ>::from_fn(|i, _| x[i]),
         lambda: SVector::<f64, NC>::from_fn(|i, _| x[NQ + i]),
+    })
+}
+
+/// The Lagrange system with redundant constraint rows: with the SVD `C_J = U Σ Vᵀ` and
+/// its `r` significant singular values (above `1e-10 σ_max`), the `r` independent
+/// equations `Σ_r V_rᵀ q̈ = U_rᵀ d` replace `C_J q̈ = d` (consistent right-hand sides
+/// assumed, as on the manifold), and `λ = U_r μ` is the minimum-norm multiplier.
+/// `None` when `C_J` has full row rank (the singularity is elsewhere) or the reduced
+/// system is singular too.
+fn reduced<const NQ: usize, const NC: usize>(
+    mass: &nalgebra::SMatrix<f64, NQ, NQ>,
+    f: &SVector<f64, NQ>,
+    j: &nalgebra::SMatrix<f64, NC, NQ>,
+    d: &SVector<f64, NC>,
+) -> Option<LagrangeAccelerations<NQ, NC>> {
+    let svd = DMatrix::from_column_slice(NC, NQ, j.as_slice()).svd(true, true);
+    let (uu, vt) = (svd.u.as_ref()?, svd.v_t.as_ref()?);
+    let smax = svd.singular_values.iter().copied().fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..svd.singular_values.len())
+        .filter(|&i| svd.singular_values[i] > 1e-10 * smax)
+        .collect();
+    let r = keep.len();
+    if r == NC || r == 0 {
+        return None;
+    }
+    // Rows of the reduced constraint matrix and right-hand side.
+    let jr = DMatrix::from_fn(r, NQ, |a, c| {
+        svd.singular_values[keep[a]] * vt[(keep[a], c)]
+    });
+    let dv = DVector::from_column_slice(d.as_slice());
+    let dr = DVector::from_fn(r, |a, _| uu.column(keep[a]).dot(&dv));
+    let n = NQ + r;
+    let mut k = DMatrix::<f64>::zeros(n, n);
+    k.view_mut((0, 0), (NQ, NQ)).copy_from(mass);
+    k.view_mut((0, NQ), (NQ, r)).copy_from(&(-jr.transpose()));
+    k.view_mut((NQ, 0), (r, NQ)).copy_from(&jr);
+    let mut rhs = DVector::<f64>::zeros(n);
+    rhs.rows_mut(0, NQ).copy_from(f);
+    rhs.rows_mut(NQ, r).copy_from(&dr);
+    let lu = k.full_piv_lu();
+    let umax = (0..n).map(|i| lu.u()[(i, i)].abs()).fold(0.0, f64::max);
+    let umin = (0..n)
+        .map(|i| lu.u()[(i, i)].abs())
+        .fold(f64::INFINITY, f64::min);
+    if umin.is_nan() || umin <= 1e-14 * umax {
+        return None;
+    }
+    let x = lu.solve(&rhs)?;
+    if !linalg::finite(x.as_slice()) {
+        return None;
+    }
+    // C_Jᵀ λ = V_r Σ_r μ  ⇐  λ = U_r μ.
+    let lambda =
+        SVector::<f64, NC>::from_fn(|i, _| (0..r).map(|a| uu[(i, keep[a])] * x[NQ + a]).sum());
+    Some(LagrangeAccelerations {
+        qdd: SVector::<f64, NQ>::from_fn(|i, _| x[i]),
+        lambda,
     })
 }
 
