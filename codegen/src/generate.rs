@@ -154,12 +154,19 @@ pub fn expand(input: TokenStream, opts: &Options) -> Result<TokenStream> {
 /// Pretty-prints generated items with prettyplease, turning comment markers into `//`
 /// comments.
 pub fn pretty(tokens: &TokenStream) -> String {
+    if let Some(text) = crate::format::pretty_file(tokens) {
+        return comments_to_lines(&text);
+    }
     let file: syn::File = match syn::parse2(quote!(#tokens)) {
         Ok(f) => f,
         // Generated tokens always parse; keep the raw text rather than panic if not.
         Err(_) => return tokens.to_string(),
     };
-    let text = prettyplease::unparse(&file);
+    comments_to_lines(&prettyplease::unparse(&file))
+}
+
+/// Turns the comment-marker statements left by `prettyplease` into `//` comments.
+fn comments_to_lines(text: &str) -> String {
     let marker = format!("{}!(", emit::COMMENT_MARKER);
     let mut out = String::with_capacity(text.len());
     let mut lines = text.lines();

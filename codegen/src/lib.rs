@@ -20,6 +20,7 @@ pub mod generate;
 pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};
 mod builder;
 pub mod emit;
+mod format;
 pub mod schedule;
 
 pub use builder::{locate, BuildError, Builder};

@@ -1,0 +1,315 @@
+//! Pretty-printing generated code quickly.
+//!
+//! `prettyplease` needs a `syn` syntax tree, and parsing the whole generated file back
+//! into one costs most of the generation time of a large mechanism. Generated function
+//! bodies are flat, though — a sequence of `let`s and assignments with no nested blocks —
+//! so they are printed here straight from the tokens, one statement per line, and only
+//! the skeleton around them (module, docs, items, signatures) goes through `syn` and
+//! `prettyplease`. A body with any nested `{ … }` is left to `prettyplease`.
+
+use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
+use quote::quote;
+
+use crate::emit::COMMENT_MARKER;
+
+/// Placeholder macro standing for a hollowed-out body in the skeleton.
+const BODY_MARKER: &str = "__mechgen_body";
+
+/// Pretty-prints a generated file: the skeleton by `prettyplease`, flat function bodies
+/// by [`write_body`]. Comment markers become `//` comments.
+pub fn pretty_file(tokens: &TokenStream) -> Option<String> {
+    let mut bodies = Vec::new();
+    let skeleton = hollow(tokens.clone(), &mut bodies);
+    let file: syn::File = syn::parse2(skeleton).ok()?;
+    let text = prettyplease::unparse(&file);
+    let marker = format!("{BODY_MARKER}!(");
+    let mut out = String::with_capacity(text.len() + bodies.iter().map(|b| b.len()).sum::<usize>());
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(&marker) {
+            let index: usize = rest.trim_end_matches(");").trim().parse().ok()?;
+            let indent = &line[..line.len() - trimmed.len()];
+            for stmt in bodies.get(index)?.lines() {
+                out.push_str(indent);
+                out.push_str(stmt);
+                out.push('\n');
+            }
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Some(out)
+}
+
+/// Replaces every flat function body (recursively inside `mod` and `impl` blocks) by a
+/// placeholder `{ __mechgen_body!(N); }`, pushing the printed body to `bodies`.
+fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
+    let mut out = Vec::new();
+    let mut after_fn = false;
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(ref id) if id == "fn" => {
+                after_fn = true;
+                out.push(tt);
+            }
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                if after_fn && is_flat(&g.stream()) {
+                    let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
+                    bodies.push(write_body(&g.stream()));
+                    let m = Ident::new(BODY_MARKER, Span::call_site());
+                    let placeholder = Group::new(Delimiter::Brace, quote!(#m!(#index);));
+                    out.push(TokenTree::Group(placeholder));
+                } else {
+                    let inner = hollow(g.stream(), bodies);
+                    let mut ng = Group::new(Delimiter::Brace, inner);
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                }
+                after_fn = false;
+            }
+            TokenTree::Punct(ref p) if p.as_char() == ';' => {
+                after_fn = false;
+                out.push(tt);
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Whether a body has no nested block.
+fn is_flat(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().all(|tt| match tt {
+        TokenTree::Group(g) => g.delimiter() != Delimiter::Brace && is_flat(&g.stream()),
+        _ => true,
+    })
+}
+
+/// One statement a line; comment markers as `// …`.
+fn write_body(tokens: &TokenStream) -> String {
+    let mut out = String::new();
+    let mut stmt: Vec<TokenTree> = Vec::new();
+    let flush = |stmt: &mut Vec<TokenTree>, out: &mut String, semi: bool| {
+        if stmt.is_empty() {
+            return;
+        }
+        if let Some(text) = comment(stmt) {
+            out.push_str("// ");
+            out.push_str(&text);
+        } else {
+            let mut line = String::new();
+            let mut breaks = Vec::new();
+            write_tokens(stmt, &mut line, &mut breaks, 0);
+            if semi {
+                line.push(';');
+            }
+            wrap(&line, &breaks, out);
+        }
+        out.push('\n');
+        stmt.clear();
+    };
+    for tt in tokens.clone() {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == ';' => flush(&mut stmt, &mut out, true),
+            _ => stmt.push(tt),
+        }
+    }
+    flush(&mut stmt, &mut out, false);
+    out
+}
+
+/// Width of a statement line (the body sits 8 columns in, inside `mod` and `fn`).
+const WIDTH: usize = 92;
+
+/// Writes `line`, broken at `breaks` (byte offsets) into lines of at most [`WIDTH`]
+/// where possible; continuation lines are indented by four spaces.
+fn wrap(line: &str, breaks: &[usize], out: &mut String) {
+    let mut start = 0;
+    let mut first = true;
+    while line.len() - start > if first { WIDTH } else { WIDTH - 4 } {
+        let limit = start + if first { WIDTH } else { WIDTH - 4 };
+        let cut = breaks
+            .iter()
+            .copied()
+            .rfind(|&b| b > start && b <= limit)
+            .or_else(|| breaks.iter().copied().find(|&b| b > limit));
+        let Some(cut) = cut else { break };
+        if !first {
+            out.push_str("    ");
+        }
+        out.push_str(line[start..cut].trim_end());
+        out.push('\n');
+        start = cut;
+        while line[start..].starts_with(' ') {
+            start += 1;
+        }
+        first = false;
+    }
+    if !first {
+        out.push_str("    ");
+    }
+    out.push_str(&line[start..]);
+}
+
+/// The text of a `__mechgen_comment!("…")` statement.
+fn comment(stmt: &[TokenTree]) -> Option<String> {
+    match stmt {
+        [TokenTree::Ident(id), TokenTree::Punct(bang), TokenTree::Group(g)]
+            if id == COMMENT_MARKER && bang.as_char() == '!' =>
+        {
+            let lit: syn::LitStr = syn::parse2(g.stream()).ok()?;
+            Some(lit.value())
+        }
+        _ => None,
+    }
+}
+
+/// What came last, for spacing.
+#[derive(Clone, Copy, PartialEq)]
+enum Prev {
+    /// Start of a statement or group: no space.
+    Start,
+    /// A word (identifier or literal) or a closing group: space before words and
+    /// binary operators, none before `(`/`[` (calls, indexing).
+    Word,
+    /// A binary operator or `=`: space after.
+    Binary,
+    /// Glue: `.`, `::`, unary `-`/`!`/`&`, `<` of generics: no space after.
+    Glue,
+}
+
+/// Writes tokens with Rust's usual spacing (`a * b`, `f(x, y)`, `-x`, `a::<T>::f()`).
+fn write_tokens(tokens: &[TokenTree], out: &mut String, breaks: &mut Vec<usize>, depth: usize) {
+    let mut prev = Prev::Start;
+    let mut generics = 0usize;
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            TokenTree::Ident(id) => {
+                if matches!(prev, Prev::Word | Prev::Binary) {
+                    out.push(' ');
+                }
+                out.push_str(&id.to_string());
+                prev = Prev::Word;
+            }
+            TokenTree::Literal(l) => {
+                if matches!(prev, Prev::Word | Prev::Binary) {
+                    out.push(' ');
+                }
+                out.push_str(&l.to_string());
+                prev = Prev::Word;
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{ ", " }"),
+                    Delimiter::None => ("", ""),
+                };
+                // `let (a, b)`, `return (x)`: a keyword is not a callee.
+                let after_keyword = matches!(
+                    tokens.get(i.wrapping_sub(1)),
+                    Some(TokenTree::Ident(k)) if ["let", "mut", "return", "in", "as"].iter().any(|w| k == w)
+                );
+                if prev == Prev::Binary || (prev == Prev::Word && after_keyword) {
+                    out.push(' ');
+                }
+                out.push_str(open);
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                write_tokens(&inner, out, breaks, depth + 1);
+                out.push_str(close);
+                prev = Prev::Word;
+            }
+            TokenTree::Punct(p) => {
+                let c = p.as_char();
+                // Multi-character operators: `::`, `+=`, `->`, `=>`, `==`, `<=`, ...
+                let mut op = c.to_string();
+                while p.spacing() == Spacing::Joint && i + 1 < tokens.len() {
+                    match &tokens[i + 1] {
+                        TokenTree::Punct(q) if op.len() < 3 && joins(&op, q.as_char()) => {
+                            op.push(q.as_char());
+                            i += 1;
+                            if q.spacing() != Spacing::Joint {
+                                break;
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                match op.as_str() {
+                    "," => {
+                        out.push_str(", ");
+                        breaks.push(out.len());
+                        prev = Prev::Start;
+                    }
+                    "." | "::" => {
+                        if op == "::" && prev == Prev::Binary {
+                            out.push(' ');
+                        }
+                        out.push_str(&op);
+                        prev = Prev::Glue;
+                    }
+                    "<" if matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(q)) if q.as_char() == ':') =>
+                    {
+                        out.push('<');
+                        generics += 1;
+                        prev = Prev::Glue;
+                    }
+                    ">" if generics > 0 => {
+                        out.push('>');
+                        generics -= 1;
+                        prev = Prev::Word;
+                    }
+                    "-" | "!" | "&" | "*"
+                        if matches!(prev, Prev::Start | Prev::Binary | Prev::Glue) =>
+                    {
+                        // Unary.
+                        if prev == Prev::Binary {
+                            out.push(' ');
+                        }
+                        out.push_str(&op);
+                        prev = Prev::Glue;
+                    }
+                    "!" => {
+                        // Macro call `name!(…)`.
+                        out.push('!');
+                        prev = Prev::Glue;
+                    }
+                    _ => {
+                        if prev != Prev::Start {
+                            if depth == 0 && op != "=" {
+                                breaks.push(out.len());
+                            }
+                            out.push(' ');
+                        }
+                        out.push_str(&op);
+                        prev = Prev::Binary;
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Whether `op` followed by `c` is one Rust operator.
+fn joins(op: &str, c: char) -> bool {
+    matches!(
+        (op, c),
+        (":", ':')
+            | ("-", '>')
+            | ("=", '>')
+            | ("=", '=')
+            | ("!", '=')
+            | ("<", '=')
+            | (">", '=')
+            | ("+", '=')
+            | ("-", '=')
+            | ("*", '=')
+            | ("/", '=')
+            | ("&", '&')
+            | ("|", '|')
+            | (".", '.')
+    )
+}
