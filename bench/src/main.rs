@@ -172,7 +172,7 @@ fn targets(r: &Report) -> Vec<Target> {
                 g.total.median - g.pretty.median
             ),
             Some(g.total.median <= 20.0),
-            "generate_str + pretty, wall time; prettyplease is the largest stage",
+            "generate_str + pretty, wall time (pretty: prettyplease for the skeleton, flat bodies printed from tokens)",
         ));
         let ns = g.stats.functions.iter().find(|f| f.name == "null_space");
         if let Some(f) = ns {
