@@ -99,47 +99,6 @@ pub fn complex_probe(model: &Model, angles: &[bool], rng: &mut ChaCha8Rng) -> Pr
     }
 }
 
-/// Solves the small dense system `(A + mu I) x = b` by Gaussian elimination with partial
-/// pivoting (`A` square, row-major). Returns `None` if it is singular.
-pub(crate) fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
-    let n = b.len();
-    // One past the last nonzero column of each row: row operations stop there, so banded
-    // systems (chains of loops) cost O(n · band²) rather than O(n³). Only exact zeros
-    // are skipped: the result is the same to the bit.
-    let mut end: Vec<usize> = a
-        .iter()
-        .map(|row| row.iter().rposition(|v| *v != 0.0).map_or(0, |e| e + 1))
-        .collect();
-    for k in 0..n {
-        let p = (k..n).max_by(|&i, &j| a[i][k].abs().total_cmp(&a[j][k].abs()))?;
-        if a[p][k].abs() < 1e-300 || !a[p][k].is_finite() {
-            return None;
-        }
-        a.swap(k, p);
-        b.swap(k, p);
-        end.swap(k, p);
-        for i in k + 1..n {
-            if a[i][k] == 0.0 {
-                continue;
-            }
-            let l = a[i][k] / a[k][k];
-            if l != 0.0 {
-                for j in k..end[k] {
-                    a[i][j] -= l * a[k][j];
-                }
-                b[i] -= l * b[k];
-                end[i] = end[i].max(end[k]);
-            }
-        }
-    }
-    let mut x = vec![0.0; n];
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..end[i].max(i + 1)).map(|j| a[i][j] * x[j]).sum();
-        x[i] = (b[i] - s) / a[i][i];
-    }
-    Some(x)
-}
-
 /// The structurally nonzero entries of `C_J`, evaluated together, with the products
 /// Newton projection and the manifold walk need. Mechanism Jacobians are sparse; working
 /// on the nonzeros keeps a chain of loops linear-ish instead of `O(NC · NQ)` per step.
@@ -151,6 +110,8 @@ pub struct SparseJacobian {
     /// Entries of each column, by row.
     by_col: Vec<Vec<usize>>,
     nc: usize,
+    /// Half-bandwidth of `J Jᵀ`: rows further apart share no column.
+    band: usize,
 }
 
 impl SparseJacobian {
@@ -168,11 +129,20 @@ impl SparseJacobian {
                 }
             }
         }
+        let band = by_col
+            .iter()
+            .map(|col| {
+                let rows = col.iter().map(|&a| pos[a].0);
+                rows.clone().max().unwrap_or(0) - rows.min().unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0);
         Self {
             eval: Evaluator::new(arena, &roots),
             pos,
             by_col,
             nc: jacobian.len(),
+            band,
         }
     }
 
@@ -187,22 +157,47 @@ impl SparseJacobian {
         self.eval.eval(arena, &env)
     }
 
-    /// `J Jᵀ + μ I` with `μ = 1e-12 · trace` (a tiny damping for rank-deficient rows).
-    pub fn normal_matrix(&self, vals: &[f64]) -> Vec<Vec<f64>> {
-        let mut jjt = vec![vec![0.0; self.nc]; self.nc];
+    /// Factors `J Jᵀ + μ I` (`μ = 1e-12 · trace`, a tiny damping for rank-deficient
+    /// rows) by banded Cholesky: `O(NC · band²)` for the banded systems of chains.
+    /// `None` when it is not positive definite (non-finite values).
+    pub fn normal_factor(&self, vals: &[f64]) -> Option<BandCholesky> {
+        let (n, b) = (self.nc, self.band);
+        let w = b + 1;
+        // Lower band, row-major: entry (i, j), i − b ≤ j ≤ i, at i·w + (j + b − i).
+        let mut a = vec![0.0; n * w];
         for col in &self.by_col {
-            for &a in col {
-                for &b in col {
-                    jjt[self.pos[a].0][self.pos[b].0] += vals[a] * vals[b];
+            for &x in col {
+                for &y in col {
+                    let (i, j) = (self.pos[x].0, self.pos[y].0);
+                    if j <= i {
+                        a[i * w + (j + b - i)] += vals[x] * vals[y];
+                    }
                 }
             }
         }
-        let trace: f64 = (0..self.nc).map(|r| jjt[r][r]).sum();
+        let trace: f64 = (0..n).map(|i| a[i * w + b]).sum();
         let mu = 1e-12 * trace.max(1e-300);
-        for (r, row) in jjt.iter_mut().enumerate() {
-            row[r] += mu;
+        for i in 0..n {
+            a[i * w + b] += mu;
         }
-        jjt
+        for i in 0..n {
+            for j in i.saturating_sub(b)..=i {
+                let lo = i.saturating_sub(b).max(j.saturating_sub(b));
+                let mut sum = a[i * w + (j + b - i)];
+                for k in lo..j {
+                    sum -= a[i * w + (k + b - i)] * a[j * w + (k + b - j)];
+                }
+                if i == j {
+                    if !(sum > 0.0 && sum.is_finite()) {
+                        return None;
+                    }
+                    a[i * w + b] = sum.sqrt();
+                } else {
+                    a[i * w + (j + b - i)] = sum / a[j * w + b];
+                }
+            }
+        }
+        Some(BandCholesky { l: a, n, b })
     }
 
     /// `J x`.
@@ -228,6 +223,37 @@ impl SparseJacobian {
     /// Whether every value is finite.
     pub fn finite(vals: &[f64]) -> bool {
         vals.iter().all(|v| v.is_finite())
+    }
+}
+
+/// A banded Cholesky factor `L` (`L Lᵀ = J Jᵀ + μ I`).
+pub struct BandCholesky {
+    l: Vec<f64>,
+    n: usize,
+    b: usize,
+}
+
+impl BandCholesky {
+    /// Solves `L Lᵀ x = r`.
+    pub fn solve(&self, r: &[f64]) -> Vec<f64> {
+        let (n, b, w) = (self.n, self.b, self.b + 1);
+        let l = |i: usize, j: usize| self.l[i * w + (j + b - i)];
+        let mut y = r.to_vec();
+        for i in 0..n {
+            let mut s = y[i];
+            for k in i.saturating_sub(b)..i {
+                s -= l(i, k) * y[k];
+            }
+            y[i] = s / l(i, i);
+        }
+        for i in (0..n).rev() {
+            let mut s = y[i];
+            for k in i + 1..(i + b + 1).min(n) {
+                s -= l(k, i) * y[k];
+            }
+            y[i] = s / l(i, i);
+        }
+        y
     }
 }
 
@@ -259,7 +285,7 @@ pub fn project(
             return Some(q);
         }
         let vals = jacobian.values(arena, &q, p, t);
-        let y = solve_dense(jacobian.normal_matrix(&vals), c)?;
+        let y = jacobian.normal_factor(&vals)?.solve(&c);
         for (qk, dk) in q.iter_mut().zip(jacobian.mul_t(&vals, &y)) {
             *qk -= dk;
         }

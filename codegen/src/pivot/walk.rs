@@ -15,7 +15,7 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::probe::{project, solve_dense, SparseJacobian};
+use super::probe::{project, SparseJacobian};
 use crate::expr::{Arena, Evaluator};
 
 /// Steps of the walk.
@@ -214,10 +214,10 @@ fn tangent_basis(
     if !SparseJacobian::finite(&vals) {
         return None;
     }
-    let jjt = jacobian.normal_matrix(&vals);
+    let factor = jacobian.normal_factor(&vals)?;
     let mut cols: Vec<Vec<f64>> = Vec::with_capacity(guess.len());
     for g in guess {
-        let y = solve_dense(jjt.clone(), jacobian.mul(&vals, g))?;
+        let y = factor.solve(&jacobian.mul(&vals, g));
         let mut n: Vec<f64> = g
             .iter()
             .zip(jacobian.mul_t(&vals, &y))
