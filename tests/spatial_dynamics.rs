@@ -4,7 +4,8 @@
 //! assembly `m JᵀJ + Wᵀ I W` (Jacobians and the body angular velocity `Rᵀ ∂R/∂q` by
 //! finite differences), the forces against Lagrange's equations evaluated with finite
 //! differences of that mass matrix and of the potential, and a free spin under gravity
-//! against energy conservation — the gyroscopic terms `ω × Iω` all enter.
+//! against energy conservation — the gyroscopic terms `ω × Iω` all enter. Last, a body whose
+//! mass and inertia vary with q and t (the path through Lagrange's equations of the energy).
 
 mod common;
 
@@ -167,4 +168,53 @@ fn spinning_top_conserves_energy() {
     }
     println!("relative energy drift over 3 s: {drift:e}");
     assert!(drift <= 1e-8, "relative energy drift {drift:e}");
+}
+
+mechgen::mechanism! {
+    /// A planar pendulum bob whose mass varies in time (and with the angle of a second,
+    /// free coordinate): its dynamics go through Lagrange's equations of the energy.
+    pub mod varying {
+        param m = 2.0;
+        param l = 1.5;
+        param g = 9.81;
+        coord x = 1.5;
+        coord y = 0.0;
+        coord w = 0.3;
+        constraint x * x + y * y == l * l;
+        body bob { mass = m * (1.0 + 0.5 * sin(t)) * (1.2 + cos(w)), com = vec2(x, y) }
+        body wheel { mass = m, inertia = 0.1 * m * (1.0 + 0.2 * t), com = vec2(x + 0.0 * w, y), angle = w }
+        gravity = vec2(0.0, -g);
+    }
+}
+
+#[test]
+fn varying_mass_forces_match_lagranges_equations() {
+    // With M(q, t): f_i = −Σ_jk (∂M_ij/∂q_k − ½ ∂M_jk/∂q_i) q̇_j q̇_k − Σ_j ∂M_ij/∂t q̇_j − ∂V/∂q_i,
+    // V = m_bob(q, t) g y + m g y.
+    let p = varying::Params::default();
+    let mut rng = common::rng(9);
+    let h = 1e-5;
+    for _ in 0..100 {
+        let q = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-1.5..1.5));
+        let qd = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-2.0..2.0));
+        let t: f64 = rng.random_range(0.0..3.0);
+        let f = varying::forces(&q, &qd, &p, t);
+        let mut expect =
+            common::lagrange_velocity_terms(|q| varying::mass_matrix(q, &p, t), &q, &qd);
+        let dmdt =
+            (varying::mass_matrix(&q, &p, t + h) - varying::mass_matrix(&q, &p, t - h)) / (2.0 * h);
+        expect -= dmdt * qd;
+        let potential = |q: &SVector<f64, 3>| {
+            let m_bob = p.m * (1.0 + 0.5 * t.sin()) * (1.2 + q[2].cos());
+            (m_bob + p.m) * p.g * q[1]
+        };
+        for i in 0..3 {
+            let (mut qp, mut qm) = (q, q);
+            qp[i] += h;
+            qm[i] -= h;
+            expect[i] -= (potential(&qp) - potential(&qm)) / (2.0 * h);
+        }
+        let err = (f - expect).norm() / (1.0 + expect.norm());
+        assert!(err <= 1e-7, "forces {f:?} vs Lagrange {expect:?}: {err:e}");
+    }
 }
