@@ -215,13 +215,9 @@ pub fn analyze(
     if rank == nq {
         return Err(Error::new(model.span, format!("no motion: the {nc} constraint equations fix all {nq} coordinates (rank {rank}); a mechanism needs at least one degree of freedom")));
     }
+    // (More named coordinates than degrees of freedom was reported above, with the
+    // rank of the unrestricted selection.)
     let dof = nq - rank;
-    if model.independent.len() > dof {
-        return Err(Error::new(
-            model.independent_span.unwrap_or(model.span),
-            format!("{} independent coordinates named, but the mechanism has only {dof} degrees of freedom", model.independent.len()),
-        ));
-    }
     // With one degree of freedom left open (after the named coordinates), the last
     // independent coordinate is chosen by walking the one-dimensional motion that
     // remains: one that never turns back along it, when that is a valid partition at
@@ -245,10 +241,10 @@ pub fn analyze(
             }
             let walk_res = Evaluator::new(a, &res_roots);
             let walk_jac = probe::SparseJacobian::new(a, &jac_rows, nq);
-            let pts = walk::walk(a, &walk_res, &walk_jac, (q0, *t0), &params, 1, &mut rng);
-            if let Some(walked) = walk::choose(&pts, &[], 1) {
+            let pts = walk::walk(a, &walk_res, &walk_jac, (q0, *t0), &params, &mut rng);
+            if let Some(walked) = walk::choose(&pts) {
                 let mut set = model.independent.clone();
-                set.extend(walked);
+                set.push(walked);
                 let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
                 let s = select::eliminate(best_mats, &structural, &allowed);
                 let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
