@@ -83,12 +83,7 @@ where
         qd: qd.as_slice().to_vec(),
     };
     let lu = k.full_piv_lu();
-    let u = lu.u();
-    let umax = (0..n).map(|i| u[(i, i)].abs()).fold(0.0, f64::max);
-    let umin = (0..n)
-        .map(|i| u[(i, i)].abs())
-        .fold(f64::INFINITY, f64::min);
-    if n > 0 && (umin.is_nan() || umin <= 1e-14 * umax) {
+    if n > 0 && singular_u(&lu.u()) {
         // Redundant constraints make the augmented matrix singular while q̈ stays
         // unique: solve again on the row space of C_J.
         return reduced(&mass, &f, &j, &d).ok_or_else(singular);
@@ -101,6 +96,14 @@ where
         qdd: SVector::<f64, NQ>::from_fn(|i, _| x[i]),
         lambda: SVector::<f64, NC>::from_fn(|i, _| x[NQ + i]),
     })
+}
+
+/// Whether an LU's `U` has a pivot below `1e-14` of its largest (or a NaN one).
+fn singular_u(u: &DMatrix<f64>) -> bool {
+    let d = u.diagonal();
+    let umax = d.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let umin = d.iter().fold(f64::INFINITY, |m, v| m.min(v.abs()));
+    umin.is_nan() || umin <= 1e-14 * umax
 }
 
 /// The Lagrange system with redundant constraint rows: with the SVD `C_J = U Σ Vᵀ` and
@@ -140,11 +143,7 @@ fn reduced<const NQ: usize, const NC: usize>(
     rhs.rows_mut(0, NQ).copy_from(f);
     rhs.rows_mut(NQ, r).copy_from(&dr);
     let lu = k.full_piv_lu();
-    let umax = (0..n).map(|i| lu.u()[(i, i)].abs()).fold(0.0, f64::max);
-    let umin = (0..n)
-        .map(|i| lu.u()[(i, i)].abs())
-        .fold(f64::INFINITY, f64::min);
-    if umin.is_nan() || umin <= 1e-14 * umax {
+    if singular_u(&lu.u()) {
         return None;
     }
     let x = lu.solve(&rhs)?;

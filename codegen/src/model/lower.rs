@@ -276,8 +276,8 @@ impl Lowerer {
                 // A constant numerator over zero is left to the finiteness checks of
                 // `const` and `param` (which name the item); anything else over a zero
                 // constant would emit a division by zero.
-                let constant_numerator = x.exprs().iter().all(|&e| a.as_const(e).is_some());
-                if a.as_const(d) == Some(0.0) && !constant_numerator {
+                if a.as_const(d) == Some(0.0) && !x.exprs().iter().all(|&e| a.as_const(e).is_some())
+                {
                     return Err(Error::spanned(
                         &b.right,
                         "division by zero: the divisor is the constant 0",
