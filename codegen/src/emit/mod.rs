@@ -231,39 +231,30 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let (mut roots, pos) = nonzeros(&ns.basis, &model.arena);
         let nb = roots.len();
         roots.extend(ns.pivots.iter().copied());
-        let mut scale_ranges = Vec::new();
-        for row in &ns.row_scale {
-            let s = roots.len();
-            roots.extend(row.iter().copied());
-            scale_ranges.push(s..roots.len());
-        }
+        // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
+        let mut scale_entries: Vec<ExprId> = ns.row_scale.iter().flatten().copied().collect();
+        scale_entries.sort();
+        scale_entries.dedup();
+        let ns_start = roots.len();
+        roots.extend(scale_entries.iter().copied());
         let body = em.body("null_space", &roots, &base);
         let sets = matrix_sets(&body.roots[..nb], &pos, quote!(d));
-        let mut health = TokenStream::new();
-        for (k, range) in scale_ranges.iter().enumerate() {
-            let piv = &body.roots[nb + k];
-            let mut scale = TokenStream::new();
-            for (j, e) in body.roots[range.clone()].iter().enumerate() {
-                if j == 0 {
-                    scale = quote!(#ty::abs(#e));
-                } else {
-                    scale = quote!(#ty::max(#scale, #ty::abs(#e)));
-                }
-            }
-            if range.is_empty() {
-                scale = opts.scalar.literal(1.0);
-            }
-            health.extend(quote!(health = health.min(#ty::abs(#piv) / #scale);));
-        }
+        let health = health_tokens(
+            &body.roots[nb..ns_start],
+            &body.roots[ns_start..],
+            &opts.scalar,
+        );
         let indep: Vec<&str> = ns
             .independent
             .iter()
             .map(|&i| coord_names[i].as_str())
             .collect();
         let doc = format!(
-            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU, and the \
-             smallest relative pivot `min_k |U_kk| / max_j |C_J[row_k, j]|` (near 0: the static \
-             pivot order is breaking down; fall back to a numeric basis).\n\n Rows: {order}. \
+            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU, and its \
+             health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 when \
+             any pivot, Jacobian entry or basis entry is not finite (NaN inputs) or the Jacobian \
+             vanishes. Near 0: the static pivot order is breaking down, or the mechanism is \
+             singular (fall back to a numeric basis).\n\n Rows: {order}. \
              Columns: the independent coordinates {indep:?} (identity rows of `D`): `q̇ = D u` with \
              `u` their velocities."
         );
@@ -278,7 +269,6 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
                     #stmts
                     let mut d = SMatrix::<#ty, NQ, DOF>::zeros();
                     #sets
-                    let mut health = #ty::INFINITY;
                     #health
                     (d, health)
                 }
@@ -776,4 +766,45 @@ fn vector_sets(vals: &[TokenStream], pos: &[(usize, usize)], v: TokenStream) -> 
         out.extend(quote!(#v[#i] = #e;));
     }
     out
+}
+
+/// The statements computing `health` (see `null_space`'s docs) from the pivots and the
+/// scale entries (structural entries of the pivot rows of `C_J`); `d` is the basis.
+fn health_tokens(pivots: &[TokenStream], scale: &[TokenStream], sc: &ScalarType) -> TokenStream {
+    let ty = &sc.ty;
+    let one = sc.literal(1.0);
+    let zero = sc.literal(0.0);
+    if pivots.is_empty() {
+        // No constraints: D = I, healthy unless the inputs are not finite.
+        return quote! {
+            let health = if d.sum().is_finite() { #one } else { #zero };
+        };
+    }
+    let mut min_pivot = TokenStream::new();
+    let mut check = quote!(d.sum());
+    for (k, p) in pivots.iter().enumerate() {
+        if k == 0 {
+            min_pivot = quote!(#ty::abs(#p));
+        } else {
+            min_pivot = quote!(#ty::min(#min_pivot, #ty::abs(#p)));
+        }
+        check = quote!(#check + #p);
+    }
+    let mut sq = TokenStream::new();
+    for (k, e) in scale.iter().enumerate() {
+        if k == 0 {
+            sq = quote!(#e * #e);
+        } else {
+            sq = quote!(#sq + #e * #e);
+        }
+    }
+    quote! {
+        let health_scale = #ty::sqrt(#sq);
+        let min_pivot = #min_pivot;
+        let health = if (#check + health_scale).is_finite() && health_scale > #zero {
+            #ty::min(min_pivot / health_scale, #one)
+        } else {
+            #zero
+        };
+    }
 }
