@@ -93,10 +93,15 @@ fn function_list() -> String {
         .join(", ")
 }
 
+/// The source text of `e` as written where the span covers all of it (build.rs), else its
+/// tokens printed (in a proc macro on stable, a span is only the first token's).
 fn source_text(e: &Expr) -> String {
-    e.span()
-        .source_text()
-        .unwrap_or_else(|| quote::ToTokens::to_token_stream(e).to_string())
+    let tokens = quote::ToTokens::to_token_stream(e).to_string();
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    match e.span().source_text() {
+        Some(text) if squash(&text) == squash(&tokens) => text,
+        _ => tokens,
+    }
 }
 
 impl Lowerer {
@@ -790,15 +795,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
             ),
         ));
     }
-    if constraints.is_empty() {
-        return Err(Error::new(
-            module.span,
-            format!(
-                "mechanism `{}` has no constraints: add `constraint lhs == rhs;`",
-                module.name
-            ),
-        ));
-    }
+    // No constraints is a tree in minimal coordinates (a pendulum by its angle): D = I.
     Ok(Model {
         name: module.name.to_string(),
         vis: module.vis.clone(),

@@ -77,7 +77,10 @@ pub fn analyze(
         .iter()
         .map(|row| row.iter().map(|&e| !model.arena.is_zero(e)).collect())
         .collect();
-    if nc == 0 || structural.iter().flatten().all(|s| !s) {
+    if nc == 0 {
+        return Ok(unconstrained(model, jacobian));
+    }
+    if structural.iter().flatten().all(|s| !s) {
         return Err(Error::new(model.span, "the constraint Jacobian is identically zero: the constraints do not depend on the coordinates"));
     }
     let hint: Vec<bool> = (0..nq).map(|j| model.independent.contains(&j)).collect();
@@ -295,4 +298,27 @@ pub fn analyze(
         solve,
         notes,
     })
+}
+
+/// A model without constraints (a tree in minimal coordinates): rank 0, every coordinate
+/// independent (the named ones first), `D = I`, and an empty dependent solve.
+fn unconstrained(model: &mut Model, jacobian: &[Vec<ExprId>]) -> NullSpace {
+    let nq = model.coords.len();
+    let mut cols = model.independent.clone();
+    cols.extend((0..nq).filter(|j| !model.independent.contains(j)));
+    let factors = lu::factor(&mut model.arena, jacobian, &[], &cols);
+    let basis = lu::basis(&mut model.arena, &factors, &cols);
+    let solve = lu::solve(&mut model.arena, &factors, &[], &cols);
+    NullSpace {
+        rank: 0,
+        rows: Vec::new(),
+        redundant: Vec::new(),
+        cols: cols.clone(),
+        independent: cols,
+        pivots: Vec::new(),
+        row_scale: Vec::new(),
+        basis,
+        solve,
+        notes: Vec::new(),
+    }
 }
