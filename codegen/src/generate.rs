@@ -115,7 +115,23 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         };
         timings.differentiate += t.elapsed();
         let t = Instant::now();
-        let ns = pivot::analyze(&mut model, &jac, &PivotOptions { seed })?;
+        let checked = crate::check::check(&mut model, &jac, seed)?;
+        let mut ns = pivot::analyze(&mut model, &jac, &PivotOptions { seed })?;
+        let mut notes = checked.notes;
+        let auto: Vec<String> = ns
+            .independent
+            .iter()
+            .filter(|j| !model.independent.contains(j))
+            .map(|&j| format!("`{}`", model.coords[j].name))
+            .collect();
+        if !auto.is_empty() && ns.rank > 0 {
+            notes.push(format!(
+                "independent coordinates chosen by the analysis: {} (name the actuated joints with `independent` to choose them)",
+                auto.join(", ")
+            ));
+        }
+        notes.append(&mut ns.notes);
+        ns.notes = notes;
         timings.pivot_lu += t.elapsed();
         let t = Instant::now();
         let an = Analysis {

@@ -6,6 +6,7 @@
 
 #![allow(clippy::needless_range_loop)] // index loops read best in the numeric code
 
+pub mod check;
 pub mod derive;
 pub mod dynamics;
 pub mod error;

@@ -15,8 +15,8 @@ use proc_macro::TokenStream;
 ///         param l1 = 0.1;
 ///         param l2 = 0.3;
 ///         coord theta = 0.3;
-///         coord beta = 0.1;
-///         coord s = 0.38;
+///         coord beta = 1.4721;
+///         coord s = 0.3941;
 ///         constraint vec2(l1 * cos(theta), l1 * sin(theta))
 ///             + vec2(l2 * sin(beta), -l2 * cos(beta)) == vec2(s, 0.0);
 ///     }

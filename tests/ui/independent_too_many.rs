@@ -3,8 +3,8 @@ mechgen::mechanism! {
         param l1 = 0.1;
         param l2 = 0.3;
         coord theta = 0.3;
-        coord beta = 0.46;
-        coord s = 0.31;
+        coord beta = 1.4721;
+        coord s = 0.3941;
         independent theta, s;
         let crank = vec2(l1 * cos(theta), l1 * sin(theta));
         let rod = vec2(l2 * sin(beta), -l2 * cos(beta));

@@ -161,6 +161,11 @@ impl SparseJacobian {
     /// rows) by banded Cholesky: `O(NC · band²)` for the banded systems of chains.
     /// `None` when it is not positive definite (non-finite values).
     pub fn normal_factor(&self, vals: &[f64]) -> Option<BandCholesky> {
+        self.damped_factor(vals, 1e-12)
+    }
+
+    /// Factors `J Jᵀ + μ I` with `μ = rel · trace(J Jᵀ)` (Levenberg–Marquardt damping).
+    pub fn damped_factor(&self, vals: &[f64], rel: f64) -> Option<BandCholesky> {
         let (n, b) = (self.nc, self.band);
         let w = b + 1;
         // Lower band, row-major: entry (i, j), i − b ≤ j ≤ i, at i·w + (j + b − i).
@@ -176,7 +181,7 @@ impl SparseJacobian {
             }
         }
         let trace: f64 = (0..n).map(|i| a[i * w + b]).sum();
-        let mu = 1e-12 * trace.max(1e-300);
+        let mu = rel * trace.max(1e-300);
         for i in 0..n {
             a[i * w + b] += mu;
         }
