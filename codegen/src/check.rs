@@ -240,7 +240,7 @@ fn term_size(arena: &Arena, e: ExprId, q: &[f64], p: &[f64]) -> f64 {
     vals.iter().map(|v| v.abs()).sum()
 }
 
-/// Up to three coordinates the projection moved most: "`x` 0.3000 → 0.2500, …".
+/// Up to three coordinates the projection moved most: "`x` -5.000e-2 to 0.250000, …".
 fn moved(model: &Model, q0: &[f64], q: &[f64]) -> String {
     let mut d: Vec<(usize, f64)> = q0
         .iter()
@@ -256,7 +256,14 @@ fn moved(model: &Model, q0: &[f64], q: &[f64]) -> String {
     let parts: Vec<String> = d
         .iter()
         .take(3)
-        .map(|&(j, _)| format!("`{}` {:.4} → {:.4}", model.coords[j].name, q0[j], q[j]))
+        .map(|&(j, _)| {
+            format!(
+                "`{}` {:+.3e} to {:.6}",
+                model.coords[j].name,
+                q[j] - q0[j],
+                q[j]
+            )
+        })
         .collect();
     parts.join(", ")
 }

@@ -127,8 +127,8 @@ fn nominal_slightly_off_is_a_note() {
         .unwrap_or_else(|| panic!("no nominal note in {notes:?}"));
     assert!(
         note.ends_with(
-            "probing starts from the assembled configuration (`beta` 1.4700 → 1.4719, \
-             `theta` 0.3000 → 0.3006, `s` 0.3940 → 0.3941)"
+            "probing starts from the assembled configuration (`beta` +1.931e-3 to 1.471931, \
+             `theta` +6.201e-4 to 0.300620, `s` +5.035e-5 to 0.394050)"
         ),
         "{note}"
     );

@@ -518,7 +518,18 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
             "# Notes of the analysis".to_string(),
             String::new(),
         ];
-        lines.extend(ns.notes.iter().map(|n| format!("- {n}")));
+        for n in &ns.notes {
+            // Markdown list items wrapped near 100 columns (continuations indented).
+            let mut line = String::from("-");
+            for word in n.split(' ') {
+                if line.len() + word.len() > 92 && line.len() > 2 {
+                    lines.push(std::mem::replace(&mut line, String::from(" ")));
+                }
+                line.push(' ');
+                line.push_str(word);
+            }
+            lines.push(line);
+        }
         doc_lines(&lines)
     };
     let size_doc = format!(
