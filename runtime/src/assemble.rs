@@ -10,7 +10,8 @@
 
 use nalgebra::{DMatrix, SVector};
 
-use crate::error::AssemblyError;
+use crate::error::{largest_entries, AssemblyError};
+use crate::null_space::valid_threshold;
 use crate::linalg;
 use crate::mechanism::Mechanism;
 use crate::null_space::DEFAULT_PIVOT_THRESHOLD;
@@ -107,8 +108,10 @@ where
             "tolerance must be positive and finite",
         ));
     }
-    if opts.pivot_threshold.is_nan() {
-        return Err(AssemblyError::InvalidOptions("pivot threshold is NaN"));
+    if !valid_threshold(opts.pivot_threshold) {
+        return Err(AssemblyError::InvalidOptions(
+            "pivot threshold must be a number in [0, 1]",
+        ));
     }
     let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT).ok_or(AssemblyError::InvalidModel(
         "INDEPENDENT has out-of-range or repeated indices",
@@ -145,6 +148,8 @@ where
             return Err(AssemblyError::NotConverged {
                 iterations,
                 residual_norm: norm,
+                worst: largest_entries(c.as_slice(), &[]),
+                q: q.as_slice().to_vec(),
             });
         }
         // Up to two attempts: the static step, then the numeric one.
@@ -201,11 +206,15 @@ where
                     iterations,
                     residual_norm: norm,
                     rcond: last_rcond,
+                    worst: largest_entries(c.as_slice(), &[]),
+                    q: q.as_slice().to_vec(),
                 }
             } else {
                 AssemblyError::NotConverged {
                     iterations,
                     residual_norm: norm,
+                    worst: largest_entries(c.as_slice(), &[]),
+                    q: q.as_slice().to_vec(),
                 }
             });
         }
@@ -234,11 +243,14 @@ where
     }
     let jd = linalg::columns(&linalg::dmatrix(&j), dep);
     let b = DMatrix::from_column_slice(NC, 1, c.as_slice());
-    let (xd, rcond) = linalg::lstsq(&jd, &b, 1e-13).ok_or(AssemblyError::SingularJacobian {
-        iterations: iteration,
-        residual_norm: c.norm(),
-        rcond: 0.0,
-    })?;
+    let (xd, rcond) =
+        linalg::lstsq(&jd, &b, 1e-13).ok_or_else(|| AssemblyError::SingularJacobian {
+            iterations: iteration,
+            residual_norm: c.norm(),
+            rcond: 0.0,
+            worst: largest_entries(c.as_slice(), &[]),
+            q: q.as_slice().to_vec(),
+        })?;
     let mut x = SVector::<f64, NQ>::zeros();
     for (k, &i) in dep.iter().enumerate() {
         x[i] = xd[(k, 0)];
