@@ -8,12 +8,14 @@
 //! consistent by construction (`q̇ = D u + x_t`).
 //!
 //! Lagrange multipliers: the integrated state is `(q, q̇)`; with `project = true` the
-//! same position projection is applied and `q̇` is projected onto `C_J q̇ + C_t = 0`
-//! keeping its independent part ([`crate::velocity::project_velocity`]).
+//! initial state is assembled keeping its independent coordinates and velocities, and
+//! after each step positions and velocities get minimum-norm corrections
+//! ([`crate::assemble::assemble_min_norm`], [`crate::velocity::project_velocity_min_norm`]):
+//! no partition, so no independent coordinates that could fail along the way.
 
 use nalgebra::{DMatrix, SVector};
 
-use crate::assemble::{assemble, AssemblyOptions};
+use crate::assemble::{assemble, assemble_min_norm, AssemblyOptions};
 use crate::error::{largest_entries, SimError};
 use crate::lagrange::lagrange_accelerations;
 use crate::linalg;
@@ -21,7 +23,7 @@ use crate::mechanism::Dynamics;
 use crate::null_space::{valid_threshold, NullSpacePath, DEFAULT_PIVOT_THRESHOLD};
 use crate::ode::{dopri5, rk4, Dopri5Options, OdeSystem, Pair, Rk4Options, Solution, Stats};
 use crate::projection::{multipliers, projection_accelerations};
-use crate::velocity::{project_velocity, velocity_from_independent};
+use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent};
 
 /// Which integrator to use.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -481,20 +483,15 @@ where
         let c = M::residual(&y.a, self.p, t).norm();
         self.defects.max_residual = max_nan(self.defects.max_residual, c);
         if self.opts.project {
-            let asm = assemble::<M, NQ, NC, DOF>(&y.a, self.p, t, &self.opts.assembly)
+            // Partition-free: minimum-norm corrections of positions and velocities.
+            let asm = assemble_min_norm::<M, NQ, NC, DOF>(&y.a, self.p, t, &self.opts.assembly)
                 .map_err(|source| SimError::Assembly { t, source })?;
             self.newton += asm.iterations;
             let dq = (asm.q - y.a).amax();
             self.defects.max_position_correction =
                 max_nan(self.defects.max_position_correction, dq);
             y.a = asm.q;
-            let v = project_velocity::<M, NQ, NC, DOF>(
-                &y.a,
-                &y.b,
-                self.p,
-                t,
-                self.opts.pivot_threshold,
-            )?;
+            let v = project_velocity_min_norm::<M, NQ, NC, DOF>(&y.a, &y.b, self.p, t)?;
             let dv = (v - y.b).amax();
             self.defects.max_velocity_correction =
                 max_nan(self.defects.max_velocity_correction, dv);
@@ -513,8 +510,8 @@ where
 /// `tol = max(opts.assembly.tol, 1e-9)`, else [`SimError::OffManifold`] (an index-1
 /// formulation keeps whatever defect it starts with, and lets it grow linearly).
 ///
-/// No partition-crossing guard: this route needs no independent coordinates (its
-/// post-step projection does, and reports [`SimError::Kinematics`] where they fail).
+/// No partition-crossing guard: after the initial assembly this route needs no
+/// independent coordinates.
 /// The statistics report the accumulated defects and energy change ([`SimStats`]).
 ///
 /// Errors as [`simulate_projection`] ([`SimError::Dynamics`] with an indefinite or
@@ -542,6 +539,14 @@ where
         defects: Defects::default(),
     };
     let mut y0 = Pair::new(*q0, *qd0);
+    if opts.project {
+        // The initial state keeps its independent coordinates and velocities.
+        let asm = assemble::<M, NQ, NC, DOF>(q0, p, t0, &opts.assembly)
+            .map_err(|source| SimError::Assembly { t: t0, source })?;
+        sys.newton += asm.iterations;
+        y0.a = asm.q;
+        y0.b = project_velocity::<M, NQ, NC, DOF>(&y0.a, qd0, p, t0, opts.pivot_threshold)?;
+    }
     sys.project(t0, &mut y0)?;
     let sol = integrate(&mut sys, t0, y0, &grid, &opts.integrator)?;
     let mut traj = Trajectory {
