@@ -11,9 +11,9 @@
 use nalgebra::{DMatrix, SVector};
 
 use crate::error::{largest_entries, AssemblyError};
-use crate::null_space::valid_threshold;
 use crate::linalg;
 use crate::mechanism::Mechanism;
+use crate::null_space::valid_threshold;
 use crate::null_space::DEFAULT_PIVOT_THRESHOLD;
 
 /// Options of [`assemble`].

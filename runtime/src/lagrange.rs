@@ -58,7 +58,12 @@ pub struct LagrangeAccelerations<const NQ: usize, const NC: usize> {
 }
 
 /// Non-finite error for a vector indexed by coordinates (`names`) or equations (`&[]`).
-pub(crate) fn nonfinite(what: &'static str, t: f64, v: &[f64], names: &[&'static str]) -> DynamicsError {
+pub(crate) fn nonfinite(
+    what: &'static str,
+    t: f64,
+    v: &[f64],
+    names: &[&'static str],
+) -> DynamicsError {
     DynamicsError::NonFinite {
         what,
         t,

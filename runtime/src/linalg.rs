@@ -170,7 +170,10 @@ pub(crate) const MASS_RTOL: f64 = 1e-14;
 /// positive definite by its eigenvalues: every eigenvalue must exceed `MASS_RTOL · λ_max`.
 /// A NaN entry or eigenvalue is reported as non-finite, a negative eigenvalue beyond the
 /// rounding bound as indefinite, the rest as singular — NaN never passes a comparison.
-pub(crate) fn reduced_mass_solve(a: DMatrix<f64>, b: &DVector<f64>) -> Result<DVector<f64>, MassFailure> {
+pub(crate) fn reduced_mass_solve(
+    a: DMatrix<f64>,
+    b: &DVector<f64>,
+) -> Result<DVector<f64>, MassFailure> {
     let n = a.nrows();
     if n == 0 {
         return Ok(DVector::zeros(0));
@@ -202,7 +205,8 @@ pub(crate) fn reduced_mass_solve(a: DMatrix<f64>, b: &DVector<f64>) -> Result<DV
     if lmin < 0.0 && -lmin > MASS_RTOL * scale {
         return Err(MassFailure::Indefinite(lmin, lmax, vmin));
     }
-    if !(lmin > MASS_RTOL * lmax) {
+    // (NaN already excluded above.)
+    if lmin <= MASS_RTOL * lmax {
         return Err(MassFailure::Singular(vmin));
     }
     let qtb = eig.eigenvectors.tr_mul(b);

@@ -659,7 +659,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             } else {
                 0.0
             };
-            if !(perr <= 1.0) {
+            if perr.is_nan() || perr > 1.0 {
                 stats.rejected += 1;
                 stats.projection_rejections += 1;
                 last_rejected = true;

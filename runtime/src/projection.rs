@@ -60,12 +60,19 @@ fn reduced_solve<const NQ: usize, const DOF: usize>(
 ) -> Result<SVector<f64, DOF>, DynamicsError> {
     let a = d.transpose() * mass * d;
     let b = d.transpose() * rhs;
-    if !linalg::finite(b.as_slice()) || !linalg::finite(rhs.as_slice()) {
-        // Forces too large to combine (e.g. a stiffness of 1e308): name the entries.
+    if !linalg::finite(rhs.as_slice()) {
         return Err(DynamicsError::NonFinite {
             what: "generalised forces f − M Ḋu",
             t,
             entries: non_finite_entries(rhs.as_slice(), names),
+        });
+    }
+    if !linalg::finite(b.as_slice()) {
+        // Finite forces too large to combine (e.g. a stiffness of 1e308): name the largest.
+        return Err(DynamicsError::NonFinite {
+            what: "reduced forces Dᵀ(f − M Ḋu) (overflow); largest forces",
+            t,
+            entries: largest_entries(rhs.as_slice(), names),
         });
     }
     let direction = |v: &DVector<f64>| {
@@ -74,28 +81,31 @@ fn reduced_solve<const NQ: usize, const DOF: usize>(
         let m = if n > 0.0 { m / n } else { m };
         largest_entries(m.as_slice(), names)
     };
-    let x = linalg::reduced_mass_solve(linalg::dmatrix(&a), &DVector::from_column_slice(b.as_slice()))
-        .map_err(|e| match e {
-            MassFailure::NonFinite => DynamicsError::NonFinite {
-                what: "reduced mass matrix DᵀMD",
-                t,
-                entries: Vec::new(),
-            },
-            MassFailure::Indefinite(lmin, lmax, v) => DynamicsError::IndefiniteMass {
-                t,
-                matrix: "DᵀMD",
-                min_eigenvalue: lmin,
-                max_eigenvalue: lmax,
-                direction: direction(&v),
-                q: q.as_slice().to_vec(),
-            },
-            MassFailure::Singular(v) => DynamicsError::SingularReducedMass {
-                t,
-                q: q.as_slice().to_vec(),
-                u: u.as_slice().to_vec(),
-                direction: direction(&v),
-            },
-        })?;
+    let x = linalg::reduced_mass_solve(
+        linalg::dmatrix(&a),
+        &DVector::from_column_slice(b.as_slice()),
+    )
+    .map_err(|e| match e {
+        MassFailure::NonFinite => DynamicsError::NonFinite {
+            what: "reduced mass matrix DᵀMD",
+            t,
+            entries: Vec::new(),
+        },
+        MassFailure::Indefinite(lmin, lmax, v) => DynamicsError::IndefiniteMass {
+            t,
+            matrix: "DᵀMD",
+            min_eigenvalue: lmin,
+            max_eigenvalue: lmax,
+            direction: direction(&v),
+            q: q.as_slice().to_vec(),
+        },
+        MassFailure::Singular(v) => DynamicsError::SingularReducedMass {
+            t,
+            q: q.as_slice().to_vec(),
+            u: u.as_slice().to_vec(),
+            direction: direction(&v),
+        },
+    })?;
     let x = SVector::<f64, DOF>::from_fn(|i, _| x[i]);
     if !linalg::finite(x.as_slice()) {
         return Err(DynamicsError::NonFinite {

@@ -126,7 +126,12 @@ impl Defects {
             }
         }
     }
-    fn into_stats(self, ode: Stats, newton_iterations: usize, numeric_fallbacks: usize) -> SimStats {
+    fn into_stats(
+        self,
+        ode: Stats,
+        newton_iterations: usize,
+        numeric_fallbacks: usize,
+    ) -> SimStats {
         SimStats {
             ode,
             newton_iterations,
@@ -312,7 +317,11 @@ impl CrossingGuard {
         if let Some(j1) = dependent_columns::<M, NQ, NC, DOF>(q, p, t) {
             if let Some((t_prev, j0)) = &self.last {
                 if crosses_singularity(j0, &j1) {
-                    let (a, b) = if *t_prev <= t { (*t_prev, t) } else { (t, *t_prev) };
+                    let (a, b) = if *t_prev <= t {
+                        (*t_prev, t)
+                    } else {
+                        (t, *t_prev)
+                    };
                     return Err(SimError::PartitionCrossed { t_prev: a, t: b });
                 }
             }
