@@ -15,18 +15,31 @@
 //! * the constraint rows kept are `Σ_r V_rᵀ q̈ = U_rᵀ d` (the other `NC − r` combinations of
 //!   the rows are treated as dependent: redundant constraints, or a rank loss such as the flat
 //!   position of a parallelogram);
-//! * `N = V_{r+1..NQ}` is an orthonormal basis of the motions those rows allow, and
-//!   `q̈ = V_r Σ_r⁻¹ U_rᵀ d + N w` with `(Nᵀ M N) w = Nᵀ (f − M V_r Σ_r⁻¹ U_rᵀ d)`;
-//! * `λ = U_r Σ_r⁻¹ V_rᵀ (M q̈ − f)`, the minimum-norm multipliers.
+//! * `Z = V_{r+1..NQ}` are the motions those rows allow. While `r ≥ NQ − DOF` (the model's
+//!   generic rank) all of `Z` is free: `N = Z`. Below it the configuration is singular (a
+//!   flat position), not more mobile: `N` keeps `DOF` directions of `Z` — the velocity's
+//!   component first, so that the motion continues along its branch — and the other lost
+//!   directions get zero acceleration (what the lost rows impose in the limit along a
+//!   branch that does not turn into them: the windows of a parallelogram chain stay
+//!   parallelograms). With `q̇` orthogonal to `Z` (at rest at the singular point) all of `Z`
+//!   is free, the accelerations of the linkage with the lost rows released;
+//! * `q̈ = V_r Σ_r⁻¹ U_rᵀ d + N w` with `(Nᵀ M N) w = Nᵀ (f − M V_r Σ_r⁻¹ U_rᵀ d)`;
+//! * `λ = U_r Σ_r⁻¹ V_rᵀ (M q̈ − f)`, the minimum-norm multipliers of the kept rows. Within
+//!   the cut of a rank loss the force along a lost direction (`σ_s λ_s`, `O(σ_s)` along a
+//!   branch) is not carried by `λ`.
 //!
-//! With full rank this is the augmented system above; at and near a rank loss it gives the
-//! minimum-norm multipliers and the accelerations of the linkage with the dropped rows
-//! released (no singular window, no error). Why `√ε`: at a Runge–Kutta stage state the
+//! With full rank this is the augmented system above; at and near a rank loss there is no
+//! singular window and no error. Why `√ε`: at a Runge–Kutta stage state the
 //! constraints hold only to the local error (`|C| ≈ 1e-6` at moderate tolerances), so `d`
 //! is inconsistent with `C_J` by that much; a kept singular value `σ` turns it into an
 //! acceleration error `≈ |C|·‖d‖/σ`. A cut at `1e-10 σ_max` amplified that by up to 1e10 (the
-//! Bricard loop stopped on it); at `√ε` the amplification stays bounded by `1/√ε` and is
-//! caught by the error control, while a true rank (a singular value `O(σ_max)`) is never cut.
+//! issue reports the Bricard loop stopping on it); at `√ε` the amplification stays bounded by `1/√ε` and is
+//! left to the error control, while rounding in a kept `σ` (absolute `ε σ_max`) stays
+//! below `√ε` relative, and a true rank (a singular value `O(σ_max)`) is never cut.
+//! Limitation: off the manifold the right-hand side near a flat position is stiff (its
+//! off-manifold part grows like `‖γ‖/σ_s²`); an error-controlled integration whose stage
+//! lands there at a tight tolerance can end in a step-size underflow (reported, never
+//! silent).
 //!
 //! # Mass check
 //!
@@ -139,7 +152,7 @@ where
         d -= cdot * (2.0 / tau) + c * (1.0 / (tau * tau));
         check_finite("Baumgarte right-hand side", t, d.as_slice(), NC, &[])?;
     }
-    solve::<NQ, NC>(&mass, &f, &j, &d, t, q, qd, names)
+    solve::<NQ, NC>(&mass, &f, &j, &d, t, q, qd, names, DOF)
 }
 
 /// The SVD-based solve of the module documentation.
@@ -153,7 +166,13 @@ fn solve<const NQ: usize, const NC: usize>(
     q: &SVector<f64, NQ>,
     qd: &SVector<f64, NQ>,
     names: &[&'static str],
+    dof: usize,
 ) -> Result<LagrangeAccelerations<NQ, NC>, DynamicsError> {
+    if dof > NQ {
+        return Err(DynamicsError::Kinematics(
+            crate::error::KinematicsError::InvalidModel("DOF exceeds NQ"),
+        ));
+    }
     let svd_failed = || {
         DynamicsError::Kinematics(crate::error::KinematicsError::DecompositionFailed {
             what: "SVD of the constraint Jacobian",
@@ -190,7 +209,9 @@ fn solve<const NQ: usize, const NC: usize>(
             qdd_p[c] += coef * vt[(k, c)];
         }
     }
-    let nb = DMatrix::<f64>::from_fn(NQ, null.len(), |c, a| vt[(null[a], c)]);
+    // The directions the kept rows leave free: Z = V_{r+1..NQ}.
+    let z = DMatrix::<f64>::from_fn(NQ, null.len(), |c, a| vt[(null[a], c)]);
+    let nb = free_directions(&z, qd, NQ.saturating_sub(dof), dof, rank);
     let md = linalg::dmatrix(mass);
     let reduced = nb.tr_mul(&(&md * &nb));
     let rhs_full = f - mass * qdd_p;
@@ -246,6 +267,48 @@ fn solve<const NQ: usize, const NC: usize>(
         return Err(nonfinite("multipliers", t, lambda.as_slice(), &[]));
     }
     Ok(LagrangeAccelerations { qdd, lambda, rank })
+}
+
+/// The motions left free among the directions `Z` (orthonormal columns, `NQ × nz`) that the
+/// kept rows of `C_J` do not constrain.
+///
+/// With `rank ≥ r0 = NQ − DOF` (independent or redundant rows, no rank loss) all of `Z` is
+/// free. Below the model's generic rank the configuration is singular (a flat position), not
+/// more mobile: `DOF` free directions are kept — the velocity's component in `Z` first, so
+/// that the motion continues along its branch — and the other `r0 − rank` get zero
+/// acceleration, as the lost rows would impose in the limit along a branch that does not
+/// turn into them (the parallelogram's windows stay parallelograms). With `q̇` (nearly)
+/// orthogonal to `Z` there is no branch to follow and all of `Z` is free (the released
+/// linkage's accelerations).
+fn free_directions<const NQ: usize>(
+    z: &DMatrix<f64>,
+    qd: &SVector<f64, NQ>,
+    r0: usize,
+    dof: usize,
+    rank: usize,
+) -> DMatrix<f64> {
+    let nz = z.ncols();
+    if rank >= r0 || dof >= nz {
+        return z.clone();
+    }
+    let c = z.tr_mul(&DVector::from_column_slice(qd.as_slice()));
+    let cn = c.norm();
+    if !(cn.is_finite() && cn > 1e-8 * qd.norm() && cn > 0.0) {
+        return z.clone();
+    }
+    // Householder reflector H (nz × nz) with H e₁ = ĉ: its columns are an orthonormal basis
+    // of R^nz starting with ĉ.
+    let w = c / cn;
+    let mut v = w.clone();
+    v[0] -= 1.0;
+    let vn = v.norm();
+    let h = if vn > 1e-12 {
+        let v = v / vn;
+        DMatrix::<f64>::identity(nz, nz) - &v * v.transpose() * 2.0
+    } else {
+        DMatrix::<f64>::identity(nz, nz)
+    };
+    z * h.columns(0, dof)
 }
 
 /// The Lagrange right-hand side `(q̇, q̈)` of the state `(q, q̇)`.
