@@ -709,6 +709,8 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             }
             t = t_new;
             y = y_acc;
+            // The next step answers for the projection too.
+            let err = err.max(perr);
             let mut fac = if err == 0.0 {
                 opts.fac_max
             } else {
