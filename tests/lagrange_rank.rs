@@ -52,6 +52,27 @@ mechgen::mechanism! {
     }
 }
 
+mechgen::mechanism! {
+    /// A02, N = 2: unit cranks at x = 0, 1, 2 joined by two unit couplers; gravity.
+    pub mod chain2 {
+        param g = 9.81;
+        coord t1 = 1.0;
+        coord t2 = 1.0;
+        coord t3 = 1.0;
+        coord psi1 = 0.0;
+        coord psi2 = 0.0;
+        independent t1;
+        constraint vec2(cos(t1), sin(t1)) + vec2(cos(psi1), sin(psi1)) == vec2(1.0 + cos(t2), sin(t2));
+        constraint vec2(1.0 + cos(t2), sin(t2)) + vec2(cos(psi2), sin(psi2)) == vec2(2.0 + cos(t3), sin(t3));
+        body crank1 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(0.5 * cos(t1), 0.5 * sin(t1)), angle = t1 }
+        body crank2 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(1.0 + 0.5 * cos(t2), 0.5 * sin(t2)), angle = t2 }
+        body crank3 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(2.0 + 0.5 * cos(t3), 0.5 * sin(t3)), angle = t3 }
+        body coupler1 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(cos(t1) + 0.5 * cos(psi1), sin(t1) + 0.5 * sin(psi1)), angle = psi1 }
+        body coupler2 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(1.0 + cos(t2) + 0.5 * cos(psi2), sin(t2) + 0.5 * sin(psi2)), angle = psi2 }
+        gravity = vec2(0.0, -g);
+    }
+}
+
 type P = parallelogram::Model;
 type V3 = SVector<f64, 3>;
 type V2 = SVector<f64, 2>;
@@ -226,4 +247,88 @@ fn zero_length_spring_force_is_finite_where_its_ends_meet() {
             .starts_with("non-finite forces at t = 0: x (#0) = NaN"),
         "{err}"
     );
+}
+
+#[test]
+fn two_windows_at_and_near_flat_follow_the_branch() {
+    // N = 2: C_J drops from rank 4 to rank 2 at θ = 0. On the branch (all cranks θ,
+    // couplers level) T = ½·3 θ̇², V = 3.5 g sin θ: θ̈ = −(7/6) g cos θ.
+    type C = chain2::Model;
+    let p = chain2::Params::default();
+    let exact2 = |theta: f64| -7.0 / 6.0 * p.g * theta.cos();
+    let mut worst: f64 = 0.0;
+    for theta in [
+        0.0, 1e-9, -1e-9, 3e-9, 1e-8, 3e-8, 1e-7, 3e-7, 1e-6, 1e-3, 0.4,
+    ] {
+        for omega in [2.0, -7.0] {
+            let q = SVector::<f64, 5>::new(theta, theta, theta, 0.0, 0.0);
+            let qd = SVector::<f64, 5>::new(omega, omega, omega, 0.0, 0.0);
+            let a = runtime::lagrange_accelerations::<C, 5, 4, 1>(&q, &qd, &p, 0.0, None)
+                .unwrap_or_else(|e| panic!("θ = {theta:e}: {e}"));
+            let want =
+                SVector::<f64, 5>::new(exact2(theta), exact2(theta), exact2(theta), 0.0, 0.0);
+            let err = (a.qdd - want).amax();
+            worst = worst.max(err);
+            assert!(
+                err <= 1e-8 * want.amax(),
+                "θ = {theta:e}, ω = {omega}: q̈ = {:?} (rank {}), exact {:?}",
+                a.qdd,
+                a.rank,
+                want
+            );
+        }
+    }
+    // At rest exactly at the flat position there is no branch to follow: the released
+    // linkage's accelerations (end cranks and middle crank differ), still no error.
+    let q = SVector::<f64, 5>::zeros();
+    let a = runtime::lagrange_accelerations::<C, 5, 4, 1>(&q, &q, &p, 0.0, None)
+        .expect("at rest at the flat position");
+    assert_eq!(a.rank, 2);
+    eprintln!(
+        "N = 2: worst |q̈ − exact| = {worst:.2e}; at rest at flat q̈ = {:?}",
+        a.qdd
+    );
+    assert!((a.qdd[0] - exact2(0.0)).abs() > 1e-3);
+}
+
+#[test]
+fn projection_route_stops_at_the_flat_position_for_one_and_two_windows() {
+    // The det-sign guard saw sin θ (N = 1) change sign but not sin² θ (N = 2); the
+    // parity-free guard stops both. Fixed steps keep every stage away from θ = 0.
+    let opts = SimOptions {
+        integrator: Integrator::Rk4(runtime::Rk4Options {
+            h: 1e-2,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let th0 = std::f64::consts::FRAC_PI_2;
+    let u0 = SVector::<f64, 1>::new(-12.0);
+    let p1 = parallelogram::Params::default();
+    let e1 = runtime::simulate_projection::<P, 3, 2, 1>(
+        &V3::new(th0, th0, 0.0),
+        &u0,
+        &p1,
+        0.0,
+        1.0,
+        &opts,
+    )
+    .expect_err("N = 1 stops");
+    let p2 = chain2::Params::default();
+    let e2 = runtime::simulate_projection::<chain2::Model, 5, 4, 1>(
+        &SVector::<f64, 5>::new(th0, th0, th0, 0.0, 0.0),
+        &u0,
+        &p2,
+        0.0,
+        1.0,
+        &opts,
+    )
+    .expect_err("N = 2 stops");
+    for (n, e) in [(1, e1), (2, e2)] {
+        // θ = π/2 − 12 t reaches 0 at t ≈ 0.13 s (gravity speeds it up).
+        assert!(
+            matches!(e, runtime::SimError::PartitionCrossed { t_prev, t } if t_prev < 0.131 && t > 0.1 && t < 0.14),
+            "N = {n}: {e}"
+        );
+    }
 }
