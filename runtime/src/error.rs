@@ -444,8 +444,8 @@ pub enum SimError {
         t: f64,
     },
     /// The initial state of an unprojected simulation (`project: false`) is not on the
-    /// constraint manifold: `‖C(q0)‖` or `‖C_J q̇0 + C_t‖` exceeds the tolerance
-    /// (`max(opts.assembly.tol, 1e-9)` relative to `max(1, ‖q0‖)` resp. `max(1, ‖q̇0‖)`).
+    /// constraint manifold: `‖C(q0)‖ > tol` or `‖C_J q̇0 + C_t‖ > tol · max(1, ‖q̇0‖)`,
+    /// `tol = max(opts.assembly.tol, 1e-9)`.
     OffManifold {
         /// Initial time.
         t: f64,
@@ -453,8 +453,7 @@ pub enum SimError {
         residual_norm: f64,
         /// `‖C_J q̇0 + C_t‖` (Euclidean).
         velocity_residual_norm: f64,
-        /// The tolerance applied (absolute, for positions; velocities use the same relative
-        /// bound).
+        /// The tolerance `tol` applied.
         tol: f64,
         /// The equations with the largest position (or, when positions pass, velocity)
         /// residuals (at most [`NAMED_ENTRIES`]).
