@@ -329,8 +329,16 @@ pub fn equations_of_motion(model: &mut Model, dynamics: &Dynamics) -> EquationsO
         let diff: Vec<ExprId> = s.a.iter().zip(&s.b).map(|(&x, &y)| a.sub(y, x)).collect();
         let l2 = dot(a, &diff, &diff);
         let l = a.sqrt(l2);
-        let ext = a.sub(l, s.length);
-        let ext2 = a.powi(ext, 2);
+        // A zero-length spring's potential ½ k l² is smooth: written without the square
+        // root, its force −k (b − a)·∂(b − a)/∂q stays finite where the ends meet (through
+        // √(l²) the force would be k l·∂l/∂q with ∂l/∂q = 0/0 there). With l0 ≠ 0 the force
+        // direction at l = 0 is undefined; the runtime reports the non-finite force.
+        let ext2 = if a.is_zero(s.length) {
+            l2
+        } else {
+            let ext = a.sub(l, s.length);
+            a.powi(ext, 2)
+        };
         let half = a.constant(0.5);
         let ke = a.mul(s.stiffness, ext2);
         let v = a.mul(half, ke);

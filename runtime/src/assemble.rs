@@ -10,9 +10,10 @@
 
 use nalgebra::{DMatrix, SVector};
 
-use crate::error::AssemblyError;
+use crate::error::{largest_entries, AssemblyError};
 use crate::linalg;
 use crate::mechanism::Mechanism;
+use crate::null_space::valid_threshold;
 use crate::null_space::DEFAULT_PIVOT_THRESHOLD;
 
 /// Options of [`assemble`].
@@ -107,8 +108,10 @@ where
             "tolerance must be positive and finite",
         ));
     }
-    if opts.pivot_threshold.is_nan() {
-        return Err(AssemblyError::InvalidOptions("pivot threshold is NaN"));
+    if !valid_threshold(opts.pivot_threshold) {
+        return Err(AssemblyError::InvalidOptions(
+            "pivot threshold must be a number in [0, 1]",
+        ));
     }
     let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT).ok_or(AssemblyError::InvalidModel(
         "INDEPENDENT has out-of-range or repeated indices",
@@ -145,6 +148,8 @@ where
             return Err(AssemblyError::NotConverged {
                 iterations,
                 residual_norm: norm,
+                worst: largest_entries(c.as_slice(), &[]),
+                q: q.as_slice().to_vec(),
             });
         }
         // Up to two attempts: the static step, then the numeric one.
@@ -201,11 +206,15 @@ where
                     iterations,
                     residual_norm: norm,
                     rcond: last_rcond,
+                    worst: largest_entries(c.as_slice(), &[]),
+                    q: q.as_slice().to_vec(),
                 }
             } else {
                 AssemblyError::NotConverged {
                     iterations,
                     residual_norm: norm,
+                    worst: largest_entries(c.as_slice(), &[]),
+                    q: q.as_slice().to_vec(),
                 }
             });
         }
@@ -234,14 +243,110 @@ where
     }
     let jd = linalg::columns(&linalg::dmatrix(&j), dep);
     let b = DMatrix::from_column_slice(NC, 1, c.as_slice());
-    let (xd, rcond) = linalg::lstsq(&jd, &b, 1e-13).ok_or(AssemblyError::SingularJacobian {
-        iterations: iteration,
-        residual_norm: c.norm(),
-        rcond: 0.0,
-    })?;
+    let (xd, rcond) =
+        linalg::lstsq(&jd, &b, 1e-13).ok_or_else(|| AssemblyError::SingularJacobian {
+            iterations: iteration,
+            residual_norm: c.norm(),
+            rcond: 0.0,
+            worst: largest_entries(c.as_slice(), &[]),
+            q: q.as_slice().to_vec(),
+        })?;
     let mut x = SVector::<f64, NQ>::zeros();
     for (k, &i) in dep.iter().enumerate() {
         x[i] = xd[(k, 0)];
     }
     Ok((x, rcond))
+}
+
+/// Projects `q0` onto `C(q, p, t) = 0` by Gauss–Newton steps `q ← q − α C_J⁺ C`
+/// (minimum-norm, from nalgebra's SVD with singular values below
+/// [`crate::lagrange::RANK_RTOL`]` · σ_max` treated as zero — the Lagrange route's rank
+/// decision), with the same backtracking line search as [`assemble`]. Unlike
+/// [`assemble`] it keeps no coordinate fixed and needs no partition: it works at
+/// configurations where the independent coordinates fail (a Cartesian pendulum at the
+/// horizontal) and with redundant constraints. Used for the post-step projection of
+/// [`crate::simulate_lagrange`].
+///
+/// Errors as [`assemble`] ([`AssemblyError::NotConverged`] naming the largest residuals).
+pub fn assemble_min_norm<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+) -> Result<Assembly<NQ>, AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if !(opts.tol.is_finite() && opts.tol > 0.0) {
+        return Err(AssemblyError::InvalidOptions(
+            "tolerance must be positive and finite",
+        ));
+    }
+    if !linalg::finite(q0.as_slice()) || !t.is_finite() {
+        return Err(AssemblyError::NonFinite {
+            what: "initial coordinates or time",
+            iteration: 0,
+        });
+    }
+    let mut q = *q0;
+    let mut c = M::residual(&q, p, t);
+    let mut norm = c.norm();
+    let mut iterations = 0;
+    let not_converged = |iterations, norm, c: &SVector<f64, NC>, q: &SVector<f64, NQ>| {
+        AssemblyError::NotConverged {
+            iterations,
+            residual_norm: norm,
+            worst: largest_entries(c.as_slice(), &[]),
+            q: q.as_slice().to_vec(),
+        }
+    };
+    loop {
+        if !norm.is_finite() {
+            return Err(AssemblyError::NonFinite {
+                what: "residual",
+                iteration: iterations,
+            });
+        }
+        if norm <= opts.tol {
+            return Ok(Assembly {
+                q,
+                iterations,
+                residual_norm: norm,
+                used_numeric: true,
+            });
+        }
+        if iterations >= opts.max_iterations {
+            return Err(not_converged(iterations, norm, &c, &q));
+        }
+        let j = M::jacobian(&q, p, t);
+        if !linalg::finite(j.as_slice()) {
+            return Err(AssemblyError::NonFinite {
+                what: "jacobian",
+                iteration: iterations,
+            });
+        }
+        let b = DMatrix::from_column_slice(NC, 1, c.as_slice());
+        let (x, _) = linalg::lstsq(&linalg::dmatrix(&j), &b, crate::lagrange::RANK_RTOL)
+            .ok_or_else(|| not_converged(iterations, norm, &c, &q))?;
+        let x = SVector::<f64, NQ>::from_fn(|i, _| x[(i, 0)]);
+        iterations += 1;
+        let mut alpha = 1.0;
+        let mut accepted = false;
+        for _ in 0..LINE_SEARCH_HALVINGS {
+            let q_try = q - x * alpha;
+            let c_try = M::residual(&q_try, p, t);
+            let n_try = c_try.norm();
+            if n_try.is_finite() && n_try < norm {
+                q = q_try;
+                c = c_try;
+                norm = n_try;
+                accepted = true;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if !accepted {
+            return Err(not_converged(iterations, norm, &c, &q));
+        }
+    }
 }

@@ -5,6 +5,75 @@
 
 use std::fmt;
 
+/// One entry of a vector named in an error message: its index, the coordinate name where
+/// the vector is indexed by coordinates (`None` for constraint equations), and its value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Located {
+    /// Index in the vector (coordinate or equation number).
+    pub index: usize,
+    /// Coordinate name ([`crate::Mechanism::COORD_NAMES`]), `None` for equations.
+    pub name: Option<&'static str>,
+    /// The value (a residual, a force, a component of a direction, …).
+    pub value: f64,
+}
+
+impl fmt::Display for Located {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name {
+            Some(n) => write!(f, "{n} (#{}) = {:.3e}", self.index, self.value),
+            None => write!(f, "equation {} = {:.3e}", self.index, self.value),
+        }
+    }
+}
+
+/// Writes `a, b, c` (or `none`).
+fn list(f: &mut fmt::Formatter<'_>, items: &[Located]) -> fmt::Result {
+    if items.is_empty() {
+        return write!(f, "none");
+    }
+    for (k, it) in items.iter().enumerate() {
+        if k > 0 {
+            write!(f, ", ")?;
+        }
+        write!(f, "{it}")?;
+    }
+    Ok(())
+}
+
+/// How many entries an error message names at most.
+pub const NAMED_ENTRIES: usize = 3;
+
+/// The non-finite entries of `v` (at most [`NAMED_ENTRIES`] of them), named by `names`
+/// when it has one name per entry.
+pub(crate) fn non_finite_entries(v: &[f64], names: &[&'static str]) -> Vec<Located> {
+    v.iter()
+        .enumerate()
+        .filter(|(_, x)| !x.is_finite())
+        .take(NAMED_ENTRIES)
+        .map(|(i, &x)| Located {
+            index: i,
+            name: (names.len() == v.len()).then(|| names[i]),
+            value: x,
+        })
+        .collect()
+}
+
+/// The entries of `v` of largest magnitude (NaN first; at most [`NAMED_ENTRIES`], zeros
+/// left out), named by `names` when it has one name per entry.
+pub(crate) fn largest_entries(v: &[f64], names: &[&'static str]) -> Vec<Located> {
+    let mut idx: Vec<usize> = (0..v.len()).filter(|&i| v[i] != 0.0).collect();
+    let key = |x: f64| if x.is_nan() { f64::INFINITY } else { x.abs() };
+    idx.sort_by(|&a, &b| key(v[b]).total_cmp(&key(v[a])).then(a.cmp(&b)));
+    idx.truncate(NAMED_ENTRIES);
+    idx.into_iter()
+        .map(|i| Located {
+            index: i,
+            name: (names.len() == v.len()).then(|| names[i]),
+            value: v[i],
+        })
+        .collect()
+}
+
 /// Failure of a kinematic computation: null-space basis, dependent solve, velocity
 /// projection.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +98,8 @@ pub enum KinematicsError {
     },
     /// The model's constants are inconsistent (e.g. `INDEPENDENT` out of range).
     InvalidModel(&'static str),
+    /// Unusable options (a pivot threshold that is NaN or outside `[0, 1]`).
+    InvalidOptions(&'static str),
     /// A numeric decomposition failed (SVD did not converge, LU rank too low).
     DecompositionFailed {
         /// Which decomposition failed.
@@ -52,6 +123,7 @@ impl fmt::Display for KinematicsError {
                  static relative pivot {static_pivot:.3e}, dependent-column health {health:.3e}"
             ),
             KinematicsError::InvalidModel(why) => write!(f, "invalid model: {why}"),
+            KinematicsError::InvalidOptions(why) => write!(f, "invalid options: {why}"),
             KinematicsError::DecompositionFailed { what } => {
                 write!(f, "numeric decomposition failed: {what}")
             }
@@ -84,6 +156,11 @@ pub enum AssemblyError {
         residual_norm: f64,
         /// Reciprocal condition `σ_min / σ_max` of the dependent columns.
         rcond: f64,
+        /// The equations with the largest `|C|` at the last iterate (at most
+        /// [`NAMED_ENTRIES`]).
+        worst: Vec<Located>,
+        /// The last iterate.
+        q: Vec<f64>,
     },
     /// Newton did not reach the tolerance (iteration limit, or no further decrease).
     NotConverged {
@@ -91,6 +168,11 @@ pub enum AssemblyError {
         iterations: usize,
         /// Euclidean norm of the residual at the last iterate.
         residual_norm: f64,
+        /// The equations with the largest `|C|` at the last iterate (at most
+        /// [`NAMED_ENTRIES`]).
+        worst: Vec<Located>,
+        /// The last iterate.
+        q: Vec<f64>,
     },
 }
 
@@ -106,18 +188,30 @@ impl fmt::Display for AssemblyError {
                 iterations,
                 residual_norm,
                 rcond,
-            } => write!(
-                f,
-                "assembly failed: singular Jacobian of the dependent coordinates \
-                 (rcond {rcond:.3e}) after {iterations} iterations, |C| = {residual_norm:.3e}"
-            ),
+                worst,
+                ..
+            } => {
+                write!(
+                    f,
+                    "assembly failed: singular Jacobian of the dependent coordinates \
+                     (rcond {rcond:.3e}) after {iterations} iterations, |C| = {residual_norm:.3e}; \
+                     largest residuals: "
+                )?;
+                list(f, worst)
+            }
             AssemblyError::NotConverged {
                 iterations,
                 residual_norm,
-            } => write!(
-                f,
-                "assembly did not converge in {iterations} iterations, |C| = {residual_norm:.3e}"
-            ),
+                worst,
+                ..
+            } => {
+                write!(
+                    f,
+                    "assembly did not converge in {iterations} iterations, |C| = {residual_norm:.3e}; \
+                     largest residuals: "
+                )?;
+                list(f, worst)
+            }
         }
     }
 }
@@ -125,22 +219,33 @@ impl fmt::Display for AssemblyError {
 impl std::error::Error for AssemblyError {}
 
 /// Failure of a dynamics right-hand side (projection method or Lagrange multipliers).
+///
+/// The messages name at most [`NAMED_ENTRIES`] coordinates; the full state is kept in the
+/// fields.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DynamicsError {
     /// Unusable options (e.g. a non-positive Baumgarte time constant).
     InvalidOptions(&'static str),
-    /// The null-space basis or a dependent solve failed.
+    /// The null-space basis or a dependent solve failed (displayed as the kinematic error
+    /// itself: this variant is transparent, [`std::error::Error::source`] gives the
+    /// kinematic error's own cause).
     Kinematics(KinematicsError),
-    /// The reduced mass matrix `Dᵀ M D` is not (numerically) positive definite.
+    /// The reduced mass matrix `Dᵀ M D` (projection method) or `Nᵀ M N` (Lagrange
+    /// multipliers, `N` an orthonormal basis of the null space of `C_J`) is singular: some
+    /// motion allowed by the constraints has no inertia.
     SingularReducedMass {
         /// Time of the evaluation.
         t: f64,
         /// Coordinates.
         q: Vec<f64>,
-        /// Independent velocities.
+        /// Velocities: independent velocities `u` (projection method) or `q̇` (Lagrange).
         u: Vec<f64>,
+        /// The largest components of the inertia-free motion `D w` (unit length).
+        direction: Vec<Located>,
     },
-    /// The augmented matrix `[M −C_Jᵀ; C_J 0]` (or `C_Jᵀ` for multipliers) is singular.
+    /// The augmented matrix `[M −C_Jᵀ; C_J 0]` is singular although `M` is positive
+    /// definite on the null space of `C_J` (kept for callers that match on it; the
+    /// Lagrange route reports rank loss of `C_J` by solving on its row space instead).
     SingularAugmented {
         /// Time of the evaluation.
         t: f64,
@@ -148,13 +253,34 @@ pub enum DynamicsError {
         q: Vec<f64>,
         /// Velocities.
         qd: Vec<f64>,
+        /// The largest components of the inertia-free motion (unit length).
+        direction: Vec<Located>,
     },
-    /// A generated function produced a NaN or infinite value.
+    /// The mass matrix is not positive definite on the motions the constraints allow: the
+    /// reduced mass (`Dᵀ M D` or `Nᵀ M N`) has a negative (or NaN) eigenvalue — a negative
+    /// mass or inertia.
+    IndefiniteMass {
+        /// Time of the evaluation.
+        t: f64,
+        /// Which reduced matrix was tested: `"DᵀMD"` or `"NᵀMN"`.
+        matrix: &'static str,
+        /// Its smallest eigenvalue.
+        min_eigenvalue: f64,
+        /// Its largest eigenvalue.
+        max_eigenvalue: f64,
+        /// The largest components of the motion with negative inertia (unit length).
+        direction: Vec<Located>,
+        /// Coordinates.
+        q: Vec<f64>,
+    },
+    /// A generated function or the solve produced a NaN or infinite value.
     NonFinite {
-        /// Which quantity was not finite.
+        /// Which quantity was not finite (`"forces"`, `"accelerations"`, …).
         what: &'static str,
         /// Time of the evaluation.
         t: f64,
+        /// The first non-finite entries (at most [`NAMED_ENTRIES`]).
+        entries: Vec<Located>,
     },
 }
 
@@ -162,17 +288,46 @@ impl fmt::Display for DynamicsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DynamicsError::InvalidOptions(why) => write!(f, "invalid dynamics options: {why}"),
-            DynamicsError::Kinematics(e) => write!(f, "{e}"),
-            DynamicsError::SingularReducedMass { t, q, u } => write!(
-                f,
-                "reduced mass matrix DᵀMD is singular at t = {t}, q = {q:?}, u = {u:?}"
-            ),
-            DynamicsError::SingularAugmented { t, q, qd } => write!(
-                f,
-                "augmented Lagrange matrix [M -C_Jᵀ; C_J 0] is singular at t = {t}, q = {q:?}, qd = {qd:?}"
-            ),
-            DynamicsError::NonFinite { what, t } => {
-                write!(f, "non-finite {what} at t = {t}")
+            DynamicsError::Kinematics(e) => fmt::Display::fmt(e, f),
+            DynamicsError::SingularReducedMass { t, direction, .. } => {
+                write!(
+                    f,
+                    "reduced mass matrix DᵀMD is singular at t = {t}: a motion allowed by the \
+                     constraints has no inertia, largest components "
+                )?;
+                list(f, direction)
+            }
+            DynamicsError::SingularAugmented { t, direction, .. } => {
+                write!(
+                    f,
+                    "augmented Lagrange matrix [M -C_Jᵀ; C_J 0] is singular at t = {t}, \
+                     largest components of the singular direction "
+                )?;
+                list(f, direction)
+            }
+            DynamicsError::IndefiniteMass {
+                t,
+                matrix,
+                min_eigenvalue,
+                max_eigenvalue,
+                direction,
+                ..
+            } => {
+                write!(
+                    f,
+                    "mass matrix is not positive definite on the constrained motions at t = {t}: \
+                     {matrix} has eigenvalues in [{min_eigenvalue:.3e}, {max_eigenvalue:.3e}] \
+                     (negative mass or inertia?), largest components of the offending motion "
+                )?;
+                list(f, direction)
+            }
+            DynamicsError::NonFinite { what, t, entries } => {
+                write!(f, "non-finite {what} at t = {t}")?;
+                if !entries.is_empty() {
+                    write!(f, ": ")?;
+                    list(f, entries)?;
+                }
+                Ok(())
             }
         }
     }
@@ -181,7 +336,8 @@ impl fmt::Display for DynamicsError {
 impl std::error::Error for DynamicsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            DynamicsError::Kinematics(e) => Some(e),
+            // Transparent: the kinematic error's text is this error's text.
+            DynamicsError::Kinematics(e) => std::error::Error::source(e),
             _ => None,
         }
     }
@@ -218,7 +374,8 @@ pub enum OdeError<E> {
         /// Time at which it was detected.
         t: f64,
     },
-    /// The right-hand side or the post-step projection failed.
+    /// The right-hand side or the post-step projection failed (the message says when;
+    /// [`std::error::Error::source`] gives the system's error).
     System {
         /// Time of the failing evaluation.
         t: f64,
@@ -238,7 +395,8 @@ impl<E: fmt::Display> fmt::Display for OdeError<E> {
                 write!(f, "maximum number of steps ({steps}) reached at t = {t}")
             }
             OdeError::NonFinite { t } => write!(f, "non-finite state at t = {t}"),
-            OdeError::System { t, source } => write!(f, "at t = {t}: {source}"),
+            // The cause is returned by `source()`, not repeated here.
+            OdeError::System { t, .. } => write!(f, "the system failed at t = {t}"),
         }
     }
 }
@@ -270,16 +428,36 @@ pub enum SimError {
     Dynamics(DynamicsError),
     /// The integrator could not continue.
     Integration(OdeError<std::convert::Infallible>),
-    /// Between two accepted steps the determinant of the dependent Jacobian columns
-    /// changed sign: the trajectory crossed a configuration where the independent
-    /// coordinates do not parametrise the mechanism (a toggle, or a pendulum in Cartesian
-    /// coordinates passing the horizontal with `x` independent). Results past it would be
-    /// unreliable; the runtime does not re-partition the coordinates.
+    /// Between two projected states of the projection method, the dependent Jacobian
+    /// columns `J_dep` became singular somewhere on the segment joining them: the
+    /// trajectory crossed a configuration where the independent coordinates do not
+    /// parametrise the mechanism (a toggle, a pendulum in Cartesian coordinates passing the
+    /// horizontal with `x` independent, a chain of four-bar windows passing its flat
+    /// position). Results past it would be unreliable; the runtime does not re-partition the
+    /// coordinates. (Parity-free: `J_dep(q₀)⁻¹ J_dep(q₁)` has a real eigenvalue `≤ 0`
+    /// exactly when the linear interpolant of `J_dep` is singular on the segment, however
+    /// many windows flip at once.)
     PartitionCrossed {
-        /// Last time with the old sign.
+        /// Time of the last state before the crossing.
         t_prev: f64,
-        /// First time with the new sign.
+        /// Time of the first state after it.
         t: f64,
+    },
+    /// The initial state of an unprojected simulation (`project: false`) is not on the
+    /// constraint manifold: `‖C(q0)‖ > tol` or `‖C_J q̇0 + C_t‖ > tol · max(1, ‖q̇0‖)`,
+    /// `tol = max(opts.assembly.tol, 1e-9)`.
+    OffManifold {
+        /// Initial time.
+        t: f64,
+        /// `‖C(q0)‖` (Euclidean).
+        residual_norm: f64,
+        /// `‖C_J q̇0 + C_t‖` (Euclidean).
+        velocity_residual_norm: f64,
+        /// The tolerance `tol` applied.
+        tol: f64,
+        /// The equations with the largest position (or, when positions pass, velocity)
+        /// residuals (at most [`NAMED_ENTRIES`]).
+        worst: Vec<Located>,
     },
 }
 
@@ -287,15 +465,32 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::InvalidInput(why) => write!(f, "invalid simulation input: {why}"),
-            SimError::Assembly { t, source } => write!(f, "projection at t = {t} failed: {source}"),
-            SimError::Kinematics(e) => write!(f, "{e}"),
-            SimError::Dynamics(e) => write!(f, "{e}"),
-            SimError::Integration(e) => write!(f, "{e}"),
+            // The assembly error is the source, not repeated here.
+            SimError::Assembly { t, .. } => write!(f, "projection onto C = 0 at t = {t} failed"),
+            // Transparent wrappers: the inner error's text, and its source.
+            SimError::Kinematics(e) => fmt::Display::fmt(e, f),
+            SimError::Dynamics(e) => fmt::Display::fmt(e, f),
+            SimError::Integration(e) => fmt::Display::fmt(e, f),
             SimError::PartitionCrossed { t_prev, t } => write!(
                 f,
                 "between t = {t_prev} and t = {t} the trajectory crossed a configuration where \
                  the independent coordinates do not parametrise the mechanism"
             ),
+            SimError::OffManifold {
+                t,
+                residual_norm,
+                velocity_residual_norm,
+                tol,
+                worst,
+            } => {
+                write!(
+                    f,
+                    "initial state at t = {t} is off the constraint manifold and projection is \
+                     off: |C| = {residual_norm:.3e}, |C_J q̇ + C_t| = {velocity_residual_norm:.3e} \
+                     (tolerance {tol:.1e}); largest residuals: "
+                )?;
+                list(f, worst)
+            }
         }
     }
 }
@@ -304,10 +499,10 @@ impl std::error::Error for SimError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SimError::Assembly { source, .. } => Some(source),
-            SimError::Kinematics(e) => Some(e),
-            SimError::Dynamics(e) => Some(e),
-            SimError::Integration(e) => Some(e),
-            SimError::InvalidInput(_) | SimError::PartitionCrossed { .. } => None,
+            SimError::Kinematics(e) => std::error::Error::source(e),
+            SimError::Dynamics(e) => std::error::Error::source(e),
+            SimError::Integration(e) => std::error::Error::source(e),
+            _ => None,
         }
     }
 }

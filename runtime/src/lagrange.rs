@@ -5,33 +5,119 @@
 //! [ C_J    0   ] [ λ  ] = [ d ],    d = γ − (2/τ) Ċ − (1/τ²) C,   Ċ = C_J q̇ + C_t
 //! ```
 //!
-//! (`d = γ` without Baumgarte stabilisation), so that `M q̈ = f + C_Jᵀ λ`. The augmented
-//! matrix is solved by nalgebra's full-pivot LU. With redundant constraints it is
-//! singular; the system is then solved on the row space of `C_J` (SVD), which gives the
-//! same q̈ and the minimum-norm λ.
+//! (`d = γ` without Baumgarte stabilisation), so that `M q̈ = f + C_Jᵀ λ`.
+//!
+//! # One rank decision
+//!
+//! The system is solved through the SVD `C_J = U Σ Vᵀ`, and every decision uses the same
+//! numerical rank `r = #{σ_i > RANK_RTOL · σ_max}` ([`RANK_RTOL`] `= √ε ≈ 1.5e-8`):
+//!
+//! * the constraint rows kept are `Σ_r V_rᵀ q̈ = U_rᵀ d` (the other `NC − r` combinations of
+//!   the rows are treated as dependent: redundant constraints, or a rank loss such as the flat
+//!   position of a parallelogram);
+//! * `Z = V_{r+1..NQ}` are the motions those rows allow. While `r ≥ NQ − DOF` (the model's
+//!   generic rank) all of `Z` is free: `N = Z`. Below it the configuration is singular (a
+//!   flat position), not more mobile: `N` keeps `DOF` directions of `Z` — the velocity's
+//!   component first, so that the motion continues along its branch — and the other lost
+//!   directions get zero acceleration (what the lost rows impose in the limit along a
+//!   branch that does not turn into them: the windows of a parallelogram chain stay
+//!   parallelograms). With `q̇` orthogonal to `Z` (at rest at the singular point) all of `Z`
+//!   is free, the accelerations of the linkage with the lost rows released;
+//! * `q̈ = V_r Σ_r⁻¹ U_rᵀ d + N w` with `(Nᵀ M N) w = Nᵀ (f − M V_r Σ_r⁻¹ U_rᵀ d)`;
+//! * `λ = U_r Σ_r⁻¹ V_rᵀ (M q̈ − f)`, the minimum-norm multipliers of the kept rows. Within
+//!   the cut of a rank loss the force along a lost direction (`σ_s λ_s`, `O(σ_s)` along a
+//!   branch) is not carried by `λ`.
+//!
+//! With full rank this is the augmented system above; at and near a rank loss there is no
+//! singular window and no error. Why `√ε`: at a Runge–Kutta stage state the
+//! constraints hold only to the local error (`|C| ≈ 1e-6` at moderate tolerances), so `d`
+//! is inconsistent with `C_J` by that much; a kept singular value `σ` turns it into an
+//! acceleration error `≈ |C|·‖d‖/σ`. A cut at `1e-10 σ_max` amplified that by up to 1e10 (the
+//! issue reports the Bricard loop stopping on it); at `√ε` the amplification stays bounded by `1/√ε` and is
+//! left to the error control, while rounding in a kept `σ` (absolute `ε σ_max`) stays
+//! below `√ε` relative, and a true rank (a singular value `O(σ_max)`) is never cut.
+//! Limitation: off the manifold the right-hand side near a flat position is stiff (its
+//! off-manifold part grows like `‖γ‖/σ_s²`); an error-controlled integration whose stage
+//! lands there at a tight tolerance can end in a step-size underflow (reported, never
+//! silent).
+//!
+//! # Mass check
+//!
+//! `M` is tested on the constraint null space, `Nᵀ M N` (the same test as the projection
+//! method's `Dᵀ M D`: `D` and `N` span the same space): a negative eigenvalue is
+//! [`DynamicsError::IndefiniteMass`], one below `1e-14 λ_max` is
+//! [`DynamicsError::SingularAugmented`]. `M` itself may be singular in directions the
+//! constraints forbid (massless coordinates fixed by constraints).
 
-use nalgebra::{DMatrix, DVector, SVector};
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use crate::error::DynamicsError;
-use crate::linalg;
+use crate::error::{largest_entries, non_finite_entries, DynamicsError};
+use crate::linalg::{self, MassFailure};
 use crate::mechanism::Dynamics;
+
+/// Relative cut of the numerical rank of `C_J`: singular values `≤ RANK_RTOL · σ_max` are
+/// treated as zero (`√ε`, see the [module documentation](self)).
+pub const RANK_RTOL: f64 = 1.4901161193847656e-8;
 
 /// Accelerations and multipliers of the Lagrange formulation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LagrangeAccelerations<const NQ: usize, const NC: usize> {
     /// `q̈`.
     pub qdd: SVector<f64, NQ>,
-    /// `λ` (`M q̈ = f + C_Jᵀ λ`).
+    /// `λ` (`M q̈ = f + C_Jᵀ λ`), minimum-norm when `C_J` has lost rank.
     pub lambda: SVector<f64, NC>,
+    /// The numerical rank of `C_J` used (`NC` for independent constraints).
+    pub rank: usize,
 }
 
-/// Solves the augmented Lagrange system at `(q, q̇)`; `baumgarte_tau = Some(τ)` adds the
-/// stabilisation terms `−(2/τ) Ċ − (1/τ²) C` to the right-hand side.
+/// Non-finite error for a vector indexed by coordinates (`names`) or equations (`&[]`).
+pub(crate) fn nonfinite(
+    what: &'static str,
+    t: f64,
+    v: &[f64],
+    names: &[&'static str],
+) -> DynamicsError {
+    DynamicsError::NonFinite {
+        what,
+        t,
+        entries: non_finite_entries(v, names),
+    }
+}
+
+/// Checks a vector or matrix (rows indexed by `names`, or equations) for non-finite values.
+pub(crate) fn check_finite(
+    what: &'static str,
+    t: f64,
+    v: &[f64],
+    rows: usize,
+    names: &[&'static str],
+) -> Result<(), DynamicsError> {
+    if linalg::finite(v) {
+        return Ok(());
+    }
+    // Column-major: entry k is row k % rows; name the row.
+    let mut per_row = vec![0.0f64; rows.max(1)];
+    for (k, &x) in v.iter().enumerate() {
+        if !x.is_finite() {
+            let r = k % rows.max(1);
+            if per_row[r].is_finite() {
+                per_row[r] = x;
+            }
+        }
+    }
+    Err(nonfinite(what, t, &per_row, names))
+}
+
+/// Solves the augmented Lagrange system at `(q, q̇)` with one rank decision (see the
+/// [module documentation](self)); `baumgarte_tau = Some(τ)` adds the stabilisation terms
+/// `−(2/τ) Ċ − (1/τ²) C` to the right-hand side.
 ///
-/// Errors: [`DynamicsError::SingularAugmented`] (with time and state) when the
-/// augmented matrix is singular (relative pivot below `1e-14`) for a reason other than
-/// redundant constraint rows (those are reduced away),
-/// [`DynamicsError::InvalidOptions`] for `τ ≤ 0`, [`DynamicsError::NonFinite`].
+/// Errors: [`DynamicsError::IndefiniteMass`] (negative mass on the allowed motions),
+/// [`DynamicsError::SingularAugmented`] (a motion without inertia), naming the largest
+/// components of the offending motion; [`DynamicsError::NonFinite`] naming the entries of
+/// the inputs, generated terms or accelerations that are NaN or infinite;
+/// [`DynamicsError::InvalidOptions`] for `τ ≤ 0`;
+/// [`DynamicsError::Kinematics`] when the SVD fails.
 pub fn lagrange_accelerations<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     qd: &SVector<f64, NQ>,
@@ -42,121 +128,187 @@ pub fn lagrange_accelerations<M, const NQ: usize, const NC: usize, const DOF: us
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    if !linalg::finite(q.as_slice()) || !linalg::finite(qd.as_slice()) {
-        return Err(DynamicsError::NonFinite { what: "q or qd", t });
-    }
-    let mass = M::mass_matrix(q, p, t);
-    let f = M::forces(q, qd, p, t);
-    let j = M::jacobian(q, p, t);
-    let mut d = M::gamma(q, qd, p, t);
+    let names: &[&'static str] = &M::COORD_NAMES;
     if let Some(tau) = baumgarte_tau {
         if !(tau.is_finite() && tau > 0.0) {
             return Err(DynamicsError::InvalidOptions(
                 "Baumgarte time constant must be positive and finite",
             ));
         }
+    }
+    check_finite("q", t, q.as_slice(), NQ, names)?;
+    check_finite("qd", t, qd.as_slice(), NQ, names)?;
+    let mass = M::mass_matrix(q, p, t);
+    check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
+    let f = M::forces(q, qd, p, t);
+    check_finite("forces", t, f.as_slice(), NQ, names)?;
+    let j = M::jacobian(q, p, t);
+    check_finite("jacobian", t, j.as_slice(), NC, &[])?;
+    let mut d = M::gamma(q, qd, p, t);
+    check_finite("gamma", t, d.as_slice(), NC, &[])?;
+    if let Some(tau) = baumgarte_tau {
         let c = M::residual(q, p, t);
         let cdot = j * qd + M::jacobian_t(q, p, t);
         d -= cdot * (2.0 / tau) + c * (1.0 / (tau * tau));
+        check_finite("Baumgarte right-hand side", t, d.as_slice(), NC, &[])?;
     }
-    if !linalg::finite(mass.as_slice())
-        || !linalg::finite(f.as_slice())
-        || !linalg::finite(j.as_slice())
-        || !linalg::finite(d.as_slice())
-    {
-        return Err(DynamicsError::NonFinite {
-            what: "mass matrix, forces, jacobian or gamma",
-            t,
-        });
-    }
-    let n = NQ + NC;
-    let mut k = DMatrix::<f64>::zeros(n, n);
-    k.view_mut((0, 0), (NQ, NQ)).copy_from(&mass);
-    k.view_mut((0, NQ), (NQ, NC)).copy_from(&(-j.transpose()));
-    k.view_mut((NQ, 0), (NC, NQ)).copy_from(&j);
-    let mut rhs = DVector::<f64>::zeros(n);
-    rhs.rows_mut(0, NQ).copy_from(&f);
-    rhs.rows_mut(NQ, NC).copy_from(&d);
-    let singular = || DynamicsError::SingularAugmented {
-        t,
-        q: q.as_slice().to_vec(),
-        qd: qd.as_slice().to_vec(),
-    };
-    let lu = k.full_piv_lu();
-    if n > 0 && singular_u(&lu.u()) {
-        // Redundant constraints make the augmented matrix singular while q̈ stays
-        // unique: solve again on the row space of C_J.
-        return reduced(&mass, &f, &j, &d).ok_or_else(singular);
-    }
-    let x = lu.solve(&rhs).ok_or_else(singular)?;
-    if !linalg::finite(x.as_slice()) {
-        return Err(singular());
-    }
-    Ok(LagrangeAccelerations {
-        qdd: SVector::<f64, NQ>::from_fn(|i, _| x[i]),
-        lambda: SVector::<f64, NC>::from_fn(|i, _| x[NQ + i]),
-    })
+    solve::<NQ, NC>(&mass, &f, &j, &d, t, q, qd, names, DOF)
 }
 
-/// Whether an LU's `U` has a pivot below `1e-14` of its largest (or a NaN one).
-fn singular_u(u: &DMatrix<f64>) -> bool {
-    let d = u.diagonal();
-    let umax = d.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let umin = d.iter().fold(f64::INFINITY, |m, v| m.min(v.abs()));
-    umin.is_nan() || umin <= 1e-14 * umax
-}
-
-/// The Lagrange system with redundant constraint rows: with the SVD `C_J = U Σ Vᵀ` and
-/// its `r` significant singular values (above `1e-10 σ_max`), the `r` independent
-/// equations `Σ_r V_rᵀ q̈ = U_rᵀ d` replace `C_J q̈ = d` (consistent right-hand sides
-/// assumed, as on the manifold), and `λ = U_r μ` is the minimum-norm multiplier.
-/// `None` when `C_J` has full row rank (the singularity is elsewhere) or the reduced
-/// system is singular too.
-fn reduced<const NQ: usize, const NC: usize>(
-    mass: &nalgebra::SMatrix<f64, NQ, NQ>,
+/// The SVD-based solve of the module documentation.
+#[allow(clippy::too_many_arguments)]
+fn solve<const NQ: usize, const NC: usize>(
+    mass: &SMatrix<f64, NQ, NQ>,
     f: &SVector<f64, NQ>,
-    j: &nalgebra::SMatrix<f64, NC, NQ>,
+    j: &SMatrix<f64, NC, NQ>,
     d: &SVector<f64, NC>,
-) -> Option<LagrangeAccelerations<NQ, NC>> {
-    let svd = DMatrix::from_column_slice(NC, NQ, j.as_slice()).svd(true, true);
-    let (uu, vt) = (svd.u.as_ref()?, svd.v_t.as_ref()?);
-    let smax = svd.singular_values.iter().copied().fold(0.0, f64::max);
-    let keep: Vec<usize> = (0..svd.singular_values.len())
-        .filter(|&i| svd.singular_values[i] > 1e-10 * smax)
-        .collect();
-    let r = keep.len();
-    if r == NC || r == 0 {
-        return None;
+    t: f64,
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    names: &[&'static str],
+    dof: usize,
+) -> Result<LagrangeAccelerations<NQ, NC>, DynamicsError> {
+    if dof > NQ {
+        return Err(DynamicsError::Kinematics(
+            crate::error::KinematicsError::InvalidModel("DOF exceeds NQ"),
+        ));
     }
-    // Rows of the reduced constraint matrix and right-hand side.
-    let jr = DMatrix::from_fn(r, NQ, |a, c| {
-        svd.singular_values[keep[a]] * vt[(keep[a], c)]
-    });
-    let dv = DVector::from_column_slice(d.as_slice());
-    let dr = DVector::from_fn(r, |a, _| uu.column(keep[a]).dot(&dv));
-    let n = NQ + r;
-    let mut k = DMatrix::<f64>::zeros(n, n);
-    k.view_mut((0, 0), (NQ, NQ)).copy_from(mass);
-    k.view_mut((0, NQ), (NQ, r)).copy_from(&(-jr.transpose()));
-    k.view_mut((NQ, 0), (r, NQ)).copy_from(&jr);
-    let mut rhs = DVector::<f64>::zeros(n);
-    rhs.rows_mut(0, NQ).copy_from(f);
-    rhs.rows_mut(NQ, r).copy_from(&dr);
-    let lu = k.full_piv_lu();
-    if singular_u(&lu.u()) {
-        return None;
+    let svd_failed = || {
+        DynamicsError::Kinematics(crate::error::KinematicsError::DecompositionFailed {
+            what: "SVD of the constraint Jacobian",
+        })
+    };
+    // Pad to at least NQ rows so that V is complete (NQ × NQ).
+    let rows = NC.max(NQ);
+    let mut jp = DMatrix::<f64>::zeros(rows, NQ);
+    jp.view_mut((0, 0), (NC, NQ)).copy_from(j);
+    let svd = linalg::svd(jp).ok_or_else(svd_failed)?;
+    let (u, vt) = match (svd.u.as_ref(), svd.v_t.as_ref()) {
+        (Some(u), Some(vt)) => (u, vt),
+        _ => return Err(svd_failed()),
+    };
+    let sv = &svd.singular_values;
+    if vt.nrows() != NQ || sv.len() != NQ {
+        return Err(svd_failed());
     }
-    let x = lu.solve(&rhs)?;
-    if !linalg::finite(x.as_slice()) {
-        return None;
+    // Order by decreasing singular value (nalgebra does not promise an order).
+    let mut order: Vec<usize> = (0..NQ).collect();
+    order.sort_by(|&a, &b| sv[b].total_cmp(&sv[a]).then(a.cmp(&b)));
+    let smax = sv[order[0]];
+    let rank = order
+        .iter()
+        .take_while(|&&k| sv[k] > RANK_RTOL * smax && sv[k] > 0.0)
+        .count()
+        .min(NC);
+    let (range, null) = order.split_at(rank);
+    // Particular solution V_r Σ_r⁻¹ U_rᵀ d.
+    let mut qdd_p = SVector::<f64, NQ>::zeros();
+    for &k in range {
+        let coef = (0..NC).map(|i| u[(i, k)] * d[i]).sum::<f64>() / sv[k];
+        for c in 0..NQ {
+            qdd_p[c] += coef * vt[(k, c)];
+        }
     }
-    // C_Jᵀ λ = V_r Σ_r μ  ⇐  λ = U_r μ.
-    let lambda =
-        SVector::<f64, NC>::from_fn(|i, _| (0..r).map(|a| uu[(i, keep[a])] * x[NQ + a]).sum());
-    Some(LagrangeAccelerations {
-        qdd: SVector::<f64, NQ>::from_fn(|i, _| x[i]),
-        lambda,
-    })
+    // The directions the kept rows leave free: Z = V_{r+1..NQ}.
+    let z = DMatrix::<f64>::from_fn(NQ, null.len(), |c, a| vt[(null[a], c)]);
+    let nb = free_directions(&z, qd, NQ.saturating_sub(dof), dof, rank);
+    let md = linalg::dmatrix(mass);
+    let reduced = nb.tr_mul(&(&md * &nb));
+    let rhs_full = f - mass * qdd_p;
+    let rhs = nb.tr_mul(&DVector::from_column_slice(rhs_full.as_slice()));
+    if !linalg::finite(rhs.as_slice()) || !linalg::finite(qdd_p.as_slice()) {
+        // Forces or γ too large to combine (e.g. a stiffness of 1e308).
+        let mut v = rhs_full;
+        for (x, y) in v.iter_mut().zip(qdd_p.iter()) {
+            if !y.is_finite() {
+                *x = *y;
+            }
+        }
+        return Err(nonfinite("accelerations", t, v.as_slice(), names));
+    }
+    let direction = |v: &DVector<f64>| {
+        let m = &nb * v;
+        let n = m.norm();
+        let m = if n > 0.0 { m / n } else { m };
+        largest_entries(m.as_slice(), names)
+    };
+    let w = linalg::reduced_mass_solve(reduced, &rhs).map_err(|e| match e {
+        MassFailure::NonFinite => nonfinite("accelerations", t, rhs_full.as_slice(), names),
+        MassFailure::Indefinite(lmin, lmax, v) => DynamicsError::IndefiniteMass {
+            t,
+            matrix: "NᵀMN",
+            min_eigenvalue: lmin,
+            max_eigenvalue: lmax,
+            direction: direction(&v),
+            q: q.as_slice().to_vec(),
+        },
+        MassFailure::Singular(v) => DynamicsError::SingularAugmented {
+            t,
+            q: q.as_slice().to_vec(),
+            qd: qd.as_slice().to_vec(),
+            direction: direction(&v),
+        },
+    })?;
+    let nw = &nb * w;
+    let qdd = SVector::<f64, NQ>::from_fn(|i, _| qdd_p[i] + nw[i]);
+    if !linalg::finite(qdd.as_slice()) {
+        return Err(nonfinite("accelerations", t, qdd.as_slice(), names));
+    }
+    // λ = U_r Σ_r⁻¹ V_rᵀ (M q̈ − f).
+    let res = mass * qdd - f;
+    let mut lambda = SVector::<f64, NC>::zeros();
+    for &k in range {
+        let coef = (0..NQ).map(|c| vt[(k, c)] * res[c]).sum::<f64>() / sv[k];
+        for i in 0..NC {
+            lambda[i] += coef * u[(i, k)];
+        }
+    }
+    if !linalg::finite(lambda.as_slice()) {
+        return Err(nonfinite("multipliers", t, lambda.as_slice(), &[]));
+    }
+    Ok(LagrangeAccelerations { qdd, lambda, rank })
+}
+
+/// The motions left free among the directions `Z` (orthonormal columns, `NQ × nz`) that the
+/// kept rows of `C_J` do not constrain.
+///
+/// With `rank ≥ r0 = NQ − DOF` (independent or redundant rows, no rank loss) all of `Z` is
+/// free. Below the model's generic rank the configuration is singular (a flat position), not
+/// more mobile: `DOF` free directions are kept — the velocity's component in `Z` first, so
+/// that the motion continues along its branch — and the other `r0 − rank` get zero
+/// acceleration, as the lost rows would impose in the limit along a branch that does not
+/// turn into them (the parallelogram's windows stay parallelograms). With `q̇` (nearly)
+/// orthogonal to `Z` there is no branch to follow and all of `Z` is free (the released
+/// linkage's accelerations).
+fn free_directions<const NQ: usize>(
+    z: &DMatrix<f64>,
+    qd: &SVector<f64, NQ>,
+    r0: usize,
+    dof: usize,
+    rank: usize,
+) -> DMatrix<f64> {
+    let nz = z.ncols();
+    if rank >= r0 || dof >= nz {
+        return z.clone();
+    }
+    let c = z.tr_mul(&DVector::from_column_slice(qd.as_slice()));
+    let cn = c.norm();
+    if !(cn.is_finite() && cn > 1e-8 * qd.norm() && cn > 0.0) {
+        return z.clone();
+    }
+    // Householder reflector H (nz × nz) with H e₁ = ĉ: its columns are an orthonormal basis
+    // of R^nz starting with ĉ.
+    let w = c / cn;
+    let mut v = w.clone();
+    v[0] -= 1.0;
+    let vn = v.norm();
+    let h = if vn > 1e-12 {
+        let v = v / vn;
+        DMatrix::<f64>::identity(nz, nz) - &v * v.transpose() * 2.0
+    } else {
+        DMatrix::<f64>::identity(nz, nz)
+    };
+    z * h.columns(0, dof)
 }
 
 /// The Lagrange right-hand side `(q̇, q̈)` of the state `(q, q̇)`.

@@ -28,10 +28,10 @@ pub mod simulate;
 mod trig;
 pub mod velocity;
 
-pub use assemble::{assemble, Assembly, AssemblyOptions};
+pub use assemble::{assemble, assemble_min_norm, Assembly, AssemblyOptions};
 pub use csv::write_csv;
-pub use error::{AssemblyError, DynamicsError, KinematicsError, OdeError, SimError};
-pub use lagrange::{lagrange_accelerations, lagrange_rhs, LagrangeAccelerations};
+pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
+pub use lagrange::{lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_RTOL};
 pub use mechanism::{Dynamics, Mechanism};
 pub use nalgebra;
 pub use null_space::{

@@ -151,3 +151,65 @@ impl DependentFactor {
         finite(x.as_slice()).then_some(x)
     }
 }
+
+/// Why a reduced mass matrix could not be solved.
+pub(crate) enum MassFailure {
+    /// Non-finite entries or eigenvalues.
+    NonFinite,
+    /// A negative eigenvalue: `(λ_min, λ_max, eigenvector of λ_min)`.
+    Indefinite(f64, f64, DVector<f64>),
+    /// An eigenvalue `≤ 1e-14 λ_max` (in magnitude): eigenvector of `λ_min`.
+    Singular(DVector<f64>),
+}
+
+/// Relative size below which an eigenvalue of a reduced mass matrix counts as zero (the
+/// same bound for the projection method's `DᵀMD` and the Lagrange route's `NᵀMN`).
+pub(crate) const MASS_RTOL: f64 = 1e-14;
+
+/// Solves `A x = b` for a symmetric reduced mass matrix `A` after testing that it is
+/// positive definite by its eigenvalues: every eigenvalue must exceed `MASS_RTOL · λ_max`.
+/// A NaN entry or eigenvalue is reported as non-finite, a negative eigenvalue beyond the
+/// rounding bound as indefinite, the rest as singular — NaN never passes a comparison.
+pub(crate) fn reduced_mass_solve(
+    a: DMatrix<f64>,
+    b: &DVector<f64>,
+) -> Result<DVector<f64>, MassFailure> {
+    let n = a.nrows();
+    if n == 0 {
+        return Ok(DVector::zeros(0));
+    }
+    if !finite(a.as_slice()) || !finite(b.as_slice()) {
+        return Err(MassFailure::NonFinite);
+    }
+    // Symmetrise (the products DᵀMD round asymmetrically).
+    let a = (&a + a.transpose()) * 0.5;
+    let eig = nalgebra::SymmetricEigen::try_new(a, f64::EPSILON, 200 * (n + 1))
+        .ok_or(MassFailure::NonFinite)?;
+    let ev = &eig.eigenvalues;
+    if !finite(ev.as_slice()) {
+        return Err(MassFailure::NonFinite);
+    }
+    let mut kmin = 0;
+    let mut kmax = 0;
+    for k in 1..n {
+        if ev[k] < ev[kmin] {
+            kmin = k;
+        }
+        if ev[k] > ev[kmax] {
+            kmax = k;
+        }
+    }
+    let (lmin, lmax) = (ev[kmin], ev[kmax]);
+    let scale = lmax.abs().max(lmin.abs());
+    let vmin = eig.eigenvectors.column(kmin).into_owned();
+    if lmin < 0.0 && -lmin > MASS_RTOL * scale {
+        return Err(MassFailure::Indefinite(lmin, lmax, vmin));
+    }
+    // (NaN already excluded above.)
+    if lmin <= MASS_RTOL * lmax {
+        return Err(MassFailure::Singular(vmin));
+    }
+    let qtb = eig.eigenvectors.tr_mul(b);
+    let y = DVector::from_fn(n, |k, _| qtb[k] / ev[k]);
+    Ok(&eig.eigenvectors * y)
+}

@@ -22,6 +22,12 @@ use crate::mechanism::Mechanism;
 /// Default threshold on the smallest relative pivot (and on the numeric LU health).
 pub const DEFAULT_PIVOT_THRESHOLD: f64 = 1e-6;
 
+/// Whether `threshold` is a usable pivot threshold: a number in `[0, 1]` (NaN, negative
+/// values and values above 1 — a relative pivot never exceeds 1 — are rejected).
+pub fn valid_threshold(threshold: f64) -> bool {
+    (0.0..=1.0).contains(&threshold)
+}
+
 /// Which computation produced a null-space basis, with its health figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NullSpacePath {
@@ -147,12 +153,24 @@ fn try_partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
+    if !valid_threshold(threshold) {
+        return Err(KinematicsError::InvalidOptions(
+            "pivot threshold must be a number in [0, 1]",
+        ));
+    }
     if !linalg::finite(q.as_slice()) {
         return Err(KinematicsError::NonFinite { what: "q", t });
     }
     let (d, min_pivot) = M::null_space(q, p, t);
-    let min_pivot = if min_pivot.is_nan() { 0.0 } else { min_pivot };
-    if min_pivot >= threshold && linalg::finite(d.as_slice()) {
+    // The health figure cannot lie: a NaN or infinite pivot (or a non-finite basis) is
+    // health 0, never compared as-is (NaN fails every comparison, and `f64::min` skips it).
+    let d_finite = linalg::finite(d.as_slice());
+    let min_pivot = if min_pivot.is_finite() && d_finite {
+        min_pivot.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    if d_finite && min_pivot >= threshold {
         return Ok(Ok(Partition {
             d,
             solve: DependentSolve::Static,

@@ -155,16 +155,24 @@ where
 }
 
 /// Counters of an integration.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Stats {
     /// Accepted steps.
     pub steps: usize,
-    /// Rejected steps (error too large or non-finite stage).
+    /// Rejected steps (error too large, non-finite stage, or — [`dopri5`] — a projection
+    /// that moved the state by more than the tolerance).
     pub rejected: usize,
     /// Evaluations of the right-hand side.
     pub rhs_calls: usize,
     /// Calls of [`OdeSystem::project`].
     pub projections: usize,
+    /// [`dopri5`]: steps rejected because the post-step projection moved the state by more
+    /// than the local error tolerance (counted in `rejected` too).
+    pub projection_rejections: usize,
+    /// [`dopri5`]: the largest post-step projection correction of an accepted step, in the
+    /// weighted RMS norm of the error test (`≤ 1`: within the tolerance). [`rk4`]: the same
+    /// norm with `rtol = 1e-6`, `atol = 1e-9` (reported only; a fixed step cannot react).
+    pub max_projection: f64,
 }
 
 /// States at the requested output times.
@@ -313,6 +321,11 @@ fn wrms<S: OdeState>(x: &S, a: &S, b: &S, rtol: f64, atol: f64) -> f64 {
 /// interval between output times is split into equal steps no longer than `opts.h`; the
 /// system's projection runs after every step.
 ///
+/// No error control: the result can be wrong without an error. The size of the
+/// projections is reported in [`Stats::max_projection`] (and the simulations report the
+/// constraint defect and energy change, [`crate::SimStats`]): check them, or halve `h` and
+/// compare.
+///
 /// ```
 /// use mechgen_runtime::ode::{rk4, Rk4Options};
 /// use std::convert::Infallible;
@@ -388,7 +401,16 @@ pub fn rk4<S: OdeState, Sys: OdeSystem<S>>(
             if !all_finite(&y1) {
                 return Err(OdeError::NonFinite { t: t_next });
             }
+            let y_unprojected = y1.clone();
             project(sys, &mut stats, t_next, &mut y1)?;
+            let mut dy = y1.clone();
+            dy.axpy(-1.0, &y_unprojected);
+            let perr = wrms(&dy, &y, &y_unprojected, 1e-6, 1e-9);
+            stats.max_projection = if perr.is_nan() {
+                f64::NAN
+            } else {
+                stats.max_projection.max(perr)
+            };
             stats.steps += 1;
             t = t_next;
             y = y1;
@@ -448,7 +470,11 @@ const D7: f64 = 69997945.0 / 29380423.0;
 /// rejected and shrunk. Output times inside a step use the fourth-order dense output
 /// and are passed through the system's projection. Local extrapolation (the fifth-order
 /// solution is propagated). The state is projected after each accepted step, and
-/// the FSAL stage is re-evaluated when the projection moved the state.
+/// the FSAL stage is re-evaluated when the projection moved the state. A step whose
+/// projection moves the state by more than the tolerance (weighted RMS norm `> 1`, the
+/// same norm as the error test) is rejected and retried with a smaller step
+/// ([`Stats::projection_rejections`]); the largest accepted correction is
+/// [`Stats::max_projection`].
 ///
 /// Errors: [`OdeError::StepSizeUnderflow`] when the step falls below 16 ulp of `t`,
 /// [`OdeError::MaxSteps`], [`OdeError::System`] when the right-hand side or projection
@@ -623,6 +649,29 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             let mut y_acc = y1.clone();
             project(sys, &mut stats, t_new, &mut y_acc)?;
             let moved = y_acc.components().zip(y1.components()).any(|(a, b)| a != b);
+            // A projection that moves the state by more than the tolerance means the error
+            // estimate missed part of the error (the drift off the manifold): reject the
+            // step as if its error were that large, never accept it silently.
+            let perr = if moved {
+                let mut dy = y_acc.clone();
+                dy.axpy(-1.0, &y1);
+                wrms(&dy, &y, &y1, rtol, atol)
+            } else {
+                0.0
+            };
+            if perr.is_nan() || perr > 1.0 {
+                stats.rejected += 1;
+                stats.projection_rejections += 1;
+                last_rejected = true;
+                let fac = if perr.is_finite() {
+                    (opts.safety * perr.powf(-0.2)).clamp(opts.fac_min, 1.0)
+                } else {
+                    opts.fac_min
+                };
+                h *= fac;
+                continue;
+            }
+            stats.max_projection = stats.max_projection.max(perr);
             k1 = if moved {
                 let k = eval(sys, &mut stats, t_new, &y_acc)?;
                 if !all_finite(&k) {
@@ -660,6 +709,8 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             }
             t = t_new;
             y = y_acc;
+            // The next step answers for the projection too.
+            let err = err.max(perr);
             let mut fac = if err == 0.0 {
                 opts.fac_max
             } else {

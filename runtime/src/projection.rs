@@ -9,15 +9,18 @@
 //!
 //! `C_J q̈ = γ` holds because `C_J D = 0`; `Ḋu` (which here also carries the rheonomic
 //! terms) has zero independent part because `D` has constant identity rows there.
-//! `Dᵀ M D` is solved by Cholesky. The multipliers follow from `M q̈ = f + C_Jᵀ λ`.
+//! `Dᵀ M D` is tested for definiteness by its eigenvalues (a negative one is
+//! [`DynamicsError::IndefiniteMass`], one below `1e-14 λ_max` [`DynamicsError::SingularReducedMass`])
+//! and solved. The multipliers follow from `M q̈ = f + C_Jᵀ λ`.
 //!
 //! [`projection_accelerations_numeric`] is an independent numeric route (SVD basis of
 //! `C_J`, minimum-norm particular solution) for cross-checks and benchmarks.
 
-use nalgebra::{Cholesky, DMatrix, SMatrix, SVector};
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use crate::error::{DynamicsError, KinematicsError};
-use crate::linalg::{self, DependentFactor};
+use crate::error::{largest_entries, non_finite_entries, DynamicsError, KinematicsError};
+use crate::lagrange::check_finite;
+use crate::linalg::{self, DependentFactor, MassFailure};
 use crate::mechanism::Dynamics;
 use crate::null_space::{partition, NullSpacePath};
 
@@ -35,29 +38,83 @@ pub struct ProjectionAccelerations<const NQ: usize, const DOF: usize> {
 }
 
 fn nonfinite(what: &'static str, t: f64) -> DynamicsError {
-    DynamicsError::NonFinite { what, t }
+    DynamicsError::NonFinite {
+        what,
+        t,
+        entries: Vec::new(),
+    }
 }
 
-/// Solves `A x = b` for the symmetric positive definite reduced mass `A`, or reports it
-/// singular (Cholesky failure or a pivot below `1e-14` of the largest diagonal entry).
-fn reduced_solve<const N: usize>(
-    a: SMatrix<f64, N, N>,
-    b: &SVector<f64, N>,
-) -> Option<SVector<f64, N>> {
-    if !linalg::finite(a.as_slice()) {
-        return None;
+/// Solves `Dᵀ M D x = b` after the definiteness test of [`linalg::reduced_mass_solve`]
+/// (the same test as the Lagrange route's `Nᵀ M N`), with errors that name the largest
+/// components of the offending motion `D v` (and the non-finite entries of `b`).
+#[allow(clippy::too_many_arguments)]
+fn reduced_solve<const NQ: usize, const DOF: usize>(
+    d: &SMatrix<f64, NQ, DOF>,
+    mass: &SMatrix<f64, NQ, NQ>,
+    rhs: &SVector<f64, NQ>,
+    names: &[&'static str],
+    t: f64,
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+) -> Result<SVector<f64, DOF>, DynamicsError> {
+    let a = d.transpose() * mass * d;
+    let b = d.transpose() * rhs;
+    if !linalg::finite(rhs.as_slice()) {
+        return Err(DynamicsError::NonFinite {
+            what: "generalised forces f − M Ḋu",
+            t,
+            entries: non_finite_entries(rhs.as_slice(), names),
+        });
     }
-    let dmax = (0..N).map(|k| a[(k, k)].abs()).fold(0.0, f64::max);
-    let chol = Cholesky::new(a)?;
-    let l = chol.l_dirty();
-    let lmin = (0..N)
-        .map(|k| l[(k, k)] * l[(k, k)])
-        .fold(f64::INFINITY, f64::min);
-    if N > 0 && (lmin.is_nan() || lmin <= 1e-14 * dmax) {
-        return None;
+    if !linalg::finite(b.as_slice()) {
+        // Finite forces too large to combine (e.g. a stiffness of 1e308): name the largest.
+        return Err(DynamicsError::NonFinite {
+            what: "reduced forces Dᵀ(f − M Ḋu) (overflow); largest forces",
+            t,
+            entries: largest_entries(rhs.as_slice(), names),
+        });
     }
-    let x = chol.solve(b);
-    linalg::finite(x.as_slice()).then_some(x)
+    let direction = |v: &DVector<f64>| {
+        let m = d * SVector::<f64, DOF>::from_fn(|i, _| v[i]);
+        let n = m.norm();
+        let m = if n > 0.0 { m / n } else { m };
+        largest_entries(m.as_slice(), names)
+    };
+    let x = linalg::reduced_mass_solve(
+        linalg::dmatrix(&a),
+        &DVector::from_column_slice(b.as_slice()),
+    )
+    .map_err(|e| match e {
+        MassFailure::NonFinite => DynamicsError::NonFinite {
+            what: "reduced mass matrix DᵀMD",
+            t,
+            entries: Vec::new(),
+        },
+        MassFailure::Indefinite(lmin, lmax, v) => DynamicsError::IndefiniteMass {
+            t,
+            matrix: "DᵀMD",
+            min_eigenvalue: lmin,
+            max_eigenvalue: lmax,
+            direction: direction(&v),
+            q: q.as_slice().to_vec(),
+        },
+        MassFailure::Singular(v) => DynamicsError::SingularReducedMass {
+            t,
+            q: q.as_slice().to_vec(),
+            u: u.as_slice().to_vec(),
+            direction: direction(&v),
+        },
+    })?;
+    let x = SVector::<f64, DOF>::from_fn(|i, _| x[i]);
+    if !linalg::finite(x.as_slice()) {
+        return Err(DynamicsError::NonFinite {
+            what: "independent accelerations",
+            t,
+            entries: non_finite_entries(x.as_slice(), &[]),
+        });
+    }
+    Ok(x)
 }
 
 /// Projection-method accelerations at `(q, u)`.
@@ -98,20 +155,10 @@ where
     let du = part.solve_dependent::<M, NC>(q, p, t, &gamma)?;
     let mass = M::mass_matrix(q, p, t);
     let f = M::forces(q, &qd, p, t);
-    if !linalg::finite(mass.as_slice()) {
-        return Err(nonfinite("mass_matrix", t));
-    }
-    if !linalg::finite(f.as_slice()) {
-        return Err(nonfinite("forces", t));
-    }
-    let md = mass * d;
-    let a = d.transpose() * md;
-    let b = d.transpose() * (f - mass * du);
-    let ud = reduced_solve(a, &b).ok_or_else(|| DynamicsError::SingularReducedMass {
-        t,
-        q: q.as_slice().to_vec(),
-        u: u.as_slice().to_vec(),
-    })?;
+    let names: &[&'static str] = &M::COORD_NAMES;
+    check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
+    check_finite("forces", t, f.as_slice(), NQ, names)?;
+    let ud = reduced_solve(&d, &mass, &(f - mass * du), names, t, q, u)?;
     Ok(ProjectionAccelerations {
         qd,
         qdd: d * ud + du,
@@ -244,16 +291,10 @@ where
     let z = SVector::<f64, NQ>::from_fn(|i, _| z[(i, 0)]);
     let mass = M::mass_matrix(q, p, t);
     let f = M::forces(q, &qd, p, t);
-    if !linalg::finite(mass.as_slice()) || !linalg::finite(f.as_slice()) {
-        return Err(nonfinite("mass_matrix or forces", t));
-    }
-    let a = d.transpose() * mass * d;
-    let b = d.transpose() * (f - mass * z);
-    let w = reduced_solve(a, &b).ok_or_else(|| DynamicsError::SingularReducedMass {
-        t,
-        q: q.as_slice().to_vec(),
-        u: u.as_slice().to_vec(),
-    })?;
+    let names: &[&'static str] = &M::COORD_NAMES;
+    check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
+    check_finite("forces", t, f.as_slice(), NQ, names)?;
+    let w = reduced_solve(&d, &mass, &(f - mass * z), names, t, q, u)?;
     let qdd = d * w + z;
     let mut ud = SVector::<f64, DOF>::zeros();
     for (k, &i) in M::INDEPENDENT.iter().enumerate() {

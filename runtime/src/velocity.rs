@@ -88,8 +88,9 @@ where
 }
 
 /// Minimum-norm projection `q̇ − C_Jᵀ (C_J C_Jᵀ)⁺ (C_J q̇ + C_t)` (= `q̇ − C_J⁺ (C_J q̇ + C_t)`),
-/// computed with nalgebra's SVD of `C_J`; works at singular configurations and with
-/// redundant constraints.
+/// computed with nalgebra's SVD of `C_J` with the Lagrange route's rank decision
+/// (singular values below [`crate::lagrange::RANK_RTOL`]` · σ_max` treated as zero); works
+/// at singular configurations and with redundant constraints.
 ///
 /// Errors: non-finite input or Jacobian, SVD failure.
 pub fn project_velocity_min_norm<M, const NQ: usize, const NC: usize, const DOF: usize>(
@@ -116,7 +117,7 @@ where
     let (corr, _) = linalg::lstsq(
         &linalg::dmatrix(&j),
         &DMatrix::from_column_slice(NC, 1, r.as_slice()),
-        1e-13,
+        crate::lagrange::RANK_RTOL,
     )
     .ok_or(KinematicsError::DecompositionFailed {
         what: "SVD of the constraint Jacobian",

@@ -104,7 +104,7 @@ fn singular_reduced_mass_is_reported() {
     let err = projection_accelerations::<MasslessPendulum, 2, 1, 1>(&q, &S1::new(1.0), &p, 0.5, TH)
         .expect_err("DᵀMD = 0");
     match &err {
-        DynamicsError::SingularReducedMass { t, q: qs, u } => {
+        DynamicsError::SingularReducedMass { t, q: qs, u, .. } => {
             assert_eq!(*t, 0.5);
             assert_eq!(qs, &vec![0.6, -0.8]);
             assert_eq!(u, &vec![1.0]);
