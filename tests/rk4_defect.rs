@@ -28,8 +28,8 @@ mechgen::mechanism! {
     pub mod slider {
         param g = 9.81;
         coord theta = 0.3;
-        coord beta = 0.46;
-        coord s = 0.31;
+        coord beta = 1.4721295802647691;
+        coord s = 0.39407456415626446;
         independent theta;
         constraint vec2(0.1 * cos(theta), 0.1 * sin(theta)) + vec2(0.3 * sin(beta), -0.3 * cos(beta)) == vec2(s, 0.0);
         body crank { mass = 0.5, inertia = 0.002, com = vec2(0.05 * cos(theta), 0.05 * sin(theta)), angle = theta }

@@ -12,9 +12,10 @@ pub(crate) fn finite(s: &[f64]) -> bool {
     s.iter().all(|x| x.is_finite())
 }
 
-/// SVD with a bounded iteration count; `None` on non-finite input or non-convergence.
+/// SVD with a bounded iteration count; `None` on an empty or non-finite input or
+/// non-convergence.
 pub(crate) fn svd(a: DMatrix<f64>) -> Option<SVD<f64, Dyn, Dyn>> {
-    if !finite(a.as_slice()) {
+    if a.is_empty() || !finite(a.as_slice()) {
         return None;
     }
     let iters = 200 * (a.nrows() + a.ncols() + 1);
@@ -41,6 +42,10 @@ pub(crate) fn full_svd_v(a: &DMatrix<f64>) -> Option<(DVector<f64>, DMatrix<f64>
 /// treated as zero. Returns the solution and `σ_min / σ_max` over the first
 /// `min(m, n)` singular values.
 pub(crate) fn lstsq(a: &DMatrix<f64>, b: &DMatrix<f64>, rcond: f64) -> Option<(DMatrix<f64>, f64)> {
+    if a.is_empty() {
+        // No equations (a model without constraints): the minimum-norm solution is zero.
+        return finite(b.as_slice()).then(|| (DMatrix::zeros(a.ncols(), b.ncols()), 1.0));
+    }
     let s = svd(a.clone())?;
     let smax = s.singular_values.iter().copied().fold(0.0, f64::max);
     let smin = s
