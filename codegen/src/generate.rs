@@ -71,11 +71,13 @@ pub struct Generated {
 /// Parses and lowers every `mod` block of the input.
 pub fn models(input: TokenStream) -> Result<(Vec<Model>, Option<u64>)> {
     let file = parse::parse_file(input)?;
-    let models = file
+    let mut errors = crate::Errors::new();
+    let models: Vec<Model> = file
         .modules
         .iter()
-        .map(model::lower)
-        .collect::<Result<Vec<_>>>()?;
+        .filter_map(|m| errors.check(model::lower(m)))
+        .collect();
+    errors.finish()?;
     Ok((models, file.seed))
 }
 
@@ -99,9 +101,13 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     };
     let mut tokens = TokenStream::new();
     let mut modules = Vec::new();
+    // Independent modules: the errors of each are collected, reported together.
+    let mut errors = crate::Errors::new();
     for m in &file.modules {
         let t = Instant::now();
-        let mut model = model::lower(m)?;
+        let Some(mut model) = errors.check(model::lower(m)) else {
+            continue;
+        };
         timings.lower += t.elapsed();
         let t = Instant::now();
         let jac = derive::jacobian(&mut model);
@@ -115,7 +121,10 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         };
         timings.differentiate += t.elapsed();
         let t = Instant::now();
-        let ns = pivot::analyze(&mut model, &jac, &PivotOptions { seed })?;
+        let Some(ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions { seed }))
+        else {
+            continue;
+        };
         timings.pivot_lu += t.elapsed();
         let t = Instant::now();
         let an = Analysis {
@@ -125,11 +134,14 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             gamma: &gamma,
             eom: eom.as_ref(),
         };
-        let (ts, stats) = emit::module(&model, &an, &eopts);
+        let Some((ts, stats)) = errors.check(emit::module(&model, &an, &eopts)) else {
+            continue;
+        };
         timings.emit += t.elapsed();
         tokens.extend(ts);
         modules.push(stats);
     }
+    errors.finish()?;
     Ok(Generated {
         tokens,
         modules,
