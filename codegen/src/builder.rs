@@ -132,6 +132,9 @@ fn locate_one(path: &Path, src: &str, err: &crate::Error) -> BuildError {
     let from = start.column.min(chars.len());
     let to = if end.line == start.line && end.column > start.column {
         end.column.min(chars.len())
+    } else if end.line == start.line && end.column == start.column {
+        // An empty span (a tokenizer error) marks one character.
+        (from + 1).min(chars.len())
     } else {
         chars.len()
     };

@@ -153,7 +153,19 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
 pub fn generate_str(src: &str, opts: &Options) -> Result<Generated> {
     let tokens = TokenStream::from_str(src).map_err(|e| {
         let span = e.span();
-        Error::new(span, format!("cannot tokenize the input: {e}"))
+        let at = span.start();
+        let c = src
+            .lines()
+            .nth(at.line.saturating_sub(1))
+            .and_then(|l| l.chars().nth(at.column));
+        let message = match c {
+            Some('"') => "unterminated string literal (strings are only allowed in doc comments)".to_string(),
+            Some('\'') => "a `'` is not part of the mechanism language (lifetimes and characters are not supported)".to_string(),
+            Some(c) if c.is_alphanumeric() || c == '_' => format!("`{c}` starts no valid identifier or number"),
+            Some(c) => format!("unexpected character `{c}` (U+{:04X}): not part of the mechanism language", c as u32),
+            None => e.to_string(),
+        };
+        Error::new(span, format!("cannot tokenize the input: {message}"))
     })?;
     generate(tokens, opts)
 }

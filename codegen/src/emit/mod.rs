@@ -286,7 +286,7 @@ fn module_with(
     {
         let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
         let body = em.body("residual", &roots, &base);
-        nonfinite(model, &body, "residual")?;
+        nonfinite(model, &body, "residual", &roots, Some)?;
         let mut sets = TokenStream::new();
         for (i, (e, c)) in body.roots.iter().zip(&model.constraints).enumerate() {
             sets.extend(comment(opts, &format!("C[{i}]: {}", c.label)));
@@ -322,7 +322,9 @@ fn module_with(
     {
         let (roots, pos) = nonzeros(an.jacobian, &model.arena);
         let body = em.body("jacobian", &roots, &base);
-        nonfinite(model, &body, "jacobian")?;
+        nonfinite(model, &body, "jacobian", &roots, |k| {
+            pos.get(k).map(|p| p.0)
+        })?;
         let sets = matrix_sets(&body.roots, &pos, quote!(m));
         let doc = format!(
             " Constraint Jacobian `C_J = ∂C/∂q` ({nc} × {nq}; structural zeros are not written).\n\n Column order: {order}."
@@ -354,7 +356,9 @@ fn module_with(
         let jt: Vec<Vec<ExprId>> = an.jacobian_t.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&jt, &model.arena);
         let body = em.body("jacobian_t", &roots, &base);
-        nonfinite(model, &body, "jacobian_t")?;
+        nonfinite(model, &body, "jacobian_t", &roots, |k| {
+            pos.get(k).map(|p| p.0)
+        })?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(v));
         let doc = format!(" Partial time derivative `C_t = ∂C/∂t` ({nc} entries; zero for scleronomic constraints).");
@@ -392,7 +396,7 @@ fn module_with(
             scale_ranges.push(s..roots.len());
         }
         let body = em.body("null_space", &roots, &base);
-        nonfinite(model, &body, "null_space")?;
+        nonfinite(model, &body, "null_space", &roots, |_| None)?;
         let sets = matrix_sets(&body.roots[..nb], &pos, quote!(d));
         let mut health = TokenStream::new();
         for (k, range) in scale_ranges.iter().enumerate() {
@@ -451,7 +455,7 @@ fn module_with(
         let sol: Vec<Vec<ExprId>> = ns.solve.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&sol, &model.arena);
         let body = em.body("solve_dependent", &roots, &with_b);
-        nonfinite(model, &body, "solve_dependent")?;
+        nonfinite(model, &body, "solve_dependent", &roots, |_| None)?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(x));
         let rows_used: Vec<usize> = ns.rows.clone();
@@ -492,7 +496,7 @@ fn module_with(
         let g: Vec<Vec<ExprId>> = an.gamma.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&g, &model.arena);
         let body = em.body("gamma", &roots, &with_qd);
-        nonfinite(model, &body, "gamma")?;
+        nonfinite(model, &body, "gamma", &roots, |k| pos.get(k).map(|p| p.0))?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(g));
         let doc = " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
@@ -533,7 +537,7 @@ fn module_with(
             }
         }
         let body = em.body("mass_matrix", &roots, &base);
-        nonfinite(model, &body, "mass_matrix")?;
+        nonfinite(model, &body, "mass_matrix", &roots, |_| None)?;
         let mut sets = TokenStream::new();
         for (e, &(i, j)) in body.roots.iter().zip(&pos) {
             let (i, j, diag) = (idx(i), idx(j), i == j);
@@ -568,7 +572,7 @@ fn module_with(
         let f: Vec<Vec<ExprId>> = eom.forces.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&f, &model.arena);
         let body = em.body("forces", &roots, &with_qd);
-        nonfinite(model, &body, "forces")?;
+        nonfinite(model, &body, "forces", &roots, |_| None)?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(f));
         let doc = format!(" Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f + C_Jᵀ λ`.\n\n Order: {order}.");
@@ -594,7 +598,7 @@ fn module_with(
         });
         let energy_impl = if let Some(e) = eom.energy {
             let body = em.body("energy", &[e], &with_qd);
-            nonfinite(model, &body, "energy")?;
+            nonfinite(model, &body, "energy", &[e], |_| None)?;
             let val = &body.roots[0];
             let params = &with_qd.params;
             let stmts = &body.stmts;
@@ -824,8 +828,16 @@ fn float(model: &Model, s: &ScalarType, v: f64) -> crate::Result<TokenStream> {
 }
 
 /// Fails when `body` (of generated function `fname`) met a constant that is not finite,
-/// located at the first constraint whose expression holds it (else at the module).
-fn nonfinite(model: &Model, body: &function::Body, fname: &str) -> crate::Result<()> {
+/// located at the constraint of the first root holding it (`row_of` maps a root to its
+/// constraint, where it has one), else at the first constraint whose own expression
+/// holds it, else at the module.
+fn nonfinite(
+    model: &Model,
+    body: &function::Body,
+    fname: &str,
+    roots: &[ExprId],
+    row_of: impl Fn(usize) -> Option<usize>,
+) -> crate::Result<()> {
     let Some(bad) = body.nonfinite else {
         return Ok(());
     };
@@ -843,7 +855,13 @@ fn nonfinite(model: &Model, body: &function::Body, fname: &str) -> crate::Result
         }
         false
     };
-    let (span, what) = match model.constraints.iter().find(|c| holds(c.expr)) {
+    let row = roots
+        .iter()
+        .enumerate()
+        .find(|&(_, &r)| holds(r))
+        .and_then(|(k, _)| row_of(k))
+        .or_else(|| model.constraints.iter().position(|c| holds(c.expr)));
+    let (span, what) = match row.and_then(|i| model.constraints.get(i)) {
         Some(c) => (c.span, format!("the equation `{}`", c.label)),
         None => (model.span, format!("mechanism `{}`", model.name)),
     };

@@ -657,6 +657,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         }
     }
     let mut errors = Errors::new();
+    let mut gravity_span: Option<Span> = None;
     let mut coords: Vec<Coord> = Vec::new();
     let mut params: Vec<Param> = Vec::new();
     let mut constraints = Vec::new();
@@ -831,6 +832,11 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                         (_, None) => return Err(Error::new(f.name.span(), "a body with `inertia` needs an `angle` (planar) or a `rotation` (spatial)")),
                     }),
                 };
+                    match (&orientation, com.len()) {
+                    (Some(Orientation::Angle(_)), 3) => return Err(Error::spanned(&com_f.value, format!("body `{name}` is planar (it has an `angle`) but its `com` is a 3-vector: give a 2-vector, or a `rotation` for a spatial body"))),
+                    (Some(Orientation::Rotation(_)), 2) => return Err(Error::spanned(&com_f.value, format!("body `{name}` is spatial (it has a `rotation`) but its `com` is a 2-vector: give a 3-vector, or an `angle` for a planar body"))),
+                    _ => {}
+                }
                     dynamics.bodies.push(Body {
                         name: plain(name),
                         mass,
@@ -845,6 +851,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                         return Err(Error::new(*span, "gravity is given twice"));
                     }
                     dynamics.gravity = Some(l.expr(value)?.vector(value.span())?);
+                    gravity_span = Some(value.span());
                 }
                 Item::Spring { name, fields } => {
                     let m = l.field_map(
@@ -922,6 +929,19 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                 if !l.names.contains_key(&s) {
                     l.poisoned.insert(s);
                 }
+            }
+        }
+    }
+    if let (Some(g), Some(span)) = (&dynamics.gravity, gravity_span) {
+        // Gravity acts on every body: its dimension must be each body's.
+        for b in &dynamics.bodies {
+            if b.com.len() != g.len() {
+                let (gd, bd) = (g.len(), b.com.len());
+                errors.push(Error::new(
+                    span,
+                    format!("gravity is a {gd}-vector but body `{}` moves in {bd} dimensions (its `com` is a {bd}-vector): a {gd}-D gravity would not act on it; give gravity as a {bd}-vector", b.name),
+                ));
+                break;
             }
         }
     }

@@ -222,8 +222,23 @@ fn semi(input: ParseStream, what: &str) -> syn::Result<()> {
         input.parse::<Token![;]>()?;
         Ok(())
     } else {
-        Err(input.error(format!("expected `;` after the {what}")))
+        Err(stray(input).unwrap_or_else(|| input.error(format!("expected `;` after the {what}"))))
     }
+}
+
+/// An error naming the next token when it is a character with no meaning in the language
+/// (`$`, `@`, `#`, `~`, `?`, `\`), else `None`.
+fn stray(input: ParseStream) -> Option<syn::Error> {
+    let (p, _) = input.cursor().punct()?;
+    "$@#~?\\".contains(p.as_char()).then(|| {
+        syn::Error::new(
+            p.span(),
+            format!(
+                "unexpected character `{}`: not part of the mechanism language",
+                p.as_char()
+            ),
+        )
+    })
 }
 
 impl Parse for Item {
