@@ -657,7 +657,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         }
     }
     let mut errors = Errors::new();
-    let mut gravity_span: Option<Span> = None;
+    let mut gravity_expr: Option<&Expr> = None;
     let mut coords: Vec<Coord> = Vec::new();
     let mut params: Vec<Param> = Vec::new();
     let mut constraints = Vec::new();
@@ -851,7 +851,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                         return Err(Error::new(*span, "gravity is given twice"));
                     }
                     dynamics.gravity = Some(l.expr(value)?.vector(value.span())?);
-                    gravity_span = Some(value.span());
+                    gravity_expr = Some(value);
                 }
                 Item::Spring { name, fields } => {
                     let m = l.field_map(
@@ -932,13 +932,13 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
             }
         }
     }
-    if let (Some(g), Some(span)) = (&dynamics.gravity, gravity_span) {
+    if let (Some(g), Some(gexpr)) = (&dynamics.gravity, gravity_expr) {
         // Gravity acts on every body: its dimension must be each body's.
         for b in &dynamics.bodies {
             if b.com.len() != g.len() {
                 let (gd, bd) = (g.len(), b.com.len());
-                errors.push(Error::new(
-                    span,
+                errors.push(Error::spanned(
+                    gexpr,
                     format!("gravity is a {gd}-vector but body `{}` moves in {bd} dimensions (its `com` is a {bd}-vector): a {gd}-D gravity would not act on it; give gravity as a {bd}-vector", b.name),
                 ));
                 break;
