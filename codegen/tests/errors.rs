@@ -1061,6 +1061,30 @@ fn a_stray_character_is_named() {
 }
 
 #[test]
+fn stray_characters_anywhere_are_all_named() {
+    let src = circle("    let a = $x;\n    constraint x.powi(2) + y.powi(2) == 1.0 ~ a;\n");
+    let e = err(&src);
+    let shown = locate(Path::new("m.mech"), &src, &e).to_string();
+    let heads: Vec<&str> = shown.lines().filter(|l| l.starts_with("m.mech:")).collect();
+    assert_eq!(
+        heads,
+        [
+            "m.mech:4:13: unexpected character `$`: not part of the mechanism language",
+            "m.mech:5:45: unexpected character `~`: not part of the mechanism language",
+        ],
+        "{shown}"
+    );
+    let messages: Vec<&str> = e.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "unexpected character `$`: not part of the mechanism language",
+            "unexpected character `~`: not part of the mechanism language"
+        ]
+    );
+}
+
+#[test]
 fn carets_align_after_tabs_and_wide_characters() {
     let src =
         "pub mod m {\n\tcoord x = 1.0;\n\tcoord y = 0.0;\n\tconstraint x + yy == 1.0; // 角度\n}\n";
