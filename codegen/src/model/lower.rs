@@ -7,6 +7,17 @@
 //! `v.z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d(v, θ)`, `rot_x/rot_y/rot_z(θ)`
 //! (3×3 matrices, multiplied with `*`), and in force expressions `der(q)` (the velocity
 //! of coordinate `q`).
+//!
+//! Names are compared without the `r#` of a raw identifier (`r#y` and `y` are one name);
+//! a name spelled like a Rust keyword of any edition (`gen`, `r#match`) is emitted as a
+//! raw identifier; `None`, `Some`, `Ok`, `Err`, `true` and `false` cannot be names (they
+//! would be patterns in the generated `let`s), nor can `t`, `pi` and `PI`. Every number
+//! and every constant folded from numbers must be finite. `powi` exponents are integer
+//! literals with `|n| <= 1024` ([`MAX_POWI`]).
+//!
+//! The items of a module are lowered one by one: the error of an item is recorded and
+//! lowering goes on, so independent mistakes are reported together; uses of a name whose
+//! declaration failed are not reported again.
 
 use std::collections::{HashMap, HashSet};
 
