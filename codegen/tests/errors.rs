@@ -921,6 +921,17 @@ fn pattern_names_are_rejected() {
 }
 
 #[test]
+fn the_placeholder_prefix_is_reserved() {
+    let src = circle("    param __mechgen_sym_q0 = 1.0;\n    constraint x.powi(2) + y.powi(2) == __mechgen_sym_q0;\n");
+    check(
+        &src,
+        &["names starting with `__mechgen` are reserved"],
+        "param ",
+        "__mechgen_sym_q0",
+    );
+}
+
+#[test]
 fn keywords_of_later_editions_are_emitted_raw() {
     let src = "pub mod gen {\n    param r#try = 1.0;\n    coord r#gen = 0.5;\n    coord r#async = 0.0;\n    constraint r#gen.powi(2) + r#async.powi(2) == r#try;\n}\n";
     let text = generated(src);

@@ -240,9 +240,13 @@ fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
 
 /// An identifier for a user's name: raw (`r#match`) where the name is a Rust keyword of
 /// any edition (`gen`, `async`, `try`, …), so that generated code compiles everywhere.
-/// (`self`, `Self`, `super`, `crate` and `_` cannot be raw; lowering rejects them.)
+/// (`self`, `Self`, `super`, `crate` and `_` cannot be raw: lowering rejects them, and
+/// here they get a trailing `_`.)
 pub fn rust_ident(name: &str) -> Ident {
-    if crate::model::is_keyword(name) {
+    if matches!(name, "self" | "Self" | "super" | "crate" | "_") {
+        // No raw form exists (lowering rejects these; never a panic here).
+        format_ident!("{}_", name.trim_start_matches('_'))
+    } else if crate::model::is_keyword(name) {
         Ident::new_raw(name, proc_macro2::Span::call_site())
     } else {
         format_ident!("{}", name)

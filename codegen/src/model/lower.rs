@@ -144,6 +144,12 @@ impl Lowerer {
                 format!("`{s}` cannot be a name: generated code binds names with `let`, where `{s}` is a pattern or a keyword; choose another name"),
             ));
         }
+        if s.starts_with("__mechgen") {
+            return Err(Error::new(
+                name.span(),
+                format!("`{s}`: names starting with `__mechgen` are reserved for generated code; choose another name"),
+            ));
+        }
         if RESERVED.contains(&s.as_str()) {
             return Err(Error::new(
                 name.span(),
