@@ -48,6 +48,8 @@ pub enum BuildError {
         message: String,
         /// The source line and a caret line under the offending tokens.
         excerpt: String,
+        /// Further errors of the same file found in the same pass (each a `Mechanism`).
+        more: Vec<BuildError>,
     },
 }
 
@@ -65,11 +67,18 @@ impl fmt::Display for BuildError {
                 column,
                 message,
                 excerpt,
-            } => write!(
-                f,
-                "{}:{line}:{column}: {message}\n{excerpt}",
-                path.display()
-            ),
+                more,
+            } => {
+                write!(
+                    f,
+                    "{}:{line}:{column}: {message}\n{excerpt}",
+                    path.display()
+                )?;
+                for e in more {
+                    write!(f, "\n{e}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -84,22 +93,71 @@ impl std::error::Error for BuildError {
 }
 
 /// Formats an engine error against its source text: `path:line:col: message` and a caret
-/// excerpt.
+/// excerpt, one after the other for each error it carries.
+///
+/// Columns count characters; the caret line is aligned by display columns (tabs copied
+/// from the source line, East Asian wide characters two columns).
 pub fn locate(path: &Path, src: &str, err: &crate::Error) -> BuildError {
+    let mut all = err.iter().map(|e| locate_one(path, src, e));
+    let first = all.next();
+    let rest: Vec<BuildError> = all.collect();
+    match first {
+        Some(BuildError::Mechanism {
+            path,
+            line,
+            column,
+            message,
+            excerpt,
+            ..
+        }) => BuildError::Mechanism {
+            path,
+            line,
+            column,
+            message,
+            excerpt,
+            more: rest,
+        },
+        Some(other) => other,
+        None => BuildError::NoOutDir,
+    }
+}
+
+fn locate_one(path: &Path, src: &str, err: &crate::Error) -> BuildError {
     let start = err.span.start();
     let end = err.span.end();
     let line = start.line.max(1);
     let column = start.column + 1;
     let text = src.lines().nth(line - 1).unwrap_or("");
-    let width = if end.line == start.line && end.column > start.column {
-        end.column - start.column
+    let chars: Vec<char> = text.chars().collect();
+    let from = start.column.min(chars.len());
+    let to = if end.line == start.line && end.column > start.column {
+        end.column.min(chars.len())
+    } else if end.line == start.line && end.column == start.column {
+        // An empty span (a tokenizer error) marks one character.
+        (from + 1).min(chars.len())
     } else {
-        text.chars().count().saturating_sub(start.column).max(1)
+        chars.len()
     };
+    // Under each character before the span: a tab stays a tab (it expands as it does in
+    // the source line above), anything else becomes as many spaces as it is wide.
+    let pad: String = chars[..from]
+        .iter()
+        .map(|&c| {
+            if c == '\t' {
+                "\t".to_string()
+            } else {
+                " ".repeat(char_width(c))
+            }
+        })
+        .collect();
+    let width = chars[from..to.max(from)]
+        .iter()
+        .map(|&c| char_width(c).max(1))
+        .sum::<usize>()
+        .max(1);
     let gutter = " ".repeat(line.to_string().len());
     let excerpt = format!(
-        "{gutter} |\n{line} | {text}\n{gutter} | {}{}",
-        " ".repeat(start.column),
+        "{gutter} |\n{line} | {text}\n{gutter} | {pad}{}",
         "^".repeat(width)
     );
     BuildError::Mechanism {
@@ -108,6 +166,38 @@ pub fn locate(path: &Path, src: &str, err: &crate::Error) -> BuildError {
         column,
         message: err.message.clone(),
         excerpt,
+        more: Vec::new(),
+    }
+}
+
+/// Display width of a character in a terminal: 2 for East Asian wide and fullwidth
+/// characters (CJK, Hangul, kana, fullwidth forms, most emoji), 0 for combining marks and
+/// zero-width characters, else 1.
+pub(crate) fn char_width(c: char) -> usize {
+    let u = c as u32;
+    let zero = matches!(u, 0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F);
+    if zero {
+        return 0;
+    }
+    let wide = matches!(u,
+        0x1100..=0x115F        // Hangul Jamo initials
+        | 0x2E80..=0x303E      // CJK radicals, punctuation
+        | 0x3041..=0x33FF      // kana, CJK symbols
+        | 0x3400..=0x4DBF      // CJK extension A
+        | 0x4E00..=0x9FFF      // CJK unified ideographs
+        | 0xA000..=0xA4CF      // Yi
+        | 0xAC00..=0xD7A3      // Hangul syllables
+        | 0xF900..=0xFAFF      // CJK compatibility ideographs
+        | 0xFE30..=0xFE4F      // CJK compatibility forms
+        | 0xFF00..=0xFF60      // fullwidth forms
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1F64F    // pictographs, emoticons
+        | 0x1F900..=0x1F9FF
+        | 0x20000..=0x3FFFD); // CJK extensions B and later
+    if wide {
+        2
+    } else {
+        1
     }
 }
 

@@ -20,6 +20,11 @@ pub struct Error {
     /// The last offending token, so that `compile_error!` underlines the whole range
     /// even where spans cannot be joined.
     end: Span,
+    /// Further independent errors of the same input, found in the same pass.
+    others: Vec<Error>,
+    /// A consequence of an earlier error (a use of a name whose declaration failed):
+    /// dropped when errors are collected, so that one mistake is reported once.
+    cascade: bool,
 }
 
 impl Error {
@@ -29,7 +34,40 @@ impl Error {
             span,
             message: message.into(),
             end: span,
+            others: Vec::new(),
+            cascade: false,
         }
+    }
+
+    /// An error caused by an earlier one (see [`Error::is_cascade`]).
+    pub fn cascade(span: Span, message: impl Into<String>) -> Self {
+        Self {
+            cascade: true,
+            ..Self::new(span, message)
+        }
+    }
+
+    /// Whether this error only follows from an earlier one (a use of a name whose
+    /// declaration was in error); [`Errors`] drops these.
+    pub fn is_cascade(&self) -> bool {
+        self.cascade
+    }
+
+    /// Adds the errors of `other` after those of `self`.
+    pub fn combine(&mut self, mut other: Error) {
+        let more = std::mem::take(&mut other.others);
+        self.others.push(other);
+        self.others.extend(more);
+    }
+
+    /// This error and the others found with it, in source order of discovery.
+    pub fn iter(&self) -> impl Iterator<Item = &Error> {
+        std::iter::once(self).chain(self.others.iter())
+    }
+
+    /// How many errors this carries (1 plus the others).
+    pub fn count(&self) -> usize {
+        1 + self.others.len()
     }
 
     /// An error covering all tokens of `node`, from its first to its last.
@@ -42,21 +80,102 @@ impl Error {
             span,
             message: message.into(),
             end,
+            others: Vec::new(),
+            cascade: false,
         }
     }
 
     /// Converts into a `syn::Error` (for `compile_error!`), spanning from the first to
     /// the last offending token.
+    /// Converts into a `syn::Error` (for `compile_error!`), spanning from the first to
+    /// the last offending token; the other errors are combined into it (one
+    /// `compile_error!` each).
     pub fn to_syn(&self) -> syn::Error {
-        let start = proc_macro2::Ident::new("start", self.span);
-        let end = proc_macro2::Ident::new("end", self.end);
-        syn::Error::new_spanned(quote::quote!(#start #end), &self.message)
+        let one = |e: &Error| {
+            let start = proc_macro2::Ident::new("start", e.span);
+            let end = proc_macro2::Ident::new("end", e.end);
+            syn::Error::new_spanned(quote::quote!(#start #end), &e.message)
+        };
+        let mut all = one(self);
+        for e in &self.others {
+            all.combine(one(e));
+        }
+        all
     }
 }
 
 impl fmt::Display for Error {
+    /// The message; with several errors, one per line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        for e in &self.others {
+            write!(f, "\n{}", e.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects the independent errors of one pass (serde_derive's `Ctxt` pattern): push
+/// each, then [`Errors::finish`] gives all of them as one [`Error`].
+#[derive(Debug, Default)]
+pub struct Errors {
+    first: Option<Error>,
+}
+
+impl Errors {
+    /// No errors yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `e` (with the errors it carries); cascades of earlier errors are dropped.
+    pub fn push(&mut self, e: Error) {
+        let all: Vec<Error> = e
+            .iter()
+            .filter(|x| !x.cascade)
+            .map(|x| Error {
+                others: Vec::new(),
+                ..x.clone()
+            })
+            .collect();
+        if all.is_empty() {
+            // Only cascades: keep one so that the pass still fails, if nothing else.
+            if self.first.is_none() {
+                self.first = Some(e);
+            }
+            return;
+        }
+        for x in all {
+            match &mut self.first {
+                Some(f) if f.cascade => self.first = Some(x),
+                Some(f) => f.combine(x),
+                None => self.first = Some(x),
+            }
+        }
+    }
+
+    /// Records the error of `r`, if any, and gives its value.
+    pub fn check<T>(&mut self, r: Result<T>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.push(e);
+                None
+            }
+        }
+    }
+
+    /// Whether an error was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// `Ok(())` if nothing was recorded, else all errors as one.
+    pub fn finish(self) -> Result<()> {
+        match self.first {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
     }
 }
 
@@ -71,28 +190,56 @@ impl From<syn::Error> for Error {
 /// Result type of the engine.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// The name in `known` closest to `name` (Levenshtein distance at most a third of its
-/// length, at least 1), for "did you mean" hints.
+/// The name in `known` closest to `name` (edit distance at most a third of its length, at
+/// least 1; an adjacent transposition, `rdo2` for `rod2`, counts as one edit), for "did you
+/// mean" hints.
 pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(1);
     known
         .into_iter()
-        .map(|k| (levenshtein(name, k), k))
+        .map(|k| (osa_distance(name, k), k))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, k)| k)
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+/// Optimal string alignment distance: insertions, deletions, substitutions and
+/// transpositions of adjacent characters, each one edit.
+fn osa_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transposition_is_one_edit() {
+        assert_eq!(osa_distance("rdo2", "rod2"), 1);
+        assert_eq!(osa_distance("theta", "thetta"), 1);
+        assert_eq!(osa_distance("abc", "xyz"), 3);
+        assert_eq!(nearest("rdo2", ["rod2", "crank"]), Some("rod2"));
+    }
 }

@@ -71,11 +71,13 @@ pub struct Generated {
 /// Parses and lowers every `mod` block of the input.
 pub fn models(input: TokenStream) -> Result<(Vec<Model>, Option<u64>)> {
     let file = parse::parse_file(input)?;
-    let models = file
+    let mut errors = crate::Errors::new();
+    let models: Vec<Model> = file
         .modules
         .iter()
-        .map(model::lower)
-        .collect::<Result<Vec<_>>>()?;
+        .filter_map(|m| errors.check(model::lower(m)))
+        .collect();
+    errors.finish()?;
     Ok((models, file.seed))
 }
 
@@ -99,9 +101,13 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     };
     let mut tokens = TokenStream::new();
     let mut modules = Vec::new();
+    // Independent modules: the errors of each are collected, reported together.
+    let mut errors = crate::Errors::new();
     for m in &file.modules {
         let t = Instant::now();
-        let mut model = model::lower(m)?;
+        let Some(mut model) = errors.check(model::lower(m)) else {
+            continue;
+        };
         timings.lower += t.elapsed();
         let t = Instant::now();
         let jac = derive::jacobian(&mut model);
@@ -115,8 +121,13 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         };
         timings.differentiate += t.elapsed();
         let t = Instant::now();
-        let checked = crate::check::check(&mut model, &jac, seed)?;
-        let mut ns = pivot::analyze(&mut model, &jac, &PivotOptions { seed })?;
+        let Some(checked) = errors.check(crate::check::check(&mut model, &jac, seed)) else {
+            continue;
+        };
+        let Some(mut ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions { seed }))
+        else {
+            continue;
+        };
         let mut notes = checked.notes;
         let auto: Vec<String> = ns
             .independent
@@ -141,11 +152,14 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             gamma: &gamma,
             eom: eom.as_ref(),
         };
-        let (ts, stats) = emit::module(&model, &an, &eopts);
+        let Some((ts, stats)) = errors.check(emit::module(&model, &an, &eopts)) else {
+            continue;
+        };
         timings.emit += t.elapsed();
         tokens.extend(ts);
         modules.push(stats);
     }
+    errors.finish()?;
     Ok(Generated {
         tokens,
         modules,
@@ -157,7 +171,19 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
 pub fn generate_str(src: &str, opts: &Options) -> Result<Generated> {
     let tokens = TokenStream::from_str(src).map_err(|e| {
         let span = e.span();
-        Error::new(span, format!("cannot tokenize the input: {e}"))
+        let at = span.start();
+        let c = src
+            .lines()
+            .nth(at.line.saturating_sub(1))
+            .and_then(|l| l.chars().nth(at.column));
+        let message = match c {
+            Some('"') => "unterminated string literal (strings are only allowed in doc comments)".to_string(),
+            Some('\'') => "a `'` is not part of the mechanism language (lifetimes and characters are not supported)".to_string(),
+            Some(c) if c.is_alphanumeric() || c == '_' => format!("`{c}` starts no valid identifier or number"),
+            Some(c) => format!("unexpected character `{c}` (U+{:04X}): not part of the mechanism language", c as u32),
+            None => e.to_string(),
+        };
+        Error::new(span, format!("cannot tokenize the input: {message}"))
     })?;
     generate(tokens, opts)
 }

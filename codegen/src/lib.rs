@@ -15,7 +15,7 @@ pub mod model;
 pub mod parse;
 pub mod pivot;
 
-pub use error::{Error, Result};
+pub use error::{Error, Errors, Result};
 pub mod generate;
 
 pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};

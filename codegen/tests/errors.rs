@@ -788,3 +788,348 @@ fn division_by_constant_zero() {
         "z",
     );
 }
+
+// ---- issue 9: hardening ----
+
+/// The generated text of `src` (which must generate).
+fn generated(src: &str) -> String {
+    match generate_str(src, &Options::default()) {
+        Ok(g) => mechgen_codegen::pretty(&g.tokens),
+        Err(e) => panic!("expected {src} to generate, got: {e}"),
+    }
+}
+
+#[test]
+fn an_overflowing_literal_in_a_constraint_is_located() {
+    let src = circle("    constraint x.powi(2) + y.powi(2) + 1e400 == 1.0;\n");
+    check(
+        &src,
+        &["`1e400` is beyond the range of f64"],
+        "constraint",
+        "1e400",
+    );
+}
+
+#[test]
+fn an_overflowing_fold_is_located() {
+    let src = circle("    let k = 1e200 * 1e200;\n    constraint x.powi(2) + y.powi(2) == k;\n");
+    check(
+        &src,
+        &["not a finite number", "inf"],
+        "let k = ",
+        "1e200 * 1e200",
+    );
+    let src = circle("    constraint x * 1e200 * 1e200 + y == 1.0;\n");
+    check(
+        &src,
+        &["not a finite number"],
+        "constraint ",
+        "x * 1e200 * 1e200",
+    );
+}
+
+#[test]
+fn an_overflowing_gravity_or_default_is_located() {
+    let src = circle(
+        "    param m = 1.0;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n    gravity = vec2(0.0, -1e400);\n",
+    );
+    check(&src, &["beyond the range of f64"], "gravity", "1e400");
+    let src = circle("    param m = 1e400;\n    constraint x.powi(2) + y.powi(2) == m;\n");
+    check(&src, &["beyond the range of f64"], "param m = ", "1e400");
+}
+
+#[test]
+fn a_derivative_that_overflows_is_an_error_not_a_panic() {
+    // Finite as written, but ∂/∂x = 2·1e308·x has the constant 2e308 = inf.
+    let src = circle("    constraint 1e308 * x.powi(2) + y == 1e308;\n");
+    let e = err(&src);
+    assert!(
+        e.message.contains("is not finite (inf)") && e.message.contains("jacobian"),
+        "{}",
+        e.message
+    );
+    let at = src.find("1e308 *").unwrap();
+    assert_eq!(
+        (e.span.start().line, e.span.start().column),
+        line_col(&src, at)
+    );
+}
+
+#[test]
+fn a_raw_identifier_inside_sin_generates() {
+    let src = "pub mod m {\n    coord r#match = 0.1;\n    coord y = 0.9047;\n    constraint sin(r#match) + cos(r#match) * y == 1.0;\n}\n";
+    let text = generated(src);
+    assert!(text.contains("let (sin_match, cos_match)"), "{text}");
+    assert!(text.contains("let r#match = q[0];"), "{text}");
+    syn::parse_file(&text).expect("generated code parses");
+}
+
+#[test]
+fn a_powi_exponent_beyond_the_bound_names_the_bound() {
+    let src = circle("    constraint x.powi(3000000000) + y.powi(2) == 1.0;\n");
+    check(
+        &src,
+        &["exponent of `powi` is 3000000000, beyond the supported bound |n| <= 1024"],
+        "constraint",
+        "3000000000",
+    );
+    let src = circle("    constraint x.powi(-1025) + y.powi(2) == 1.0;\n");
+    check(&src, &["is -1025, beyond"], "constraint", "-1025");
+    // At the bound it generates.
+    generated(&circle(
+        "    constraint x.powi(2) + y.powi(2) + 0.0 * y.powi(1024) == 1.0;\n",
+    ));
+}
+
+#[test]
+fn the_most_negative_power_is_emitted_with_its_sign() {
+    // (y^-1024)^1024)^1024)^2 = y^(-2^31) = y^i32::MIN: |i32::MIN| is no i32.
+    let src = circle(
+        "    constraint x.powi(2) + y.powi(2) == 1.0;\n    mass_matrix { (x, x) = 1.0, (y, y) = 1.0 }\n    generalized_force { x = y.powi(-1024).powi(1024).powi(1024).powi(2) }\n",
+    );
+    let text = generated(&src);
+    assert!(text.contains("y.powi(i32::MIN)"), "{text}");
+    assert!(!text.contains("-2147483648"), "{text}");
+}
+
+#[test]
+fn a_name_and_its_raw_spelling_are_one_name() {
+    let src = circle("    coord r#y = 0.5;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n");
+    check(&src, &["`y` is declared twice"], "coord ", "r#y");
+    let src = circle("    param r#t = 1.0;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n");
+    check(&src, &["`t` is reserved"], "param ", "r#t");
+}
+
+#[test]
+fn pattern_names_are_rejected() {
+    for name in ["None", "Some", "Ok", "Err", "r#true", "r#false"] {
+        let src = circle(&format!(
+            "    coord {name} = 0.5;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n"
+        ));
+        let plain = name.trim_start_matches("r#");
+        let e = check(
+            &src,
+            &[&format!("`{plain}` cannot be a name"), "pattern"],
+            "coord ",
+            name,
+        );
+        assert_eq!(e.count(), 1);
+    }
+}
+
+#[test]
+fn the_placeholder_prefix_is_reserved() {
+    let src = circle("    param __mechgen_sym_q0 = 1.0;\n    constraint x.powi(2) + y.powi(2) == __mechgen_sym_q0;\n");
+    check(
+        &src,
+        &["names starting with `__mechgen` are reserved"],
+        "param ",
+        "__mechgen_sym_q0",
+    );
+}
+
+#[test]
+fn keywords_of_later_editions_are_emitted_raw() {
+    let src = "pub mod gen {\n    param r#try = 1.0;\n    coord r#gen = 0.5;\n    coord r#async = 0.0;\n    constraint r#gen.powi(2) + r#async.powi(2) == r#try;\n}\n";
+    let text = generated(src);
+    for want in [
+        "mod r#gen",
+        "pub r#try: f64",
+        "let r#gen = q[0];",
+        "let r#try = p.r#try;",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+    syn::parse_file(&text).expect("generated code parses");
+    // A bare `gen` (an identifier before edition 2024) too.
+    let text = generated(&circle(
+        "    coord gen = 0.0;\n    constraint x.powi(2) + y.powi(2) + gen == 1.0;\n",
+    ));
+    assert!(text.contains("let r#gen = q[2];"), "{text}");
+}
+
+#[test]
+fn mixed_dimensions_are_errors() {
+    let planar = circle(
+        "    param m = 1.0;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n    gravity = vec3(0.0, 0.0, -9.81);\n",
+    );
+    check(
+        &planar,
+        &["gravity is a 3-vector but body `b` moves in 2 dimensions"],
+        "gravity = ",
+        "vec3(0.0, 0.0, -9.81)",
+    );
+    let spatial = circle(
+        "    param m = 1.0;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n    body b { mass = m, com = vec3(x, y, 0.0) }\n    gravity = vec2(0.0, -9.81);\n",
+    );
+    check(
+        &spatial,
+        &["gravity is a 2-vector but body `b` moves in 3 dimensions"],
+        "gravity = ",
+        "vec2(0.0, -9.81)",
+    );
+    let planar_3d_com = circle(
+        "    param m = 1.0;\n    constraint x.powi(2) + y.powi(2) == 1.0;\n    body b { mass = m, inertia = 1.0, com = vec3(x, y, 0.0), angle = x }\n",
+    );
+    check(
+        &planar_3d_com,
+        &["body `b` is planar", "3-vector"],
+        "com = ",
+        "vec3(x, y, 0.0)",
+    );
+    let spring = circle(
+        "    constraint x.powi(2) + y.powi(2) == 1.0;\n    spring s { a = vec2(x, y), b = vec3(0.0, 0.0, 0.0), stiffness = 1.0, length = 1.0 }\n",
+    );
+    check(&spring, &["same dimension"], "b = ", "vec3(0.0, 0.0, 0.0)");
+}
+
+#[test]
+fn two_modules_with_one_name_are_an_error() {
+    let one = circle("    constraint x.powi(2) + y.powi(2) == 1.0;\n");
+    let src = format!("{one}{}", one.replace("pub mod m", "mod r#m"));
+    check(
+        &src,
+        &["a mechanism named `m` is already defined"],
+        "}",
+        "r#m",
+    );
+}
+
+#[test]
+fn independent_errors_are_reported_together() {
+    let src = circle("    let a = x + yy;\n    let b = y * zz;\n    constraint x + ww == 1.0;\n");
+    let e = err(&src);
+    let messages: Vec<&str> = e.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "unknown name `yy`; did you mean `y`?",
+            "unknown name `zz`",
+            "unknown name `ww`",
+        ]
+    );
+    let shown = locate(Path::new("m.mech"), &src, &e).to_string();
+    let heads: Vec<&str> = shown.lines().filter(|l| l.starts_with("m.mech:")).collect();
+    assert_eq!(
+        heads,
+        [
+            "m.mech:4:17: unknown name `yy`; did you mean `y`?",
+            "m.mech:5:17: unknown name `zz`",
+            "m.mech:6:20: unknown name `ww`",
+        ],
+        "{shown}"
+    );
+    // A failed declaration is reported once, not at each use.
+    let src = circle("    let a = x + yy;\n    constraint a + y == 1.0;\n");
+    assert_eq!(err(&src).count(), 1);
+    // Errors of two modules, too.
+    let bad = circle("    constraint x + qq == 1.0;\n");
+    let src = format!("{bad}{}", bad.replace("pub mod m", "pub mod n"));
+    assert_eq!(err(&src).count(), 2);
+}
+
+#[test]
+fn independent_t_says_t_is_time() {
+    let src = circle("    constraint x.powi(2) + y.powi(2) == 1.0;\n    independent t;\n");
+    check(
+        &src,
+        &["`t` is time, not a coordinate"],
+        "independent ",
+        "t",
+    );
+}
+
+#[test]
+fn a_negative_seed_says_what_a_seed_is() {
+    let src = format!(
+        "#![seed = -1]\n{}",
+        circle("    constraint x.powi(2) + y.powi(2) == 1.0;\n")
+    );
+    check(
+        &src,
+        &["the seed must be a non-negative integer literal"],
+        "seed = ",
+        "-1",
+    );
+}
+
+#[test]
+fn a_stray_character_is_named() {
+    for c in ["$", "@", "§", "→"] {
+        let src = circle(&format!(
+            "    constraint x.powi(2) + y.powi(2) {c} 1.0 == 1.0;\n"
+        ));
+        check(
+            &src,
+            &[&format!("unexpected character `{c}`")],
+            "constraint",
+            c,
+        );
+    }
+}
+
+#[test]
+fn stray_characters_anywhere_are_all_named() {
+    let src = circle("    let a = $x;\n    constraint x.powi(2) + y.powi(2) == 1.0 ~ a;\n");
+    let e = err(&src);
+    let shown = locate(Path::new("m.mech"), &src, &e).to_string();
+    let heads: Vec<&str> = shown.lines().filter(|l| l.starts_with("m.mech:")).collect();
+    assert_eq!(
+        heads,
+        [
+            "m.mech:4:13: unexpected character `$`: not part of the mechanism language",
+            "m.mech:5:45: unexpected character `~`: not part of the mechanism language",
+        ],
+        "{shown}"
+    );
+    let messages: Vec<&str> = e.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "unexpected character `$`: not part of the mechanism language",
+            "unexpected character `~`: not part of the mechanism language"
+        ]
+    );
+}
+
+#[test]
+fn carets_align_after_tabs_and_wide_characters() {
+    let src =
+        "pub mod m {\n\tcoord x = 1.0;\n\tcoord y = 0.0;\n\tconstraint x + yy == 1.0; // 角度\n}\n";
+    let e = err(src);
+    let shown = locate(Path::new("m.mech"), src, &e).to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines[2], "4 | \tconstraint x + yy == 1.0; // 角度");
+    assert_eq!(lines[3], "  | \t               ^^");
+    let src = "pub mod m {\n    coord x = 1.0;\n    coord y = 0.0;\n    let 角 = 1.0; constraint x + yy == 1.0;\n}\n";
+    let e = err(src);
+    let shown = locate(Path::new("m.mech"), src, &e).to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    let want = format!(
+        "  | {}^^",
+        " ".repeat("    let 角 = 1.0; constraint x + ".len() - 1)
+    );
+    assert_eq!(lines[3], want, "{shown}");
+}
+
+#[test]
+fn a_name_used_before_its_declaration_is_defined_later() {
+    let src = circle("    let a = x + b;\n    let b = 2.0 * y;\n    constraint a == 1.0;\n");
+    check(
+        &src,
+        &["`b` is used before its declaration (line 5)"],
+        "let a = x + ",
+        "b",
+    );
+}
+
+#[test]
+fn a_transposition_is_suggested() {
+    let src = slider("crank + rod ==", "crank + rdo ==");
+    check(
+        &src,
+        &["unknown name `rdo`; did you mean `rod`?"],
+        "constraint ",
+        "rdo",
+    );
+}

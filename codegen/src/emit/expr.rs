@@ -23,8 +23,12 @@ impl Default for ScalarType {
 }
 
 impl ScalarType {
-    /// A non-negative literal of this type.
-    pub fn literal(&self, v: f64) -> TokenStream {
+    /// A non-negative literal of this type (of `|v|`), or `None` when `v` is not finite:
+    /// infinities and NaN have no literal, and emission reports them as errors.
+    pub fn literal(&self, v: f64) -> Option<TokenStream> {
+        if !v.is_finite() {
+            return None;
+        }
         let a = v.abs();
         let s = if a == a.trunc() && a < 1e15 {
             format!("{a:.1}")
@@ -34,7 +38,7 @@ impl ScalarType {
             format!("{a:e}")
         };
         let lit = syn::LitFloat::new(&s, Span::call_site());
-        quote!(#lit)
+        Some(quote!(#lit))
     }
 }
 
@@ -53,6 +57,8 @@ pub(crate) struct SymNames {
     pub coord: Vec<Ident>,
     pub vel: Vec<Ident>,
     pub param: Vec<Ident>,
+    /// Fields of `Params`, the parameters' names as written (raw where a keyword).
+    pub field: Vec<Ident>,
 }
 
 impl SymNames {
@@ -76,6 +82,8 @@ pub(crate) struct ExprWriter<'a> {
     pub let_names: &'a [Option<Ident>],
     pub ops: OpCount,
     pub used_syms: std::collections::BTreeSet<Sym>,
+    /// The first constant met that has no literal (not finite); emission fails on it.
+    pub nonfinite: Option<ExprId>,
 }
 
 fn wrap(ts: TokenStream, prec: Prec, min: Prec) -> TokenStream {
@@ -108,7 +116,13 @@ impl ExprWriter<'_> {
         match self.arena.node(id) {
             Node::Const(bits) => {
                 let v = f64::from_bits(bits);
-                let lit = self.scalar.literal(v);
+                let Some(lit) = self.scalar.literal(v) else {
+                    // Reported by the caller (`Body::nonfinite`); the placeholder is
+                    // never returned to the user.
+                    self.nonfinite.get_or_insert(id);
+                    let ty = &self.scalar.ty;
+                    return (quote!(#ty::NAN), Prec::Atom);
+                };
                 if v < 0.0 {
                     (quote!(-#lit), Prec::Unary)
                 } else {
@@ -156,6 +170,11 @@ impl ExprWriter<'_> {
             }
             Node::Powi(a, n) => {
                 let x = self.operand(a, Prec::Atom);
+                if n == i32::MIN {
+                    // `|i32::MIN|` is no `i32`: the power is written as it stands.
+                    self.ops.other += 1;
+                    return (quote!(#x.powi(i32::MIN)), Prec::Atom);
+                }
                 let m = n.unsigned_abs();
                 let prod = match m {
                     2 => {
@@ -178,7 +197,7 @@ impl ExprWriter<'_> {
                 };
                 if n < 0 {
                     self.ops.div += 1;
-                    let one = self.scalar.literal(1.0);
+                    let one = self.scalar.literal(1.0).unwrap_or_default();
                     let den = wrap(prod.0, prod.1, Prec::Unary);
                     (quote!(#one / #den), Prec::Product)
                 } else {

@@ -34,6 +34,8 @@ pub(crate) struct Body {
     pub roots: Vec<TokenStream>,
     pub ops: OpCount,
     pub lets: usize,
+    /// A constant of the body that is not finite (has no literal): an error to report.
+    pub nonfinite: Option<ExprId>,
 }
 
 pub(crate) struct Emitter<'a> {
@@ -41,7 +43,6 @@ pub(crate) struct Emitter<'a> {
     pub names: &'a SymNames,
     pub scalar: &'a ScalarType,
     pub coord_names: &'a [String],
-    pub param_names: &'a [String],
     /// Function computing `(sin x, cos x)` together (`None`: the scalar's `sin_cos`).
     pub sin_cos: Option<TokenStream>,
 }
@@ -61,7 +62,7 @@ impl Emitter<'_> {
                     quote!(let #name = qd[#i];)
                 }
                 Sym::Param(i) => {
-                    let f = format_ident!("{}", self.param_names[i as usize]);
+                    let f = &self.names.field[i as usize];
                     quote!(let #name = p.#f;)
                 }
                 Sym::Rhs(i) => {
@@ -186,6 +187,7 @@ impl Emitter<'_> {
             let_names: &let_names,
             ops: OpCount::default(),
             used_syms: BTreeSet::new(),
+            nonfinite: None,
         };
         if lets.len() <= MAX_LETS_PER_FUNCTION {
             let body = self.let_stmts(&mut w, &sched, &lets, &let_names);
@@ -197,6 +199,7 @@ impl Emitter<'_> {
                 roots: root_exprs,
                 ops: w.ops,
                 lets: n_lets,
+                nonfinite: w.nonfinite,
             };
         }
         // Split into chunks; never separate a sin/cos pair.
@@ -306,6 +309,7 @@ impl Emitter<'_> {
             roots: root_exprs,
             ops: w.ops,
             lets: n_lets,
+            nonfinite: w.nonfinite,
         }
     }
 }

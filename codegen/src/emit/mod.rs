@@ -100,7 +100,165 @@ fn doc_lines(lines: &[String]) -> TokenStream {
 }
 
 /// Emits the module for one model.
-pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStream, ModuleStats) {
+///
+/// The local names of coordinates, velocities and parameters are chosen against the names
+/// the generated code itself binds, read off the emitted tokens: the module is emitted
+/// with placeholder names, every identifier in a binding position is collected
+/// ([`bound_names`]), the user's names are allocated around that set, and the
+/// placeholders are replaced.
+///
+/// Fails (at the equation concerned) when an expression to emit holds a constant that is
+/// not finite, e.g. a derivative whose constant factor overflows `f64`.
+pub fn module(
+    model: &Model,
+    an: &Analysis<'_>,
+    opts: &EmitOptions,
+) -> crate::Result<(TokenStream, ModuleStats)> {
+    let placeholders = SymNames {
+        coord: (0..model.coords.len())
+            .map(|i| format_ident!("{}_q{}", PLACEHOLDER, i))
+            .collect(),
+        vel: (0..model.coords.len())
+            .map(|i| format_ident!("{}_qd{}", PLACEHOLDER, i))
+            .collect(),
+        param: (0..model.params.len())
+            .map(|i| format_ident!("{}_p{}", PLACEHOLDER, i))
+            .collect(),
+        field: model.params.iter().map(|p| rust_ident(&p.name)).collect(),
+    };
+    let (tokens, stats) = module_with(model, an, opts, &placeholders)?;
+    let taken = bound_names(&tokens);
+    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
+    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
+    let names = sym_names(&coord_names, &param_names, taken);
+    let mut map = std::collections::HashMap::new();
+    for (from, to) in [
+        (&placeholders.coord, &names.coord),
+        (&placeholders.vel, &names.vel),
+        (&placeholders.param, &names.param),
+    ] {
+        for (a, b) in from.iter().zip(to) {
+            map.insert(a.to_string(), b.clone());
+        }
+    }
+    Ok((replace_idents(tokens, &map), stats))
+}
+
+/// Prefix of the placeholder names of [`module`]'s first emission.
+const PLACEHOLDER: &str = "__mechgen_sym";
+
+/// Replaces the identifiers named in `map` (by their text) throughout `ts`.
+fn replace_idents(ts: TokenStream, map: &std::collections::HashMap<String, Ident>) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    ts.into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(id) => match map.get(&id.to_string()) {
+                Some(new) => TokenTree::Ident(new.clone()),
+                None => TokenTree::Ident(id),
+            },
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), replace_idents(g.stream(), map));
+                ng.set_span(g.span());
+                TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// The names generated code binds in the value namespace, read off the emitted tokens:
+/// `let` patterns (`let x`, `let mut x`, `let (s, c)`), function names and parameters,
+/// `const`s, `static`s, structs and associated types. A user name bound in a generated
+/// function must differ from all of them (it would shadow them, or be shadowed, or be a
+/// pattern). Placeholder names are left out.
+pub fn bound_names(ts: &TokenStream) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    collect_bound(ts.clone(), &mut out);
+    out.retain(|n| !n.starts_with(PLACEHOLDER));
+    out
+}
+
+fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
+    use proc_macro2::{Delimiter, TokenTree};
+    use syn::ext::IdentExt;
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    let plain = |id: &Ident| id.unraw().to_string();
+    let mut k = 0;
+    while k < tokens.len() {
+        if let TokenTree::Ident(kw) = &tokens[k] {
+            let kw = kw.to_string();
+            let mut next = k + 1;
+            if kw == "let" {
+                if matches!(tokens.get(next), Some(TokenTree::Ident(m)) if m == "mut") {
+                    next += 1;
+                }
+                match tokens.get(next) {
+                    Some(TokenTree::Ident(id)) => {
+                        out.insert(plain(id));
+                    }
+                    Some(TokenTree::Group(g)) => {
+                        for tt in g.stream() {
+                            if let TokenTree::Ident(id) = tt {
+                                if id != "mut" {
+                                    out.insert(plain(&id));
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            } else if matches!(kw.as_str(), "fn" | "const" | "static" | "struct" | "type") {
+                if let Some(TokenTree::Ident(id)) = tokens.get(next) {
+                    out.insert(plain(id));
+                }
+                if kw == "fn" {
+                    // Parameters: the identifier before each top-level `:`.
+                    if let Some(TokenTree::Group(g)) = tokens.get(next + 1) {
+                        if g.delimiter() == Delimiter::Parenthesis {
+                            let ps: Vec<TokenTree> = g.stream().into_iter().collect();
+                            for w in ps.windows(2) {
+                                if let (TokenTree::Ident(id), TokenTree::Punct(c)) = (&w[0], &w[1])
+                                {
+                                    if c.as_char() == ':'
+                                        && c.spacing() == proc_macro2::Spacing::Alone
+                                    {
+                                        out.insert(plain(id));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let TokenTree::Group(g) = &tokens[k] {
+            collect_bound(g.stream(), out);
+        }
+        k += 1;
+    }
+}
+
+/// An identifier for a user's name: raw (`r#match`) where the name is a Rust keyword of
+/// any edition (`gen`, `async`, `try`, …), so that generated code compiles everywhere.
+/// (`self`, `Self`, `super`, `crate` and `_` cannot be raw: lowering rejects them, and
+/// here they get a trailing `_`.)
+pub fn rust_ident(name: &str) -> Ident {
+    if matches!(name, "self" | "Self" | "super" | "crate" | "_") {
+        // No raw form exists (lowering rejects these; never a panic here).
+        format_ident!("{}_", name.trim_start_matches('_'))
+    } else if crate::model::is_keyword(name) {
+        Ident::new_raw(name, proc_macro2::Span::call_site())
+    } else {
+        format_ident!("{}", name)
+    }
+}
+
+fn module_with(
+    model: &Model,
+    an: &Analysis<'_>,
+    opts: &EmitOptions,
+    names: &SymNames,
+) -> crate::Result<(TokenStream, ModuleStats)> {
     let nq = model.coords.len();
     let nc = model.constraints.len();
     let ns = an.null_space;
@@ -108,14 +266,11 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
-    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
-    let names = sym_names(&coord_names, &param_names);
     let em = Emitter {
         arena: &model.arena,
-        names: &names,
+        names,
         scalar: &opts.scalar,
         coord_names: &coord_names,
-        param_names: &param_names,
         // One argument reduction for both (the C library's `sin_cos` is two calls).
         sin_cos: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos)),
     };
@@ -135,6 +290,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     {
         let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
         let body = em.body("residual", &roots, &base);
+        nonfinite(model, &body, "residual", &roots, Some)?;
         let mut sets = TokenStream::new();
         for (i, (e, c)) in body.roots.iter().zip(&model.constraints).enumerate() {
             sets.extend(comment(opts, &format!("C[{i}]: {}", c.label)));
@@ -170,6 +326,9 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     {
         let (roots, pos) = nonzeros(an.jacobian, &model.arena);
         let body = em.body("jacobian", &roots, &base);
+        nonfinite(model, &body, "jacobian", &roots, |k| {
+            pos.get(k).map(|p| p.0)
+        })?;
         let sets = matrix_sets(&body.roots, &pos, quote!(m));
         let doc = format!(
             " Constraint Jacobian `C_J = ∂C/∂q` ({nc} × {nq}; structural zeros are not written).\n\n Column order: {order}."
@@ -201,6 +360,9 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let jt: Vec<Vec<ExprId>> = an.jacobian_t.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&jt, &model.arena);
         let body = em.body("jacobian_t", &roots, &base);
+        nonfinite(model, &body, "jacobian_t", &roots, |k| {
+            pos.get(k).map(|p| p.0)
+        })?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(v));
         let doc = format!(" Partial time derivative `C_t = ∂C/∂t` ({nc} entries; zero for scleronomic constraints).");
@@ -238,6 +400,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let ns_start = roots.len();
         roots.extend(scale_entries.iter().copied());
         let body = em.body("null_space", &roots, &base);
+        nonfinite(model, &body, "null_space", &roots, |_| None)?;
         let sets = matrix_sets(&body.roots[..nb], &pos, quote!(d));
         let health = health_tokens(
             &body.roots[nb..ns_start],
@@ -286,6 +449,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let sol: Vec<Vec<ExprId>> = ns.solve.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&sol, &model.arena);
         let body = em.body("solve_dependent", &roots, &with_b);
+        nonfinite(model, &body, "solve_dependent", &roots, |_| None)?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(x));
         let rows_used: Vec<usize> = ns.rows.clone();
@@ -326,6 +490,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let g: Vec<Vec<ExprId>> = an.gamma.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&g, &model.arena);
         let body = em.body("gamma", &roots, &with_qd);
+        nonfinite(model, &body, "gamma", &roots, |k| pos.get(k).map(|p| p.0))?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(g));
         let doc = " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
@@ -366,6 +531,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
             }
         }
         let body = em.body("mass_matrix", &roots, &base);
+        nonfinite(model, &body, "mass_matrix", &roots, |_| None)?;
         let mut sets = TokenStream::new();
         for (e, &(i, j)) in body.roots.iter().zip(&pos) {
             let (i, j, diag) = (idx(i), idx(j), i == j);
@@ -400,6 +566,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         let f: Vec<Vec<ExprId>> = eom.forces.iter().map(|&e| vec![e]).collect();
         let (roots, pos) = nonzeros(&f, &model.arena);
         let body = em.body("forces", &roots, &with_qd);
+        nonfinite(model, &body, "forces", &roots, |_| None)?;
         let pos1: Vec<(usize, usize)> = pos.iter().map(|&(i, _)| (i, 0)).collect();
         let sets = vector_sets(&body.roots, &pos1, quote!(f));
         let doc = format!(" Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f + C_Jᵀ λ`.\n\n Order: {order}.");
@@ -425,6 +592,7 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         });
         let energy_impl = if let Some(e) = eom.energy {
             let body = em.body("energy", &[e], &with_qd);
+            nonfinite(model, &body, "energy", &[e], |_| None)?;
             let val = &body.roots[0];
             let params = &with_qd.params;
             let stmts = &body.stmts;
@@ -471,17 +639,16 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         };
     }
 
-    let name = format_ident!("{}", model.name);
+    let name = rust_ident(&model.name);
     let mod_docs = doc_lines(&model.docs);
     let coord_lits = coord_names.iter();
     let nominal: Vec<TokenStream> = model
         .coords
         .iter()
-        .map(|c| float(&opts.scalar, c.nominal))
-        .collect();
+        .map(|c| float(model, &opts.scalar, c.nominal))
+        .collect::<crate::Result<_>>()?;
     let indep: Vec<proc_macro2::Literal> = ns.independent.iter().map(|&i| idx(i)).collect();
-    let param_fields = model.params.iter().map(|p| {
-        let f = format_ident!("{}", p.name);
+    let param_fields = model.params.iter().zip(&names.field).map(|(p, f)| {
         let d = if p.docs.is_empty() {
             let s = match p.default {
                 Some(v) => format!(" Parameter `{}` (default {v}).", p.name),
@@ -495,11 +662,15 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
     });
     let all_defaults = model.params.iter().all(|p| p.default.is_some());
     let default_impl = if all_defaults {
-        let fields = model.params.iter().map(|p| {
-            let f = format_ident!("{}", p.name);
-            let v = float(&opts.scalar, p.default.unwrap_or(0.0));
-            quote!(#f: #v,)
-        });
+        let fields = model
+            .params
+            .iter()
+            .zip(&names.field)
+            .map(|(p, f)| {
+                let v = float(model, &opts.scalar, p.default.unwrap_or(0.0))?;
+                Ok(quote!(#f: #v,))
+            })
+            .collect::<crate::Result<Vec<_>>>()?;
         quote! {
             impl Default for Params {
                 fn default() -> Self {
@@ -644,16 +815,68 @@ pub fn module(model: &Model, an: &Analysis<'_>, opts: &EmitOptions) -> (TokenStr
         functions: stats,
         notes: ns.notes.clone(),
     };
-    (tokens, stats)
+    Ok((tokens, stats))
 }
 
-fn float(s: &ScalarType, v: f64) -> TokenStream {
-    let lit = s.literal(v);
-    if v < 0.0 {
-        quote!(-#lit)
-    } else {
-        lit
-    }
+/// A literal of `v` (nominal values and parameter defaults, checked finite by lowering).
+fn float(model: &Model, s: &ScalarType, v: f64) -> crate::Result<TokenStream> {
+    let lit = s.literal(v).ok_or_else(|| {
+        crate::Error::new(
+            model.span,
+            format!(
+                "mechanism `{}`: a nominal value or default is not finite ({v})",
+                model.name
+            ),
+        )
+    })?;
+    Ok(if v < 0.0 { quote!(-#lit) } else { lit })
+}
+
+/// Fails when `body` (of generated function `fname`) met a constant that is not finite,
+/// located at the constraint of the first root holding it (`row_of` maps a root to its
+/// constraint, where it has one), else at the first constraint whose own expression
+/// holds it, else at the module.
+fn nonfinite(
+    model: &Model,
+    body: &function::Body,
+    fname: &str,
+    roots: &[ExprId],
+    row_of: impl Fn(usize) -> Option<usize>,
+) -> crate::Result<()> {
+    let Some(bad) = body.nonfinite else {
+        return Ok(());
+    };
+    let v = model.arena.as_const(bad).unwrap_or(f64::NAN);
+    let holds = |root: ExprId| {
+        let mut stack = vec![root];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(e) = stack.pop() {
+            if e == bad {
+                return true;
+            }
+            if seen.insert(e) {
+                stack.extend(model.arena.node(e).children());
+            }
+        }
+        false
+    };
+    let row = roots
+        .iter()
+        .enumerate()
+        .find(|&(_, &r)| holds(r))
+        .and_then(|(k, _)| row_of(k))
+        .or_else(|| model.constraints.iter().position(|c| holds(c.expr)));
+    let (span, what) = match row.and_then(|i| model.constraints.get(i)) {
+        Some(c) => (c.span, format!("the equation `{}`", c.label)),
+        None => (model.span, format!("mechanism `{}`", model.name)),
+    };
+    Err(crate::Error::new(
+        span,
+        format!(
+            "a constant of the generated `{fname}` for {what} is not finite ({v}): \
+             its value or a derivative overflows f64; rescale the constants"
+        ),
+    ))
 }
 
 fn coord_order_doc(names: &[String]) -> String {
@@ -665,49 +888,11 @@ fn coord_order_doc(names: &[String]) -> String {
         .join(", ")
 }
 
-fn sym_names(coords: &[String], params: &[String]) -> SymNames {
-    // Names the generated bodies use for arguments and locals, and every item of the
-    // generated module (a `let` of the name of a unit struct or a `const` would be a
-    // pattern; one of a function's name would shadow it).
-    let mut taken: std::collections::HashSet<String> = [
-        "q",
-        "qd",
-        "p",
-        "t",
-        "b",
-        "r",
-        "m",
-        "v",
-        "d",
-        "x",
-        "health",
-        "prev",
-        "NQ",
-        "NC",
-        "DOF",
-        "RANK",
-        "INDEPENDENT",
-        "REDUNDANT",
-        "PIVOT_ROWS",
-        "PIVOT_COLS",
-        "COORD_NAMES",
-        "NOMINAL_Q",
-        "OP_COUNTS",
-        "Params",
-        "Model",
-        "residual",
-        "jacobian",
-        "jacobian_t",
-        "null_space",
-        "solve_dependent",
-        "gamma",
-        "mass_matrix",
-        "forces",
-        "energy",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+fn sym_names(
+    coords: &[String],
+    params: &[String],
+    mut taken: std::collections::HashSet<String>,
+) -> SymNames {
     let mut fresh = |base: String| -> Ident {
         let mut name = base;
         loop {
@@ -722,12 +907,18 @@ fn sym_names(coords: &[String], params: &[String]) -> SymNames {
             }
         }
         taken.insert(name.clone());
-        format_ident!("{}", name)
+        rust_ident(&name)
     };
     let coord: Vec<Ident> = coords.iter().map(|c| fresh(c.clone())).collect();
     let param: Vec<Ident> = params.iter().map(|c| fresh(c.clone())).collect();
     let vel: Vec<Ident> = coords.iter().map(|c| fresh(format!("{c}_dot"))).collect();
-    SymNames { coord, vel, param }
+    let field = params.iter().map(|p| rust_ident(p)).collect();
+    SymNames {
+        coord,
+        vel,
+        param,
+        field,
+    }
 }
 
 /// Whether `s` has the shape of a name emission gives its own temporaries: `t12`,
@@ -783,8 +974,9 @@ fn vector_sets(vals: &[TokenStream], pos: &[(usize, usize)], v: TokenStream) -> 
 /// scale entries (structural entries of the pivot rows of `C_J`); `d` is the basis.
 fn health_tokens(pivots: &[TokenStream], scale: &[TokenStream], sc: &ScalarType) -> TokenStream {
     let ty = &sc.ty;
-    let one = sc.literal(1.0);
-    let zero = sc.literal(0.0);
+    // Finite literals always print.
+    let one = sc.literal(1.0).unwrap_or_default();
+    let zero = sc.literal(0.0).unwrap_or_default();
     if pivots.is_empty() {
         // No constraints: D = I, healthy unless the inputs are not finite.
         return quote! {

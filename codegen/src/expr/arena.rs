@@ -191,7 +191,10 @@ impl Arena {
         let (ba, na) = self.base_exp(a);
         let (bb, nb) = self.base_exp(b);
         if ba == bb {
-            return self.powi(ba, na + nb);
+            // Exponents beyond i32 stay an unmerged product.
+            if let Some(n) = na.checked_add(nb) {
+                return self.powi(ba, n);
+            }
         }
         let (a, b) = if a <= b { (a, b) } else { (b, a) };
         self.intern(Node::Mul(a, b))

@@ -77,7 +77,14 @@ impl Arena {
                 if self.is_zero(da) {
                     return da;
                 }
-                let p = self.powi(a, n - 1);
+                // n·a^(n−1); for n = i32::MIN, n − 1 is no i32: a^n / a.
+                let p = match n.checked_sub(1) {
+                    Some(m) => self.powi(a, m),
+                    None => {
+                        let an = self.powi(a, n);
+                        self.div(an, a)
+                    }
+                };
                 let c = self.constant(n as f64);
                 let cp = self.mul(c, p);
                 self.mul(cp, da)
@@ -145,5 +152,37 @@ impl Arena {
             Func::Abs => self.func(Func::Sign, a),
             Func::Sign => self.constant(0.0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `d/dx x^n` for `n = i32::MIN`: `n − 1` is no `i32` (it overflowed before).
+    #[test]
+    fn derivative_of_the_most_negative_power() {
+        let mut a = Arena::new();
+        let x = a.sym(Sym::Coord(0));
+        let p = a.powi(x, i32::MIN);
+        let d = a.diff(p, Sym::Coord(0));
+        let v = a.eval(&[d], &|_| 1.0f64)[0];
+        assert_eq!(v, i32::MIN as f64);
+    }
+
+    /// `x^a · x^b` with `a + b` beyond `i32` stays a product (it overflowed before).
+    #[test]
+    fn powers_whose_exponents_overflow_are_not_merged() {
+        let mut a = Arena::new();
+        let x = a.sym(Sym::Coord(0));
+        let p = a.powi(x, i32::MAX);
+        let q = a.powi(x, 2);
+        let m = a.mul(p, q);
+        assert!(matches!(a.node(m), Node::Mul(..)));
+        let v = a.eval(&[m], &|_| 1.0f64)[0];
+        assert_eq!(v, 1.0);
+        let r = a.powi(x, 3);
+        let n = a.mul(q, r);
+        assert_eq!(a.node(n), Node::Powi(x, 5));
     }
 }

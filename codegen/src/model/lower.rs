@@ -7,17 +7,29 @@
 //! `v.z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d(v, θ)`, `rot_x/rot_y/rot_z(θ)`
 //! (3×3 matrices, multiplied with `*`), and in force expressions `der(q)` (the velocity
 //! of coordinate `q`).
+//!
+//! Names are compared without the `r#` of a raw identifier (`r#y` and `y` are one name);
+//! a name spelled like a Rust keyword of any edition (`gen`, `r#match`) is emitted as a
+//! raw identifier; `None`, `Some`, `Ok`, `Err`, `true` and `false` cannot be names (they
+//! would be patterns in the generated `let`s), nor can `t`, `pi` and `PI`. Every number
+//! and every constant folded from numbers must be finite. `powi` exponents are integer
+//! literals with `|n| <= 1024` ([`MAX_POWI`]).
+//!
+//! The items of a module are lowered one by one: the error of an item is recorded and
+//! lowering goes on, so independent mistakes are reported together; uses of a name whose
+//! declaration failed are not reported again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::Span;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, UnOp};
 
 use super::dynamics::{Body, Dynamics, Inertia, Orientation, Spring};
 use super::value::{self, Value};
 use super::{Coord, Equation, Model, Param};
-use crate::error::{nearest, Error, Result};
+use crate::error::{nearest, Error, Errors, Result};
 use crate::expr::{Arena, Func, Sym};
 use crate::parse::ast::{self, Field, Item};
 
@@ -83,6 +95,30 @@ struct Lowerer {
     order: Vec<String>,
     /// Whether `der(...)` is allowed in the expression being lowered.
     allow_velocity: bool,
+    /// Names declared by items further down (with the span of the declaration), for
+    /// "defined later" instead of "unknown".
+    later: HashMap<String, (usize, Span)>,
+    /// Names whose declaration was in error: their uses are not reported again.
+    poisoned: HashSet<String>,
+    /// Arena nodes already checked for non-finite constants.
+    checked: usize,
+}
+
+/// A user's name as mechgen compares it: without the `r#` of a raw identifier (`r#y` and
+/// `y` are one Rust identifier, so one name).
+pub(crate) fn plain(id: &Ident) -> String {
+    id.unraw().to_string()
+}
+
+/// The name an item declares, if any.
+fn declared(item: &Item) -> Option<&Ident> {
+    match item {
+        Item::Param { name, .. }
+        | Item::Const { name, .. }
+        | Item::Coord { name, .. }
+        | Item::Let { name, .. } => Some(name),
+        _ => None,
+    }
 }
 
 fn function_list() -> String {
@@ -106,7 +142,19 @@ fn source_text(e: &Expr) -> String {
 
 impl Lowerer {
     fn declare(&mut self, name: &Ident, kind: Kind, value: Value, index: usize) -> Result<()> {
-        let s = name.to_string();
+        let s = plain(name);
+        if super::PATTERN_NAMES.contains(&s.as_str()) {
+            return Err(Error::new(
+                name.span(),
+                format!("`{s}` cannot be a name: generated code binds names with `let`, where `{s}` is a pattern or a keyword; choose another name"),
+            ));
+        }
+        if s.starts_with("__mechgen") {
+            return Err(Error::new(
+                name.span(),
+                format!("`{s}`: names starting with `__mechgen` are reserved for generated code; choose another name"),
+            ));
+        }
         if RESERVED.contains(&s.as_str()) {
             return Err(Error::new(
                 name.span(),
@@ -128,7 +176,24 @@ impl Lowerer {
     }
 
     fn unknown(&self, id: &Ident) -> Error {
-        let s = id.to_string();
+        let s = plain(id);
+        if self.poisoned.contains(&s) {
+            return Error::cascade(id.span(), format!("`{s}` is in error above"));
+        }
+        if let Some((_, at)) = self.later.get(&s) {
+            let line = at.start().line;
+            let where_ = if line > 0 {
+                format!(" (line {line})")
+            } else {
+                String::new()
+            };
+            return Error::new(
+                id.span(),
+                format!(
+                    "`{s}` is used before its declaration{where_}: declare it above its first use"
+                ),
+            );
+        }
         let mut known: Vec<&str> = self.order.iter().map(|s| s.as_str()).collect();
         known.extend(["t", "pi"]);
         let hint = match nearest(&s, known.iter().copied()) {
@@ -147,8 +212,8 @@ impl Lowerer {
         let a = &mut self.arena;
         match e {
             Expr::Lit(l) => match &l.lit {
-                Lit::Float(f) => Ok(Value::Scalar(a.constant(f.base10_parse::<f64>()?))),
-                Lit::Int(i) => Ok(Value::Scalar(a.constant(i.base10_parse::<f64>()?))),
+                Lit::Float(f) => Ok(Value::Scalar(a.constant(finite_literal(f.base10_parse::<f64>()?, l)?))),
+                Lit::Int(i) => Ok(Value::Scalar(a.constant(finite_literal(i.base10_parse::<f64>()?, l)?))),
                 other => Err(Error::spanned(
                     &other,
                     "unsupported literal: only numbers (like `2`, `0.5`, `1e-3`) are supported",
@@ -160,7 +225,7 @@ impl Lowerer {
                 let Some(id) = p.path.get_ident() else {
                     return Err(Error::new(p.span(), "unsupported path: use a plain name"));
                 };
-                let s = id.to_string();
+                let s = plain(id);
                 match s.as_str() {
                     "t" => Ok(Value::Scalar(a.sym(Sym::Time))),
                     "pi" | "PI" => Ok(Value::Scalar(a.constant(std::f64::consts::PI))),
@@ -230,6 +295,33 @@ impl Lowerer {
     }
 
     fn binary(&mut self, b: &syn::ExprBinary) -> Result<Value> {
+        let v = self.binary_value(b)?;
+        self.finite(v, b)
+    }
+
+    /// Fails at `at` when lowering it created a constant that is not finite (folding
+    /// `1e200 * 1e200`, say); each arena node is inspected once.
+    fn finite(&mut self, v: Value, at: &impl quote::ToTokens) -> Result<Value> {
+        let nodes = self.arena.nodes();
+        let bad = nodes[self.checked.min(nodes.len())..]
+            .iter()
+            .find_map(|n| match n {
+                crate::expr::Node::Const(bits) if !f64::from_bits(*bits).is_finite() => {
+                    Some(f64::from_bits(*bits))
+                }
+                _ => None,
+            });
+        self.checked = nodes.len();
+        match bad {
+            Some(x) => Err(Error::spanned(
+                at,
+                format!("this expression is not a finite number: a constant in it evaluates to {x} (beyond the range of f64)"),
+            )),
+            None => Ok(v),
+        }
+    }
+
+    fn binary_value(&mut self, b: &syn::ExprBinary) -> Result<Value> {
         let span = b.op.span();
         match b.op {
             BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) => {}
@@ -301,6 +393,12 @@ impl Lowerer {
     }
 
     fn call(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
+        let v = self.call_value(name, args, span)?;
+        let at = proc_macro2::Ident::new("call", span);
+        self.finite(v, &at)
+    }
+
+    fn call_value(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
         let s = name.to_string();
         let Some(&(_, arity)) = FUNCTIONS.iter().find(|(f, _)| *f == s) else {
             let hint = match nearest(&s, FUNCTIONS.iter().map(|(f, _)| *f)) {
@@ -329,12 +427,17 @@ impl Lowerer {
             return self.der(args[0]);
         }
         if s == "powi" {
-            let n = integer_literal(args[1]).ok_or_else(|| {
-                Error::spanned(
+            let n = match integer_literal(args[1]) {
+                Some(n) if n.unsigned_abs() <= MAX_POWI as u128 => n as i32,
+                Some(n) => return Err(Error::spanned(
+                    &args[1],
+                    format!("the exponent of `powi` is {n}, beyond the supported bound |n| <= {MAX_POWI} (any base with |x| >= 2 overflows f64 at 2^{MAX_POWI}; write `exp(n * ln(x))` for larger powers)"),
+                )),
+                None => return Err(Error::spanned(
                     &args[1],
                     "the exponent of `powi` must be an integer literal, like `2` or `-1`",
-                )
-            })?;
+                )),
+            };
             let x = self.expr(args[0])?.scalar(args[0].span())?;
             return Ok(Value::Scalar(self.arena.powi(x, n)));
         }
@@ -432,7 +535,7 @@ impl Lowerer {
         let coord = match arg {
             Expr::Path(p) => p.path.get_ident().and_then(|id| {
                 self.names
-                    .get(&id.to_string())
+                    .get(&plain(id))
                     .filter(|b| b.kind == Kind::Coord)
                     .map(|b| b.index)
             }),
@@ -481,7 +584,14 @@ impl Lowerer {
     }
 
     fn coord_index(&self, id: &Ident) -> Result<usize> {
-        match self.names.get(&id.to_string()) {
+        let s = plain(id);
+        if s == "t" {
+            return Err(Error::new(
+                id.span(),
+                "`t` is time, not a coordinate: name a coordinate declared with `coord`",
+            ));
+        }
+        match self.names.get(&s) {
             Some(b) if b.kind == Kind::Coord => Ok(b.index),
             Some(b) => Err(Error::new(
                 id.span(),
@@ -499,7 +609,7 @@ impl Lowerer {
     ) -> Result<HashMap<String, &'f Field>> {
         let mut map = HashMap::new();
         for f in fields {
-            let n = f.name.to_string();
+            let n = plain(&f.name);
             if !allowed.contains(&n.as_str()) {
                 return Err(Error::new(
                     f.name.span(),
@@ -520,11 +630,32 @@ impl Lowerer {
     }
 }
 
-fn integer_literal(e: &Expr) -> Option<i32> {
+/// Largest `|n|` accepted in `x.powi(n)`: `2^1024` overflows `f64`, so larger exponents
+/// only make sense for bases in (1/2, 2); products of powers (`x^a · x^b`) may exceed it,
+/// with checked arithmetic.
+pub const MAX_POWI: i32 = 1024;
+
+/// A literal's value, which must be finite (`1e400` is not).
+fn finite_literal(x: f64, lit: &syn::ExprLit) -> Result<f64> {
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(Error::spanned(
+            lit,
+            format!(
+                "the number `{}` is beyond the range of f64 (it would be {x})",
+                quote::ToTokens::to_token_stream(lit)
+            ),
+        ))
+    }
+}
+
+/// An integer literal (possibly negated or parenthesised), at any size, for `powi`.
+fn integer_literal(e: &Expr) -> Option<i128> {
     match e {
         Expr::Lit(syn::ExprLit {
             lit: Lit::Int(i), ..
-        }) => i.base10_parse().ok(),
+        }) => i.base10_parse::<u64>().ok().map(i128::from),
         Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => integer_literal(&u.expr).map(|v| -v),
         Expr::Paren(p) => integer_literal(&p.expr),
         _ => None,
@@ -538,153 +669,173 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         names: HashMap::new(),
         order: Vec::new(),
         allow_velocity: false,
+        later: HashMap::new(),
+        poisoned: HashSet::new(),
+        checked: 0,
     };
+    for (k, item) in module.items.iter().enumerate() {
+        if let Some(n) = declared(item) {
+            l.later.entry(plain(n)).or_insert((k, n.span()));
+        }
+    }
+    let mut errors = Errors::new();
+    let mut gravity_expr: Option<&Expr> = None;
     let mut coords: Vec<Coord> = Vec::new();
     let mut params: Vec<Param> = Vec::new();
     let mut constraints = Vec::new();
     let mut independent = Vec::new();
     let mut independent_span = None;
     let mut dynamics = Dynamics::default();
-    for item in &module.items {
-        match item {
-            Item::Param {
-                docs,
-                name,
-                default,
-            } => {
-                let d = match default {
-                    Some(e) => Some(l.constant(e, "a parameter default")?),
-                    None => None,
-                };
-                let i = params.len();
-                let v = Value::Scalar(l.arena.sym(Sym::Param(i as u32)));
-                l.declare(name, Kind::Param, v, i)?;
-                params.push(Param {
-                    name: name.to_string(),
-                    default: d,
-                    docs: docs.clone(),
-                    span: name.span(),
-                });
+    for (k, item) in module.items.iter().enumerate() {
+        if let Some(n) = declared(item) {
+            // From here on the name is no longer "declared later".
+            let s = plain(n);
+            if l.later.get(&s).is_some_and(|&(at, _)| at == k) {
+                l.later.remove(&s);
             }
-            Item::Const { name, value } => {
-                let v = l.expr(value)?;
-                let mut comps = Vec::new();
-                for c in v.exprs() {
-                    let syms = l.arena.symbols(&[c]);
-                    if !syms.is_empty() {
-                        return Err(Error::spanned(&value, "a `const` must be a constant expression (numbers, `pi` and other consts); use `param` or `let` for values that depend on parameters or coordinates"));
-                    }
-                    let x = l.arena.eval(&[c], &|_| 0.0f64)[0];
-                    if !x.is_finite() {
-                        return Err(Error::spanned(&value, format!("the constant `{name}` is not a finite number (it evaluates to {x})")));
-                    }
-                    comps.push(l.arena.constant(x));
-                }
-                let folded = match v {
-                    Value::Mat3(_) => v,
-                    _ => Value::from_vec(&comps),
-                };
-                l.declare(name, Kind::Const, folded, 0)?;
-            }
-            Item::Coord { name, nominal } => {
-                let n = match nominal {
-                    Some(e) => l.constant(e, "a coordinate's nominal value")?,
-                    None => 0.0,
-                };
-                let i = coords.len();
-                let v = Value::Scalar(l.arena.sym(Sym::Coord(i as u32)));
-                l.declare(name, Kind::Coord, v, i)?;
-                coords.push(Coord {
-                    name: name.to_string(),
-                    nominal: n,
-                    span: name.span(),
-                });
-            }
-            Item::Let { name, value } => {
-                let v = l.expr(value)?;
-                l.declare(name, Kind::Let, v, 0)?;
-            }
-            Item::Constraint { equation } => {
-                let Expr::Binary(b) = equation else {
-                    let message = if matches!(equation, Expr::Assign(_)) {
-                        "a constraint must be an equation `lhs == rhs`; `=` is assignment, write `==`"
-                    } else {
-                        "a constraint must be an equation `lhs == rhs`"
+        }
+        // Each item is lowered on its own: its error is recorded and lowering goes on
+        // with the next item, so that independent mistakes are reported together.
+        let mut lower_item = || -> Result<()> {
+            match item {
+                Item::Param {
+                    docs,
+                    name,
+                    default,
+                } => {
+                    let d = match default {
+                        Some(e) => Some(l.constant(e, "a parameter default")?),
+                        None => None,
                     };
-                    return Err(Error::spanned(&equation, message));
-                };
-                if !matches!(b.op, BinOp::Eq(_)) {
-                    return Err(Error::spanned(
-                        &equation,
-                        "a constraint must be an equation `lhs == rhs`",
-                    ));
-                }
-                let lhs = l.expr(&b.left)?;
-                let rhs = l.expr(&b.right)?;
-                let text = source_text(equation);
-                let (lc, rc) = match (lhs.components(), rhs.components()) {
-                    (Some(x), Some(y)) if x.len() == y.len() => (x, y),
-                    _ => {
-                        return Err(Error::new(
-                            b.op.span(),
-                            format!(
-                                "the two sides of the equation differ: {} == {}",
-                                lhs.kind(),
-                                rhs.kind()
-                            ),
-                        ))
-                    }
-                };
-                let axes = ["x", "y", "z"];
-                for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
-                    let e = l.arena.sub(x, y);
-                    let label = if lc.len() == 1 {
-                        text.clone()
-                    } else {
-                        format!("{text} [{}]", axes[k])
-                    };
-                    constraints.push(Equation {
-                        expr: e,
-                        label,
-                        span: equation.span(),
+                    let i = params.len();
+                    let v = Value::Scalar(l.arena.sym(Sym::Param(i as u32)));
+                    l.declare(name, Kind::Param, v, i)?;
+                    params.push(Param {
+                        name: plain(name),
+                        default: d,
+                        docs: docs.clone(),
+                        span: name.span(),
                     });
                 }
-            }
-            Item::Independent { names, span } => {
-                if independent_span.is_some() {
-                    return Err(Error::new(
-                        *span,
-                        "only one `independent` item is allowed; list all coordinates in it",
-                    ));
-                }
-                independent_span = Some(*span);
-                for n in names {
-                    let i = l.coord_index(n)?;
-                    if independent.contains(&i) {
-                        return Err(Error::new(n.span(), format!("`{n}` is listed twice")));
+                Item::Const { name, value } => {
+                    let v = l.expr(value)?;
+                    let mut comps = Vec::new();
+                    for c in v.exprs() {
+                        let syms = l.arena.symbols(&[c]);
+                        if !syms.is_empty() {
+                            return Err(Error::spanned(&value, "a `const` must be a constant expression (numbers, `pi` and other consts); use `param` or `let` for values that depend on parameters or coordinates"));
+                        }
+                        let x = l.arena.eval(&[c], &|_| 0.0f64)[0];
+                        if !x.is_finite() {
+                            return Err(Error::spanned(&value, format!("the constant `{name}` is not a finite number (it evaluates to {x})")));
+                        }
+                        comps.push(l.arena.constant(x));
                     }
-                    independent.push(i);
+                    let folded = match v {
+                        Value::Mat3(_) => v,
+                        _ => Value::from_vec(&comps),
+                    };
+                    l.declare(name, Kind::Const, folded, 0)?;
                 }
-            }
-            Item::Body { name, fields } => {
-                let m = l.field_map(
-                    fields,
-                    &["mass", "inertia", "com", "angle", "rotation"],
-                    "body",
-                )?;
-                let get = |k: &str| m.get(k).copied();
-                let mass_f = get("mass").ok_or_else(|| {
-                    Error::new(name.span(), format!("body `{name}` needs a `mass`"))
-                })?;
-                let com_f = get("com").ok_or_else(|| {
-                    Error::new(
-                        name.span(),
-                        format!("body `{name}` needs a `com` (centre-of-mass position)"),
-                    )
-                })?;
-                let mass = l.expr(&mass_f.value)?.scalar(mass_f.value.span())?;
-                let com = l.expr(&com_f.value)?.vector(com_f.value.span())?;
-                let orientation = match (get("angle"), get("rotation")) {
+                Item::Coord { name, nominal } => {
+                    let n = match nominal {
+                        Some(e) => l.constant(e, "a coordinate's nominal value")?,
+                        None => 0.0,
+                    };
+                    let i = coords.len();
+                    let v = Value::Scalar(l.arena.sym(Sym::Coord(i as u32)));
+                    l.declare(name, Kind::Coord, v, i)?;
+                    coords.push(Coord {
+                        name: plain(name),
+                        nominal: n,
+                        span: name.span(),
+                    });
+                }
+                Item::Let { name, value } => {
+                    let v = l.expr(value)?;
+                    l.declare(name, Kind::Let, v, 0)?;
+                }
+                Item::Constraint { equation } => {
+                    let Expr::Binary(b) = equation else {
+                        let message = if matches!(equation, Expr::Assign(_)) {
+                            "a constraint must be an equation `lhs == rhs`; `=` is assignment, write `==`"
+                        } else {
+                            "a constraint must be an equation `lhs == rhs`"
+                        };
+                        return Err(Error::spanned(&equation, message));
+                    };
+                    if !matches!(b.op, BinOp::Eq(_)) {
+                        return Err(Error::spanned(
+                            &equation,
+                            "a constraint must be an equation `lhs == rhs`",
+                        ));
+                    }
+                    let lhs = l.expr(&b.left)?;
+                    let rhs = l.expr(&b.right)?;
+                    let text = source_text(equation);
+                    let (lc, rc) = match (lhs.components(), rhs.components()) {
+                        (Some(x), Some(y)) if x.len() == y.len() => (x, y),
+                        _ => {
+                            return Err(Error::new(
+                                b.op.span(),
+                                format!(
+                                    "the two sides of the equation differ: {} == {}",
+                                    lhs.kind(),
+                                    rhs.kind()
+                                ),
+                            ))
+                        }
+                    };
+                    let axes = ["x", "y", "z"];
+                    for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
+                        let e = l.arena.sub(x, y);
+                        let label = if lc.len() == 1 {
+                            text.clone()
+                        } else {
+                            format!("{text} [{}]", axes[k])
+                        };
+                        constraints.push(Equation {
+                            expr: e,
+                            label,
+                            span: equation.span(),
+                        });
+                    }
+                }
+                Item::Independent { names, span } => {
+                    if independent_span.is_some() {
+                        return Err(Error::new(
+                            *span,
+                            "only one `independent` item is allowed; list all coordinates in it",
+                        ));
+                    }
+                    independent_span = Some(*span);
+                    for n in names {
+                        let i = l.coord_index(n)?;
+                        if independent.contains(&i) {
+                            return Err(Error::new(n.span(), format!("`{n}` is listed twice")));
+                        }
+                        independent.push(i);
+                    }
+                }
+                Item::Body { name, fields } => {
+                    let m = l.field_map(
+                        fields,
+                        &["mass", "inertia", "com", "angle", "rotation"],
+                        "body",
+                    )?;
+                    let get = |k: &str| m.get(k).copied();
+                    let mass_f = get("mass").ok_or_else(|| {
+                        Error::new(name.span(), format!("body `{name}` needs a `mass`"))
+                    })?;
+                    let com_f = get("com").ok_or_else(|| {
+                        Error::new(
+                            name.span(),
+                            format!("body `{name}` needs a `com` (centre-of-mass position)"),
+                        )
+                    })?;
+                    let mass = l.expr(&mass_f.value)?.scalar(mass_f.value.span())?;
+                    let com = l.expr(&com_f.value)?.vector(com_f.value.span())?;
+                    let orientation = match (get("angle"), get("rotation")) {
                     (Some(f), None) => Some(Orientation::Angle(l.expr(&f.value)?.scalar(f.value.span())?)),
                     (None, Some(f)) => match l.expr(&f.value)? {
                         Value::Mat3(r) => Some(Orientation::Rotation(r)),
@@ -693,7 +844,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                     (Some(f), Some(_)) => return Err(Error::new(f.name.span(), "give either `angle` (planar) or `rotation` (spatial), not both")),
                     (None, None) => None,
                 };
-                let inertia = match get("inertia") {
+                    let inertia = match get("inertia") {
                     None => None,
                     Some(f) => Some(match (l.expr(&f.value)?, &orientation) {
                         (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
@@ -703,89 +854,120 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                         (_, None) => return Err(Error::new(f.name.span(), "a body with `inertia` needs an `angle` (planar) or a `rotation` (spatial)")),
                     }),
                 };
-                dynamics.bodies.push(Body {
-                    name: name.to_string(),
-                    mass,
-                    inertia,
-                    com,
-                    orientation,
-                    span: name.span(),
-                });
-            }
-            Item::Gravity { value, span } => {
-                if dynamics.gravity.is_some() {
-                    return Err(Error::new(*span, "gravity is given twice"));
+                    match (&orientation, com.len()) {
+                    (Some(Orientation::Angle(_)), 3) => return Err(Error::spanned(&com_f.value, format!("body `{name}` is planar (it has an `angle`) but its `com` is a 3-vector: give a 2-vector, or a `rotation` for a spatial body"))),
+                    (Some(Orientation::Rotation(_)), 2) => return Err(Error::spanned(&com_f.value, format!("body `{name}` is spatial (it has a `rotation`) but its `com` is a 2-vector: give a 3-vector, or an `angle` for a planar body"))),
+                    _ => {}
                 }
-                dynamics.gravity = Some(l.expr(value)?.vector(value.span())?);
-            }
-            Item::Spring { name, fields } => {
-                let m = l.field_map(
-                    fields,
-                    &["a", "b", "stiffness", "length", "damping"],
-                    "spring",
-                )?;
-                let need = |k: &str| {
-                    m.get(k).copied().ok_or_else(|| Error::new(name.span(), format!("spring `{name}` needs `{k}` (fields: a, b, stiffness, length, damping)")))
-                };
-                let (fa, fb, fk, fl) =
-                    (need("a")?, need("b")?, need("stiffness")?, need("length")?);
-                let a = l.expr(&fa.value)?.vector(fa.value.span())?;
-                let b = l.expr(&fb.value)?.vector(fb.value.span())?;
-                if a.len() != b.len() {
-                    return Err(Error::spanned(
-                        &fb.value,
-                        "the two end points of a spring must have the same dimension",
-                    ));
+                    dynamics.bodies.push(Body {
+                        name: plain(name),
+                        mass,
+                        inertia,
+                        com,
+                        orientation,
+                        span: name.span(),
+                    });
                 }
-                let stiffness = l.expr(&fk.value)?.scalar(fk.value.span())?;
-                let length = l.expr(&fl.value)?.scalar(fl.value.span())?;
-                let damping = match m.get("damping") {
-                    Some(f) => l.expr(&f.value)?.scalar(f.value.span())?,
-                    None => l.arena.constant(0.0),
-                };
-                dynamics.springs.push(Spring {
-                    name: name.to_string(),
-                    a,
-                    b,
-                    stiffness,
-                    length,
-                    damping,
-                    span: name.span(),
-                });
-            }
-            Item::Force { coord, value } => {
-                let i = l.coord_index(coord)?;
-                l.allow_velocity = true;
-                let v = l.expr(value).and_then(|v| v.scalar(value.span()));
-                l.allow_velocity = false;
-                dynamics.coord_forces.push((i, v?));
-            }
-            Item::MassMatrix { entries } => {
-                for (r, c, e) in entries {
-                    let (i, j) = (l.coord_index(r)?, l.coord_index(c)?);
-                    let v = l.expr(e)?.scalar(e.span())?;
-                    let (i, j) = if i <= j { (i, j) } else { (j, i) };
-                    if dynamics
-                        .explicit_mass
-                        .iter()
-                        .any(|&(a, b, _)| (a, b) == (i, j))
-                    {
-                        return Err(Error::new(r.span(), format!("mass matrix entry ({r}, {c}) is given twice (the matrix is symmetric: give each pair once)")));
+                Item::Gravity { value, span } => {
+                    if dynamics.gravity.is_some() {
+                        return Err(Error::new(*span, "gravity is given twice"));
                     }
-                    dynamics.explicit_mass.push((i, j, v));
+                    dynamics.gravity = Some(l.expr(value)?.vector(value.span())?);
+                    gravity_expr = Some(value);
+                }
+                Item::Spring { name, fields } => {
+                    let m = l.field_map(
+                        fields,
+                        &["a", "b", "stiffness", "length", "damping"],
+                        "spring",
+                    )?;
+                    let need = |k: &str| {
+                        m.get(k).copied().ok_or_else(|| Error::new(name.span(), format!("spring `{name}` needs `{k}` (fields: a, b, stiffness, length, damping)")))
+                    };
+                    let (fa, fb, fk, fl) =
+                        (need("a")?, need("b")?, need("stiffness")?, need("length")?);
+                    let a = l.expr(&fa.value)?.vector(fa.value.span())?;
+                    let b = l.expr(&fb.value)?.vector(fb.value.span())?;
+                    if a.len() != b.len() {
+                        return Err(Error::spanned(
+                            &fb.value,
+                            "the two end points of a spring must have the same dimension",
+                        ));
+                    }
+                    let stiffness = l.expr(&fk.value)?.scalar(fk.value.span())?;
+                    let length = l.expr(&fl.value)?.scalar(fl.value.span())?;
+                    let damping = match m.get("damping") {
+                        Some(f) => l.expr(&f.value)?.scalar(f.value.span())?,
+                        None => l.arena.constant(0.0),
+                    };
+                    dynamics.springs.push(Spring {
+                        name: plain(name),
+                        a,
+                        b,
+                        stiffness,
+                        length,
+                        damping,
+                        span: name.span(),
+                    });
+                }
+                Item::Force { coord, value } => {
+                    let i = l.coord_index(coord)?;
+                    l.allow_velocity = true;
+                    let v = l.expr(value).and_then(|v| v.scalar(value.span()));
+                    l.allow_velocity = false;
+                    dynamics.coord_forces.push((i, v?));
+                }
+                Item::MassMatrix { entries } => {
+                    for (r, c, e) in entries {
+                        let (i, j) = (l.coord_index(r)?, l.coord_index(c)?);
+                        let v = l.expr(e)?.scalar(e.span())?;
+                        let (i, j) = if i <= j { (i, j) } else { (j, i) };
+                        if dynamics
+                            .explicit_mass
+                            .iter()
+                            .any(|&(a, b, _)| (a, b) == (i, j))
+                        {
+                            return Err(Error::new(r.span(), format!("mass matrix entry ({r}, {c}) is given twice (the matrix is symmetric: give each pair once)")));
+                        }
+                        dynamics.explicit_mass.push((i, j, v));
+                    }
+                }
+                Item::GeneralizedForce { entries } => {
+                    for f in entries {
+                        let i = l.coord_index(&f.name)?;
+                        l.allow_velocity = true;
+                        let v = l.expr(&f.value).and_then(|v| v.scalar(f.value.span()));
+                        l.allow_velocity = false;
+                        dynamics.explicit_force.push((i, v?));
+                    }
                 }
             }
-            Item::GeneralizedForce { entries } => {
-                for f in entries {
-                    let i = l.coord_index(&f.name)?;
-                    l.allow_velocity = true;
-                    let v = l.expr(&f.value).and_then(|v| v.scalar(f.value.span()));
-                    l.allow_velocity = false;
-                    dynamics.explicit_force.push((i, v?));
+            Ok(())
+        };
+        if let Err(e) = lower_item() {
+            errors.push(e);
+            if let Some(n) = declared(item) {
+                let s = plain(n);
+                if !l.names.contains_key(&s) {
+                    l.poisoned.insert(s);
                 }
             }
         }
     }
+    if let (Some(g), Some(gexpr)) = (&dynamics.gravity, gravity_expr) {
+        // Gravity acts on every body: its dimension must be each body's.
+        for b in &dynamics.bodies {
+            if b.com.len() != g.len() {
+                let (gd, bd) = (g.len(), b.com.len());
+                errors.push(Error::spanned(
+                    gexpr,
+                    format!("gravity is a {gd}-vector but body `{}` moves in {bd} dimensions (its `com` is a {bd}-vector): a {gd}-D gravity would not act on it; give gravity as a {bd}-vector", b.name),
+                ));
+                break;
+            }
+        }
+    }
+    errors.finish()?;
     if coords.is_empty() {
         return Err(Error::new(
             module.span,
@@ -797,7 +979,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
     }
     // No constraints is a tree in minimal coordinates (a pendulum by its angle): D = I.
     Ok(Model {
-        name: module.name.to_string(),
+        name: plain(&module.name),
         vis: module.vis.clone(),
         docs: module.docs.clone(),
         coords,

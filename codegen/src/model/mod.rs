@@ -11,6 +11,28 @@ pub mod value;
 
 pub use lower::lower;
 
+/// Rust keywords of every edition, strict and reserved (`gen` from 2024, `async`, `await`,
+/// `dyn`, `try` from 2018): a user's name spelled like one is emitted as a raw identifier.
+pub const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
+    "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "type",
+    "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "gen", "macro",
+    "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
+
+/// Whether `name` is a Rust keyword of some edition (see [`KEYWORDS`]).
+pub fn is_keyword(name: &str) -> bool {
+    KEYWORDS.contains(&name)
+}
+
+/// Names that cannot name anything of a mechanism: generated code binds user names with
+/// `let`, where these are patterns (`None`, `Some`, `Ok`, `Err`, `true`, `false`) or are
+/// not identifiers at all (`self`, `Self`, `crate`, `super`, `_`: not even as `r#…`).
+pub const PATTERN_NAMES: &[&str] = &[
+    "None", "Some", "Ok", "Err", "true", "false", "self", "Self", "crate", "super", "_",
+];
+
 /// A generalised coordinate.
 #[derive(Clone, Debug)]
 pub struct Coord {

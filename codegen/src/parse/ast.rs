@@ -222,8 +222,23 @@ fn semi(input: ParseStream, what: &str) -> syn::Result<()> {
         input.parse::<Token![;]>()?;
         Ok(())
     } else {
-        Err(input.error(format!("expected `;` after the {what}")))
+        Err(stray(input).unwrap_or_else(|| input.error(format!("expected `;` after the {what}"))))
     }
+}
+
+/// An error naming the next token when it is a character with no meaning in the language
+/// (`$`, `@`, `#`, `~`, `?`, `\`), else `None`.
+fn stray(input: ParseStream) -> Option<syn::Error> {
+    let (p, _) = input.cursor().punct()?;
+    "$@#~?\\".contains(p.as_char()).then(|| {
+        syn::Error::new(
+            p.span(),
+            format!(
+                "unexpected character `{}`: not part of the mechanism language",
+                p.as_char()
+            ),
+        )
+    })
 }
 
 impl Parse for Item {
@@ -374,18 +389,23 @@ impl Parse for File {
         let mut seed = None;
         for attr in input.call(Attribute::parse_inner)? {
             if attr.path().is_ident("seed") {
-                let nv = attr.meta.require_name_value()?;
+                const SEED: &str =
+                    "the seed must be a non-negative integer literal below 2^64: `#![seed = 42]`";
+                let nv = attr
+                    .meta
+                    .require_name_value()
+                    .map_err(|e| syn::Error::new(e.span(), SEED))?;
                 match &nv.value {
                     Expr::Lit(syn::ExprLit {
                         lit: syn::Lit::Int(i),
                         ..
-                    }) => seed = Some(i.base10_parse::<u64>()?),
-                    other => {
-                        return Err(syn::Error::new(
-                            other.span(),
-                            "the seed must be an integer literal: `#![seed = 42]`",
-                        ))
+                    }) => {
+                        seed = Some(
+                            i.base10_parse::<u64>()
+                                .map_err(|_| syn::Error::new(i.span(), SEED))?,
+                        )
                     }
+                    other => return Err(syn::Error::new_spanned(other, SEED)),
                 }
             } else {
                 return Err(syn::Error::new(
@@ -394,9 +414,20 @@ impl Parse for File {
                 ));
             }
         }
-        let mut modules = Vec::new();
+        let mut modules: Vec<Module> = Vec::new();
         while !input.is_empty() {
-            modules.push(input.parse()?);
+            let m: Module = input.parse()?;
+            let name = syn::ext::IdentExt::unraw(&m.name).to_string();
+            if modules
+                .iter()
+                .any(|o| syn::ext::IdentExt::unraw(&o.name) == name)
+            {
+                return Err(syn::Error::new(
+                    m.span,
+                    format!("a mechanism named `{name}` is already defined in this input; module names must differ"),
+                ));
+            }
+            modules.push(m);
         }
         if modules.is_empty() {
             return Err(input.error("expected at least one mechanism: `pub mod NAME { ... }`"));

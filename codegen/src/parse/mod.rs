@@ -8,6 +8,33 @@ use proc_macro2::TokenStream;
 use crate::error::Result;
 
 /// Parses a whole input: optional file-level options and one or more `mod` blocks.
+///
+/// Characters that mean nothing in the language (`$`, `@`, `~`, `?`, `\`) are reported
+/// first, all of them, each named at its location.
 pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
+    let mut errors = crate::Errors::new();
+    stray_characters(tokens.clone(), &mut errors);
+    errors.finish()?;
     Ok(syn::parse2::<ast::File>(tokens)?)
+}
+
+/// Characters with no meaning anywhere in a mechanism description.
+const STRAY: &str = "$@~?\\";
+
+fn stray_characters(tokens: TokenStream, errors: &mut crate::Errors) {
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Punct(p) if STRAY.contains(p.as_char()) => {
+                errors.push(crate::Error::new(
+                    p.span(),
+                    format!(
+                        "unexpected character `{}`: not part of the mechanism language",
+                        p.as_char()
+                    ),
+                ));
+            }
+            proc_macro2::TokenTree::Group(g) => stray_characters(g.stream(), errors),
+            _ => {}
+        }
+    }
 }
