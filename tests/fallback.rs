@@ -50,7 +50,7 @@ fn wrapper_switches_to_numeric_basis_at_the_toggle() {
         let asm = runtime::assemble::<M, 3, 2, 1>(&start, &p, 0.0, &opts)
             .expect("assembles near the toggle");
         q = asm.q;
-        let (_, health) = four_bar::null_space(&q, &p, 0.0);
+        let (_, health) = four_bar::null_space_fixed(&q, &p, 0.0);
         assert!(
             k < 12 || health <= last_health * 1.0001 + 1e-12,
             "pivot health should fall toward the toggle (k = {k}: {health:e} after {last_health:e})"

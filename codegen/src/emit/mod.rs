@@ -18,6 +18,9 @@ use crate::pivot::NullSpace;
 use expr::{idx, SymNames};
 use function::{Emitter, Signature};
 
+/// Health of the primary chart above which `null_space_atlas` looks no further.
+pub const ATLAS_SWITCH: f64 = 1e-3;
+
 /// Name of the marker macro that [`pretty`](crate::pretty) turns into `//` comments.
 pub const COMMENT_MARKER: &str = "__mechgen_comment";
 
@@ -388,61 +391,140 @@ fn module_with(
             });
         }
     }
-    // null_space
-    {
-        let (mut roots, pos) = nonzeros(&ns.basis, &model.arena);
+    // null_space: the primary chart (`null_space_fixed`), the atlas's further charts
+    // (`null_space_chart{k}`), and the default `null_space`, which picks the healthiest.
+    let primary = crate::pivot::Chart {
+        independent: ns.independent.clone(),
+        rows: ns.rows.clone(),
+        pivots: ns.pivots.clone(),
+        row_scale: ns.row_scale.clone(),
+        basis: ns.basis.clone(),
+    };
+    let charts: Vec<&crate::pivot::Chart> =
+        std::iter::once(&primary).chain(ns.charts.iter()).collect();
+    let mut chart_fns = Vec::new();
+    for (k, chart) in charts.iter().enumerate() {
+        let name = if k == 0 {
+            "null_space_fixed".to_string()
+        } else {
+            format!("null_space_chart{k}")
+        };
+        let fname = format_ident!("{}", name);
+        let (mut roots, pos) = nonzeros(&chart.basis, &model.arena);
         let nb = roots.len();
-        roots.extend(ns.pivots.iter().copied());
+        roots.extend(chart.pivots.iter().copied());
         // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
-        let mut scale_entries: Vec<ExprId> = ns.row_scale.iter().flatten().copied().collect();
+        let mut scale_entries: Vec<ExprId> = chart.row_scale.iter().flatten().copied().collect();
         scale_entries.sort();
         scale_entries.dedup();
         let ns_start = roots.len();
         roots.extend(scale_entries.iter().copied());
-        let body = em.body("null_space", &roots, &base);
-        nonfinite(model, &body, "null_space", &roots, |_| None)?;
+        let body = em.body(&name, &roots, &base);
+        nonfinite(model, &body, &name, &roots, |_| None)?;
         let sets = matrix_sets(&body.roots[..nb], &pos, quote!(d));
         let health = health_tokens(
             &body.roots[nb..ns_start],
             &body.roots[ns_start..],
             &opts.scalar,
         );
-        let indep: Vec<&str> = ns
+        let indep: Vec<&str> = chart
             .independent
             .iter()
             .map(|&i| coord_names[i].as_str())
             .collect();
+        let which = if k == 0 {
+            " of the primary chart (the fixed pivot order: identity rows at `INDEPENDENT`)"
+                .to_string()
+        } else {
+            format!(" of chart {k} of the atlas (identity rows at `CHARTS[{k}]`)")
+        };
         let doc = format!(
-            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU, and its \
-             health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 when \
-             any pivot, Jacobian entry or basis entry is not finite (NaN inputs) or the Jacobian \
-             vanishes. Near 0: the static pivot order is breaking down, or the mechanism is \
-             singular (fall back to a numeric basis).\n\n Rows: {order}. \
-             Columns: the independent coordinates {indep:?} (identity rows of `D`): `q̇ = D u` with \
-             `u` their velocities."
+            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU{which}, and \
+             its health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 \
+             when any pivot, Jacobian entry or basis entry is not finite (NaN inputs) or the \
+             Jacobian vanishes. Near 0: this pivot order is breaking down, or the mechanism is \
+             singular.\n\n Rows: {order}. Columns: the independent coordinates {indep:?} (identity \
+             rows of `D`): `q̇ = D u` with `u` their velocities."
         );
-        {
-            let params = &base.params;
-            let stmts = &body.stmts;
-            let chunks = &body.chunks;
-            items.extend(quote! { #(#chunks)*
-                #[doc = #doc]
-                #[inline]
-                pub fn null_space(#params) -> (SMatrix<#ty, NQ, DOF>, #ty) {
-                    #stmts
-                    let mut d = SMatrix::<#ty, NQ, DOF>::zeros();
-                    #sets
-                    #health
-                    (d, health)
+        let params = &base.params;
+        let stmts = &body.stmts;
+        let chunks = &body.chunks;
+        items.extend(quote! { #(#chunks)*
+            #[doc = #doc]
+            #[inline]
+            pub fn #fname(#params) -> (SMatrix<#ty, NQ, DOF>, #ty) {
+                #stmts
+                let mut d = SMatrix::<#ty, NQ, DOF>::zeros();
+                #sets
+                #health
+                (d, health)
+            }
+        });
+        stats.push(FunctionStats {
+            name,
+            ops: body.ops,
+            lets: body.lets,
+            chunks: body.chunks.len(),
+        });
+        chart_fns.push(fname);
+    }
+    {
+        let nch = charts.len();
+        let chart_rows: Vec<TokenStream> = charts
+            .iter()
+            .map(|c| {
+                let ix = c.independent.iter().map(|&i| idx(i));
+                quote!([#(#ix),*])
+            })
+            .collect();
+        let switch = opts.scalar.literal(ATLAS_SWITCH).unwrap_or_default();
+        let first = &chart_fns[0];
+        let others = chart_fns.iter().enumerate().skip(1).map(|(k, f)| {
+            let k = idx(k);
+            quote! {
+                let (d, h) = #f(q, p, t);
+                if h > best.1 {
+                    best = (d, h, #k);
                 }
-            });
-            stats.push(FunctionStats {
-                name: "null_space".to_string(),
-                ops: body.ops,
-                lets: body.lets,
-                chunks: body.chunks.len(),
-            });
-        }
+            }
+        });
+        let charts_doc = format!(
+            " Independent coordinates of each chart of the atlas ({nch}): chart 0 is the primary one \
+             (`INDEPENDENT`, `null_space_fixed`), chart `k` is `null_space_chart{{k}}`."
+        );
+        let atlas_doc = format!(
+            " Null-space basis from the healthiest chart of the atlas, its health, and the chart \
+             used (an index into `CHARTS`: the identity rows of `D` are at `CHARTS[chart]`). The \
+             primary chart is evaluated first and used when its health is at least {ATLAS_SWITCH:e}; \
+             otherwise every chart is evaluated and the healthiest kept."
+        );
+        items.extend(quote! {
+            /// Charts in the atlas.
+            pub const NCHARTS: usize = #nch;
+            #[doc = #charts_doc]
+            pub const CHARTS: [[usize; DOF]; NCHARTS] = [#(#chart_rows),*];
+            #[doc = #atlas_doc]
+            #[inline]
+            pub fn null_space_atlas(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, usize) {
+                let (d, h) = #first(q, p, t);
+                if h >= #switch {
+                    return (d, h, 0);
+                }
+                let mut best = (d, h, 0);
+                #(#others)*
+                best
+            }
+            /// Null-space basis `D` of `C_J` (`C_J D = 0`) and its health in `[0, 1]` (see
+            /// `null_space_fixed`), from the healthiest chart of the atlas
+            /// (`null_space_atlas` also says which chart, i.e. where the identity rows of `D`
+            /// are). For the basis with identity rows always at `INDEPENDENT`, call
+            /// `null_space_fixed`.
+            #[inline]
+            pub fn null_space(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty) {
+                let (d, h, _) = null_space_atlas(q, p, t);
+                (d, h)
+            }
+        });
     }
     // solve_dependent
     {
@@ -790,7 +872,7 @@ fn module_with(
                 }
                 #[inline]
                 fn null_space(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty) {
-                    null_space(q, p, t)
+                    null_space_fixed(q, p, t)
                 }
                 #[inline]
                 fn solve_dependent(q: &SVector<#ty, NQ>, p: &Params, t: #ty, b: &SVector<#ty, NC>) -> SVector<#ty, NQ> {

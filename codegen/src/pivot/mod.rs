@@ -4,6 +4,7 @@
 //! complex unit-circle points, run complete-pivoting elimination on all probes at once
 //! with shared choices, record the permutations, then factor symbolically.
 
+pub mod atlas;
 mod lu;
 pub mod probe;
 pub mod select;
@@ -49,6 +50,51 @@ pub struct NullSpace {
     /// Human-readable notes of the analysis (probe retries, projection failures,
     /// redundant rows), for generated docs and build warnings.
     pub notes: Vec<String>,
+    /// Further charts of the atlas (see [`atlas`]): other static pivot sequences, healthy
+    /// where the primary one above is not.
+    pub charts: Vec<Chart>,
+}
+
+/// A further chart of the atlas: a static pivot sequence with other independent
+/// coordinates, and its symbolic basis.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// Independent coordinates (identity rows of its basis).
+    pub independent: Vec<usize>,
+    /// Constraint rows in pivot order.
+    pub rows: Vec<usize>,
+    /// The pivots `U_kk`.
+    pub pivots: Vec<ExprId>,
+    /// Structural nonzeros of each pivot row of `C_J` (the health figure's scale).
+    pub row_scale: Vec<Vec<ExprId>>,
+    /// The basis, `NQ × DOF`, row-major.
+    pub basis: Vec<Vec<ExprId>>,
+}
+
+/// The symbolic LU of one chart: its pivots, the scale entries of its rows and its basis.
+fn chart_code(model: &mut Model, jacobian: &[Vec<ExprId>], order: &atlas::ChartOrder) -> Chart {
+    let r = order.rows.len();
+    let factors = lu::factor(&mut model.arena, jacobian, &order.rows, &order.cols);
+    let basis = lu::basis(&mut model.arena, &factors, &order.cols);
+    let pivots: Vec<ExprId> = (0..r).map(|k| factors.u[k][k]).collect();
+    let row_scale = order
+        .rows
+        .iter()
+        .map(|&i| {
+            jacobian[i]
+                .iter()
+                .copied()
+                .filter(|&e| !model.arena.is_zero(e))
+                .collect()
+        })
+        .collect();
+    Chart {
+        independent: order.cols[r..].to_vec(),
+        rows: order.rows.clone(),
+        pivots,
+        row_scale,
+        basis,
+    }
 }
 
 /// A chosen pivot smaller than this (relative, in some probe) triggers a re-draw of the
@@ -249,7 +295,7 @@ pub fn analyze(
                 let mut set = model.independent.clone();
                 set.push(walked);
                 let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
-                let s = select::eliminate(best_mats, &structural, &allowed);
+                let s = select::eliminate(best_mats.clone(), &structural, &allowed);
                 let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
                 if s.pivots.len() == rank && worst >= SUSPICIOUS {
                     sel = s;
@@ -272,6 +318,61 @@ pub fn analyze(
             model.constraints[i].label
         ));
     }
+    // The atlas: further charts where this one degrades along the motion.
+    let mut chart_orders = Vec::new();
+    if nq <= atlas::MAX_NQ {
+        if let Some((q0, t0)) = &best_start {
+            let sampler = atlas::Sampler {
+                arena: &model.arena,
+                residual: &res_eval,
+                jacobian: &jac_eval,
+                params: &params,
+                nq,
+                nc,
+            };
+            // Random directions besides the independent coordinates' own, for few degrees of
+            // freedom (with many, the walks along each coordinate already cover more).
+            let extra = if dof <= 2 { 2 } else { 0 };
+            let paths = sampler.samples(&[(q0.clone(), *t0)], &indep[..dof], extra, &mut rng);
+            let primary = atlas::ChartOrder {
+                rows: rows.clone(),
+                cols: cols.clone(),
+            };
+            let samples = atlas::refine(&sampler, &primary, &paths);
+            let (found, uncovered) =
+                atlas::extend(&sampler, &primary, &model.independent, &samples);
+            if !found.is_empty() {
+                let names: Vec<String> = found
+                    .iter()
+                    .map(|c| {
+                        let n: Vec<&str> = c.cols[rank..]
+                            .iter()
+                            .map(|&j| model.coords[j].name.as_str())
+                            .collect();
+                        format!("[{}]", n.join(", "))
+                    })
+                    .collect();
+                notes.push(format!(
+                    "pivot atlas: {} further chart{} (independent coordinates {}) where the primary pivot order degrades along the sampled motion",
+                    found.len(),
+                    if found.len() == 1 { "" } else { "s" },
+                    names.join(", ")
+                ));
+            }
+            if uncovered > 0 {
+                notes.push(format!(
+                    "pivot atlas: {uncovered} of {} sampled configurations, where the mechanism is regular, have no healthy chart (more charts would be needed than the {} allowed)",
+                    samples.len(),
+                    atlas::MAX_CHARTS
+                ));
+            }
+            chart_orders = found;
+        }
+    }
+    let charts: Vec<Chart> = chart_orders
+        .iter()
+        .map(|o| chart_code(model, jacobian, o))
+        .collect();
     let factors = lu::factor(&mut model.arena, jacobian, &rows, &cols);
     let basis = lu::basis(&mut model.arena, &factors, &cols);
     let solve = lu::solve(&mut model.arena, &factors, &rows, &cols);
@@ -297,6 +398,7 @@ pub fn analyze(
         basis,
         solve,
         notes,
+        charts,
     })
 }
 
@@ -320,5 +422,6 @@ fn unconstrained(model: &mut Model, jacobian: &[Vec<ExprId>]) -> NullSpace {
         basis,
         solve,
         notes: Vec::new(),
+        charts: Vec::new(),
     }
 }

@@ -146,6 +146,11 @@ impl SparseJacobian {
         }
     }
 
+    /// `(row, column)` of each nonzero, in the order of [`SparseJacobian::values`].
+    pub fn positions(&self) -> &[(usize, usize)] {
+        &self.pos
+    }
+
     /// Values of the nonzeros at `(q, p, t)`.
     pub fn values(&self, arena: &Arena, q: &[f64], p: &[f64], t: f64) -> Vec<f64> {
         let env = |s: Sym| match s {

@@ -97,7 +97,7 @@ pub fn choose(walk: &[Vec<f64>]) -> Option<usize> {
 /// Unit tangent of the manifold at `q`: `guess` projected onto the null space of
 /// `C_J(q)` (`g − Jᵀ (J Jᵀ + μI)⁻¹ J g`) and normalised. `None` where the Jacobian is not
 /// finite or the projection collapses.
-fn unit_tangent(
+pub(super) fn unit_tangent(
     arena: &Arena,
     jacobian: &SparseJacobian,
     q: &[f64],

@@ -1,0 +1,217 @@
+//! The pivot atlas (issue "Trustworthy across the whole motion"): where the primary static
+//! pivot order breaks down at an ordinary pose, the default `null_space` picks another
+//! chart and stays right. A five-bar with actuated base joints (its fixed pivot order
+//! divides by zero where a distal link is vertical, while the mechanism is regular there)
+//! over a dense grid of its workspace, exactly at the vertical-link poses, and a four-bar
+//! whose named independent coordinate (the rocker) turns back at the toggles.
+
+use mechgen::nalgebra::{DMatrix, SMatrix, SVector};
+use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;
+
+mechgen::mechanism! {
+    /// Planar five-bar: base joints at (0, 0) and (g, 0), proximal links l1, l4 (actuated
+    /// angles a1, a2), distal links l2, l3 (absolute angles ph1, ph2) meeting at the tool.
+    pub mod five_bar {
+        param l1 = 1.0;
+        param l2 = 2.0;
+        param l3 = 2.0;
+        param l4 = 1.0;
+        param g = 1.5;
+        coord a1 = 1.9;
+        coord a2 = 1.164454;
+        coord ph1 = 0.966718;
+        coord ph2 = 2.158655;
+        independent a1, a2;
+        constraint vec2(l1 * cos(a1) + l2 * cos(ph1), l1 * sin(a1) + l2 * sin(ph1))
+            == vec2(g + l4 * cos(a2) + l3 * cos(ph2), l4 * sin(a2) + l3 * sin(ph2));
+    }
+    /// Crank–rocker four-bar with the rocker named independent.
+    pub mod rocker_four_bar {
+        param a = 1.0;
+        param b = 3.0;
+        param c = 2.5;
+        param g = 3.0;
+        coord th = 1.3636;
+        coord ph = 0.4162;
+        coord ps = 2.0;
+        independent ps;
+        constraint vec2(a * cos(th) + b * cos(ph), a * sin(th) + b * sin(ph)) == vec2(g + c * cos(ps), c * sin(ps));
+    }
+}
+
+/// `sin` of the largest principal angle between span `d` and the SVD null space of `j`,
+/// and `σ_r / σ_1` (`r = NQ − DOF`), the rank margin of `j`.
+fn compare<const NQ: usize, const NC: usize, const DOF: usize>(
+    j: &SMatrix<f64, NC, NQ>,
+    d: &SMatrix<f64, NQ, DOF>,
+) -> (f64, f64) {
+    let jd = DMatrix::from_fn(NQ, NQ, |i, k| if i < NC { j[(i, k)] } else { 0.0 });
+    let svd = jd.svd(false, true);
+    let Some(vt) = svd.v_t else {
+        return (f64::INFINITY, 0.0);
+    };
+    let mut idx: Vec<usize> = (0..NQ).collect();
+    idx.sort_by(|&a, &b| svd.singular_values[a].total_cmp(&svd.singular_values[b]));
+    let n = DMatrix::from_fn(NQ, DOF, |i, k| vt[(idx[k], i)]);
+    let dq = DMatrix::from_fn(NQ, DOF, |i, k| d[(i, k)]).qr().q();
+    let resid = &dq - &n * (n.transpose() * &dq);
+    let s = &svd.singular_values;
+    let margin = s[idx[DOF]] / s[idx[NQ - 1]];
+    (resid.svd(false, false).singular_values.max(), margin)
+}
+
+/// `(angle of the first link, angle of the second)` with `base + r1 e(x) + r2 e(y) = tip`,
+/// on assembly branch `branch` (±1).
+fn two_link(
+    base: (f64, f64),
+    tip: (f64, f64),
+    r1: f64,
+    r2: f64,
+    branch: f64,
+) -> Option<(f64, f64)> {
+    let (dx, dy) = (tip.0 - base.0, tip.1 - base.1);
+    let dist = dx.hypot(dy);
+    let c = (r1 * r1 + dist * dist - r2 * r2) / (2.0 * r1 * dist);
+    if !(-1.0..=1.0).contains(&c) {
+        return None;
+    }
+    let x = dy.atan2(dx) + branch * c.acos();
+    let y = (dy - r1 * x.sin()).atan2(dx - r1 * x.cos());
+    Some((x, y))
+}
+
+/// The five-bar's configuration from the left side `(a1, ph1)` and the right branch.
+fn five_bar_at(a1: f64, ph1: f64, branch: f64, p: &five_bar::Params) -> Option<SVector<f64, 4>> {
+    let tip = (
+        p.l1 * a1.cos() + p.l2 * ph1.cos(),
+        p.l1 * a1.sin() + p.l2 * ph1.sin(),
+    );
+    let (a2, ph2) = two_link((p.g, 0.0), tip, p.l4, p.l3, branch)?;
+    Some(SVector::<f64, 4>::new(a1, a2, ph1, ph2))
+}
+
+#[test]
+fn five_bar_default_null_space_is_right_over_the_workspace() {
+    let p = five_bar::Params::default();
+    assert!(
+        std::hint::black_box(five_bar::NCHARTS) >= 2,
+        "the atlas needs a second chart: {:?}",
+        five_bar::CHARTS
+    );
+    let (mut regular, mut checked_fixed_bad, mut n) = (0, 0, 0);
+    let steps = 120;
+    for i in 0..steps {
+        for k in 0..steps {
+            for branch in [1.0, -1.0] {
+                let a1 = -std::f64::consts::PI
+                    + 2.0 * std::f64::consts::PI * (i as f64 + 0.5) / steps as f64;
+                let ph1 = -std::f64::consts::PI
+                    + 2.0 * std::f64::consts::PI * (k as f64 + 0.25) / steps as f64;
+                let Some(q) = five_bar_at(a1, ph1, branch, &p) else {
+                    continue;
+                };
+                n += 1;
+                let j = five_bar::jacobian(&q, &p, 0.0);
+                assert!(five_bar::residual(&q, &p, 0.0).norm() < 1e-12);
+                let (d, health) = five_bar::null_space(&q, &p, 0.0);
+                let (err, margin) = compare(&j, &d);
+                if margin >= 1e-4 {
+                    regular += 1;
+                    assert!(
+                        health >= DEFAULT_PIVOT_THRESHOLD && err <= 1e-10,
+                        "regular configuration {q:?} (rank margin {margin:e}): health {health:e}, basis {err:e} off"
+                    );
+                    let (_, h0) = five_bar::null_space_fixed(&q, &p, 0.0);
+                    if h0 < 1e-3 {
+                        checked_fixed_bad += 1;
+                    }
+                } else {
+                    assert!(
+                        health < 1e-2 || err <= 1e-8,
+                        "near-singular {q:?}: health {health:e} but basis {err:e} off"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        n > 15_000 && regular > 15_000,
+        "{n} configurations, {regular} regular"
+    );
+    // The test covers the poses where the fixed order fails (it would fail them).
+    assert!(
+        checked_fixed_bad > 10,
+        "only {checked_fixed_bad} poses where the fixed order degrades"
+    );
+}
+
+#[test]
+fn five_bar_at_the_vertical_link_poses() {
+    let p = five_bar::Params::default();
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let mut poses = 0;
+    for a1 in [0.3, 1.0, 1.7, 2.4, 3.0] {
+        for ph1 in [half_pi, -half_pi] {
+            for branch in [1.0, -1.0] {
+                let Some(q) = five_bar_at(a1, ph1, branch, &p) else {
+                    continue;
+                };
+                let j = five_bar::jacobian(&q, &p, 0.0);
+                let (d, health, chart) = five_bar::null_space_atlas(&q, &p, 0.0);
+                let (err, margin) = compare(&j, &d);
+                assert!(margin > 1e-3, "the mechanism is regular at {q:?}");
+                assert!(
+                    err <= 1e-10 && health >= 1e-3,
+                    "{q:?}: chart {chart}, health {health:e}, basis {err:e} off"
+                );
+                // Identity rows at the chart's independent coordinates.
+                for (c, &i) in five_bar::CHARTS[chart].iter().enumerate() {
+                    for col in 0..2 {
+                        assert_eq!(d[(i, col)], if col == c { 1.0 } else { 0.0 });
+                    }
+                }
+                poses += 1;
+            }
+        }
+    }
+    assert!(poses >= 10, "{poses} poses");
+}
+
+#[test]
+fn rocker_four_bar_through_the_toggles() {
+    let p = rocker_four_bar::Params::default();
+    assert_eq!(rocker_four_bar::INDEPENDENT, [2]);
+    let mut switched = 0;
+    for k in 0..20_000 {
+        // Crank angle over whole revolutions; the rocker follows (both assembly branches).
+        let th = 2.0 * std::f64::consts::PI * (k as f64 * 0.618_033_988_749_895).fract();
+        let branch = if k % 2 == 0 { 1.0 } else { -1.0 };
+        let tip = (p.a * th.cos(), p.a * th.sin());
+        // Rocker pivot at (g, 0): tip + b e(ph) = (g, 0) + c e(ps).
+        let Some((ps, psi)) = two_link((p.g, 0.0), tip, p.c, p.b, branch) else {
+            continue;
+        };
+        let ph = psi + std::f64::consts::PI;
+        let q = SVector::<f64, 3>::new(th, ph, ps);
+        assert!(
+            rocker_four_bar::residual(&q, &p, 0.0).norm() < 1e-12,
+            "{q:?}"
+        );
+        let j = rocker_four_bar::jacobian(&q, &p, 0.0);
+        let (d, health, chart) = rocker_four_bar::null_space_atlas(&q, &p, 0.0);
+        let (err, margin) = compare(&j, &d);
+        if margin >= 1e-4 {
+            assert!(
+                health >= 1e-3 && err <= 1e-10,
+                "{q:?}: chart {chart} health {health:e} err {err:e}"
+            );
+        }
+        if chart != 0 {
+            switched += 1;
+        }
+    }
+    assert!(
+        switched > 30,
+        "the rocker's toggles need another chart ({switched} uses)"
+    );
+}
