@@ -1,0 +1,348 @@
+//! The oracle: what must hold for every input of the text entry point.
+//!
+//! For any `src`, [`check`] runs `mechgen_codegen::generate_str` on a fresh thread (with a
+//! stack of [`OracleOptions::stack`] bytes — 8 MiB by default, what a build script's main
+//! thread and rustc's proc-macro thread get) and asserts:
+//!
+//! - it does not panic, and returns within [`OracleOptions::timeout`];
+//! - on `Ok`, the pretty-printed output (`mechgen_codegen::pretty`) parses with syn as a
+//!   file, and every module's model, lowered again with `mechgen_codegen::models`, assembles
+//!   from its nominal coordinates (Newton projection with default parameters — 1.0 for a
+//!   parameter without default — at `t = 0`) to a point where the residual and the
+//!   Jacobian evaluate finite;
+//! - on `Err`, the error has a non-empty message and a real location: line ≥ 1 (unless the
+//!   input is blank) and within the input.
+//!
+//! A stack overflow aborts the process and cannot be caught here; the runner example runs
+//! inputs in a child process to survive it.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::str::FromStr;
+use std::sync::mpsc;
+use std::sync::Once;
+use std::time::Duration;
+
+use mechgen_codegen::expr::{Evaluator, ExprId, Sym};
+use mechgen_codegen::pivot::probe;
+use mechgen_codegen::{derive, generate_str, models, pretty, Options};
+
+/// What went wrong on an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// The engine panicked.
+    Panic,
+    /// The engine did not return within the time limit.
+    Timeout,
+    /// The thread running the engine could not be started.
+    Spawn,
+    /// Generation succeeded but the pretty-printed output does not parse as a Rust file.
+    UnparsableOutput,
+    /// Generation succeeded but re-lowering the same input with `models` failed.
+    ModelsDisagree,
+    /// Generation succeeded but the nominal configuration does not assemble.
+    NotAssembled,
+    /// Generation succeeded but the residual or Jacobian is not finite at the assembled
+    /// nominal.
+    NonFinite,
+    /// An error without a location (line 0) on a non-blank input, or beyond its end.
+    Unlocated,
+    /// An error with an empty message.
+    EmptyMessage,
+}
+
+/// A failed oracle check.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// What kind of failure.
+    pub kind: Kind,
+    /// The panic message, error message or values, for the report.
+    pub detail: String,
+    /// For panics: `file:line` of the panic.
+    pub location: Option<String>,
+}
+
+impl Finding {
+    fn new(kind: Kind, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+            location: None,
+        }
+    }
+
+    /// A key that groups findings of the same cause: the kind and the panic location, or
+    /// the kind and the message with names and numbers blanked.
+    pub fn class(&self) -> String {
+        match (&self.kind, &self.location) {
+            (Kind::Panic, Some(loc)) => format!("Panic at {loc}"),
+            (Kind::Unlocated | Kind::EmptyMessage | Kind::ModelsDisagree, _) => {
+                format!("{:?}: {}", self.kind, normalise(&self.detail))
+            }
+            (k, _) => format!("{k:?}"),
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.kind)?;
+        if let Some(loc) = &self.location {
+            write!(f, " at {loc}")?;
+        }
+        write!(f, ": {}", self.detail)
+    }
+}
+
+/// Blanks what varies between inputs of one failure class: backquoted names, numbers.
+fn normalise(msg: &str) -> String {
+    let mut out = String::new();
+    let mut in_tick = false;
+    let mut last_digit = false;
+    for c in msg.chars().take(120) {
+        if c == '`' {
+            in_tick = !in_tick;
+            if in_tick {
+                out.push_str("`…`");
+            }
+            continue;
+        }
+        if in_tick {
+            continue;
+        }
+        if c.is_ascii_digit() {
+            if !last_digit {
+                out.push('N');
+            }
+            last_digit = true;
+            continue;
+        }
+        last_digit = false;
+        out.push(c);
+    }
+    out
+}
+
+/// Limits of one check.
+#[derive(Clone, Debug)]
+pub struct OracleOptions {
+    /// Wall time allowed for the whole check.
+    pub timeout: Duration,
+    /// Stack size of the thread running the engine, in bytes.
+    pub stack: usize,
+}
+
+impl Default for OracleOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(20),
+            stack: 8 << 20,
+        }
+    }
+}
+
+thread_local! {
+    /// Set on oracle threads: panics there are recorded instead of printed.
+    static CAPTURE: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    static CAPTURING: RefCell<bool> = const { RefCell::new(false) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Installs (once) a panic hook that records the message and location of panics on
+/// oracle threads silently and leaves every other thread to the previous hook.
+fn install_hook() {
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if CAPTURING.with(|c| *c.borrow()) {
+                let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
+                    s.to_string()
+                } else if let Some(s) = info.payload().downcast_ref::<String>() {
+                    s.clone()
+                } else {
+                    "(non-string panic payload)".to_string()
+                };
+                let loc = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()))
+                    .unwrap_or_default();
+                CAPTURE.with(|c| *c.borrow_mut() = Some((msg, loc)));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, Finding> {
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|_| {
+        let (msg, loc) = CAPTURE
+            .with(|c| c.borrow_mut().take())
+            .unwrap_or_else(|| ("(panic not recorded)".into(), String::new()));
+        Finding {
+            kind: Kind::Panic,
+            detail: msg,
+            location: Some(loc),
+        }
+    })
+}
+
+/// Checks `src` with the default limits.
+pub fn check(src: &str) -> Result<(), Finding> {
+    check_with(src, &OracleOptions::default())
+}
+
+/// Checks `src` with the given limits.
+pub fn check_with(src: &str, opts: &OracleOptions) -> Result<(), Finding> {
+    install_hook();
+    let (tx, rx) = mpsc::channel();
+    let text = src.to_string();
+    let spawned = std::thread::Builder::new()
+        .name("mechgen-oracle".into())
+        .stack_size(opts.stack)
+        .spawn(move || {
+            CAPTURING.with(|c| *c.borrow_mut() = true);
+            let r = run(&text);
+            // The receiver may have given up (timeout); nothing to do then.
+            let _ = tx.send(r);
+        });
+    let handle = match spawned {
+        Ok(h) => h,
+        Err(e) => return Err(Finding::new(Kind::Spawn, e.to_string())),
+    };
+    match rx.recv_timeout(opts.timeout) {
+        Ok(r) => {
+            let _ = handle.join();
+            r
+        }
+        Err(_) => Err(Finding::new(
+            Kind::Timeout,
+            format!("no result within {:?}", opts.timeout),
+        )),
+    }
+}
+
+/// The checks, on the oracle thread.
+fn run(src: &str) -> Result<(), Finding> {
+    let opts = Options::default();
+    match guarded(|| generate_str(src, &opts))? {
+        Ok(generated) => {
+            let text = guarded(|| pretty(&generated.tokens))?;
+            if let Err(e) = syn::parse_file(&text) {
+                return Err(Finding::new(
+                    Kind::UnparsableOutput,
+                    format!("{e} (at {:?})", e.span().start()),
+                ));
+            }
+            guarded(|| finite_at_nominal(src))?
+        }
+        Err(e) => {
+            if e.message.trim().is_empty() {
+                return Err(Finding::new(Kind::EmptyMessage, format!("{e:?}")));
+            }
+            let start = e.span.start();
+            let lines = src.lines().count().max(1);
+            if start.line == 0 && !src.trim().is_empty() {
+                return Err(Finding::new(Kind::Unlocated, e.message));
+            }
+            if start.line > lines + 1 {
+                return Err(Finding::new(
+                    Kind::Unlocated,
+                    format!("line {} of {lines}: {}", start.line, e.message),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Lowers `src` again and evaluates each model at its assembled nominal.
+fn finite_at_nominal(src: &str) -> Result<(), Finding> {
+    let tokens = proc_macro2::TokenStream::from_str(src)
+        .map_err(|e| Finding::new(Kind::ModelsDisagree, format!("tokenize: {e}")))?;
+    let (mut ms, _) =
+        models(tokens).map_err(|e| Finding::new(Kind::ModelsDisagree, e.message.clone()))?;
+    for m in &mut ms {
+        let jac = derive::jacobian(m);
+        let nq = m.coords.len();
+        let p: Vec<f64> = m.params.iter().map(|p| p.default.unwrap_or(1.0)).collect();
+        let q0: Vec<f64> = m.coords.iter().map(|c| c.nominal).collect();
+        let roots: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
+        let res = Evaluator::new(&m.arena, &roots);
+        let sparse = probe::SparseJacobian::new(&m.arena, &jac, nq);
+        let Some(q) = probe::project(&m.arena, &res, &sparse, &q0, &p, 0.0) else {
+            let c0 = eval(&m.arena, &roots, &q0, &p);
+            return Err(Finding::new(
+                Kind::NotAssembled,
+                format!(
+                    "module `{}`: Newton projection from the nominal does not converge (residual at the nominal {})",
+                    m.name,
+                    summary(&c0)
+                ),
+            ));
+        };
+        let flat: Vec<ExprId> = jac.iter().flatten().copied().collect();
+        let c = eval(&m.arena, &roots, &q, &p);
+        let j = eval(&m.arena, &flat, &q, &p);
+        if !c.iter().chain(&j).all(|v| v.is_finite()) {
+            return Err(Finding::new(
+                Kind::NonFinite,
+                format!(
+                    "module `{}`: residual {} / Jacobian {} at the assembled nominal",
+                    m.name,
+                    summary(&c),
+                    summary(&j)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn eval(arena: &mechgen_codegen::expr::Arena, roots: &[ExprId], q: &[f64], p: &[f64]) -> Vec<f64> {
+    let env = |s: Sym| match s {
+        Sym::Coord(i) => q[i as usize],
+        Sym::Param(i) => p[i as usize],
+        _ => 0.0,
+    };
+    arena.eval(roots, &env)
+}
+
+fn summary(v: &[f64]) -> String {
+    let bad = v.iter().filter(|x| !x.is_finite()).count();
+    let max = v
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    format!(
+        "{} entries, {bad} non-finite, max |finite| {max:.3e}",
+        v.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_valid_mechanism_passes() {
+        let src = "pub mod sc { param l1 = 0.1; param l2 = 0.3; coord theta = 0.3; coord beta = 0.46; coord s = 0.31;
+            constraint vec2(l1 * cos(theta), l1 * sin(theta)) + vec2(l2 * sin(beta), -l2 * cos(beta)) == vec2(s, 0.0); }";
+        check(src).unwrap();
+    }
+
+    #[test]
+    fn a_located_error_passes() {
+        check("pub mod a { coord x = 1.0; constraint x == y; }").unwrap();
+    }
+
+    #[test]
+    fn normalised_messages_group_by_shape() {
+        assert_eq!(
+            normalise("unknown name `foo` at 12"),
+            normalise("unknown name `bar` at 3")
+        );
+    }
+}
