@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Input `i` is made from `Dice::from_seed(seed_of(S, i))`, so any input can be reproduced
-//! alone (`--only i` prints it). Every distinct finding class is written to `DIR` (default
+//! alone (`--only i` prints it and its verdict; `--check FILE` checks a file). Every distinct finding class is written to `DIR` (default
 //! `target/fuzzgen`) as `class-NN.mech` (first input) and `class-NN.min.mech` (minimised),
 //! with a summary in `DIR/summary.txt`.
 
@@ -45,6 +45,7 @@ enum Mode {
     Parent,
     Worker,
     Only(u64),
+    Check(PathBuf),
     Minimize(PathBuf, String),
 }
 
@@ -69,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
             "--worker" => a.mode = Mode::Worker,
             "--only" => a.mode = Mode::Only(num(it.next())?),
+            "--check" => a.mode = Mode::Check(PathBuf::from(it.next().ok_or("--check FILE")?)),
             "--minimize" => {
                 let f = it.next().ok_or("--minimize FILE CLASS")?;
                 let c = it.next().ok_or("--minimize FILE CLASS")?;
@@ -96,6 +98,17 @@ fn main() {
             println!("// input {i} ({origin:?})\n{src}");
             println!("// oracle: {:?}", check_with(&src, &opts()));
         }
+        Mode::Check(file) => match std::fs::read_to_string(file) {
+            Ok(src) => {
+                println!("oracle: {:?}", check_with(&src, &opts()));
+                let r = mechgen_codegen::generate_str(&src, &mechgen_codegen::Options::default());
+                match r {
+                    Ok(g) => println!("engine: Ok, {} module(s)", g.modules.len()),
+                    Err(e) => println!("engine: Err at {:?}: {}", e.span.start(), e.message),
+                }
+            }
+            Err(e) => eprintln!("run: {}: {e}", file.display()),
+        },
         Mode::Minimize(file, class) => {
             let src = std::fs::read_to_string(file).unwrap_or_default();
             let min = minimize(&src, class, &opts(), 400);
@@ -152,7 +165,12 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
     let mut classes: BTreeMap<String, Class> = BTreeMap::new();
     let mut done = 0u64;
     let mut generated = 0u64;
+    let stderr_path = args.out.join("worker-stderr.txt");
     while next < end {
+        let stderr = match std::fs::File::create(&stderr_path) {
+            Ok(f) => Stdio::from(f),
+            Err(_) => Stdio::null(),
+        };
         let mut child = match Command::new(&exe)
             .args([
                 "--worker",
@@ -163,7 +181,7 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
                 &(end - next).to_string(),
             ])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
         {
             Ok(c) => c,
@@ -214,16 +232,25 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
         }
         let status = child.wait();
         if let Some(i) = started {
-            // The worker died while checking input `i`.
-            let class = match status {
-                Ok(s) => format!("Crash ({s})"),
-                Err(e) => format!("Crash ({e})"),
+            // The worker died while checking input `i`: classify by its last words.
+            let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            let last: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
+            let why = if said.contains("has overflowed its stack") {
+                "stack overflow".to_string()
+            } else {
+                match status {
+                    Ok(s) => s.to_string(),
+                    Err(e) => e.to_string(),
+                }
             };
-            let e = classes.entry(class).or_insert_with(|| Class {
-                first: i,
-                detail: "the process died (stack overflow or abort)".into(),
-                ..Class::default()
-            });
+            let detail = last[last.len().saturating_sub(2)..].join(" / ");
+            let e = classes
+                .entry(format!("Crash ({why})"))
+                .or_insert_with(|| Class {
+                    first: i,
+                    detail,
+                    ..Class::default()
+                });
             e.count += 1;
             done += 1;
             next = i + 1;

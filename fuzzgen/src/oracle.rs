@@ -6,7 +6,8 @@
 //!
 //! - it does not panic, and returns within [`OracleOptions::timeout`];
 //! - on `Ok`, the pretty-printed output (`mechgen_codegen::pretty`) parses with syn as a
-//!   file, and every module's model, lowered again with `mechgen_codegen::models`, assembles
+//!   file in which no module declares two items of one name and no generated function binds
+//!   one name twice (names compared unrawed), and every module's model, lowered again with `mechgen_codegen::models`, assembles
 //!   from its nominal coordinates (Newton projection with default parameters — 1.0 for a
 //!   parameter without default — at `t = 0`) to a point where the residual and the
 //!   Jacobian evaluate finite;
@@ -39,6 +40,13 @@ pub enum Kind {
     Spawn,
     /// Generation succeeded but the pretty-printed output does not parse as a Rust file.
     UnparsableOutput,
+    /// The generated file declares two items of one name in one module (two modules of
+    /// one name, say): it would not compile.
+    DuplicateItem,
+    /// A generated function binds one name twice (a `let` or parameter shadowed by a later
+    /// `let`, comparing names unrawed: `y` and `r#y` are one Rust name), so a user's name
+    /// clashes with one the generated code binds.
+    ShadowedBinding,
     /// Generation succeeded but re-lowering the same input with `models` failed.
     ModelsDisagree,
     /// Generation succeeded but the nominal configuration does not assemble.
@@ -77,7 +85,14 @@ impl Finding {
     pub fn class(&self) -> String {
         match (&self.kind, &self.location) {
             (Kind::Panic, Some(loc)) => format!("Panic at {loc}"),
-            (Kind::Unlocated | Kind::EmptyMessage | Kind::ModelsDisagree, _) => {
+            (
+                Kind::Unlocated
+                | Kind::EmptyMessage
+                | Kind::ModelsDisagree
+                | Kind::DuplicateItem
+                | Kind::ShadowedBinding,
+                _,
+            ) => {
                 format!("{:?}: {}", self.kind, normalise(&self.detail))
             }
             (k, _) => format!("{k:?}"),
@@ -230,12 +245,16 @@ fn run(src: &str) -> Result<(), Finding> {
     match guarded(|| generate_str(src, &opts))? {
         Ok(generated) => {
             let text = guarded(|| pretty(&generated.tokens))?;
-            if let Err(e) = syn::parse_file(&text) {
-                return Err(Finding::new(
-                    Kind::UnparsableOutput,
-                    format!("{e} (at {:?})", e.span().start()),
-                ));
-            }
+            let file = match syn::parse_file(&text) {
+                Ok(f) => f,
+                Err(e) => {
+                    return Err(Finding::new(
+                        Kind::UnparsableOutput,
+                        format!("{e} (at {:?})", e.span().start()),
+                    ))
+                }
+            };
+            items_are_unique(&file.items, "the generated file")?;
             guarded(|| finite_at_nominal(src))?
         }
         Err(e) => {
@@ -256,6 +275,120 @@ fn run(src: &str) -> Result<(), Finding> {
             Ok(())
         }
     }
+}
+
+fn unraw(id: &syn::Ident) -> String {
+    syn::ext::IdentExt::unraw(id).to_string()
+}
+
+/// No two items of one name (per namespace: types and modules vs. values) in `items`, and
+/// in each module below; no shadowing inside any function.
+fn items_are_unique(items: &[syn::Item], within: &str) -> Result<(), Finding> {
+    let mut seen = std::collections::HashSet::new();
+    for item in items {
+        let (ns, name) = match item {
+            syn::Item::Mod(m) => ("type", unraw(&m.ident)),
+            syn::Item::Struct(s) => ("type", unraw(&s.ident)),
+            syn::Item::Enum(e) => ("type", unraw(&e.ident)),
+            syn::Item::Type(t) => ("type", unraw(&t.ident)),
+            syn::Item::Fn(f) => ("value", unraw(&f.sig.ident)),
+            syn::Item::Const(c) => ("value", unraw(&c.ident)),
+            syn::Item::Static(s) => ("value", unraw(&s.ident)),
+            _ => continue,
+        };
+        if !seen.insert((ns, name.clone())) {
+            return Err(Finding::new(
+                Kind::DuplicateItem,
+                format!("`{name}` is declared twice in {within}"),
+            ));
+        }
+        match item {
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    items_are_unique(inner, &format!("module `{name}`"))?;
+                }
+            }
+            syn::Item::Fn(f) => no_shadowing(&f.sig, &f.block, &name)?,
+            _ => {}
+        }
+    }
+    for item in items {
+        if let syn::Item::Impl(imp) = item {
+            for it in &imp.items {
+                if let syn::ImplItem::Fn(f) = it {
+                    no_shadowing(&f.sig, &f.block, &unraw(&f.sig.ident))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pat_names(p: &syn::Pat, out: &mut Vec<String>) {
+    match p {
+        syn::Pat::Ident(i) => out.push(unraw(&i.ident)),
+        syn::Pat::Type(t) => pat_names(&t.pat, out),
+        syn::Pat::Tuple(t) => t.elems.iter().for_each(|e| pat_names(e, out)),
+        syn::Pat::Reference(r) => pat_names(&r.pat, out),
+        _ => {}
+    }
+}
+
+/// Whether `e` reads a function input directly: `q[1]`, `p.f`, `t`.
+fn reads_input(e: &syn::Expr, inputs: &[String]) -> bool {
+    let is_input = |e: &syn::Expr| match e {
+        syn::Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| inputs.contains(&unraw(i))),
+        _ => false,
+    };
+    match e {
+        syn::Expr::Index(i) => is_input(&i.expr),
+        syn::Expr::Field(f) => is_input(&f.base),
+        other => is_input(other),
+    }
+}
+
+/// No input of a generated (straight-line) function is shadowed: neither a parameter nor
+/// a top-level `let` that reads one (`let y = q[1];`, `let f = p.f;`, the user's names) is
+/// bound again later in the body. (Scratch names the generator rebinds on purpose, such as
+/// `let v = t4;` per mass-matrix entry, are not inputs.)
+fn no_shadowing(sig: &syn::Signature, block: &syn::Block, fname: &str) -> Result<(), Finding> {
+    let mut inputs = Vec::new();
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(t) = input {
+            pat_names(&t.pat, &mut inputs);
+        }
+    }
+    // Name -> whether its current binding is an input (or reads one).
+    let mut bound: std::collections::HashMap<String, bool> =
+        inputs.iter().map(|n| (n.clone(), true)).collect();
+    for stmt in &block.stmts {
+        if let syn::Stmt::Local(local) = stmt {
+            let mut names = Vec::new();
+            pat_names(&local.pat, &mut names);
+            let reads = local
+                .init
+                .as_ref()
+                .is_some_and(|i| reads_input(&i.expr, &inputs));
+            for n in names {
+                if n == "_" {
+                    continue;
+                }
+                if bound.get(&n) == Some(&true) {
+                    return Err(Finding::new(
+                        Kind::ShadowedBinding,
+                        format!(
+                            "generated fn `{fname}` binds `{n}` again after binding it to an input"
+                        ),
+                    ));
+                }
+                bound.insert(n, reads);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Lowers `src` again and evaluates each model at its assembled nominal.
