@@ -6,11 +6,12 @@
 //!
 //! - it does not panic, and returns within [`OracleOptions::timeout`];
 //! - on `Ok`, the pretty-printed output (`mechgen_codegen::pretty`) parses with syn as a
-//!   file in which no module declares two items of one name and no generated function binds
-//!   one name twice (names compared unrawed), and every module's model, lowered again with `mechgen_codegen::models`, assembles
-//!   from its nominal coordinates (Newton projection with default parameters — 1.0 for a
-//!   parameter without default — at `t = 0`) to a point where the residual and the
-//!   Jacobian evaluate finite;
+//!   file in which no module declares two items of one name and no generated function
+//!   shadows an input (names compared unrawed), and every module's model, lowered again
+//!   with `mechgen_codegen::models`, assembles from its nominal coordinates, or from points
+//!   within a few per cent of them as the engine's probes do (Newton projection with
+//!   default parameters — 1.0 for a parameter without default — at `t = 0`), to a point
+//!   where the residual and the Jacobian evaluate finite;
 //! - on `Err`, the error has a non-empty message and a real location: line ≥ 1 (unless the
 //!   input is blank) and within the input.
 //!
@@ -405,12 +406,28 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
         let roots: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
         let res = Evaluator::new(&m.arena, &roots);
         let sparse = probe::SparseJacobian::new(&m.arena, &jac, nq);
-        let Some(q) = probe::project(&m.arena, &res, &sparse, &q0, &p, 0.0) else {
+        // From the nominal, or (like the engine's probes) from nominals perturbed by
+        // 5 %, 2.5 %, ... of `1 + |q0|`: a nominal on a singular point of the constraints
+        // (`x² = c` at `x = 0`) still assembles nearby.
+        let mut dice = crate::Dice::from_seed(0x0a55_e3b1e);
+        let mut starts = vec![q0.clone()];
+        for k in 0..8 {
+            let scale = 0.05 / f64::from(1u32 << (k / 2));
+            starts.push(
+                q0.iter()
+                    .map(|&v| v + scale * (1.0 + v.abs()) * dice.float(-1.0, 1.0))
+                    .collect(),
+            );
+        }
+        let assembled = starts
+            .iter()
+            .find_map(|s| probe::project(&m.arena, &res, &sparse, s, &p, 0.0));
+        let Some(q) = assembled else {
             let c0 = eval(&m.arena, &roots, &q0, &p);
             return Err(Finding::new(
                 Kind::NotAssembled,
                 format!(
-                    "module `{}`: Newton projection from the nominal does not converge (residual at the nominal {})",
+                    "module `{}`: Newton projection from the nominal and from 8 points near it does not converge (residual at the nominal {})",
                     m.name,
                     summary(&c0)
                 ),

@@ -11,7 +11,7 @@ use std::time::Instant;
 use mechgen_fuzzgen::{check, input, seeds, Dice, Origin};
 
 /// Inputs checked (a fixed seed each: `SEED + i`).
-const INPUTS: u64 = 400;
+const INPUTS: u64 = 300;
 const SEED: u64 = 0x5eed_0009;
 
 #[test]
@@ -20,6 +20,7 @@ fn smoke_run_of_generator_and_mutator() {
     let current = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("smoke-current.mech");
     let t0 = Instant::now();
     let (mut generated, mut mutated) = (0, 0);
+    let (mut t_gen, mut t_mut) = (0.0, 0.0);
     let mut findings = Vec::new();
     for i in 0..INPUTS {
         let (src, origin) = input(&mut Dice::from_seed(SEED + i), &shipped);
@@ -29,12 +30,20 @@ fn smoke_run_of_generator_and_mutator() {
         }
         // Best effort: only for finding the input after a crash.
         let _ = std::fs::write(&current, format!("// smoke input {i}\n{src}"));
-        if let Err(f) = check(&src) {
+        let t = Instant::now();
+        let verdict = check(&src);
+        let dt = t.elapsed().as_secs_f64();
+        if origin == Origin::Generated {
+            t_gen += dt;
+        } else {
+            t_mut += dt;
+        }
+        if let Err(f) = verdict {
             findings.push((i, f, src));
         }
     }
     println!(
-        "smoke: {INPUTS} inputs ({generated} generated, {mutated} mutated) in {:.1} s, {} findings",
+        "smoke: {INPUTS} inputs ({generated} generated: {t_gen:.1} s, {mutated} mutated: {t_mut:.1} s) in {:.1} s, {} findings",
         t0.elapsed().as_secs_f64(),
         findings.len()
     );
