@@ -6,9 +6,10 @@
 //! ```
 //!
 //! Input `i` is made from `Dice::from_seed(seed_of(S, i))`, so any input can be reproduced
-//! alone (`--only i` prints it and its verdict; `--check FILE` checks a file). Every distinct finding class is written to `DIR` (default
-//! `target/fuzzgen`) as `class-NN.mech` (first input) and `class-NN.min.mech` (minimised),
-//! with a summary in `DIR/summary.txt`.
+//! alone: `--only i` prints it and its verdict; `--check FILE` checks a file. The first
+//! input of every distinct finding class is written to `DIR` (default `target/fuzzgen`) as
+//! `class-NN.mech`, a minimised copy as `class-NN.min.mech`, and the counts to
+//! `DIR/summary.txt`. Stack overflows and timeouts are not minimised.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};

@@ -77,7 +77,8 @@ impl Dice {
         lo + (hi - lo) * u
     }
 
-    /// One element of a non-empty slice (the first when it is empty-proof called on one).
+    /// One element of `items`. Panics on an empty slice: callers pick only from lists
+    /// they have made non-empty (never from the input's bytes).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }

@@ -8,6 +8,8 @@
 //! - [`input`]: one input from a [`Dice`] (seeded or driven by libFuzzer's bytes);
 //! - [`minimize`]: shrinks a failing input while it fails the same way.
 
+#![warn(missing_docs)]
+
 pub mod dice;
 pub mod grammar;
 pub mod mutate;
