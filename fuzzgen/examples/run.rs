@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Input `i` is made from `Dice::from_seed(seed_of(S, i))`, so any input can be reproduced
-//! alone: `--only i` prints it and its verdict; `--check FILE` checks a file. The first
+//! alone: `--only i` prints it and its verdict; `--check FILE` checks a file; `--bytes FILE`
+//! replays a libFuzzer artifact (the input its bytes make, and the verdict). The first
 //! input of every distinct finding class is written to `DIR` (default `target/fuzzgen`) as
 //! `class-NN.mech`, a minimised copy as `class-NN.min.mech`, and the counts to
 //! `DIR/summary.txt`. Stack overflows and timeouts are not minimised.
@@ -47,6 +48,7 @@ enum Mode {
     Worker,
     Only(u64),
     Check(PathBuf),
+    Bytes(PathBuf),
     Minimize(PathBuf, String),
 }
 
@@ -71,6 +73,7 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
             "--worker" => a.mode = Mode::Worker,
             "--only" => a.mode = Mode::Only(num(it.next())?),
+            "--bytes" => a.mode = Mode::Bytes(PathBuf::from(it.next().ok_or("--bytes FILE")?)),
             "--check" => a.mode = Mode::Check(PathBuf::from(it.next().ok_or("--check FILE")?)),
             "--minimize" => {
                 let f = it.next().ok_or("--minimize FILE CLASS")?;
@@ -99,6 +102,14 @@ fn main() {
             println!("// input {i} ({origin:?})\n{src}");
             println!("// oracle: {:?}", check_with(&src, &opts()));
         }
+        Mode::Bytes(file) => match std::fs::read(file) {
+            Ok(bytes) => {
+                let (src, origin) = input(&mut Dice::from_bytes(&bytes), &shipped);
+                println!("// from {} ({origin:?})\n{src}", file.display());
+                println!("// oracle: {:?}", check_with(&src, &opts()));
+            }
+            Err(e) => eprintln!("run: {}: {e}", file.display()),
+        },
         Mode::Check(file) => match std::fs::read_to_string(file) {
             Ok(src) => {
                 println!("oracle: {:?}", check_with(&src, &opts()));
