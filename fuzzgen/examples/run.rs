@@ -1,0 +1,305 @@
+//! Runs the structure-aware fuzzer at scale, surviving crashes (stack overflows abort the
+//! process) by running the inputs in a child process and restarting it after a crash.
+//!
+//! ```text
+//! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR]
+//! ```
+//!
+//! Input `i` is made from `Dice::from_seed(seed_of(S, i))`, so any input can be reproduced
+//! alone: `--only i` prints it and its verdict; `--check FILE` checks a file; `--bytes FILE`
+//! replays a libFuzzer artifact (the input its bytes make, and the verdict). The first
+//! input of every distinct finding class is written to `DIR` (default `target/fuzzgen`) as
+//! `class-NN.mech`, a minimised copy as `class-NN.min.mech`, and the counts to
+//! `DIR/summary.txt`. Stack overflows and timeouts are not minimised.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mechgen_fuzzgen::{check_with, input, minimize, seeds, Dice, OracleOptions, Origin};
+
+fn seed_of(seed: u64, i: u64) -> u64 {
+    seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+fn make(seed: u64, i: u64, shipped: &[(String, String)]) -> (String, Origin) {
+    input(&mut Dice::from_seed(seed_of(seed, i)), shipped)
+}
+
+fn opts() -> OracleOptions {
+    OracleOptions {
+        timeout: Duration::from_secs(10),
+        ..OracleOptions::default()
+    }
+}
+
+struct Args {
+    n: u64,
+    seed: u64,
+    start: u64,
+    out: PathBuf,
+    mode: Mode,
+}
+
+enum Mode {
+    Parent,
+    Worker,
+    Only(u64),
+    Check(PathBuf),
+    Bytes(PathBuf),
+    Minimize(PathBuf, String),
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        n: 1000,
+        seed: 1,
+        start: 0,
+        out: PathBuf::from("target/fuzzgen"),
+        mode: Mode::Parent,
+    };
+    let mut it = std::env::args().skip(1);
+    let num = |s: Option<String>| -> Result<u64, String> {
+        s.ok_or("missing value")?
+            .parse()
+            .map_err(|e| format!("{e}"))
+    };
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--seed" => a.seed = num(it.next())?,
+            "--start" => a.start = num(it.next())?,
+            "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
+            "--worker" => a.mode = Mode::Worker,
+            "--only" => a.mode = Mode::Only(num(it.next())?),
+            "--bytes" => a.mode = Mode::Bytes(PathBuf::from(it.next().ok_or("--bytes FILE")?)),
+            "--check" => a.mode = Mode::Check(PathBuf::from(it.next().ok_or("--check FILE")?)),
+            "--minimize" => {
+                let f = it.next().ok_or("--minimize FILE CLASS")?;
+                let c = it.next().ok_or("--minimize FILE CLASS")?;
+                a.mode = Mode::Minimize(PathBuf::from(f), c);
+            }
+            n => a.n = n.parse().map_err(|e| format!("bad count `{n}`: {e}"))?,
+        }
+    }
+    Ok(a)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("run: {e}");
+            std::process::exit(2);
+        }
+    };
+    let shipped = seeds::all();
+    match &args.mode {
+        Mode::Worker => worker(&args, &shipped),
+        Mode::Only(i) => {
+            let (src, origin) = make(args.seed, *i, &shipped);
+            println!("// input {i} ({origin:?})\n{src}");
+            println!("// oracle: {:?}", check_with(&src, &opts()));
+        }
+        Mode::Bytes(file) => match std::fs::read(file) {
+            Ok(bytes) => {
+                let (src, origin) = input(&mut Dice::from_bytes(&bytes), &shipped);
+                println!("// from {} ({origin:?})\n{src}", file.display());
+                println!("// oracle: {:?}", check_with(&src, &opts()));
+            }
+            Err(e) => eprintln!("run: {}: {e}", file.display()),
+        },
+        Mode::Check(file) => match std::fs::read_to_string(file) {
+            Ok(src) => {
+                println!("oracle: {:?}", check_with(&src, &opts()));
+                let r = mechgen_codegen::generate_str(&src, &mechgen_codegen::Options::default());
+                match r {
+                    Ok(g) => println!("engine: Ok, {} module(s)", g.modules.len()),
+                    Err(e) => println!("engine: Err at {:?}: {}", e.span.start(), e.message),
+                }
+            }
+            Err(e) => eprintln!("run: {}: {e}", file.display()),
+        },
+        Mode::Minimize(file, class) => {
+            let src = std::fs::read_to_string(file).unwrap_or_default();
+            let min = minimize(&src, class, &opts(), 400);
+            print!("{min}");
+        }
+        Mode::Parent => parent(&args, &shipped),
+    }
+}
+
+/// Checks inputs `start..start + n`, one line per input on stdout:
+/// `i origin ok|err|F<TAB>class<TAB>detail`, `S i` before each check (for crash attribution).
+fn worker(args: &Args, shipped: &[(String, String)]) {
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    for i in args.start..args.start + args.n {
+        let (src, origin) = make(args.seed, i, shipped);
+        let _ = writeln!(out, "S {i}");
+        let _ = out.flush();
+        let line = match check_with(&src, &opts()) {
+            Ok(()) => format!("{i} {origin:?} done"),
+            Err(f) => format!(
+                "{i} {origin:?} F\t{}\t{}",
+                f.class(),
+                f.to_string().replace(['\n', '\t'], " ")
+            ),
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = out.flush();
+}
+
+#[derive(Default)]
+struct Class {
+    count: usize,
+    first: u64,
+    detail: String,
+}
+
+fn parent(args: &Args, shipped: &[(String, String)]) {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("run: cannot find own executable: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!("run: cannot create {}: {e}", args.out.display());
+        std::process::exit(1);
+    }
+    let t0 = Instant::now();
+    let end = args.start + args.n;
+    let mut next = args.start;
+    let mut classes: BTreeMap<String, Class> = BTreeMap::new();
+    let mut done = 0u64;
+    let mut generated = 0u64;
+    let stderr_path = args.out.join("worker-stderr.txt");
+    while next < end {
+        let stderr = match std::fs::File::create(&stderr_path) {
+            Ok(f) => Stdio::from(f),
+            Err(_) => Stdio::null(),
+        };
+        let mut child = match Command::new(&exe)
+            .args([
+                "--worker",
+                "--seed",
+                &args.seed.to_string(),
+                "--start",
+                &next.to_string(),
+                &(end - next).to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("run: cannot start worker: {e}");
+                std::process::exit(1);
+            }
+        };
+        let Some(stdout) = child.stdout.take() else {
+            eprintln!("run: no worker stdout");
+            std::process::exit(1);
+        };
+        let mut started: Option<u64> = None;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(i) = line.strip_prefix("S ") {
+                started = i.parse().ok();
+                continue;
+            }
+            let mut words = line.splitn(3, ' ');
+            let i: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+            let origin = words.next().unwrap_or("");
+            let rest = words.next().unwrap_or("");
+            started = None;
+            next = i + 1;
+            done += 1;
+            if origin == "Generated" {
+                generated += 1;
+            }
+            if let Some(f) = rest.strip_prefix("F\t") {
+                let mut parts = f.splitn(2, '\t');
+                let class = parts.next().unwrap_or("").to_string();
+                let detail = parts.next().unwrap_or("").to_string();
+                let e = classes.entry(class).or_insert_with(|| Class {
+                    first: i,
+                    detail,
+                    ..Class::default()
+                });
+                e.count += 1;
+            }
+            if done.is_multiple_of(5000) {
+                eprintln!(
+                    "{done} inputs ({generated} generated), {} classes, {:.0} s",
+                    classes.len(),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        }
+        let status = child.wait();
+        if let Some(i) = started {
+            // The worker died while checking input `i`: classify by its last words.
+            let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            let last: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
+            let why = if said.contains("has overflowed its stack") {
+                "stack overflow".to_string()
+            } else {
+                match status {
+                    Ok(s) => s.to_string(),
+                    Err(e) => e.to_string(),
+                }
+            };
+            let detail = last[last.len().saturating_sub(2)..].join(" / ");
+            let e = classes
+                .entry(format!("Crash ({why})"))
+                .or_insert_with(|| Class {
+                    first: i,
+                    detail,
+                    ..Class::default()
+                });
+            e.count += 1;
+            done += 1;
+            next = i + 1;
+        } else if next < end {
+            eprintln!("run: worker stopped early at {next}");
+            break;
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let mut summary = format!(
+        "{done} inputs ({generated} generated by the grammar), seed {}, {secs:.0} s, {:.0} inputs/s\n\n",
+        args.seed,
+        done as f64 / secs
+    );
+    for (k, (class, c)) in classes.iter().enumerate() {
+        let (src, _) = make(args.seed, c.first, shipped);
+        let path = args.out.join(format!("class-{k:02}.mech"));
+        let _ = std::fs::write(&path, &src);
+        let mut min_note = String::new();
+        if !class.starts_with("Crash") && !class.starts_with("Timeout") {
+            let min = Command::new(&exe)
+                .arg("--minimize")
+                .arg(&path)
+                .arg(class)
+                .stderr(Stdio::null())
+                .output();
+            if let Ok(o) = min {
+                let min_path = args.out.join(format!("class-{k:02}.min.mech"));
+                let _ = std::fs::write(&min_path, &o.stdout);
+                min_note = format!(" (minimised: {} bytes)", o.stdout.len());
+            }
+        }
+        summary.push_str(&format!(
+            "class-{k:02}: {class}\n  {} inputs, first #{}{min_note}\n  {}\n",
+            c.count, c.first, c.detail
+        ));
+    }
+    let _ = std::fs::write(args.out.join("summary.txt"), &summary);
+    print!("{summary}");
+}
