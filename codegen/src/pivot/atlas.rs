@@ -271,13 +271,23 @@ pub fn refine(
                 project(s.arena, s.residual, s.jacobian, &guess, s.params, t)
             };
             let eval = |x: f64| at(x).map_or(f64::INFINITY, |q| s.health(chart, &q, t));
+            // Golden-section search: one evaluation per step, 30 steps (the bracket shrinks
+            // to 1e-6 of its length).
+            let r = 0.5 * (5f64.sqrt() - 1.0);
             let (mut lo, mut hi) = (0.0f64, 2.0f64);
-            for _ in 0..40 {
-                let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
-                if eval(m1) <= eval(m2) {
-                    hi = m2;
+            let (mut x1, mut x2) = (hi - r * (hi - lo), lo + r * (hi - lo));
+            let (mut f1, mut f2) = (eval(x1), eval(x2));
+            for _ in 0..30 {
+                if f1 <= f2 {
+                    hi = x2;
+                    (x2, f2) = (x1, f1);
+                    x1 = hi - r * (hi - lo);
+                    f1 = eval(x1);
                 } else {
-                    lo = m1;
+                    lo = x1;
+                    (x1, f1) = (x2, f2);
+                    x2 = lo + r * (hi - lo);
+                    f2 = eval(x2);
                 }
             }
             if let Some(q) = at(0.5 * (lo + hi)) {
