@@ -7,23 +7,7 @@ use std::fmt::Write as _;
 
 use mechgen::nalgebra::SVector;
 
-mechgen::mechanism! {
-    /// Planar five-bar (see tests/atlas.rs).
-    pub mod five_bar {
-        param l1 = 1.0;
-        param l2 = 2.0;
-        param l3 = 2.0;
-        param l4 = 1.0;
-        param g = 1.5;
-        coord a1 = 1.9;
-        coord a2 = 1.164454;
-        coord ph1 = 0.966718;
-        coord ph2 = 2.158655;
-        independent a1, a2;
-        constraint vec2(l1 * cos(a1) + l2 * cos(ph1), l1 * sin(a1) + l2 * sin(ph1))
-            == vec2(g + l4 * cos(a2) + l3 * cos(ph2), l4 * sin(a2) + l3 * sin(ph2));
-    }
-}
+include!("mechanisms/five_bar.rs");
 
 fn main() -> std::io::Result<()> {
     let path = std::env::args()
@@ -44,9 +28,14 @@ fn main() -> std::io::Result<()> {
     let mut counts = vec![0usize; five_bar::NCHARTS];
     for i in 0..n {
         for k in 0..n {
-            let a1 = -std::f64::consts::PI + 2.0 * std::f64::consts::PI * (i as f64 + 0.5) / n as f64;
-            let ph1 = -std::f64::consts::PI + 2.0 * std::f64::consts::PI * (k as f64 + 0.5) / n as f64;
-            let tip = (p.l1 * a1.cos() + p.l2 * ph1.cos(), p.l1 * a1.sin() + p.l2 * ph1.sin());
+            let a1 =
+                -std::f64::consts::PI + 2.0 * std::f64::consts::PI * (i as f64 + 0.5) / n as f64;
+            let ph1 =
+                -std::f64::consts::PI + 2.0 * std::f64::consts::PI * (k as f64 + 0.5) / n as f64;
+            let tip = (
+                p.l1 * a1.cos() + p.l2 * ph1.cos(),
+                p.l1 * a1.sin() + p.l2 * ph1.sin(),
+            );
             let (dx, dy) = (tip.0 - p.g, tip.1);
             let dist = dx.hypot(dy);
             let c = (p.l4 * p.l4 + dist * dist - p.l3 * p.l3) / (2.0 * p.l4 * dist);
@@ -86,6 +75,9 @@ fn main() -> std::io::Result<()> {
         size + 36.0
     );
     std::fs::write(&path, svg)?;
-    println!("wrote {path}: charts used {counts:?} (CHARTS = {:?})", five_bar::CHARTS);
+    println!(
+        "wrote {path}: charts used {counts:?} (CHARTS = {:?})",
+        five_bar::CHARTS
+    );
     Ok(())
 }

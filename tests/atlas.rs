@@ -5,26 +5,14 @@
 //! over a dense grid of its workspace, exactly at the vertical-link poses, and a four-bar
 //! whose named independent coordinate (the rocker) turns back at the toggles.
 
-use mechgen::nalgebra::{DMatrix, SMatrix, SVector};
+mod common;
+
+use mechgen::nalgebra::SVector;
 use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;
 
+include!("../examples/mechanisms/five_bar.rs");
+
 mechgen::mechanism! {
-    /// Planar five-bar: base joints at (0, 0) and (g, 0), proximal links l1, l4 (actuated
-    /// angles a1, a2), distal links l2, l3 (absolute angles ph1, ph2) meeting at the tool.
-    pub mod five_bar {
-        param l1 = 1.0;
-        param l2 = 2.0;
-        param l3 = 2.0;
-        param l4 = 1.0;
-        param g = 1.5;
-        coord a1 = 1.9;
-        coord a2 = 1.164454;
-        coord ph1 = 0.966718;
-        coord ph2 = 2.158655;
-        independent a1, a2;
-        constraint vec2(l1 * cos(a1) + l2 * cos(ph1), l1 * sin(a1) + l2 * sin(ph1))
-            == vec2(g + l4 * cos(a2) + l3 * cos(ph2), l4 * sin(a2) + l3 * sin(ph2));
-    }
     /// Crank–rocker four-bar with the rocker named independent.
     pub mod rocker_four_bar {
         param a = 1.0;
@@ -37,27 +25,6 @@ mechgen::mechanism! {
         independent ps;
         constraint vec2(a * cos(th) + b * cos(ph), a * sin(th) + b * sin(ph)) == vec2(g + c * cos(ps), c * sin(ps));
     }
-}
-
-/// `sin` of the largest principal angle between span `d` and the SVD null space of `j`,
-/// and `σ_r / σ_1` (`r = NQ − DOF`), the rank margin of `j`.
-fn compare<const NQ: usize, const NC: usize, const DOF: usize>(
-    j: &SMatrix<f64, NC, NQ>,
-    d: &SMatrix<f64, NQ, DOF>,
-) -> (f64, f64) {
-    let jd = DMatrix::from_fn(NQ, NQ, |i, k| if i < NC { j[(i, k)] } else { 0.0 });
-    let svd = jd.svd(false, true);
-    let Some(vt) = svd.v_t else {
-        return (f64::INFINITY, 0.0);
-    };
-    let mut idx: Vec<usize> = (0..NQ).collect();
-    idx.sort_by(|&a, &b| svd.singular_values[a].total_cmp(&svd.singular_values[b]));
-    let n = DMatrix::from_fn(NQ, DOF, |i, k| vt[(idx[k], i)]);
-    let dq = DMatrix::from_fn(NQ, DOF, |i, k| d[(i, k)]).qr().q();
-    let resid = &dq - &n * (n.transpose() * &dq);
-    let s = &svd.singular_values;
-    let margin = s[idx[DOF]] / s[idx[NQ - 1]];
-    (resid.svd(false, false).singular_values.max(), margin)
 }
 
 /// `(angle of the first link, angle of the second)` with `base + r1 e(x) + r2 e(y) = tip`,
@@ -114,7 +81,7 @@ fn five_bar_default_null_space_is_right_over_the_workspace() {
                 let j = five_bar::jacobian(&q, &p, 0.0);
                 assert!(five_bar::residual(&q, &p, 0.0).norm() < 1e-12);
                 let (d, health) = five_bar::null_space(&q, &p, 0.0);
-                let (err, margin) = compare(&j, &d);
+                let (err, margin) = common::null_space_error(&j, &d);
                 if margin >= 1e-4 {
                     regular += 1;
                     assert!(
@@ -158,7 +125,7 @@ fn five_bar_at_the_vertical_link_poses() {
                 };
                 let j = five_bar::jacobian(&q, &p, 0.0);
                 let (d, health, chart) = five_bar::null_space_atlas(&q, &p, 0.0);
-                let (err, margin) = compare(&j, &d);
+                let (err, margin) = common::null_space_error(&j, &d);
                 assert!(margin > 1e-3, "the mechanism is regular at {q:?}");
                 assert!(
                     err <= 1e-10 && health >= 1e-3,
@@ -199,7 +166,7 @@ fn rocker_four_bar_through_the_toggles() {
         );
         let j = rocker_four_bar::jacobian(&q, &p, 0.0);
         let (d, health, chart) = rocker_four_bar::null_space_atlas(&q, &p, 0.0);
-        let (err, margin) = compare(&j, &d);
+        let (err, margin) = common::null_space_error(&j, &d);
         if margin >= 1e-4 {
             assert!(
                 health >= 1e-3 && err <= 1e-10,

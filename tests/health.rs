@@ -4,7 +4,9 @@
 //! default threshold implies a basis within 1e-8 (largest principal angle) of the SVD null
 //! space, over 10,000 configurations per mechanism, many of them near singular ones.
 
-use mechgen::nalgebra::{DMatrix, SMatrix, SVector};
+mod common;
+
+use mechgen::nalgebra::SVector;
 use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;
 
 mechgen::mechanism! {
@@ -32,25 +34,6 @@ mechgen::mechanism! {
         independent th1;
         constraint vec2(a * cos(th1) + g * cos(ph), a * sin(th1) + g * sin(ph)) == vec2(g + a * cos(th2), a * sin(th2));
     }
-}
-
-/// `sin` of the largest principal angle between the column space of `d` and the null
-/// space of `j` (SVD, the `dof` smallest singular values).
-fn principal_sin<const NQ: usize, const NC: usize, const DOF: usize>(
-    j: &SMatrix<f64, NC, NQ>,
-    d: &SMatrix<f64, NQ, DOF>,
-) -> f64 {
-    let jd = DMatrix::from_fn(NQ, NQ, |i, k| if i < NC { j[(i, k)] } else { 0.0 });
-    let svd = jd.svd(false, true);
-    let Some(vt) = svd.v_t else {
-        return f64::INFINITY;
-    };
-    let mut idx: Vec<usize> = (0..NQ).collect();
-    idx.sort_by(|&a, &b| svd.singular_values[a].total_cmp(&svd.singular_values[b]));
-    let n = DMatrix::from_fn(NQ, DOF, |i, k| vt[(idx[k], i)]);
-    let dq = DMatrix::from_fn(NQ, DOF, |i, k| d[(i, k)]).qr().q();
-    let resid = &dq - &n * (n.transpose() * &dq);
-    resid.svd(false, false).singular_values.max()
 }
 
 /// The four-bar in closed form from the rocker angle (`branch` ±1 picks the assembly).
@@ -102,7 +85,7 @@ fn healthy_means_right_four_bar_through_the_toggles() {
         }
         if health >= DEFAULT_PIVOT_THRESHOLD {
             healthy += 1;
-            let s = principal_sin(&j, &d);
+            let s = common::null_space_error(&j, &d).0;
             assert!(
                 s <= 1e-8,
                 "health {health:e} but the basis is {s:e} off the SVD null space at {q:?}"
@@ -134,7 +117,7 @@ fn parallelogram_flat_positions_show_in_the_health() {
         assert!((0.0..=1.0).contains(&health));
         if health >= DEFAULT_PIVOT_THRESHOLD {
             healthy += 1;
-            let s = principal_sin(&j, &d);
+            let s = common::null_space_error(&j, &d).0;
             assert!(
                 s <= 1e-8,
                 "health {health:e}, basis {s:e} off at θ = {th:e}"

@@ -283,3 +283,25 @@ pub fn lagrange_velocity_terms<const N: usize>(
         -c
     })
 }
+
+/// `sin` of the largest principal angle between the column space of `d` and the SVD null
+/// space of `j` (right singular vectors of the `DOF` smallest singular values), and the
+/// rank margin `σ_r / σ_1` of `j` (`r = NQ − DOF`).
+pub fn null_space_error<const NQ: usize, const NC: usize, const DOF: usize>(
+    j: &SMatrix<f64, NC, NQ>,
+    d: &SMatrix<f64, NQ, DOF>,
+) -> (f64, f64) {
+    let jd = DMatrix::from_fn(NQ, NQ, |i, k| if i < NC { j[(i, k)] } else { 0.0 });
+    let svd = jd.svd(false, true);
+    let Some(vt) = svd.v_t else {
+        return (f64::INFINITY, 0.0);
+    };
+    let mut idx: Vec<usize> = (0..NQ).collect();
+    idx.sort_by(|&a, &b| svd.singular_values[a].total_cmp(&svd.singular_values[b]));
+    let n = DMatrix::from_fn(NQ, DOF, |i, k| vt[(idx[k], i)]);
+    let dq = DMatrix::from_fn(NQ, DOF, |i, k| d[(i, k)]).qr().q();
+    let resid = &dq - &n * (n.transpose() * &dq);
+    let s = &svd.singular_values;
+    let margin = s[idx[DOF]] / s[idx[NQ - 1]];
+    (resid.svd(false, false).singular_values.max(), margin)
+}

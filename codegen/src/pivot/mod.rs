@@ -71,8 +71,13 @@ pub struct Chart {
     pub basis: Vec<Vec<ExprId>>,
 }
 
-/// The symbolic LU of one chart: its pivots, the scale entries of its rows and its basis.
-fn chart_code(model: &mut Model, jacobian: &[Vec<ExprId>], order: &atlas::ChartOrder) -> Chart {
+/// The symbolic LU of one chart: its pivots, the scale entries of its rows and its basis,
+/// and the factors (for the dependent solve).
+fn chart_code(
+    model: &mut Model,
+    jacobian: &[Vec<ExprId>],
+    order: &atlas::ChartOrder,
+) -> (Chart, lu::Factors) {
     let r = order.rows.len();
     let factors = lu::factor(&mut model.arena, jacobian, &order.rows, &order.cols);
     let basis = lu::basis(&mut model.arena, &factors, &order.cols);
@@ -88,13 +93,14 @@ fn chart_code(model: &mut Model, jacobian: &[Vec<ExprId>], order: &atlas::ChartO
                 .collect()
         })
         .collect();
-    Chart {
+    let chart = Chart {
         independent: order.cols[r..].to_vec(),
         rows: order.rows.clone(),
         pivots,
         row_scale,
         basis,
-    }
+    };
+    (chart, factors)
 }
 
 /// A chosen pivot smaller than this (relative, in some probe) triggers a re-draw of the
@@ -371,22 +377,23 @@ pub fn analyze(
     }
     let charts: Vec<Chart> = chart_orders
         .iter()
-        .map(|o| chart_code(model, jacobian, o))
+        .map(|o| chart_code(model, jacobian, o).0)
         .collect();
-    let factors = lu::factor(&mut model.arena, jacobian, &rows, &cols);
-    let basis = lu::basis(&mut model.arena, &factors, &cols);
+    let (primary, factors) = chart_code(
+        model,
+        jacobian,
+        &atlas::ChartOrder {
+            rows: rows.clone(),
+            cols: cols.clone(),
+        },
+    );
     let solve = lu::solve(&mut model.arena, &factors, &rows, &cols);
-    let pivots: Vec<ExprId> = (0..rank).map(|k| factors.u[k][k]).collect();
-    let row_scale: Vec<Vec<ExprId>> = rows
-        .iter()
-        .map(|&i| {
-            jacobian[i]
-                .iter()
-                .copied()
-                .filter(|&e| !model.arena.is_zero(e))
-                .collect()
-        })
-        .collect();
+    let Chart {
+        pivots,
+        row_scale,
+        basis,
+        ..
+    } = primary;
     Ok(NullSpace {
         rank,
         rows,
