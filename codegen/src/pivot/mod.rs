@@ -73,18 +73,25 @@ pub fn analyze(
     let nq = model.coords.len();
     let nc = model.constraints.len();
     let mut notes = Vec::new();
-    let structural: Vec<Vec<bool>> = jacobian
-        .iter()
-        .map(|row| row.iter().map(|&e| !model.arena.is_zero(e)).collect())
-        .collect();
-    if nc == 0 || structural.iter().flatten().all(|s| !s) {
+    // The structural nonzeros `(row, column)` and their expressions: probing evaluates
+    // and eliminates only these (memory and time grow with the nonzeros, not NC·NQ).
+    let mut nz_pos: Vec<(usize, usize)> = Vec::new();
+    let mut flat: Vec<ExprId> = Vec::new();
+    for (i, row) in jacobian.iter().enumerate() {
+        for (j, &e) in row.iter().enumerate() {
+            if !model.arena.is_zero(e) {
+                nz_pos.push((i, j));
+                flat.push(e);
+            }
+        }
+    }
+    if nc == 0 || flat.is_empty() {
         return Err(Error::new(model.span, "the constraint Jacobian is identically zero: the constraints do not depend on the coordinates"));
     }
     let hint: Vec<bool> = (0..nq).map(|j| model.independent.contains(&j)).collect();
     let allowed: Vec<bool> = hint.iter().map(|h| !h).collect();
     let angles = probe::angle_coords(model);
     let residual_roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    let flat: Vec<ExprId> = jacobian.iter().flatten().copied().collect();
     let res_eval = Evaluator::new(&model.arena, &residual_roots);
     let jac_eval = probe::SparseJacobian::new(&model.arena, jacobian, nq);
     let mut rng = probe::rng(opts.seed);
@@ -92,7 +99,7 @@ pub fn analyze(
 
     let mut best: Option<(select::Selection, Option<select::Selection>)> = None;
     // The best draw's probe matrices and its first real probe point (for the walk).
-    let mut best_mats: Vec<Vec<Vec<Complex64>>> = Vec::new();
+    let mut best_mats: Vec<Vec<Complex64>> = Vec::new();
     let mut best_start: Option<(Vec<f64>, f64)> = None;
     for draw in 0..=MAX_REDRAWS {
         let mut probes = Vec::new();
@@ -107,10 +114,10 @@ pub fn analyze(
         // Entries within a few times their rounding-error bound are numerically zero at
         // that probe (a row of pure rounding noise would otherwise be a "pivot" relative to
         // its own scale).
-        let mats: Vec<Vec<Vec<Complex64>>> = probes
+        let mats: Vec<Vec<Complex64>> = probes
             .iter()
             .map(|pr| {
-                let v: Vec<Complex64> = probe::eval_with_error(&model.arena, &flat, pr)
+                probe::eval_with_error(&model.arena, &flat, pr)
                     .into_iter()
                     .map(|(v, err)| {
                         if v.norm() <= ROUNDOFF * err {
@@ -119,13 +126,11 @@ pub fn analyze(
                             v
                         }
                     })
-                    .collect();
-                v.chunks(nq.max(1)).map(|r| r.to_vec()).collect()
+                    .collect()
             })
             .collect();
         if mats
             .iter()
-            .flatten()
             .flatten()
             .any(|v| !v.re.is_finite() || !v.im.is_finite())
         {
@@ -134,13 +139,14 @@ pub fn analyze(
             ));
             continue;
         }
-        let sel = select::eliminate(mats.clone(), &structural, &allowed);
+        let sel = select::eliminate_sparse(nc, &nz_pos, &mats, &allowed);
         let free = if model.independent.is_empty() {
             None
         } else {
-            Some(select::eliminate(
-                mats.clone(),
-                &structural,
+            Some(select::eliminate_sparse(
+                nc,
+                &nz_pos,
+                &mats,
                 &vec![true; nq],
             ))
         };
@@ -246,7 +252,7 @@ pub fn analyze(
                 let mut set = model.independent.clone();
                 set.push(walked);
                 let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
-                let s = select::eliminate(best_mats, &structural, &allowed);
+                let s = select::eliminate_sparse(nc, &nz_pos, &best_mats, &allowed);
                 let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
                 if s.pivots.len() == rank && worst >= SUSPICIOUS {
                     sel = s;
