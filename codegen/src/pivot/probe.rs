@@ -39,16 +39,23 @@ pub fn angle_coords(model: &Model) -> Vec<bool> {
     let a = &model.arena;
     let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let mask = a.reachable(&roots);
+    // The arguments of every trigonometric function, then every node under them: one
+    // pass over the arena, not one per function node.
+    let args: Vec<ExprId> = a
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| match n {
+            Node::Func(Func::Sin | Func::Cos | Func::Tan, arg) if mask[i] => Some(*arg),
+            _ => None,
+        })
+        .collect();
+    let under = a.reachable(&args);
     let mut angle = vec![false; model.coords.len()];
     for (i, n) in a.nodes().iter().enumerate() {
-        if !mask[i] {
-            continue;
-        }
-        if let Node::Func(Func::Sin | Func::Cos | Func::Tan, arg) = n {
-            for s in a.symbols(&[*arg]) {
-                if let Sym::Coord(j) = s {
-                    angle[j as usize] = true;
-                }
+        if let Node::Sym(Sym::Coord(j)) = n {
+            if under[i] {
+                angle[*j as usize] = true;
             }
         }
     }
