@@ -278,7 +278,9 @@ pub fn analyze(
     let factors = lu::factor(&mut model.arena, jacobian, &rows, &cols);
     let basis = lu::basis(&mut model.arena, &factors, &cols);
     let solve = lu::solve(&mut model.arena, &factors, &rows, &cols);
-    let pivots: Vec<ExprId> = (0..rank).map(|k| factors.u[k][k]).collect();
+    let pivots: Vec<ExprId> = (0..rank)
+        .map(|k| factors.pivot(&mut model.arena, k))
+        .collect();
     let row_scale: Vec<Vec<ExprId>> = rows
         .iter()
         .map(|&i| {
