@@ -237,16 +237,20 @@ pub fn analyze(
             let a = &mut model.arena;
             let (zero, one) = (a.constant(0.0), a.constant(1.0));
             let mut res_roots = residual_roots.clone();
-            let mut jac_rows = jacobian.to_vec();
+            let mut extra_rows: Vec<Vec<ExprId>> = Vec::new();
             for &i in &model.independent {
                 let (x, c) = (a.sym(Sym::Coord(i as u32)), a.constant(q0[i]));
                 res_roots.push(a.sub(x, c));
                 let mut row = vec![zero; nq];
                 row[i] = one;
-                jac_rows.push(row);
+                extra_rows.push(row);
             }
             let walk_res = Evaluator::new(a, &res_roots);
-            let walk_jac = probe::SparseJacobian::new(a, &jac_rows, nq);
+            let walk_jac = probe::SparseJacobian::from_rows(
+                a,
+                jacobian.iter().chain(&extra_rows).map(|r| r.as_slice()),
+                nq,
+            );
             let pts = walk::walk(a, &walk_res, &walk_jac, (q0, *t0), &params, &mut rng);
             if let Some(walked) = walk::choose(&pts) {
                 let mut set = model.independent.clone();

@@ -124,10 +124,22 @@ pub struct SparseJacobian {
 impl SparseJacobian {
     /// Plans the evaluation of the nonzeros of `jacobian` (`NC × NQ`).
     pub fn new(arena: &Arena, jacobian: &[Vec<ExprId>], nq: usize) -> Self {
+        Self::from_rows(arena, jacobian.iter().map(|r| r.as_slice()), nq)
+    }
+
+    /// Plans the evaluation of the nonzeros of the rows `rows` (each `NQ` long), without
+    /// needing them in one matrix (the manifold walk appends rows to `C_J` this way).
+    pub fn from_rows<'r>(
+        arena: &Arena,
+        rows: impl Iterator<Item = &'r [ExprId]>,
+        nq: usize,
+    ) -> Self {
         let mut roots = Vec::new();
         let mut pos = Vec::new();
         let mut by_col = vec![Vec::new(); nq];
-        for (r, row) in jacobian.iter().enumerate() {
+        let mut nc = 0;
+        for (r, row) in rows.enumerate() {
+            nc = r + 1;
             for (k, &e) in row.iter().enumerate() {
                 if !arena.is_zero(e) {
                     by_col[k].push(roots.len());
@@ -148,7 +160,7 @@ impl SparseJacobian {
             eval: Evaluator::new(arena, &roots),
             pos,
             by_col,
-            nc: jacobian.len(),
+            nc,
             band,
         }
     }
