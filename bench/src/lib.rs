@@ -9,6 +9,7 @@ pub mod generated;
 pub mod generation;
 pub mod growth;
 pub mod harness;
+pub mod pathological;
 pub mod percall;
 pub mod pivot_lu;
 pub mod report;

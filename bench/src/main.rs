@@ -4,7 +4,9 @@
 //! Options: `--runs N` (generation runs, default 20), `--no-compile-times`,
 //! `--compile-limit SECONDS` (default 60: larger family members are skipped in a profile
 //! once a build there took more than half of it), `--no-sim`, `--quick` (fewer samples,
-//! for trying the command out; not for reporting).
+//! for trying the command out; not for reporting), `--no-pathological` (skip the
+//! pathological inputs), `--pathological-only` (run only those and print their table),
+//! `--pathological-limit SECONDS` (default 300 per case).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use mechgen_bench::generation::{self, GenRow};
 use mechgen_bench::growth::{self, Series};
 use mechgen_bench::harness::Config;
 use mechgen_bench::report::{Exponent, Machine, Report, Target};
-use mechgen_bench::{percall, rhs, sim, sources};
+use mechgen_bench::{pathological, percall, rhs, sim, sources};
 
 /// A quantity read from a generation row.
 type Metric = fn(&GenRow) -> f64;
@@ -25,6 +27,9 @@ struct Args {
     compile_limit: f64,
     sim: bool,
     quick: bool,
+    pathological: bool,
+    pathological_only: bool,
+    pathological_limit: f64,
 }
 
 fn args() -> Args {
@@ -34,6 +39,9 @@ fn args() -> Args {
         compile_limit: 60.0,
         sim: true,
         quick: false,
+        pathological: true,
+        pathological_only: false,
+        pathological_limit: 300.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -49,9 +57,17 @@ fn args() -> Args {
             }
             "--no-sim" => a.sim = false,
             "--quick" => a.quick = true,
+            "--no-pathological" => a.pathological = false,
+            "--pathological-only" => a.pathological_only = true,
+            "--pathological-limit" => {
+                a.pathological_limit = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(a.pathological_limit)
+            }
             "-h" | "--help" => {
                 println!(
-                    "mechgen-bench [--runs N] [--no-compile-times] [--compile-limit SECONDS] [--no-sim] [--quick]"
+                    "mechgen-bench [--runs N] [--no-compile-times] [--compile-limit SECONDS] [--no-sim] [--quick] [--no-pathological] [--pathological-only] [--pathological-limit SECONDS]"
                 );
                 std::process::exit(0);
             }
@@ -300,7 +316,17 @@ fn targets(r: &Report) -> Vec<Target> {
 }
 
 fn main() {
+    // A pathological case measured in its own process (see `pathological`).
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some(pathological::CHILD_ARG) {
+        std::process::exit(pathological::child(argv.get(2).map_or("", String::as_str)));
+    }
     let a = args();
+    if a.pathological_only {
+        let rows = pathological::run(Duration::from_secs_f64(a.pathological_limit));
+        print!("{}", pathological::markdown(&rows));
+        return;
+    }
     let results = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
     std::fs::create_dir_all(&results).expect("create bench/results");
     let mut report = Report {
@@ -381,6 +407,10 @@ fn main() {
         report.rhs = rhs::run(&cfg);
     }
 
+    if a.pathological {
+        eprintln!("pathological inputs (one child process each)");
+        report.pathological = pathological::run(Duration::from_secs_f64(a.pathological_limit));
+    }
     report.targets = targets(&report);
     if a.quick {
         report

@@ -98,6 +98,9 @@ pub struct Report {
     pub rhs: Vec<crate::rhs::RhsRate>,
     /// Targets.
     pub targets: Vec<Target>,
+    /// Pathological inputs (deep nesting, long sums, huge chains), each generated once in
+    /// a child process.
+    pub pathological: Vec<crate::pathological::Row>,
     /// Further notes.
     pub notes: Vec<String>,
 }
@@ -404,6 +407,15 @@ impl Report {
             let _ = writeln!(s);
         }
 
+        if !self.pathological.is_empty() {
+            let _ = writeln!(
+                s,
+                "## Pathological inputs\n\nEach generated once in a child process (generation: `generate_str`; peak memory: the child's `VmHWM`, including pretty-printing).\n"
+            );
+            s.push_str(&crate::pathological::markdown(&self.pathological));
+            let _ = writeln!(s);
+        }
+
         if !self.notes.is_empty() {
             let _ = writeln!(s, "## Notes\n");
             for n in &self.notes {
@@ -427,6 +439,7 @@ impl Report {
             "simulation": self.sim.as_ref().map(SimReport::json),
             "rhs_rates": self.rhs.iter().map(crate::rhs::RhsRate::json).collect::<Vec<_>>(),
             "targets": self.targets.iter().map(|t| serde_json::json!({"what": t.what, "measured": t.measured, "met": t.met, "note": t.note})).collect::<Vec<_>>(),
+            "pathological": crate::pathological::json(&self.pathological),
             "notes": self.notes,
         })
     }

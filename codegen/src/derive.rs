@@ -3,6 +3,11 @@
 use crate::expr::{ExprId, Sym};
 use crate::model::Model;
 
+/// Equations over more coordinates than this get their Jacobian row by one reverse pass
+/// ([`crate::expr::Arena::gradient`]); smaller ones (every shipped example) by forward
+/// derivatives, whose generated code is unchanged.
+pub const GRADIENT_ABOVE: usize = 64;
+
 /// The constraint Jacobian `C_J` (`NC × NQ`, row-major), as DAG roots.
 pub fn jacobian(model: &mut Model) -> Vec<Vec<ExprId>> {
     let nq = model.coords.len();
@@ -13,8 +18,17 @@ pub fn jacobian(model: &mut Model) -> Vec<Vec<ExprId>> {
         .map(|e| {
             // Only the coordinates the row contains can have a nonzero partial.
             let mut row = vec![zero; nq];
-            for j in a.coords_of(e) {
-                row[j as usize] = a.diff(e, Sym::Coord(j));
+            let coords = a.coords_of(e);
+            if coords.len() > GRADIENT_ABOVE {
+                // One reverse pass instead of one forward derivative per coordinate.
+                let g = a.gradient(e, &coords);
+                for (&j, d) in coords.iter().zip(g) {
+                    row[j as usize] = d;
+                }
+            } else {
+                for j in coords {
+                    row[j as usize] = a.diff(e, Sym::Coord(j));
+                }
             }
             row
         })
@@ -52,8 +66,14 @@ pub fn gamma(model: &mut Model, jacobian: &[Vec<ExprId>], jacobian_t: &[ExprId])
                     w = a.add(w, ev);
                 }
             }
-            let _ = nq;
-            let wd = crate::dynamics::time_derivative_over(a, w, &coords);
+            let _ = (nq, coords);
+            // dw/dt with q̇ fixed: one forward tangent pass along (q → q̇, t → 1), not
+            // one partial derivative per coordinate (NQ² of them for dense rows).
+            let wd = a.tangent_with(w, &mut |a, s| match s {
+                Sym::Coord(k) => Some(a.sym(Sym::Vel(k))),
+                Sym::Time => Some(a.constant(1.0)),
+                _ => None,
+            });
             a.neg(wd)
         })
         .collect()

@@ -102,6 +102,34 @@ fn doc_lines(lines: &[String]) -> TokenStream {
     out
 }
 
+/// `text` as doc lines wrapped near 92 columns (blank lines between paragraphs, which
+/// `\n\n` separates; `- ` list items keep their continuation lines indented).
+fn wrapped_doc(text: &str) -> TokenStream {
+    doc_lines(&wrap(text))
+}
+
+/// `text` wrapped near 92 columns (see [`wrapped_doc`]).
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (k, para) in text.split("\n\n").enumerate() {
+        if k > 0 {
+            lines.push(String::new());
+        }
+        let mut line = String::new();
+        for word in para.split_whitespace() {
+            if !line.is_empty() && line.len() + word.len() > 92 {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
 /// Emits the module for one model.
 ///
 /// The local names of coordinates, velocities and parameters are chosen against the names
@@ -449,8 +477,9 @@ fn module_with(
         let params = &base.params;
         let stmts = &body.stmts;
         let chunks = &body.chunks;
+        let doc = wrapped_doc(&doc);
         items.extend(quote! { #(#chunks)*
-            #[doc = #doc]
+            #doc
             #[inline]
             pub fn #fname(#params) -> (SMatrix<#ty, NQ, DOF>, #ty) {
                 #stmts
@@ -488,22 +517,22 @@ fn module_with(
                 }
             }
         });
-        let charts_doc = format!(
+        let charts_doc = wrapped_doc(&format!(
             " Independent coordinates of each chart of the atlas ({nch}): chart 0 is the primary one \
              (`INDEPENDENT`, `null_space_fixed`), chart `k` is `null_space_chart{{k}}`."
-        );
-        let atlas_doc = format!(
+        ));
+        let atlas_doc = wrapped_doc(&format!(
             " Null-space basis from the healthiest chart of the atlas, its health, and the chart \
              used (an index into `CHARTS`: the identity rows of `D` are at `CHARTS[chart]`). The \
              primary chart is evaluated first and used when its health is at least {ATLAS_SWITCH:e}; \
              otherwise every chart is evaluated and the healthiest kept."
-        );
+        ));
         items.extend(quote! {
             /// Charts in the atlas.
             pub const NCHARTS: usize = #nch;
-            #[doc = #charts_doc]
+            #charts_doc
             pub const CHARTS: [[usize; DOF]; NCHARTS] = [#(#chart_rows),*];
-            #[doc = #atlas_doc]
+            #atlas_doc
             #[inline]
             pub fn null_space_atlas(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, usize) {
                 let (d, h) = #first(q, p, t);
@@ -772,16 +801,7 @@ fn module_with(
             String::new(),
         ];
         for n in &ns.notes {
-            // Markdown list items wrapped near 100 columns (continuations indented).
-            let mut line = String::from("-");
-            for word in n.split(' ') {
-                if line.len() + word.len() > 92 && line.len() > 2 {
-                    lines.push(std::mem::replace(&mut line, String::from(" ")));
-                }
-                line.push(' ');
-                line.push_str(word);
-            }
-            lines.push(line);
+            lines.extend(wrap(&format!("- {n}")));
         }
         doc_lines(&lines)
     };

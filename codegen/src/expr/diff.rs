@@ -114,7 +114,7 @@ impl Arena {
     }
 
     /// `f'(a)` given the node `fa = f(a)`.
-    fn func_derivative(&mut self, f: Func, a: ExprId, fa: ExprId) -> ExprId {
+    pub(super) fn func_derivative(&mut self, f: Func, a: ExprId, fa: ExprId) -> ExprId {
         let one = self.constant(1.0);
         match f {
             Func::Sin => self.cos(a),

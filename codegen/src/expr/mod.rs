@@ -12,6 +12,7 @@ mod eval;
 pub mod hash;
 mod node;
 mod subst;
+mod tangent;
 
 pub use arena::Arena;
 pub use eval::{Evaluator, Scalar};

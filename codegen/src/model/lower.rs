@@ -129,15 +129,62 @@ fn function_list() -> String {
         .join(", ")
 }
 
-/// The source text of `e` as written where the span covers all of it (build.rs), else its
-/// tokens printed (in a proc macro on stable, a span is only the first token's).
+/// The source text of `e` (for labels), found without recursing along a long binary
+/// chain: syn's `Spanned` and `ToTokens` recurse once per operator, so a sum of 20,000
+/// terms would overflow the stack there.
+///
+/// Where the span does not cover the whole expression (in a proc macro on stable, a span
+/// is only the first token's), the tokens printed.
 fn source_text(e: &Expr) -> String {
+    if let Expr::Binary(b) = e {
+        if arithmetic_spine(b).len() > crate::parse::depth::MAX_NESTING {
+            return span_of(e)
+                .source_text()
+                .unwrap_or_else(|| "(a long expression)".to_string());
+        }
+    }
     let tokens = quote::ToTokens::to_token_stream(e).to_string();
     let squash = |s: &str| s.split_whitespace().collect::<String>();
-    match e.span().source_text() {
+    match span_of(e).source_text() {
         Some(text) if squash(&text) == squash(&tokens) => text,
         _ => tokens,
     }
+}
+
+/// The span of `e`, from its first to its last token where spans join (else the first
+/// token), like syn's `Spanned` but with loops down the operands of binary, unary, call,
+/// method and field nodes instead of printing the whole tree (which recurses once per
+/// operator of a long sum).
+fn span_of(e: &Expr) -> Span {
+    let mut first = e;
+    let first_span = loop {
+        match first {
+            Expr::Binary(b) => first = &b.left,
+            Expr::MethodCall(m) => first = &m.receiver,
+            Expr::Field(f) => first = &f.base,
+            Expr::Call(c) => first = &c.func,
+            Expr::Unary(u) => break u.op.span(),
+            Expr::Paren(p) => break p.paren_token.span.open(),
+            Expr::Lit(l) => break l.lit.span(),
+            Expr::Path(p) => break p.span(),
+            other => break other.span(),
+        }
+    };
+    let mut last = e;
+    let last_span = loop {
+        match last {
+            Expr::Binary(b) => last = &b.right,
+            Expr::Unary(u) => last = &u.expr,
+            Expr::MethodCall(m) => break m.paren_token.span.close(),
+            Expr::Call(c) => break c.paren_token.span.close(),
+            Expr::Field(f) => break f.member.span(),
+            Expr::Paren(p) => break p.paren_token.span.close(),
+            Expr::Lit(l) => break l.lit.span(),
+            Expr::Path(p) => break p.span(),
+            other => break other.span(),
+        }
+    };
+    first_span.join(last_span).unwrap_or(first_span)
 }
 
 impl Lowerer {
@@ -278,7 +325,7 @@ impl Lowerer {
                         ))
                     }
                 };
-                let comps = v.vector(f.base.span())?;
+                let comps = v.vector(span_of(&f.base))?;
                 comps.get(idx).map(|&c| Value::Scalar(c)).ok_or_else(|| {
                     Error::new(f.member.span(), format!("`.{name}` of {}: a 2-vector has only `.x` and `.y`", v.kind()))
                 })
@@ -294,34 +341,8 @@ impl Lowerer {
         }
     }
 
-    fn binary(&mut self, b: &syn::ExprBinary) -> Result<Value> {
-        let v = self.binary_value(b)?;
-        self.finite(v, b)
-    }
-
-    /// Fails at `at` when lowering it created a constant that is not finite (folding
-    /// `1e200 * 1e200`, say); each arena node is inspected once.
-    fn finite(&mut self, v: Value, at: &impl quote::ToTokens) -> Result<Value> {
-        let nodes = self.arena.nodes();
-        let bad = nodes[self.checked.min(nodes.len())..]
-            .iter()
-            .find_map(|n| match n {
-                crate::expr::Node::Const(bits) if !f64::from_bits(*bits).is_finite() => {
-                    Some(f64::from_bits(*bits))
-                }
-                _ => None,
-            });
-        self.checked = nodes.len();
-        match bad {
-            Some(x) => Err(Error::spanned(
-                at,
-                format!("this expression is not a finite number: a constant in it evaluates to {x} (beyond the range of f64)"),
-            )),
-            None => Ok(v),
-        }
-    }
-
-    fn binary_value(&mut self, b: &syn::ExprBinary) -> Result<Value> {
+    /// Checks that `b`'s operator is one the language supports (`+ - * /`).
+    fn check_op(b: &syn::ExprBinary) -> Result<()> {
         let span = b.op.span();
         match b.op {
             BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) => {}
@@ -342,8 +363,37 @@ impl Lowerer {
                 "unsupported operator; supported are `+`, `-`, `*`, `/` (and `==` in constraints)",
             )),
         }
-        let x = self.expr(&b.left)?;
-        let y = self.expr(&b.right)?;
+        Ok(())
+    }
+
+    /// Lowers a binary expression. A left-nested chain of arithmetic (`a + b - c + ...`,
+    /// `a * b * ...`, which syn builds as a tree as deep as the chain is long) is lowered
+    /// iteratively (see [`arithmetic_spine`]), so its length does not consume stack;
+    /// right operands and the innermost left operand recurse as usual (their depth is
+    /// bounded by the nesting check of the parser).
+    fn binary(&mut self, b: &syn::ExprBinary) -> Result<Value> {
+        let spine = arithmetic_spine(b);
+        for node in &spine {
+            Self::check_op(node)?;
+        }
+        // `spine` runs from `b` inwards (never empty); the innermost left operand is not
+        // an arithmetic binary node.
+        let innermost = spine.last().copied().unwrap_or(b);
+        let mut acc = self.expr(&innermost.left)?;
+        let first = span_of(&innermost.left);
+        for node in spine.iter().rev() {
+            let y = self.expr(&node.right)?;
+            acc = self.binary_op(node, acc, y)?;
+            // A constant that overflowed is reported at the smallest sub-chain holding it.
+            let last = span_of(&node.right);
+            acc = self.finite(acc, first.join(last).unwrap_or(first))?;
+        }
+        Ok(acc)
+    }
+
+    /// `x op y` for the operator of `b` (checked by [`Self::check_op`]).
+    fn binary_op(&mut self, b: &syn::ExprBinary, x: Value, y: Value) -> Result<Value> {
+        let span = b.op.span();
         let a = &mut self.arena;
         match b.op {
             BinOp::Add(_) => value::zip(a, &x, &y, span, "add", Arena::add),
@@ -361,7 +411,7 @@ impl Lowerer {
                 )),
             },
             _ => {
-                let d = y.scalar(b.right.span()).map_err(|_| {
+                let d = y.scalar(span_of(&b.right)).map_err(|_| {
                     Error::new(
                         span,
                         format!(
@@ -392,10 +442,31 @@ impl Lowerer {
         }
     }
 
+    /// Fails at `at` when lowering it created a constant that is not finite (folding
+    /// `1e200 * 1e200`, say); each arena node is inspected once.
+    fn finite(&mut self, v: Value, at: Span) -> Result<Value> {
+        let nodes = self.arena.nodes();
+        let bad = nodes[self.checked.min(nodes.len())..]
+            .iter()
+            .find_map(|n| match n {
+                crate::expr::Node::Const(bits) if !f64::from_bits(*bits).is_finite() => {
+                    Some(f64::from_bits(*bits))
+                }
+                _ => None,
+            });
+        self.checked = nodes.len();
+        match bad {
+            Some(x) => Err(Error::new(
+                at,
+                format!("this expression is not a finite number: a constant in it evaluates to {x} (beyond the range of f64)"),
+            )),
+            None => Ok(v),
+        }
+    }
+
     fn call(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
         let v = self.call_value(name, args, span)?;
-        let at = proc_macro2::Ident::new("call", span);
-        self.finite(v, &at)
+        self.finite(v, span)
     }
 
     fn call_value(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
@@ -438,12 +509,12 @@ impl Lowerer {
                     "the exponent of `powi` must be an integer literal, like `2` or `-1`",
                 )),
             };
-            let x = self.expr(args[0])?.scalar(args[0].span())?;
+            let x = self.expr(args[0])?.scalar(span_of(args[0]))?;
             return Ok(Value::Scalar(self.arena.powi(x, n)));
         }
         let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
         let a = &mut self.arena;
-        let scalar = |i: usize| vals[i].scalar(args[i].span());
+        let scalar = |i: usize| vals[i].scalar(span_of(args[i]));
         let unary = |f: Func| -> Option<Func> { Some(f) };
         let func = match s.as_str() {
             "sin" => unary(Func::Sin),
@@ -470,7 +541,7 @@ impl Lowerer {
             "vec2" => Ok(Value::Vec2([scalar(0)?, scalar(1)?])),
             "vec3" => Ok(Value::Vec3([scalar(0)?, scalar(1)?, scalar(2)?])),
             "dot" => {
-                let (x, y) = (vals[0].vector(args[0].span())?, vals[1].vector(args[1].span())?);
+                let (x, y) = (vals[0].vector(span_of(args[0]))?, vals[1].vector(span_of(args[1]))?);
                 if x.len() != y.len() {
                     return Err(Error::new(span, format!("`dot` of {} and {}: both must have the same size", vals[0].kind(), vals[1].kind())));
                 }
@@ -496,13 +567,13 @@ impl Lowerer {
                 )),
             },
             "norm" | "norm_squared" => {
-                let x = vals[0].vector(args[0].span())?;
+                let x = vals[0].vector(span_of(args[0]))?;
                 let n2 = value::dot(a, &x, &x);
                 Ok(Value::Scalar(if s == "norm" { a.sqrt(n2) } else { n2 }))
             }
             "rotate2d" => {
                 let Value::Vec2(v) = &vals[0] else {
-                    return Err(Error::new(args[0].span(), format!("`rotate2d` rotates a 2-vector, found {}", vals[0].kind())));
+                    return Err(Error::new(span_of(args[0]), format!("`rotate2d` rotates a 2-vector, found {}", vals[0].kind())));
                 };
                 let th = scalar(1)?;
                 let (c, sn) = (a.cos(th), a.sin(th));
@@ -552,7 +623,7 @@ impl Lowerer {
 
     /// A constant expression (literals, consts, `pi`) evaluated to a finite number.
     fn constant(&mut self, e: &Expr, what: &str) -> Result<f64> {
-        let v = self.expr(e)?.scalar(e.span())?;
+        let v = self.expr(e)?.scalar(span_of(e))?;
         let syms = self.arena.symbols(&[v]);
         if let Some(s) = syms.first() {
             let name = match s {
@@ -648,6 +719,25 @@ fn finite_literal(x: f64, lit: &syn::ExprLit) -> Result<f64> {
             ),
         ))
     }
+}
+
+/// The left spine of a chain of supported arithmetic (`+ - * /`): `b`, then its left
+/// operand while that is a binary `+ - * /` node, and so on, outermost first. Walked with
+/// a loop, so a sum of 20,000 terms costs no stack.
+fn arithmetic_spine(b: &syn::ExprBinary) -> Vec<&syn::ExprBinary> {
+    let mut spine = vec![b];
+    let mut cur = b;
+    while let Expr::Binary(inner) = &*cur.left {
+        if !matches!(
+            inner.op,
+            BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_)
+        ) {
+            break;
+        }
+        spine.push(inner);
+        cur = inner;
+    }
+    spine
 }
 
 /// An integer literal (possibly negated or parenthesised), at any size, for `powi`.
@@ -797,7 +887,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                         constraints.push(Equation {
                             expr: e,
                             label,
-                            span: equation.span(),
+                            span: span_of(equation),
                         });
                     }
                 }
@@ -833,10 +923,10 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                             format!("body `{name}` needs a `com` (centre-of-mass position)"),
                         )
                     })?;
-                    let mass = l.expr(&mass_f.value)?.scalar(mass_f.value.span())?;
-                    let com = l.expr(&com_f.value)?.vector(com_f.value.span())?;
+                    let mass = l.expr(&mass_f.value)?.scalar(span_of(&mass_f.value))?;
+                    let com = l.expr(&com_f.value)?.vector(span_of(&com_f.value))?;
                     let orientation = match (get("angle"), get("rotation")) {
-                    (Some(f), None) => Some(Orientation::Angle(l.expr(&f.value)?.scalar(f.value.span())?)),
+                    (Some(f), None) => Some(Orientation::Angle(l.expr(&f.value)?.scalar(span_of(&f.value))?)),
                     (None, Some(f)) => match l.expr(&f.value)? {
                         Value::Mat3(r) => Some(Orientation::Rotation(r)),
                         other => return Err(Error::spanned(&f.value, format!("`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}", other.kind()))),
@@ -872,7 +962,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                     if dynamics.gravity.is_some() {
                         return Err(Error::new(*span, "gravity is given twice"));
                     }
-                    dynamics.gravity = Some(l.expr(value)?.vector(value.span())?);
+                    dynamics.gravity = Some(l.expr(value)?.vector(span_of(value))?);
                     gravity_expr = Some(value);
                 }
                 Item::Spring { name, fields } => {
@@ -886,18 +976,18 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                     };
                     let (fa, fb, fk, fl) =
                         (need("a")?, need("b")?, need("stiffness")?, need("length")?);
-                    let a = l.expr(&fa.value)?.vector(fa.value.span())?;
-                    let b = l.expr(&fb.value)?.vector(fb.value.span())?;
+                    let a = l.expr(&fa.value)?.vector(span_of(&fa.value))?;
+                    let b = l.expr(&fb.value)?.vector(span_of(&fb.value))?;
                     if a.len() != b.len() {
                         return Err(Error::spanned(
                             &fb.value,
                             "the two end points of a spring must have the same dimension",
                         ));
                     }
-                    let stiffness = l.expr(&fk.value)?.scalar(fk.value.span())?;
-                    let length = l.expr(&fl.value)?.scalar(fl.value.span())?;
+                    let stiffness = l.expr(&fk.value)?.scalar(span_of(&fk.value))?;
+                    let length = l.expr(&fl.value)?.scalar(span_of(&fl.value))?;
                     let damping = match m.get("damping") {
-                        Some(f) => l.expr(&f.value)?.scalar(f.value.span())?,
+                        Some(f) => l.expr(&f.value)?.scalar(span_of(&f.value))?,
                         None => l.arena.constant(0.0),
                     };
                     dynamics.springs.push(Spring {
@@ -913,14 +1003,14 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                 Item::Force { coord, value } => {
                     let i = l.coord_index(coord)?;
                     l.allow_velocity = true;
-                    let v = l.expr(value).and_then(|v| v.scalar(value.span()));
+                    let v = l.expr(value).and_then(|v| v.scalar(span_of(value)));
                     l.allow_velocity = false;
                     dynamics.coord_forces.push((i, v?));
                 }
                 Item::MassMatrix { entries } => {
                     for (r, c, e) in entries {
                         let (i, j) = (l.coord_index(r)?, l.coord_index(c)?);
-                        let v = l.expr(e)?.scalar(e.span())?;
+                        let v = l.expr(e)?.scalar(span_of(e))?;
                         let (i, j) = if i <= j { (i, j) } else { (j, i) };
                         if dynamics
                             .explicit_mass
@@ -936,7 +1026,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
                     for f in entries {
                         let i = l.coord_index(&f.name)?;
                         l.allow_velocity = true;
-                        let v = l.expr(&f.value).and_then(|v| v.scalar(f.value.span()));
+                        let v = l.expr(&f.value).and_then(|v| v.scalar(span_of(&f.value)));
                         l.allow_velocity = false;
                         dynamics.explicit_force.push((i, v?));
                     }

@@ -2,6 +2,7 @@
 //! The grammar is in [`ast`].
 
 pub mod ast;
+pub mod depth;
 
 use proc_macro2::TokenStream;
 
@@ -12,6 +13,8 @@ use crate::error::Result;
 /// Characters that mean nothing in the language (`$`, `@`, `~`, `?`, `\`) are reported
 /// first, all of them, each named at its location.
 pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
+    // The depth first: the scans below (and syn) recurse into groups.
+    depth::check_nesting(&tokens)?;
     let mut errors = crate::Errors::new();
     stray_characters(tokens.clone(), &mut errors);
     errors.finish()?;

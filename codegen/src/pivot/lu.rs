@@ -1,16 +1,34 @@
 //! Symbolic LU of `P·C_J·Q` without pivoting, on the DAG, skipping structural zeros;
 //! the null-space basis and the dependent solve from its factors.
+//!
+//! The factors are stored by row as ordered sparse maps (permuted column → entry), and a
+//! column index lists the rows with an entry in each column, so that memory and time
+//! grow with the nonzeros and fill-in rather than with `r × n`. The arena operations are
+//! the dense algorithm's, in its order, so the generated code is the same.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::expr::{Arena, ExprId, Sym};
 
 /// Symbolic factors of the pivot rows.
 pub struct Factors {
-    /// `U`, `r × n` in permuted column order (entries below the diagonal unused).
-    pub u: Vec<Vec<ExprId>>,
-    /// Multipliers `L[i][k]` (`k < i`), unit diagonal implied.
-    pub l: Vec<Vec<ExprId>>,
+    /// `U`, `r` rows in permuted column order (`k → U_ik`, entries on and right of the
+    /// diagonal; absent entries are zero).
+    pub u: Vec<BTreeMap<usize, ExprId>>,
+    /// Multipliers `L[i][k]` (`k < i`) by row, unit diagonal implied.
+    pub l: Vec<BTreeMap<usize, ExprId>>,
     /// `1 / U_kk`, shared by the eliminations and the back substitutions.
     pub inv_pivot: Vec<ExprId>,
+}
+
+impl Factors {
+    /// `U_kk`.
+    pub fn pivot(&self, arena: &mut Arena, k: usize) -> ExprId {
+        match self.u[k].get(&k) {
+            Some(&e) => e,
+            None => arena.constant(0.0),
+        }
+    }
 }
 
 /// Factors `A = P·C_J·Q` restricted to the `r` pivot rows: `rows` and `cols` give the
@@ -20,29 +38,51 @@ pub fn factor(arena: &mut Arena, jac: &[Vec<ExprId>], rows: &[usize], cols: &[us
     let n = cols.len();
     let zero = arena.constant(0.0);
     let one = arena.constant(1.0);
-    let mut u: Vec<Vec<ExprId>> = rows
+    let mut u: Vec<BTreeMap<usize, ExprId>> = rows
         .iter()
-        .map(|&i| cols.iter().map(|&j| jac[i][j]).collect())
+        .map(|&i| {
+            cols.iter()
+                .enumerate()
+                .filter(|&(_, &j)| !arena.is_zero(jac[i][j]))
+                .map(|(c, &j)| (c, jac[i][j]))
+                .collect()
+        })
         .collect();
-    let mut l = vec![vec![zero; r]; r];
+    // Rows with an entry in each permuted column.
+    let mut col_rows: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    for (i, row) in u.iter().enumerate() {
+        for &c in row.keys() {
+            col_rows[c].insert(i);
+        }
+    }
+    let mut l: Vec<BTreeMap<usize, ExprId>> = vec![BTreeMap::new(); r];
     let mut inv_pivot = Vec::with_capacity(r);
     for k in 0..r {
-        let inv = arena.div(one, u[k][k]);
+        let ukk = u[k].get(&k).copied().unwrap_or(zero);
+        let inv = arena.div(one, ukk);
         inv_pivot.push(inv);
-        for i in k + 1..r {
-            if arena.is_zero(u[i][k]) {
+        let pivot_row: Vec<(usize, ExprId)> = u[k].range(k + 1..).map(|(&j, &e)| (j, e)).collect();
+        let below: Vec<usize> = col_rows[k].range(k + 1..).copied().collect();
+        for i in below {
+            let uik = u[i].get(&k).copied().unwrap_or(zero);
+            if arena.is_zero(uik) {
                 continue;
             }
-            let lik = arena.mul(u[i][k], inv);
-            l[i][k] = lik;
-            for j in k + 1..n {
-                if arena.is_zero(u[k][j]) {
+            let lik = arena.mul(uik, inv);
+            l[i].insert(k, lik);
+            for &(j, ukj) in &pivot_row {
+                if arena.is_zero(ukj) {
                     continue;
                 }
-                let prod = arena.mul(lik, u[k][j]);
-                u[i][j] = arena.sub(u[i][j], prod);
+                let prod = arena.mul(lik, ukj);
+                let uij = u[i].get(&j).copied().unwrap_or(zero);
+                let v = arena.sub(uij, prod);
+                if u[i].insert(j, v).is_none() {
+                    col_rows[j].insert(i);
+                }
             }
-            u[i][k] = zero;
+            u[i].remove(&k);
+            col_rows[k].remove(&i);
         }
     }
     Factors { u, l, inv_pivot }
@@ -63,10 +103,10 @@ pub fn basis(arena: &mut Arena, f: &Factors, cols: &[usize]) -> Vec<Vec<ExprId>>
         // Back substitution: U1 x = −U2[:, c].
         let mut x = vec![zero; r];
         for i in (0..r).rev() {
-            let mut acc = f.u[i][r + c];
-            for k in i + 1..r {
-                if !arena.is_zero(f.u[i][k]) && !arena.is_zero(x[k]) {
-                    let p = arena.mul(f.u[i][k], x[k]);
+            let mut acc = f.u[i].get(&(r + c)).copied().unwrap_or(zero);
+            for (&k, &uik) in f.u[i].range(i + 1..r) {
+                if !arena.is_zero(uik) && !arena.is_zero(x[k]) {
+                    let p = arena.mul(uik, x[k]);
                     acc = arena.add(acc, p);
                 }
             }
@@ -87,12 +127,12 @@ pub fn solve(arena: &mut Arena, f: &Factors, rows: &[usize], cols: &[usize]) -> 
     let n = cols.len();
     let zero = arena.constant(0.0);
     // Forward: L y = P b.
-    let mut y = Vec::with_capacity(r);
+    let mut y: Vec<ExprId> = Vec::with_capacity(r);
     for i in 0..r {
         let mut acc = arena.sym(Sym::Rhs(rows[i] as u32));
-        for k in 0..i {
-            if !arena.is_zero(f.l[i][k]) {
-                let p = arena.mul(f.l[i][k], y[k]);
+        for (&k, &lik) in f.l[i].range(..i) {
+            if !arena.is_zero(lik) {
+                let p = arena.mul(lik, y[k]);
                 acc = arena.sub(acc, p);
             }
         }
@@ -102,9 +142,9 @@ pub fn solve(arena: &mut Arena, f: &Factors, rows: &[usize], cols: &[usize]) -> 
     let mut x = vec![zero; r];
     for i in (0..r).rev() {
         let mut acc = y[i];
-        for k in i + 1..r {
-            if !arena.is_zero(f.u[i][k]) {
-                let p = arena.mul(f.u[i][k], x[k]);
+        for (&k, &uik) in f.u[i].range(i + 1..r) {
+            if !arena.is_zero(uik) {
+                let p = arena.mul(uik, x[k]);
                 acc = arena.sub(acc, p);
             }
         }

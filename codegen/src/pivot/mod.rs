@@ -81,7 +81,7 @@ fn chart_code(
     let r = order.rows.len();
     let factors = lu::factor(&mut model.arena, jacobian, &order.rows, &order.cols);
     let basis = lu::basis(&mut model.arena, &factors, &order.cols);
-    let pivots: Vec<ExprId> = (0..r).map(|k| factors.u[k][k]).collect();
+    let pivots: Vec<ExprId> = (0..r).map(|k| factors.pivot(&mut model.arena, k)).collect();
     let row_scale = order
         .rows
         .iter()
@@ -125,21 +125,28 @@ pub fn analyze(
     let nq = model.coords.len();
     let nc = model.constraints.len();
     let mut notes = Vec::new();
-    let structural: Vec<Vec<bool>> = jacobian
-        .iter()
-        .map(|row| row.iter().map(|&e| !model.arena.is_zero(e)).collect())
-        .collect();
+    // The structural nonzeros `(row, column)` and their expressions: probing evaluates
+    // and eliminates only these (memory and time grow with the nonzeros, not NC·NQ).
+    let mut nz_pos: Vec<(usize, usize)> = Vec::new();
+    let mut flat: Vec<ExprId> = Vec::new();
+    for (i, row) in jacobian.iter().enumerate() {
+        for (j, &e) in row.iter().enumerate() {
+            if !model.arena.is_zero(e) {
+                nz_pos.push((i, j));
+                flat.push(e);
+            }
+        }
+    }
     if nc == 0 {
         return Ok(unconstrained(model, jacobian));
     }
-    if structural.iter().flatten().all(|s| !s) {
+    if flat.is_empty() {
         return Err(Error::new(model.span, "the constraint Jacobian is identically zero: the constraints do not depend on the coordinates"));
     }
     let hint: Vec<bool> = (0..nq).map(|j| model.independent.contains(&j)).collect();
     let allowed: Vec<bool> = hint.iter().map(|h| !h).collect();
     let angles = probe::angle_coords(model);
     let residual_roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    let flat: Vec<ExprId> = jacobian.iter().flatten().copied().collect();
     let res_eval = Evaluator::new(&model.arena, &residual_roots);
     let jac_eval = probe::SparseJacobian::new(&model.arena, jacobian, nq);
     let mut rng = probe::rng(opts.seed);
@@ -147,7 +154,7 @@ pub fn analyze(
 
     let mut best: Option<(select::Selection, Option<select::Selection>)> = None;
     // The best draw's probe matrices and its first real probe point (for the walk).
-    let mut best_mats: Vec<Vec<Vec<Complex64>>> = Vec::new();
+    let mut best_mats: Vec<Vec<Complex64>> = Vec::new();
     let mut best_start: Option<(Vec<f64>, f64)> = None;
     for draw in 0..=MAX_REDRAWS {
         let mut probes = Vec::new();
@@ -162,10 +169,10 @@ pub fn analyze(
         // Entries within a few times their rounding-error bound are numerically zero at
         // that probe (a row of pure rounding noise would otherwise be a "pivot" relative to
         // its own scale).
-        let mats: Vec<Vec<Vec<Complex64>>> = probes
+        let mats: Vec<Vec<Complex64>> = probes
             .iter()
             .map(|pr| {
-                let v: Vec<Complex64> = probe::eval_with_error(&model.arena, &flat, pr)
+                probe::eval_with_error(&model.arena, &flat, pr)
                     .into_iter()
                     .map(|(v, err)| {
                         if v.norm() <= ROUNDOFF * err {
@@ -174,13 +181,11 @@ pub fn analyze(
                             v
                         }
                     })
-                    .collect();
-                v.chunks(nq.max(1)).map(|r| r.to_vec()).collect()
+                    .collect()
             })
             .collect();
         if mats
             .iter()
-            .flatten()
             .flatten()
             .any(|v| !v.re.is_finite() || !v.im.is_finite())
         {
@@ -189,13 +194,14 @@ pub fn analyze(
             ));
             continue;
         }
-        let sel = select::eliminate(mats.clone(), &structural, &allowed);
+        let sel = select::eliminate_sparse(nc, &nz_pos, &mats, &allowed);
         let free = if model.independent.is_empty() {
             None
         } else {
-            Some(select::eliminate(
-                mats.clone(),
-                &structural,
+            Some(select::eliminate_sparse(
+                nc,
+                &nz_pos,
+                &mats,
                 &vec![true; nq],
             ))
         };
@@ -286,22 +292,26 @@ pub fn analyze(
             let a = &mut model.arena;
             let (zero, one) = (a.constant(0.0), a.constant(1.0));
             let mut res_roots = residual_roots.clone();
-            let mut jac_rows = jacobian.to_vec();
+            let mut extra_rows: Vec<Vec<ExprId>> = Vec::new();
             for &i in &model.independent {
                 let (x, c) = (a.sym(Sym::Coord(i as u32)), a.constant(q0[i]));
                 res_roots.push(a.sub(x, c));
                 let mut row = vec![zero; nq];
                 row[i] = one;
-                jac_rows.push(row);
+                extra_rows.push(row);
             }
             let walk_res = Evaluator::new(a, &res_roots);
-            let walk_jac = probe::SparseJacobian::new(a, &jac_rows, nq);
+            let walk_jac = probe::SparseJacobian::from_rows(
+                a,
+                jacobian.iter().chain(&extra_rows).map(|r| r.as_slice()),
+                nq,
+            );
             let pts = walk::walk(a, &walk_res, &walk_jac, (q0, *t0), &params, &mut rng);
             if let Some(walked) = walk::choose(&pts) {
                 let mut set = model.independent.clone();
                 set.push(walked);
                 let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
-                let s = select::eliminate(best_mats.clone(), &structural, &allowed);
+                let s = select::eliminate_sparse(nc, &nz_pos, &best_mats, &allowed);
                 let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
                 if s.pivots.len() == rank && worst >= SUSPICIOUS {
                     sel = s;

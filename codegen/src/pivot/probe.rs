@@ -39,16 +39,23 @@ pub fn angle_coords(model: &Model) -> Vec<bool> {
     let a = &model.arena;
     let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let mask = a.reachable(&roots);
+    // The arguments of every trigonometric function, then every node under them: one
+    // pass over the arena, not one per function node.
+    let args: Vec<ExprId> = a
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| match n {
+            Node::Func(Func::Sin | Func::Cos | Func::Tan, arg) if mask[i] => Some(*arg),
+            _ => None,
+        })
+        .collect();
+    let under = a.reachable(&args);
     let mut angle = vec![false; model.coords.len()];
     for (i, n) in a.nodes().iter().enumerate() {
-        if !mask[i] {
-            continue;
-        }
-        if let Node::Func(Func::Sin | Func::Cos | Func::Tan, arg) = n {
-            for s in a.symbols(&[*arg]) {
-                if let Sym::Coord(j) = s {
-                    angle[j as usize] = true;
-                }
+        if let Node::Sym(Sym::Coord(j)) = n {
+            if under[i] {
+                angle[*j as usize] = true;
             }
         }
     }
@@ -117,10 +124,22 @@ pub struct SparseJacobian {
 impl SparseJacobian {
     /// Plans the evaluation of the nonzeros of `jacobian` (`NC × NQ`).
     pub fn new(arena: &Arena, jacobian: &[Vec<ExprId>], nq: usize) -> Self {
+        Self::from_rows(arena, jacobian.iter().map(|r| r.as_slice()), nq)
+    }
+
+    /// Plans the evaluation of the nonzeros of the rows `rows` (each `NQ` long), without
+    /// needing them in one matrix (the manifold walk appends rows to `C_J` this way).
+    pub fn from_rows<'r>(
+        arena: &Arena,
+        rows: impl Iterator<Item = &'r [ExprId]>,
+        nq: usize,
+    ) -> Self {
         let mut roots = Vec::new();
         let mut pos = Vec::new();
         let mut by_col = vec![Vec::new(); nq];
-        for (r, row) in jacobian.iter().enumerate() {
+        let mut nc = 0;
+        for (r, row) in rows.enumerate() {
+            nc = r + 1;
             for (k, &e) in row.iter().enumerate() {
                 if !arena.is_zero(e) {
                     by_col[k].push(roots.len());
@@ -141,7 +160,7 @@ impl SparseJacobian {
             eval: Evaluator::new(arena, &roots),
             pos,
             by_col,
-            nc: jacobian.len(),
+            nc,
             band,
         }
     }

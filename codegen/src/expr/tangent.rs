@@ -1,0 +1,257 @@
+//! Forward-mode directional derivatives (one tangent pass over the DAG).
+
+use super::arena::Arena;
+use super::hash::FxHashMap;
+use super::node::{ExprId, Node, Sym};
+
+impl Arena {
+    /// The directional derivative `Σ_s ∂e/∂s · dir(s)` over the symbols `s` for which
+    /// `dir(s)` is `Some`, built by one forward tangent pass over the nodes under `e`
+    /// (iterative, memoised within the call): the cost is the size of `e`'s DAG, where
+    /// summing partial derivatives costs that size once per symbol.
+    ///
+    /// ```
+    /// use mechgen_codegen::expr::{Arena, Sym};
+    /// let mut a = Arena::new();
+    /// let (x, y) = (a.sym(Sym::Coord(0)), a.sym(Sym::Coord(1)));
+    /// let e = a.mul(x, y);
+    /// // Along (ẋ, ẏ) = (vx, vy): ẋ y + x ẏ.
+    /// let d = a.tangent(e, &|s| match s {
+    ///     Sym::Coord(k) => Some(Sym::Vel(k)),
+    ///     _ => None,
+    /// });
+    /// let v: Vec<f64> = a.eval(&[d], &|s| match s {
+    ///     Sym::Coord(0) => 2.0, Sym::Coord(_) => 3.0, Sym::Vel(0) => 5.0, _ => 7.0,
+    /// });
+    /// assert_eq!(v, vec![5.0 * 3.0 + 2.0 * 7.0]);
+    /// ```
+    pub fn tangent(&mut self, e: ExprId, dir: &dyn Fn(Sym) -> Option<Sym>) -> ExprId {
+        self.tangent_with(e, &mut |a, s| dir(s).map(|d| a.sym(d)))
+    }
+
+    /// [`Arena::tangent`] with the direction of each symbol given as an expression
+    /// (`dir(arena, s)`, `None` for zero), e.g. `1` for time in a total time derivative.
+    pub fn tangent_with(
+        &mut self,
+        e: ExprId,
+        dir: &mut dyn FnMut(&mut Arena, Sym) -> Option<ExprId>,
+    ) -> ExprId {
+        let mut memo: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        let mut stack = vec![(e, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if memo.contains_key(&id) {
+                continue;
+            }
+            if !expanded {
+                stack.push((id, true));
+                for c in self.node(id).children() {
+                    if !memo.contains_key(&c) {
+                        stack.push((c, false));
+                    }
+                }
+                continue;
+            }
+            let t = |c: ExprId| memo[&c];
+            let d = match self.node(id) {
+                Node::Const(_) => self.constant(0.0),
+                Node::Sym(s) => match dir(self, s) {
+                    Some(d) => d,
+                    None => self.constant(0.0),
+                },
+                Node::Add(a, b) => {
+                    let (ta, tb) = (t(a), t(b));
+                    self.add(ta, tb)
+                }
+                Node::Mul(a, b) => {
+                    let (ta, tb) = (t(a), t(b));
+                    let x = self.mul(ta, b);
+                    let y = self.mul(a, tb);
+                    self.add(x, y)
+                }
+                Node::Div(a, b) => {
+                    let (ta, tb) = (t(a), t(b));
+                    if self.is_zero(tb) {
+                        self.div(ta, b)
+                    } else {
+                        let q = self.mul(id, tb);
+                        let num = self.sub(ta, q);
+                        self.div(num, b)
+                    }
+                }
+                Node::Neg(a) => {
+                    let ta = t(a);
+                    self.neg(ta)
+                }
+                Node::Powi(a, n) => {
+                    let ta = t(a);
+                    if self.is_zero(ta) {
+                        ta
+                    } else {
+                        // n a^(n−1) ta; a^(n−1) as a^n / a where n − 1 would overflow.
+                        let p = match n.checked_sub(1) {
+                            Some(m) => self.powi(a, m),
+                            None => self.div(id, a),
+                        };
+                        let c = self.constant(n as f64);
+                        let cp = self.mul(c, p);
+                        self.mul(cp, ta)
+                    }
+                }
+                Node::Atan2(y, x) => {
+                    let (ty, tx) = (t(y), t(x));
+                    if self.is_zero(ty) && self.is_zero(tx) {
+                        ty
+                    } else {
+                        let t1 = self.mul(x, ty);
+                        let t2 = self.mul(y, tx);
+                        let num = self.sub(t1, t2);
+                        let x2 = self.powi(x, 2);
+                        let y2 = self.powi(y, 2);
+                        let den = self.add(x2, y2);
+                        self.div(num, den)
+                    }
+                }
+                Node::Func(f, a) => {
+                    let ta = t(a);
+                    if self.is_zero(ta) {
+                        ta
+                    } else {
+                        let g = self.func_derivative(f, a, id);
+                        self.mul(g, ta)
+                    }
+                }
+            };
+            memo.insert(id, d);
+        }
+        memo[&e]
+    }
+}
+
+impl Arena {
+    /// The gradient `∂e/∂q_k` for the coordinates `coords` (returned in that order), by
+    /// one reverse (adjoint) pass over the nodes under `e`: the cost is the size of `e`'s
+    /// DAG, where one forward derivative per coordinate costs that size per coordinate
+    /// (quadratic for one equation over thousands of coordinates). The expressions are
+    /// equal to [`Arena::diff`]'s but associated differently.
+    pub fn gradient(&mut self, e: ExprId, coords: &[u32]) -> Vec<ExprId> {
+        // Nodes under `e`, and which of them depend on a coordinate (only those pass
+        // adjoints on).
+        let mut under = Vec::new();
+        let mut seen: FxHashMap<ExprId, ()> = FxHashMap::default();
+        let mut stack = vec![e];
+        while let Some(id) = stack.pop() {
+            if seen.insert(id, ()).is_some() {
+                continue;
+            }
+            under.push(id);
+            stack.extend(self.node(id).children());
+        }
+        under.sort_unstable();
+        let mut has_coord: FxHashMap<ExprId, bool> = FxHashMap::default();
+        for &id in &under {
+            let h = match self.node(id) {
+                Node::Sym(Sym::Coord(_)) => true,
+                n => n
+                    .children()
+                    .any(|c| has_coord.get(&c).copied().unwrap_or(false)),
+            };
+            has_coord.insert(id, h);
+        }
+        let mut adj: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        let one = self.constant(1.0);
+        adj.insert(e, one);
+        let mut grad: FxHashMap<u32, ExprId> = FxHashMap::default();
+        for &id in under.iter().rev() {
+            let Some(&g) = adj.get(&id) else { continue };
+            // Contributions (child, partial · adjoint), for children that depend on a
+            // coordinate.
+            let mut out: Vec<(ExprId, ExprId)> = Vec::with_capacity(2);
+            let live = |c: ExprId| has_coord.get(&c).copied().unwrap_or(false);
+            match self.node(id) {
+                Node::Const(_) => {}
+                Node::Sym(s) => {
+                    if let Sym::Coord(k) = s {
+                        grad.insert(k, g);
+                    }
+                }
+                Node::Add(a, b) => {
+                    out.push((a, g));
+                    out.push((b, g));
+                }
+                Node::Mul(a, b) => {
+                    if live(a) {
+                        let v = self.mul(g, b);
+                        out.push((a, v));
+                    }
+                    if live(b) {
+                        let v = self.mul(g, a);
+                        out.push((b, v));
+                    }
+                }
+                Node::Div(a, b) => {
+                    if live(a) {
+                        let v = self.div(g, b);
+                        out.push((a, v));
+                    }
+                    if live(b) {
+                        // ∂(a/b)/∂b = −(a/b)/b.
+                        let q = self.div(id, b);
+                        let m = self.mul(g, q);
+                        let v = self.neg(m);
+                        out.push((b, v));
+                    }
+                }
+                Node::Neg(a) => {
+                    let v = self.neg(g);
+                    out.push((a, v));
+                }
+                Node::Powi(a, n) => {
+                    let p = match n.checked_sub(1) {
+                        Some(m) => self.powi(a, m),
+                        None => self.div(id, a),
+                    };
+                    let c = self.constant(n as f64);
+                    let cp = self.mul(c, p);
+                    let v = self.mul(g, cp);
+                    out.push((a, v));
+                }
+                Node::Atan2(y, x) => {
+                    let x2 = self.powi(x, 2);
+                    let y2 = self.powi(y, 2);
+                    let den = self.add(x2, y2);
+                    if live(y) {
+                        let d = self.div(x, den);
+                        let v = self.mul(g, d);
+                        out.push((y, v));
+                    }
+                    if live(x) {
+                        let d = self.div(y, den);
+                        let m = self.mul(g, d);
+                        let v = self.neg(m);
+                        out.push((x, v));
+                    }
+                }
+                Node::Func(f, a) => {
+                    let d = self.func_derivative(f, a, id);
+                    let v = self.mul(g, d);
+                    out.push((a, v));
+                }
+            }
+            for (c, v) in out {
+                if !live(c) {
+                    continue;
+                }
+                let acc = match adj.get(&c) {
+                    Some(&prev) => self.add(prev, v),
+                    None => v,
+                };
+                adj.insert(c, acc);
+            }
+        }
+        let zero = self.constant(0.0);
+        coords
+            .iter()
+            .map(|k| grad.get(k).copied().unwrap_or(zero))
+            .collect()
+    }
+}

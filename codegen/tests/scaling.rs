@@ -1,0 +1,203 @@
+//! Scaling (issue 9.5): the reverse-mode Jacobian rows and the tangent-pass `γ` equal the
+//! per-coordinate derivatives they replace, at random points; long chains generate.
+
+use std::fmt::Write;
+use std::str::FromStr;
+
+use mechgen_codegen::expr::{Arena, ExprId, Sym};
+use mechgen_codegen::proc_macro2::TokenStream;
+use mechgen_codegen::{derive, dynamics, generate_str, models, Options};
+
+/// A closed chain of `n` unit links pinned at both ends: one vector equation (two scalar
+/// ones) over all `n` coordinates, plus a time-dependent term so that `C_t` and `C_tt`
+/// are not zero.
+fn one_constraint(n: usize) -> String {
+    let mut s = format!("pub mod one_constraint_{n} {{\n    param span = 1.0;\n");
+    for i in 0..n {
+        let t = 1.0 - 2.0 * i as f64 / (n as f64 - 1.0);
+        let _ = writeln!(s, "    coord th{i} = {t:?};");
+    }
+    let terms: Vec<String> = (0..n)
+        .map(|i| {
+            format!("vec2(cos(th{i}) * (1.0 + 0.01 * th{i} * th{i}), sin(th{i}) / (2.0 + sin(t)))")
+        })
+        .collect();
+    // The right-hand side holds at the nominal (t = 0): generation rejects nominals far off.
+    let x0: f64 = (0..n)
+        .map(|i| {
+            let t = 1.0 - 2.0 * i as f64 / (n as f64 - 1.0);
+            t.cos() * (1.0 + 0.01 * t * t)
+        })
+        .sum();
+    let _ = writeln!(
+        s,
+        "    constraint {} == vec2(span * {x0:?}, 0.1 * t);\n}}",
+        terms.join(" + ")
+    );
+    s
+}
+
+/// A chain of `k` pendulum-like links joined by distance constraints: a banded Jacobian
+/// (equation `i` couples coordinates `i − 1`, `i`, `i + 1`), `NQ = k + 2`, `NC = k`.
+pub fn banded_chain(k: usize) -> String {
+    let mut s = format!("pub mod banded_{k} {{\n    param l = 1.0;\n");
+    for i in 0..k + 2 {
+        let _ = writeln!(s, "    coord q{i} = {:?};", 0.1 * i as f64);
+    }
+    for i in 1..=k {
+        let _ = writeln!(
+            s,
+            "    constraint (q{a} - q{b}) * (q{a} - q{b}) + l * sin(q{i}) == (0.1 * 0.1) * 2.0 + l * sin({x:?});",
+            a = i + 1,
+            b = i - 1,
+            x = 0.1 * i as f64
+        );
+    }
+    s.push_str("}\n");
+    s
+}
+
+fn model(src: &str) -> mechgen_codegen::model::Model {
+    let ts = TokenStream::from_str(src).unwrap_or_else(|e| panic!("{e}"));
+    let (mut ms, _) = models(ts).unwrap_or_else(|e| panic!("{e}"));
+    ms.remove(0)
+}
+
+/// A small deterministic generator (xorshift) for random points.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+fn eval_at(a: &Arena, roots: &[ExprId], q: &[f64], v: &[f64], t: f64) -> Vec<f64> {
+    a.eval(roots, &|s| match s {
+        Sym::Coord(i) => q[i as usize],
+        Sym::Vel(i) => v[i as usize],
+        Sym::Param(_) => 1.3,
+        Sym::Time => t,
+        Sym::Rhs(_) => 0.0,
+    })
+}
+
+#[track_caller]
+fn assert_close(x: &[f64], y: &[f64], what: &str) {
+    assert_eq!(x.len(), y.len());
+    for (k, (a, b)) in x.iter().zip(y).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-11 * (1.0 + a.abs().max(b.abs())),
+            "{what}[{k}]: {a} vs {b}"
+        );
+    }
+}
+
+#[test]
+fn gradient_rows_equal_forward_derivatives() {
+    // 100 coordinates in one equation: above the bound where rows switch to the reverse
+    // pass.
+    let n = 100;
+    assert!(n > derive::GRADIENT_ABOVE);
+    let mut m = model(&one_constraint(n));
+    let jac = derive::jacobian(&mut m);
+    let a = &mut m.arena;
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for (r, row) in jac.iter().enumerate() {
+        let e = m_constraint(r, &m.constraints);
+        let forward: Vec<ExprId> = (0..n).map(|k| a.diff(e, Sym::Coord(k as u32))).collect();
+        for _ in 0..3 {
+            let q: Vec<f64> = (0..n).map(|_| rng.next()).collect();
+            let t = rng.next();
+            let g = eval_at(a, row, &q, &[], t);
+            let f = eval_at(a, &forward, &q, &[], t);
+            assert_close(&g, &f, "gradient");
+            // Not all zero: the comparison means something.
+            assert!(g.iter().filter(|v| v.abs() > 1e-3).count() > n / 2);
+        }
+    }
+}
+
+fn m_constraint(r: usize, cs: &[mechgen_codegen::model::Equation]) -> ExprId {
+    cs[r].expr
+}
+
+/// `γ` from the tangent pass against `−(Σ_k ∂w/∂q_k q̇_k + ∂w/∂t)`, the formula it
+/// replaced, at random `(q, q̇, t)`.
+fn check_gamma(src: &str) {
+    let mut m = model(src);
+    let nq = m.coords.len();
+    let jac = derive::jacobian(&mut m);
+    let jac_t = derive::jacobian_t(&mut m);
+    let gamma = derive::gamma(&mut m, &jac, &jac_t);
+    let a = &mut m.arena;
+    let old: Vec<ExprId> = jac
+        .iter()
+        .zip(&jac_t)
+        .map(|(row, &ct)| {
+            let mut w = ct;
+            let mut coords = Vec::new();
+            for (k, &e) in row.iter().enumerate() {
+                if !a.is_zero(e) {
+                    coords.push(k);
+                    let v = a.sym(Sym::Vel(k as u32));
+                    let ev = a.mul(e, v);
+                    w = a.add(w, ev);
+                }
+            }
+            let wd = dynamics::time_derivative_over(a, w, &coords);
+            a.neg(wd)
+        })
+        .collect();
+    let mut rng = Rng(0x0bad_cafe_f00d_1234);
+    for _ in 0..4 {
+        let q: Vec<f64> = (0..nq).map(|_| rng.next()).collect();
+        let v: Vec<f64> = (0..nq).map(|_| 2.0 * rng.next()).collect();
+        let t = rng.next();
+        let new_vals = eval_at(a, &gamma, &q, &v, t);
+        let old_vals = eval_at(a, &old, &q, &v, t);
+        assert_close(&new_vals, &old_vals, "gamma");
+        assert!(new_vals.iter().any(|x| x.abs() > 1e-3));
+    }
+}
+
+#[test]
+fn gamma_by_tangent_equals_the_partial_derivative_formula() {
+    check_gamma(&one_constraint(80));
+    check_gamma(&banded_chain(30));
+    check_gamma(
+        "pub mod sc { param l1 = 0.1; param l2 = 0.3; coord th = 0.3; coord be = 0.46; coord s = 0.31;
+         constraint vec2(l1 * cos(th + t), l1 * sin(th)) + vec2(l2 * sin(be), -l2 * cos(be)) == vec2(s, 0.1 * atan2(s, 2.0 + th));
+         constraint s.powi(3) / (2.0 + be.sin()) == (th * th * t * t + 1.0).sqrt() + 0.1; }",
+    );
+}
+
+#[test]
+fn one_constraint_over_500_coordinates_generates() {
+    let src = one_constraint(500);
+    let g = generate_str(&src, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(g.modules.len(), 1);
+}
+
+/// Generates `banded_chain(k)` and checks its sizes.
+fn check_banded(k: usize) {
+    let src = banded_chain(k);
+    let g = generate_str(&src, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let m = &g.modules[0];
+    assert_eq!((m.nq, m.nc, m.rank, m.dof), (k + 2, k, k, 2));
+}
+
+#[test]
+fn banded_chain_of_400_coordinates_generates() {
+    check_banded(398);
+}
+
+/// About 30 s in a debug build on a loaded machine (the release figure is in the bench):
+/// `cargo test -p mechgen-codegen --release --test scaling -- --ignored`.
+#[test]
+#[ignore = "bench size; run with --release -- --ignored"]
+fn banded_chain_of_2000_coordinates_generates() {
+    check_banded(1_998);
+}
