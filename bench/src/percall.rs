@@ -24,8 +24,12 @@ pub struct PerCallRow {
     pub residual: Summary,
     /// Generated `jacobian`.
     pub jacobian: Summary,
-    /// Generated `null_space`.
+    /// Generated `null_space_fixed` (the fixed pivot order; what the runtime's trait calls).
     pub null_space: Summary,
+    /// Generated default `null_space` (the healthiest chart of the atlas).
+    pub null_space_atlas: Summary,
+    /// Charts in the module's pivot atlas.
+    pub charts: usize,
     /// Generated `solve_dependent`.
     pub solve_dependent: Summary,
     /// nalgebra SVD null space of the (precomputed) generated Jacobian.
@@ -58,11 +62,12 @@ impl PerCallRow {
     pub fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "label": self.label,
-            "nq": self.nq, "nc": self.nc, "dof": self.dof,
+            "nq": self.nq, "nc": self.nc, "dof": self.dof, "charts": self.charts,
             "ns_per_call": {
                 "residual": self.residual.json(),
                 "jacobian": self.jacobian.json(),
-                "null_space": self.null_space.json(),
+                "null_space_fixed": self.null_space.json(),
+                "null_space_atlas_default": self.null_space_atlas.json(),
                 "solve_dependent": self.solve_dependent.json(),
                 "svd_null_space": self.svd.json(),
                 "full_pivot_lu_null_space": self.full_lu.json(),
@@ -86,11 +91,16 @@ impl PerCallRow {
 }
 
 /// Measures mechanism `M` at its assembled nominal configuration. `rows`/`cols` are the
-/// module's `PIVOT_ROWS`/`PIVOT_COLS`.
+/// module's `PIVOT_ROWS`/`PIVOT_COLS`, `atlas` its `NCHARTS` and default `null_space`.
+#[allow(clippy::type_complexity)]
 pub fn measure<M, const NQ: usize, const NC: usize, const DOF: usize>(
     label: &str,
     rows: &[usize],
     cols: &[usize],
+    atlas: (
+        usize,
+        fn(&SVector<f64, NQ>, &M::Params, f64) -> (SMatrix<f64, NQ, DOF>, f64),
+    ),
     cfg: &Config,
 ) -> PerCallRow
 where
@@ -117,6 +127,9 @@ where
     let null_space = ns_per_call(cfg, || {
         M::null_space(black_box(&q), black_box(&p), black_box(t))
     });
+    let null_space_atlas = ns_per_call(cfg, || {
+        (atlas.1)(black_box(&q), black_box(&p), black_box(t))
+    });
     let solve_dependent = ns_per_call(cfg, || {
         M::solve_dependent(black_box(&q), black_box(&p), black_box(t), black_box(&b))
     });
@@ -142,6 +155,8 @@ where
         residual,
         jacobian,
         null_space,
+        null_space_atlas,
+        charts: atlas.0,
         solve_dependent,
         svd,
         full_lu,
@@ -162,6 +177,7 @@ pub fn measure_all(cfg: &Config) -> Vec<PerCallRow> {
                 $label,
                 &g::$m::PIVOT_ROWS,
                 &g::$m::PIVOT_COLS,
+                (g::$m::NCHARTS, g::$m::null_space),
                 cfg,
             )
         }};

@@ -229,19 +229,25 @@ impl Report {
             );
             let _ = writeln!(
                 s,
-                "| mechanism | NQ×DOF | residual | jacobian | null_space | solve_dependent |"
+                "| mechanism | NQ×DOF | residual | jacobian | null_space_fixed | charts | null_space (atlas) | atlas / fixed | solve_dependent |"
             );
-            let _ = writeln!(s, "| --- | --- | --- | --- | --- | --- |");
+            let _ = writeln!(
+                s,
+                "| --- | --- | --- | --- | --- | ---: | --- | ---: | --- |"
+            );
             for r in &self.per_call {
                 let _ = writeln!(
                     s,
-                    "| {} | {}×{} | {} | {} | {} | {} |",
+                    "| {} | {}×{} | {} | {} | {} | {} | {} | {:.2} | {} |",
                     r.label,
                     r.nq,
                     r.dof,
                     ns3(&r.residual),
                     ns3(&r.jacobian),
                     ns3(&r.null_space),
+                    r.charts,
+                    ns3(&r.null_space_atlas),
+                    r.null_space_atlas.median / r.null_space.median,
                     ns3(&r.solve_dependent)
                 );
             }
