@@ -527,6 +527,15 @@ fn module_with(
              primary chart is evaluated first and used when its health is at least {ATLAS_SWITCH:e}; \
              otherwise every chart is evaluated and the healthiest kept."
         ));
+        // With one chart the default is the fixed order itself (no dispatch to pay for).
+        let default_body = if nch == 1 {
+            quote!(#first(q, p, t))
+        } else {
+            quote! {
+                let (d, h, _) = null_space_atlas(q, p, t);
+                (d, h)
+            }
+        };
         items.extend(quote! {
             /// Charts in the atlas.
             pub const NCHARTS: usize = #nch;
@@ -550,8 +559,7 @@ fn module_with(
             /// `null_space_fixed`.
             #[inline]
             pub fn null_space(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty) {
-                let (d, h, _) = null_space_atlas(q, p, t);
-                (d, h)
+                #default_body
             }
         });
     }
