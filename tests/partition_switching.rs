@@ -243,3 +243,49 @@ fn five_bar_passes_a_vertical_distal_link_and_aligned_distal_links() {
     assert!(diff <= 1e-5, "{diff:e}");
     assert!(proj.stats.partition_switches > 0);
 }
+
+mechgen::mechanism! {
+    /// A parallelogram four-bar (unit cranks at x = 0 and 1, unit coupler): at the flat
+    /// position C_J drops from rank 2 to rank 1 and no choice of independent coordinates
+    /// parametrises the mechanism.
+    pub mod parallelogram {
+        param g = 9.81;
+        coord t1 = 1.0;
+        coord t2 = 1.0;
+        coord psi = 0.0;
+        independent t1;
+        constraint vec2(cos(t1), sin(t1)) + vec2(cos(psi), sin(psi)) == vec2(1.0 + cos(t2), sin(t2));
+        body crank1 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(0.5 * cos(t1), 0.5 * sin(t1)), angle = t1 }
+        body crank2 { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(1.0 + 0.5 * cos(t2), 0.5 * sin(t2)), angle = t2 }
+        body coupler { mass = 1.0, inertia = 1.0 / 12.0, com = vec2(cos(t1) + 0.5 * cos(psi), sin(t1) + 0.5 * sin(psi)), angle = psi }
+        gravity = vec2(0.0, -g);
+    }
+}
+
+#[test]
+fn rank_loss_is_a_clear_error_not_a_switching_loop() {
+    type P = parallelogram::Model;
+    let p = parallelogram::Params::default();
+    let th0 = std::f64::consts::FRAC_PI_2;
+    let q0 = SVector::<f64, 3>::new(th0, th0, 0.0);
+    let res = runtime::simulate_projection::<P, 3, 2, 1>(
+        &q0,
+        &SVector::<f64, 1>::new(-12.0),
+        &p,
+        0.0,
+        1.0,
+        &tight(),
+    );
+    // θ = π/2 − 12 t (sped up by gravity) reaches the flat position at t ≈ 0.125 s.
+    let err = res.expect_err("no chart at the flat position");
+    assert!(
+        matches!(err, runtime::SimError::NoHealthyPartition { t, health } if t > 0.1 && t < 0.13 && health < 1e-2),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains(
+            "no choice of independent coordinates parametrises the mechanism at t = 0.12"
+        ),
+        "{err}"
+    );
+}

@@ -189,8 +189,10 @@ where
 
 /// The chart chosen at `q` by a complete-pivoting LU of `C_J` with its rows scaled to unit
 /// length: the `NQ − DOF` pivot columns are dependent, the others independent (ascending).
-/// Returns the chart and its health (the smallest pivot relative to the largest, in
-/// `[0, 1]`; near 0 the constraints themselves lose rank here and no chart is healthy).
+/// Returns the chart and its health in `[0, 1]`: the smallest pivot relative to the
+/// largest, times the smallest norm of a pivot row relative to the largest row norm (near
+/// 0 the constraints themselves lose rank here — also where a whole row vanishes — and no
+/// chart is healthy).
 ///
 /// Errors: non-finite Jacobian.
 pub fn best_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
@@ -209,12 +211,15 @@ where
         });
     }
     let mut a = linalg::dmatrix(&j);
-    for i in 0..NC {
+    let mut norms = vec![0.0; NC];
+    for (i, n_i) in norms.iter_mut().enumerate() {
         let n = a.row(i).norm();
+        *n_i = n;
         if n > 0.0 {
             a.row_mut(i).scale_mut(1.0 / n);
         }
     }
+    let max_norm = norms.iter().copied().fold(0.0, f64::max);
     let r = NQ - DOF;
     let mut rows: Vec<usize> = (0..NC).collect();
     let mut cols: Vec<usize> = (0..NQ).collect();
@@ -256,10 +261,16 @@ where
     ind.sort_unstable();
     let mut independent = [0usize; DOF];
     independent.copy_from_slice(&ind);
+    // Row scaling chooses the columns; the health also shows pivot rows that vanish
+    // relative to the Jacobian (a rank drop where a whole row goes to zero).
+    let min_pivot_row = rows[..r.min(NC)]
+        .iter()
+        .map(|&i| norms[i])
+        .fold(f64::INFINITY, f64::min);
     let health = if r == 0 {
         1.0
-    } else if first > 0.0 && r <= NC {
-        (last / first).clamp(0.0, 1.0)
+    } else if first > 0.0 && r <= NC && max_norm > 0.0 {
+        (last / first * (min_pivot_row / max_norm)).clamp(0.0, 1.0)
     } else {
         0.0
     };

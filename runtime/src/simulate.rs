@@ -746,8 +746,12 @@ where
         }
         if new_chart == sys.chart {
             if crossed {
-                // A crossing with no other chart to take.
-                return Err(SimError::PartitionCrossed { t_prev: ts, t: ts });
+                // A crossing where every chart is singular: the constraints lose rank.
+                let rank_health = best_chart::<M, NQ, NC, DOF>(&q_choice, p, ts)?.1;
+                return Err(SimError::NoHealthyPartition {
+                    t: ts,
+                    health: rank_health,
+                });
             }
             // Degraded, but still the best chart here: ask again only well below.
             sys.floor = 0.1 * h_choice.min(sys.floor);
