@@ -462,8 +462,8 @@ pub enum SimError {
     /// trajectory crossed a configuration where the independent coordinates do not
     /// parametrise the mechanism (a toggle, a pendulum in Cartesian coordinates passing the
     /// horizontal with `x` independent, a chain of four-bar windows passing its flat
-    /// position). Results past it would be unreliable; the runtime does not re-partition the
-    /// coordinates. (Parity-free: `J_dep(q₀)⁻¹ J_dep(q₁)` has a real eigenvalue `≤ 0`
+    /// position). Reported only with `SimOptions::partition_switching` off (with it on, the
+    /// simulation switches to other independent coordinates instead). (Parity-free: `J_dep(q₀)⁻¹ J_dep(q₁)` has a real eigenvalue `≤ 0`
     /// exactly when the linear interpolant of `J_dep` is singular on the segment, however
     /// many windows flip at once.)
     PartitionCrossed {

@@ -5,7 +5,9 @@
 //! Projection method: the integrated state is `(q, u)`; after each accepted step (and at
 //! each interpolated output) the dependent coordinates are Newton-projected onto `C = 0`
 //! with the independent ones fixed ([`crate::assemble::assemble`]); velocities are
-//! consistent by construction (`q̇ = D u + x_t`).
+//! consistent by construction (`q̇ = D u + x_t`). Where the independent coordinates
+//! degrade, the simulation switches to others and restarts the integrator from the last
+//! accepted step ([`simulate_projection`]).
 //!
 //! Lagrange multipliers: the integrated state is `(q, q̇)`; with `project = true` the
 //! initial state is assembled keeping its independent coordinates and velocities, and
