@@ -300,6 +300,8 @@ fn projection_route_stops_at_the_flat_position_for_one_and_two_windows() {
             h: 1e-2,
             ..Default::default()
         }),
+        // The guard alone, without partition switching.
+        partition_switching: false,
         ..Default::default()
     };
     let th0 = std::f64::consts::FRAC_PI_2;

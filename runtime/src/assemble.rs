@@ -10,11 +10,11 @@
 
 use nalgebra::{DMatrix, SVector};
 
-use crate::error::{largest_entries, AssemblyError};
+use crate::error::{largest_entries, AssemblyError, Located};
 use crate::linalg;
 use crate::mechanism::Mechanism;
-use crate::null_space::valid_threshold;
 use crate::null_space::DEFAULT_PIVOT_THRESHOLD;
+use crate::null_space::{best_chart, valid_threshold, Chart};
 
 /// Options of [`assemble`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -103,6 +103,250 @@ pub fn assemble<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
+    assemble_core::<M, NQ, NC, DOF>(q0, p, t, opts, &M::INDEPENDENT, true)
+}
+
+/// [`assemble`] keeping the independent coordinates of `chart` fixed (the generated code
+/// for the generated chart, numeric least-squares steps for any other).
+///
+/// Errors as [`assemble`].
+pub fn assemble_in<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+) -> Result<Assembly<NQ>, AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let generated = chart.is_generated::<M, NQ, NC>();
+    assemble_core::<M, NQ, NC, DOF>(q0, p, t, opts, chart.independent(), generated)
+}
+
+/// Assembly that may change partition: [`assemble`] with the generated independent
+/// coordinates; when that fails (the generated dependent columns are singular at the
+/// requested point, the requested values are unreachable, no convergence), assembly keeping
+/// the coordinates of the chart chosen at `q0` ([`crate::null_space::best_chart`]), and
+/// last the partition-free minimum-norm projection ([`assemble_min_norm`]). Returns the
+/// assembly and the chart whose independent coordinates it kept (for the minimum-norm
+/// projection, the chart chosen at the result).
+///
+/// Errors: the error of the generated-chart assembly when every attempt fails.
+pub fn assemble_any<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+) -> Result<(Assembly<NQ>, Chart<DOF>), AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let first = match assemble::<M, NQ, NC, DOF>(q0, p, t, opts) {
+        Ok(a) => {
+            let chart = Chart::generated::<M, NQ, NC>()
+                .map_err(|_| AssemblyError::InvalidModel("invalid INDEPENDENT"))?;
+            return Ok((a, chart));
+        }
+        Err(
+            e @ (AssemblyError::InvalidOptions(_)
+            | AssemblyError::InvalidModel(_)
+            | AssemblyError::NonFinite { .. }),
+        ) => return Err(e),
+        Err(e) => e,
+    };
+    if let Ok((chart, health)) = best_chart::<M, NQ, NC, DOF>(q0, p, t) {
+        if health > 0.0 && !chart.is_generated::<M, NQ, NC>() {
+            if let Ok(a) = assemble_in::<M, NQ, NC, DOF>(&chart, q0, p, t, opts) {
+                return Ok((a, chart));
+            }
+        }
+    }
+    if let Ok(a) = assemble_min_norm::<M, NQ, NC, DOF>(q0, p, t, opts) {
+        if let Ok((chart, _)) = best_chart::<M, NQ, NC, DOF>(&a.q, p, t) {
+            return Ok((a, chart));
+        }
+    }
+    Err(first)
+}
+
+fn assemble_core<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+    independent: &[usize; DOF],
+    use_static: bool,
+) -> Result<Assembly<NQ>, AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    match newton::<M, NQ, NC, DOF>(q0, p, t, opts, independent, use_static) {
+        Ok(a) => Ok(a),
+        Err(e @ (AssemblyError::SingularJacobian { .. } | AssemblyError::NotConverged { .. })) => {
+            let q_fail = match &e {
+                AssemblyError::SingularJacobian { q, .. }
+                | AssemblyError::NotConverged { q, .. } => {
+                    SVector::<f64, NQ>::from_iterator(q.iter().copied())
+                }
+                _ => *q0,
+            };
+            rescue::<M, NQ, NC, DOF>(&q_fail, p, t, opts, independent, e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// After a failed Newton iteration: Levenberg–Marquardt on the dependent coordinates from
+/// the last iterate and from two perturbations of it (a Newton iteration stuck at a
+/// stationary point of `‖C‖` that is not a minimum, such as a Cartesian pendulum started at
+/// `y = 0` with `y` dependent). Success when one reaches the tolerance; otherwise, when the
+/// best point is a least-squares minimum with `‖C‖ > tol` (relative gradient
+/// `‖J_depᵀ C‖ / (‖C_J‖_F ‖C‖) ≤ 1e-7`), [`AssemblyError::Unreachable`]; else `failure`.
+fn rescue<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q_fail: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+    independent: &[usize; DOF],
+    failure: AssemblyError,
+) -> Result<Assembly<NQ>, AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let Some(dep) = linalg::dependent_indices(NQ, independent) else {
+        return Err(failure);
+    };
+    if !linalg::finite(q_fail.as_slice()) {
+        return Err(failure);
+    }
+    let mut best: Option<(SVector<f64, NQ>, f64, f64, usize)> = None;
+    for sign in [0.0, 1.0, -1.0] {
+        let mut q = *q_fail;
+        for &i in &dep {
+            q[i] += sign * 1e-3 * (1.0 + q[i].abs());
+        }
+        let (q, norm, grad, its) = levenberg_marquardt::<M, NQ, NC, DOF>(q, p, t, opts, &dep);
+        if norm <= opts.tol {
+            return Ok(Assembly {
+                q,
+                iterations: its,
+                residual_norm: norm,
+                used_numeric: true,
+            });
+        }
+        if norm.is_finite() && best.as_ref().is_none_or(|b| norm < b.1) {
+            best = Some((q, norm, grad, its));
+        }
+    }
+    match best {
+        Some((q, norm, grad, _)) if grad <= 1e-7 && norm > opts.tol => {
+            let c = M::residual(&q, p, t);
+            Err(AssemblyError::Unreachable {
+                independent: independent
+                    .iter()
+                    .map(|&i| Located {
+                        index: i,
+                        name: M::COORD_NAMES.get(i).copied(),
+                        value: q[i],
+                    })
+                    .collect(),
+                residual_norm: norm,
+                worst: largest_entries(c.as_slice(), &[]),
+                q: q.as_slice().to_vec(),
+            })
+        }
+        _ => Err(failure),
+    }
+}
+
+/// Levenberg–Marquardt minimisation of `½‖C‖²` over the coordinates `dep` (at most
+/// `max_iterations` steps). Returns the last point, `‖C‖` there, the relative
+/// gradient `‖J_depᵀ C‖ / (‖C_J‖_F ‖C‖)` and the steps taken.
+fn levenberg_marquardt<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    mut q: SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+    dep: &[usize],
+) -> (SVector<f64, NQ>, f64, f64, usize)
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let mut c = M::residual(&q, p, t);
+    let mut norm = c.norm();
+    let mut mu = 1e-3;
+    let mut grad_rel = f64::INFINITY;
+    let n = dep.len();
+    let limit = opts.max_iterations;
+    let mut its = 0;
+    while its < limit && norm.is_finite() && norm > opts.tol {
+        its += 1;
+        let j = M::jacobian(&q, p, t);
+        if !linalg::finite(j.as_slice()) {
+            break;
+        }
+        let jd = linalg::columns(&linalg::dmatrix(&j), dep);
+        let cd = DMatrix::from_column_slice(NC, 1, c.as_slice());
+        let g = jd.transpose() * &cd;
+        // Relative to the whole Jacobian: at a least-squares point the dependent columns
+        // themselves may vanish (a Cartesian pendulum at y = 0 with y dependent).
+        let jn = j.norm();
+        grad_rel = if jn > 0.0 && norm > 0.0 {
+            g.norm() / (jn * norm)
+        } else {
+            0.0
+        };
+        if grad_rel <= 1e-12 {
+            break;
+        }
+        let jtj = jd.transpose() * &jd;
+        let scale = (0..n).map(|k| jtj[(k, k)]).fold(0.0, f64::max).max(1e-300);
+        let mut improved = false;
+        for _ in 0..40 {
+            let mut a = jtj.clone();
+            for k in 0..n {
+                a[(k, k)] += mu * scale;
+            }
+            let Some(step) = a.cholesky().map(|ch| ch.solve(&g)) else {
+                mu *= 10.0;
+                continue;
+            };
+            let mut q_try = q;
+            for (k, &i) in dep.iter().enumerate() {
+                q_try[i] -= step[(k, 0)];
+            }
+            let c_try = M::residual(&q_try, p, t);
+            let n_try = c_try.norm();
+            if n_try.is_finite() && n_try < norm {
+                q = q_try;
+                c = c_try;
+                norm = n_try;
+                mu = (mu / 3.0).max(1e-15);
+                improved = true;
+                break;
+            }
+            mu *= 4.0;
+        }
+        if !improved {
+            break;
+        }
+    }
+    (q, norm, grad_rel, its)
+}
+
+/// Newton iteration on the dependent coordinates (the complement of `independent`).
+fn newton<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &AssemblyOptions,
+    independent: &[usize; DOF],
+    use_static: bool,
+) -> Result<Assembly<NQ>, AssemblyError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
     if !(opts.tol.is_finite() && opts.tol > 0.0) {
         return Err(AssemblyError::InvalidOptions(
             "tolerance must be positive and finite",
@@ -113,7 +357,7 @@ where
             "pivot threshold must be a number in [0, 1]",
         ));
     }
-    let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT).ok_or(AssemblyError::InvalidModel(
+    let dep = linalg::dependent_indices(NQ, independent).ok_or(AssemblyError::InvalidModel(
         "INDEPENDENT has out-of-range or repeated indices",
     ))?;
     if !linalg::finite(q0.as_slice()) || !t.is_finite() {
@@ -159,6 +403,8 @@ where
                 let (x, rcond) = numeric_step::<M, NQ, NC, DOF>(&q, p, t, &c, &dep, iterations)?;
                 last_rcond = rcond;
                 Some(x)
+            } else if !use_static {
+                None
             } else {
                 let (_, piv) = M::null_space(&q, p, t);
                 if piv >= opts.pivot_threshold {

@@ -27,6 +27,7 @@ fn field(name: &str) -> String {
 ///     qd: vec![SVector::<f64, 1>::new(0.0), SVector::<f64, 1>::new(4.0)],
 ///     lambda: None,
 ///     stats: SimStats::default(),
+///     switch_times: Vec::new(),
 /// };
 /// let mut out = Vec::new();
 /// write_csv(&mut out, &["x"], &traj)?;

@@ -162,6 +162,20 @@ pub enum AssemblyError {
         /// The last iterate.
         q: Vec<f64>,
     },
+    /// The requested independent coordinates are unreachable: with them held fixed, the
+    /// least-squares point of `‖C‖` over the dependent coordinates leaves a residual above
+    /// the tolerance (a four-bar's rocker beyond its toggle, a Cartesian pendulum with
+    /// `|x| > l`).
+    Unreachable {
+        /// The independent coordinates held fixed, with their requested values.
+        independent: Vec<Located>,
+        /// `‖C‖` (Euclidean) at the least-squares point.
+        residual_norm: f64,
+        /// The equations with the largest `|C|` there (at most [`NAMED_ENTRIES`]).
+        worst: Vec<Located>,
+        /// The least-squares point.
+        q: Vec<f64>,
+    },
     /// Newton did not reach the tolerance (iteration limit, or no further decrease).
     NotConverged {
         /// Newton iterations performed.
@@ -195,6 +209,21 @@ impl fmt::Display for AssemblyError {
                     f,
                     "assembly failed: singular Jacobian of the dependent coordinates \
                      (rcond {rcond:.3e}) after {iterations} iterations, |C| = {residual_norm:.3e}; \
+                     largest residuals: "
+                )?;
+                list(f, worst)
+            }
+            AssemblyError::Unreachable {
+                independent,
+                residual_norm,
+                worst,
+                ..
+            } => {
+                write!(f, "the requested independent coordinates ")?;
+                list(f, independent)?;
+                write!(
+                    f,
+                    " are unreachable: the closest configuration leaves |C| = {residual_norm:.3e}; \
                      largest residuals: "
                 )?;
                 list(f, worst)
@@ -433,8 +462,8 @@ pub enum SimError {
     /// trajectory crossed a configuration where the independent coordinates do not
     /// parametrise the mechanism (a toggle, a pendulum in Cartesian coordinates passing the
     /// horizontal with `x` independent, a chain of four-bar windows passing its flat
-    /// position). Results past it would be unreliable; the runtime does not re-partition the
-    /// coordinates. (Parity-free: `J_dep(q₀)⁻¹ J_dep(q₁)` has a real eigenvalue `≤ 0`
+    /// position). Reported only with `SimOptions::partition_switching` off (with it on, the
+    /// simulation switches to other independent coordinates instead). (Parity-free: `J_dep(q₀)⁻¹ J_dep(q₁)` has a real eigenvalue `≤ 0`
     /// exactly when the linear interpolant of `J_dep` is singular on the segment, however
     /// many windows flip at once.)
     PartitionCrossed {
@@ -442,6 +471,22 @@ pub enum SimError {
         t_prev: f64,
         /// Time of the first state after it.
         t: f64,
+    },
+    /// The projection method needed new independent coordinates but no chart is healthy
+    /// here: the constraints lose rank (a flat position of a parallelogram, a true
+    /// singularity), where no partition parametrises the mechanism.
+    NoHealthyPartition {
+        /// Time of the state.
+        t: f64,
+        /// Health of the best chart (or the rank estimate of the row-scaled `C_J`).
+        health: f64,
+    },
+    /// The projection method switched independent coordinates too often at one time.
+    TooManySwitches {
+        /// Time of the state.
+        t: f64,
+        /// Switches at that time.
+        switches: usize,
     },
     /// The initial state of an unprojected simulation (`project: false`) is not on the
     /// constraint manifold: `‖C(q0)‖ > tol` or `‖C_J q̇0 + C_t‖ > tol · max(1, ‖q̇0‖)`,
@@ -475,6 +520,15 @@ impl fmt::Display for SimError {
                 f,
                 "between t = {t_prev} and t = {t} the trajectory crossed a configuration where \
                  the independent coordinates do not parametrise the mechanism"
+            ),
+            SimError::NoHealthyPartition { t, health } => write!(
+                f,
+                "no choice of independent coordinates parametrises the mechanism at t = {t} \
+                 (best chart health {health:.3e}): the constraints lose rank here"
+            ),
+            SimError::TooManySwitches { t, switches } => write!(
+                f,
+                "{switches} switches of independent coordinates at t = {t}: giving up"
             ),
             SimError::OffManifold {
                 t,

@@ -28,25 +28,31 @@ pub mod simulate;
 mod trig;
 pub mod velocity;
 
-pub use assemble::{assemble, assemble_min_norm, Assembly, AssemblyOptions};
+pub use assemble::{
+    assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
+};
 pub use csv::write_csv;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
 pub use lagrange::{lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_RTOL};
 pub use mechanism::{Dynamics, Mechanism};
 pub use nalgebra;
 pub use null_space::{
-    lu_null_space, null_space_checked, svd_null_space, NullSpaceOutcome, NullSpacePath,
-    DEFAULT_PIVOT_THRESHOLD,
+    best_chart, chart_health, lu_null_space, null_space_checked, svd_null_space, Chart,
+    NullSpaceOutcome, NullSpacePath, DEFAULT_PIVOT_THRESHOLD,
 };
-pub use ode::{dopri5, rk4, Dopri5Options, OdeState, OdeSystem, Pair, Rk4Options, Solution, Stats};
+pub use ode::{
+    dopri5, rk4, Dopri5Options, OdeState, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
+};
 pub use projection::{
-    multipliers, projection_accelerations, projection_accelerations_numeric, projection_rhs,
-    ProjectionAccelerations,
+    multipliers, projection_accelerations, projection_accelerations_in,
+    projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, SimOptions, SimStats, Trajectory,
+    DEFAULT_SWITCH_THRESHOLD, MAX_SWITCHES_PER_STEP,
 };
 pub use trig::sin_cos;
 pub use velocity::{
     independent_part, project_velocity, project_velocity_min_norm, velocity_from_independent,
+    velocity_from_independent_in,
 };

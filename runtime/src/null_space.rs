@@ -95,6 +95,271 @@ pub(crate) struct Partition<const NQ: usize, const DOF: usize> {
     pub d: SMatrix<f64, NQ, DOF>,
     pub solve: DependentSolve,
     pub path: NullSpacePath,
+    /// The independent coordinates of this partition (the identity rows of `d`).
+    pub independent: [usize; DOF],
+}
+
+/// A choice of independent coordinates (a chart of the constraint manifold): the identity
+/// rows of the null-space basis and the coordinates held fixed by assembly. The generated
+/// code serves [`Mechanism::INDEPENDENT`] ([`Chart::generated`]); any other set is served
+/// by a numeric factorisation of its dependent Jacobian columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chart<const DOF: usize> {
+    independent: [usize; DOF],
+    dependent: Vec<usize>,
+}
+
+impl<const DOF: usize> Chart<DOF> {
+    /// The chart of the independent coordinates `independent` among `nq` coordinates.
+    ///
+    /// Errors: [`KinematicsError::InvalidModel`] for out-of-range or repeated indices.
+    pub fn new(nq: usize, independent: [usize; DOF]) -> Result<Self, KinematicsError> {
+        let dependent = linalg::dependent_indices(nq, &independent).ok_or(
+            KinematicsError::InvalidModel("independent coordinates out of range or repeated"),
+        )?;
+        Ok(Chart {
+            independent,
+            dependent,
+        })
+    }
+
+    /// The generated chart, [`Mechanism::INDEPENDENT`].
+    ///
+    /// Errors: [`KinematicsError::InvalidModel`] when `INDEPENDENT` is invalid.
+    pub fn generated<M, const NQ: usize, const NC: usize>() -> Result<Self, KinematicsError>
+    where
+        M: Mechanism<NQ, NC, DOF>,
+    {
+        Chart::new(NQ, M::INDEPENDENT)
+    }
+
+    /// The independent coordinates (in the order of the columns of `D` and of `u`).
+    pub fn independent(&self) -> &[usize; DOF] {
+        &self.independent
+    }
+
+    /// The dependent coordinates (ascending).
+    pub fn dependent(&self) -> &[usize] {
+        &self.dependent
+    }
+
+    /// Whether this is the generated chart [`Mechanism::INDEPENDENT`].
+    pub fn is_generated<M, const NQ: usize, const NC: usize>(&self) -> bool
+    where
+        M: Mechanism<NQ, NC, DOF>,
+    {
+        self.independent == M::INDEPENDENT
+    }
+
+    /// The independent part `v[independent]` of a coordinate or velocity vector.
+    pub fn independent_part<const NQ: usize>(&self, v: &SVector<f64, NQ>) -> SVector<f64, DOF> {
+        SVector::<f64, DOF>::from_fn(|k, _| v.get(self.independent[k]).copied().unwrap_or(0.0))
+    }
+}
+
+/// Health in `[0, 1]` of `chart` at `q`: the generated `null_space`'s health figure for the
+/// generated chart, the numeric LU health `min |U_kk| / max |U_kk|` of its dependent columns
+/// otherwise (0 for non-finite values or a failed factorisation).
+pub fn chart_health<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if chart.is_generated::<M, NQ, NC>() {
+        let (d, h) = M::null_space(q, p, t);
+        return if h.is_finite() && linalg::finite(d.as_slice()) {
+            h.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+    }
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) {
+        return 0.0;
+    }
+    DependentFactor::new(&linalg::dmatrix(&j), chart.dependent.clone())
+        .map(|f| f.health)
+        .filter(|h| h.is_finite())
+        .unwrap_or(0.0)
+}
+
+/// The chart chosen at `q` by a complete-pivoting LU of `C_J` with its rows scaled to unit
+/// length: the `NQ − DOF` pivot columns are dependent, the others independent (ascending).
+/// Returns the chart and its health in `[0, 1]`: the smallest pivot relative to the
+/// largest, times the smallest norm of a pivot row relative to the largest row norm (near
+/// 0 the constraints themselves lose rank here — also where a whole row vanishes — and no
+/// chart is healthy).
+///
+/// Errors: non-finite Jacobian.
+pub fn best_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> Result<(Chart<DOF>, f64), KinematicsError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) || DOF > NQ {
+        return Err(KinematicsError::NonFinite {
+            what: "jacobian",
+            t,
+        });
+    }
+    let mut a = linalg::dmatrix(&j);
+    let mut norms = vec![0.0; NC];
+    for (i, n_i) in norms.iter_mut().enumerate() {
+        let n = a.row(i).norm();
+        *n_i = n;
+        if n > 0.0 {
+            a.row_mut(i).scale_mut(1.0 / n);
+        }
+    }
+    let max_norm = norms.iter().copied().fold(0.0, f64::max);
+    let r = NQ - DOF;
+    let mut rows: Vec<usize> = (0..NC).collect();
+    let mut cols: Vec<usize> = (0..NQ).collect();
+    let mut first = 0.0;
+    let mut last = 0.0;
+    for k in 0..r.min(NC) {
+        // Largest remaining entry (first in row-major order on ties: deterministic).
+        let mut best = (k, k, -1.0);
+        for ri in k..NC {
+            for ci in k..NQ {
+                let v = a[(rows[ri], cols[ci])].abs();
+                if v > best.2 {
+                    best = (ri, ci, v);
+                }
+            }
+        }
+        rows.swap(k, best.0);
+        cols.swap(k, best.1);
+        let (pr, pc) = (rows[k], cols[k]);
+        let piv = a[(pr, pc)];
+        if k == 0 {
+            first = piv.abs();
+        }
+        last = piv.abs();
+        if piv == 0.0 {
+            break;
+        }
+        for &ri in &rows[k + 1..] {
+            let f = a[(ri, pc)] / piv;
+            if f != 0.0 {
+                for &ci in &cols[k..] {
+                    let v = a[(pr, ci)];
+                    a[(ri, ci)] -= f * v;
+                }
+            }
+        }
+    }
+    let mut ind: Vec<usize> = cols[r..].to_vec();
+    ind.sort_unstable();
+    let mut independent = [0usize; DOF];
+    independent.copy_from_slice(&ind);
+    // Row scaling chooses the columns; the health also shows pivot rows that vanish
+    // relative to the Jacobian (a rank drop where a whole row goes to zero).
+    let min_pivot_row = rows[..r.min(NC)]
+        .iter()
+        .map(|&i| norms[i])
+        .fold(f64::INFINITY, f64::min);
+    let health = if r == 0 {
+        1.0
+    } else if first > 0.0 && r <= NC && max_norm > 0.0 {
+        (last / first * (min_pivot_row / max_norm)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Ok((Chart::new(NQ, independent)?, health))
+}
+
+/// The partition of `chart` at `q`: the generated code for the generated chart when its
+/// health is at least `threshold` (else the numeric factorisation), a numeric
+/// factorisation of the dependent columns for any other chart;
+/// [`KinematicsError::SingularPartition`] when that factorisation's health is below
+/// `threshold`.
+pub(crate) fn partition_in<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<Partition<NQ, DOF>, KinematicsError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if chart.is_generated::<M, NQ, NC>() {
+        return partition::<M, NQ, NC, DOF>(q, p, t, threshold);
+    }
+    if !valid_threshold(threshold) {
+        return Err(KinematicsError::InvalidOptions(
+            "pivot threshold must be a number in [0, 1]",
+        ));
+    }
+    if !linalg::finite(q.as_slice()) {
+        return Err(KinematicsError::NonFinite { what: "q", t });
+    }
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) {
+        return Err(KinematicsError::NonFinite {
+            what: "jacobian",
+            t,
+        });
+    }
+    let jd = linalg::dmatrix(&j);
+    match numeric_partition::<NQ, DOF>(&jd, &chart.independent, &chart.dependent, threshold)? {
+        Ok((d, factor, lu_health)) => Ok(Partition {
+            d,
+            solve: DependentSolve::Numeric(factor),
+            path: NullSpacePath::NumericSameCoordinates {
+                min_pivot: f64::NAN,
+                lu_health,
+            },
+            independent: chart.independent,
+        }),
+        Err(health) => Err(KinematicsError::SingularPartition {
+            t,
+            static_pivot: f64::NAN,
+            health,
+        }),
+    }
+}
+
+/// `D = [I; −J_dep⁻¹ J_ind]` (rows permuted) from a numeric factorisation of the dependent
+/// columns, or `Err(health)` when it is below `threshold`.
+#[allow(clippy::type_complexity)]
+fn numeric_partition<const NQ: usize, const DOF: usize>(
+    jd: &DMatrix<f64>,
+    independent: &[usize; DOF],
+    dependent: &[usize],
+    threshold: f64,
+) -> Result<Result<(SMatrix<f64, NQ, DOF>, DependentFactor, f64), f64>, KinematicsError> {
+    let factor = DependentFactor::new(jd, dependent.to_vec()).ok_or(
+        KinematicsError::DecompositionFailed {
+            what: "factorisation of the dependent Jacobian columns",
+        },
+    )?;
+    let lu_health = factor.health;
+    if lu_health >= threshold {
+        let ind = linalg::columns(jd, independent);
+        if let Some(x) = factor.solve(&ind) {
+            let mut d = SMatrix::<f64, NQ, DOF>::zeros();
+            for (c, &i) in independent.iter().enumerate() {
+                d[(i, c)] = 1.0;
+            }
+            for (k, &i) in factor.dep.iter().enumerate() {
+                for c in 0..DOF {
+                    d[(i, c)] = -x[(k, c)];
+                }
+            }
+            return Ok(Ok((d, factor, lu_health)));
+        }
+    }
+    Ok(Err(lu_health))
 }
 
 impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
@@ -124,7 +389,7 @@ impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
                 x
             }
         };
-        for &i in M::INDEPENDENT.iter() {
+        for &i in self.independent.iter() {
             if let Some(xi) = x.get_mut(i) {
                 *xi = 0.0;
             }
@@ -175,6 +440,7 @@ where
             d,
             solve: DependentSolve::Static,
             path: NullSpacePath::Static { min_pivot },
+            independent: M::INDEPENDENT,
         }));
     }
     let j = M::jacobian(q, p, t);
@@ -188,33 +454,18 @@ where
     let dep = linalg::dependent_indices(NQ, &M::INDEPENDENT).ok_or(
         KinematicsError::InvalidModel("INDEPENDENT has out-of-range or repeated indices"),
     )?;
-    let factor = DependentFactor::new(&jd, dep).ok_or(KinematicsError::DecompositionFailed {
-        what: "factorisation of the dependent Jacobian columns",
-    })?;
-    let lu_health = factor.health;
-    if lu_health >= threshold {
-        let ind = linalg::columns(&jd, &M::INDEPENDENT);
-        if let Some(x) = factor.solve(&ind) {
-            let mut d = SMatrix::<f64, NQ, DOF>::zeros();
-            for (c, &i) in M::INDEPENDENT.iter().enumerate() {
-                d[(i, c)] = 1.0;
-            }
-            for (k, &i) in factor.dep.iter().enumerate() {
-                for c in 0..DOF {
-                    d[(i, c)] = -x[(k, c)];
-                }
-            }
-            return Ok(Ok(Partition {
-                d,
-                solve: DependentSolve::Numeric(factor),
-                path: NullSpacePath::NumericSameCoordinates {
-                    min_pivot,
-                    lu_health,
-                },
-            }));
-        }
+    match numeric_partition::<NQ, DOF>(&jd, &M::INDEPENDENT, &dep, threshold)? {
+        Ok((d, factor, lu_health)) => Ok(Ok(Partition {
+            d,
+            solve: DependentSolve::Numeric(factor),
+            path: NullSpacePath::NumericSameCoordinates {
+                min_pivot,
+                lu_health,
+            },
+            independent: M::INDEPENDENT,
+        })),
+        Err(lu_health) => Ok(Err((min_pivot, lu_health, jd))),
     }
-    Ok(Err((min_pivot, lu_health, jd)))
 }
 
 /// The partition used by the dynamics and velocity routines: static when healthy,

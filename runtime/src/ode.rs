@@ -141,6 +141,30 @@ pub trait OdeSystem<S: OdeState> {
     fn project(&mut self, _t: f64, _y: &mut S) -> Result<(), Self::Error> {
         Ok(())
     }
+    /// Called after each accepted (and projected) step from `(t_prev, y_prev)` to `(t, y)`,
+    /// before the outputs inside the step are produced: [`StepControl::Continue`] (the
+    /// default) carries on, the other two end the integration early with
+    /// [`Solution::stopped`] set (e.g. to change the system's coordinates and restart).
+    fn accept(
+        &mut self,
+        _t_prev: f64,
+        _y_prev: &S,
+        _t: f64,
+        _y: &S,
+    ) -> Result<StepControl, Self::Error> {
+        Ok(StepControl::Continue)
+    }
+}
+
+/// What an integrator does after an accepted step ([`OdeSystem::accept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepControl {
+    /// Carry on.
+    Continue,
+    /// Keep the step (and the outputs inside it), then stop at its end.
+    StopAfter,
+    /// Discard the step and stop at its start (outputs after it are not produced).
+    StopBefore,
 }
 
 impl<S, E, F> OdeSystem<S> for F
@@ -184,6 +208,10 @@ pub struct Solution<S> {
     pub y: Vec<S>,
     /// Counters.
     pub stats: Stats,
+    /// Where the integration ended early because [`OdeSystem::accept`] asked it to: the
+    /// time and state (outputs up to that time are in `t`, `y`). `None` when it reached
+    /// the last output time.
+    pub stopped: Option<(f64, S)>,
 }
 
 /// Options of [`dopri5`].
@@ -356,6 +384,7 @@ pub fn rk4<S: OdeState, Sys: OdeSystem<S>>(
         t: Vec::with_capacity(t_out.len()),
         y: Vec::with_capacity(t_out.len()),
         stats,
+        stopped: None,
     };
     let mut t = t0;
     let mut y = y0;
@@ -411,9 +440,26 @@ pub fn rk4<S: OdeState, Sys: OdeSystem<S>>(
             } else {
                 stats.max_projection.max(perr)
             };
+            let control = sys
+                .accept(t, &y, t_next, &y1)
+                .map_err(|source| OdeError::System { t: t_next, source })?;
+            if control == StepControl::StopBefore {
+                sol.stats = stats;
+                sol.stopped = Some((t, y));
+                return Ok(sol);
+            }
             stats.steps += 1;
             t = t_next;
             y = y1;
+            if control == StepControl::StopAfter {
+                if t >= t_target {
+                    sol.t.push(t_target);
+                    sol.y.push(y.clone());
+                }
+                sol.stats = stats;
+                sol.stopped = Some((t, y));
+                return Ok(sol);
+            }
         }
         sol.t.push(t_target);
         sol.y.push(y.clone());
@@ -532,6 +578,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             t: out_t,
             y: out_y,
             stats,
+            stopped: None,
         });
     }
 
@@ -672,7 +719,20 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 continue;
             }
             stats.max_projection = stats.max_projection.max(perr);
-            k1 = if moved {
+            let control = sys
+                .accept(t, &y, t_new, &y_acc)
+                .map_err(|source| OdeError::System { t: t_new, source })?;
+            if control == StepControl::StopBefore {
+                return Ok(Solution {
+                    t: out_t,
+                    y: out_y,
+                    stats,
+                    stopped: Some((t, y)),
+                });
+            }
+            k1 = if control == StepControl::StopAfter {
+                k7
+            } else if moved {
                 let k = eval(sys, &mut stats, t_new, &y_acc)?;
                 if !all_finite(&k) {
                     return Err(OdeError::NonFinite { t: t_new });
@@ -709,6 +769,14 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             }
             t = t_new;
             y = y_acc;
+            if control == StepControl::StopAfter {
+                return Ok(Solution {
+                    t: out_t,
+                    y: out_y,
+                    stats,
+                    stopped: Some((t, y)),
+                });
+            }
             // The next step answers for the projection too.
             let err = err.max(perr);
             let mut fac = if err == 0.0 {
@@ -736,6 +804,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
         t: out_t,
         y: out_y,
         stats,
+        stopped: None,
     })
 }
 

@@ -22,7 +22,7 @@ use crate::error::{largest_entries, non_finite_entries, DynamicsError, Kinematic
 use crate::lagrange::check_finite;
 use crate::linalg::{self, DependentFactor, MassFailure};
 use crate::mechanism::Dynamics;
-use crate::null_space::{partition, NullSpacePath};
+use crate::null_space::{partition, partition_in, Chart, NullSpacePath, Partition};
 
 /// Velocities and accelerations of the projection method at one state.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,6 +139,43 @@ where
         return Err(nonfinite("u", t));
     }
     let part = partition::<M, NQ, NC, DOF>(q, p, t, threshold)?;
+    accelerations_with::<M, NQ, NC, DOF>(&part, q, u, p, t)
+}
+
+/// [`projection_accelerations`] in the chart `chart`: `u` are the velocities of
+/// `chart.independent()`, and `u̇` is returned in the same order. The generated code serves
+/// the generated chart (when healthy); any other chart uses a numeric factorisation of its
+/// dependent Jacobian columns ([`crate::null_space::Chart`]).
+///
+/// Errors as [`projection_accelerations`].
+pub fn projection_accelerations_in<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<ProjectionAccelerations<NQ, DOF>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    if !linalg::finite(u.as_slice()) {
+        return Err(nonfinite("u", t));
+    }
+    let part = partition_in::<M, NQ, NC, DOF>(chart, q, p, t, threshold)?;
+    accelerations_with::<M, NQ, NC, DOF>(&part, q, u, p, t)
+}
+
+fn accelerations_with<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    part: &Partition<NQ, DOF>,
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+) -> Result<ProjectionAccelerations<NQ, DOF>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
     let d = part.d;
     let ct = M::jacobian_t(q, p, t);
     if !linalg::finite(ct.as_slice()) {

@@ -13,7 +13,7 @@ use nalgebra::{DMatrix, SVector};
 use crate::error::KinematicsError;
 use crate::linalg;
 use crate::mechanism::Mechanism;
-use crate::null_space::partition;
+use crate::null_space::{partition, partition_in, Chart, Partition};
 
 /// The independent part `u = q̇[INDEPENDENT]` of a full velocity (or of any coordinate
 /// vector).
@@ -55,6 +55,41 @@ where
         return Err(KinematicsError::NonFinite { what: "u", t });
     }
     let part = partition::<M, NQ, NC, DOF>(q, p, t, threshold)?;
+    velocity_with::<M, NQ, NC, DOF>(&part, q, u, p, t)
+}
+
+/// [`velocity_from_independent`] in the chart `chart`: `u` are the velocities of
+/// `chart.independent()`.
+///
+/// Errors as [`velocity_from_independent`].
+pub fn velocity_from_independent_in<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<SVector<f64, NQ>, KinematicsError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if !linalg::finite(u.as_slice()) {
+        return Err(KinematicsError::NonFinite { what: "u", t });
+    }
+    let part = partition_in::<M, NQ, NC, DOF>(chart, q, p, t, threshold)?;
+    velocity_with::<M, NQ, NC, DOF>(&part, q, u, p, t)
+}
+
+fn velocity_with<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    part: &Partition<NQ, DOF>,
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+) -> Result<SVector<f64, NQ>, KinematicsError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
     let ct = M::jacobian_t(q, p, t);
     if !linalg::finite(ct.as_slice()) {
         return Err(KinematicsError::NonFinite {

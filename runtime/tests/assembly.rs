@@ -101,10 +101,17 @@ fn four_bar_rocker_beyond_its_range_is_an_error() {
     q0[2] += 0.05 * (q0[2] - FourBar::from_crank(FourBar::toggle_theta(&p) + 0.3, &p)[2]).signum();
     let err = assemble::<FourBar, 3, 2, 1>(&q0, &p, 0.0, &AssemblyOptions::default())
         .expect_err("no configuration exists");
-    match err {
-        AssemblyError::NotConverged { residual_norm, .. }
-        | AssemblyError::SingularJacobian { residual_norm, .. } => {
-            assert!(residual_norm > 1e-6, "{residual_norm}")
+    // Its own error (issue 8, item 3), naming the rocker and its requested value.
+    match &err {
+        AssemblyError::Unreachable {
+            residual_norm,
+            independent,
+            ..
+        } => {
+            assert!(*residual_norm > 1e-6, "{residual_norm}");
+            assert_eq!(independent.len(), 1);
+            assert_eq!(independent[0].index, 2);
+            assert_eq!(independent[0].value, q0[2]);
         }
         other => panic!("unexpected error {other}"),
     }

@@ -329,6 +329,8 @@ fn trajectory_csv_and_bad_inputs() {
             atol: 1e-11,
             ..Default::default()
         }),
+        // The guard alone (switching would carry on over the top).
+        partition_switching: false,
         ..Default::default()
     };
     let res = simulate_projection::<Pendulum, 2, 1, 1>(&q0, &S1::new(8.0), &p, 0.0, 2.0, &over);
