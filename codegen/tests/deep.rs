@@ -179,3 +179,21 @@ fn sum_of_20000_terms_generates_with_the_right_residual() {
     );
     assert_eq!(got.1, Ok(1));
 }
+
+/// Found by the fuzzer on the merged engine: a 20,000-term sum inside parentheses (so the
+/// top of the equation is not itself a long chain) reached syn's recursive printing when
+/// the equation's label was made. Beside another error (`param t`), so errors are collected.
+#[test]
+fn parenthesised_long_sum_beside_an_error_does_not_overflow() {
+    let terms: String = (0..20_000)
+        .map(|i| if i % 2 == 0 { " + x" } else { " - x" })
+        .collect();
+    let src = format!(
+        "pub mod m {{\n    param t = 1.0;\n    coord x = 1.0;\n    coord y = 0.0;\n    constraint (x{terms}) * 1.0 + y == 1.0;\n}}\n"
+    );
+    let msg = on_small_stack(move || match generate_str(&src, &Options::default()) {
+        Ok(_) => String::from("generated"),
+        Err(e) => e.message,
+    });
+    assert!(msg.contains("`t` is reserved"), "{msg}");
+}

@@ -136,12 +136,10 @@ fn function_list() -> String {
 /// Where the span does not cover the whole expression (in a proc macro on stable, a span
 /// is only the first token's), the tokens printed.
 fn source_text(e: &Expr) -> String {
-    if let Expr::Binary(b) = e {
-        if arithmetic_spine(b).len() > crate::parse::depth::MAX_NESTING {
-            return span_of(e)
-                .source_text()
-                .unwrap_or_else(|| "(a long expression)".to_string());
-        }
+    if deeper_than(e, crate::parse::depth::MAX_NESTING) {
+        return span_of(e)
+            .source_text()
+            .unwrap_or_else(|| "(a long expression)".to_string());
     }
     let tokens = quote::ToTokens::to_token_stream(e).to_string();
     let squash = |s: &str| s.split_whitespace().collect::<String>();
@@ -149,6 +147,38 @@ fn source_text(e: &Expr) -> String {
         Some(text) if squash(&text) == squash(&tokens) => text,
         _ => tokens,
     }
+}
+
+/// Whether the syntax tree of `e` is deeper than `limit` (an explicit stack: printing or
+/// cloning a tree, which syn does recursively, overflows the stack on a long chain such as
+/// a 20,000-term sum, also inside parentheses).
+fn deeper_than(e: &Expr, limit: usize) -> bool {
+    let mut stack = vec![(e, 0usize)];
+    while let Some((e, d)) = stack.pop() {
+        if d > limit {
+            return true;
+        }
+        match e {
+            Expr::Binary(b) => {
+                stack.push((&b.left, d + 1));
+                stack.push((&b.right, d + 1));
+            }
+            Expr::Paren(p) => stack.push((&p.expr, d + 1)),
+            Expr::Group(g) => stack.push((&g.expr, d + 1)),
+            Expr::Unary(u) => stack.push((&u.expr, d + 1)),
+            Expr::Field(f) => stack.push((&f.base, d + 1)),
+            Expr::Call(c) => {
+                stack.push((&c.func, d + 1));
+                stack.extend(c.args.iter().map(|a| (a, d + 1)));
+            }
+            Expr::MethodCall(m) => {
+                stack.push((&m.receiver, d + 1));
+                stack.extend(m.args.iter().map(|a| (a, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The span of `e`, from its first to its last token where spans join (else the first
