@@ -6,7 +6,10 @@
 
 use iftomm::{opensim_time, run, sizes, Problem, Route, RunOptions, HIGH_PRECISION};
 
-fn parse(args: &[String]) -> Result<(Vec<Problem>, Option<f64>, Option<f64>, Option<f64>), String> {
+/// Problems to run and the overrides of rtol, atol and end time.
+type Args = (Vec<Problem>, Option<f64>, Option<f64>, Option<f64>);
+
+fn parse(args: &[String]) -> Result<Args, String> {
     let mut problems = Vec::new();
     let (mut rtol, mut atol, mut t_end) = (None, None, None);
     let mut it = args.iter();
