@@ -1,0 +1,220 @@
+//! The IFToMM benchmark problems against their independent references at the benchmark's
+//! high-precision level (1e-3 on the reported quantity), in a debug build.
+//!
+//! Full spans where a debug build finishes in a few seconds (A03, A04 by projection);
+//! shorter spans, with the same tolerance and the same integrator settings as the
+//! release-mode table (`cargo run --release -p iftomm`), where it would not (A01: 50 s of
+//! 2000 s; A05: 2 s of 10 s). Where a route cannot do a problem, the test asserts the
+//! reported error (or, for A02 by the Lagrange route, the measured miss) and README.md
+//! records it.
+
+use iftomm::{
+    a01, a01_exact, a02_branch, a02_branch_ratio, jacobi_sn, run, Problem, Report, Route,
+    RunOptions, HIGH_PRECISION,
+};
+use mechgen::nalgebra::Vector2;
+use mechgen::runtime::{self, Dopri5Options};
+
+fn opts(problem: Problem, t_end: f64) -> RunOptions {
+    RunOptions {
+        t_end,
+        ..RunOptions::full(problem)
+    }
+}
+
+fn ok(problem: Problem, route: Route, o: &RunOptions) -> Report {
+    let r = run(problem, route, o).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "{} by {route:?} over {} s: error {:.2e}, |E - E0| {:?}, {} steps, {:.3} s",
+        problem.label(),
+        r.t_end,
+        r.error,
+        r.energy_change,
+        r.ode.steps,
+        r.wall.as_secs_f64()
+    );
+    assert_eq!(r.t_end, o.t_end);
+    assert!(
+        r.error <= HIGH_PRECISION,
+        "{} by {route:?}: error {:e} > {HIGH_PRECISION:e}",
+        problem.label(),
+        r.error
+    );
+    r
+}
+
+#[test]
+fn jacobi_sn_matches_known_values() {
+    // sn(u | 0) = sin u; sn(K | m) = 1; K(1/2) = 1.854074677301372 (A&S table 17.1).
+    let (s, k) = jacobi_sn(0.7, 0.0);
+    assert!((s - 0.7f64.sin()).abs() < 1e-15 && (k - std::f64::consts::FRAC_PI_2).abs() < 1e-15);
+    let (s, k) = jacobi_sn(0.0, 0.5);
+    assert_eq!(s, 0.0);
+    assert!((k - 1.854074677301372).abs() < 1e-14, "{k}");
+    let (s, _) = jacobi_sn(k, 0.5);
+    assert!((s - 1.0).abs() < 1e-14, "{s}");
+    // Periodic: 4K, reduced before the AGM doubling (far times stay accurate).
+    let (s1, _) = jacobi_sn(0.3, 0.5);
+    let (s2, _) = jacobi_sn(0.3 + 4000.0 * k, 0.5);
+    assert!((s1 - s2).abs() < 1e-11, "{s1} {s2}");
+}
+
+#[test]
+fn a01_exact_solution_matches_the_pendulum_ode() {
+    // The elliptic-function reference against φ̈ = −(g/l) sin φ from φ = π/2 at rest,
+    // integrated at rtol 1e-13 over 20 s.
+    let p = a01::Params::default();
+    let w2 = p.g / p.l;
+    let mut rhs = |_t: f64, y: &Vector2<f64>| {
+        Ok::<_, std::convert::Infallible>(Vector2::new(y[1], -w2 * y[0].sin()))
+    };
+    let times: Vec<f64> = (1..=40).map(|k| 0.5 * k as f64).collect();
+    let sol = runtime::dopri5(
+        &mut rhs,
+        0.0,
+        Vector2::new(std::f64::consts::FRAC_PI_2, 0.0),
+        &times,
+        &Dopri5Options {
+            rtol: 1e-13,
+            atol: 1e-14,
+            ..Default::default()
+        },
+    )
+    .expect("pendulum ODE");
+    let mut worst: f64 = 0.0;
+    for (t, y) in sol.t.iter().zip(&sol.y) {
+        let e = a01_exact(*t, &p);
+        worst = worst
+            .max((e[0] - p.l * y[0].sin()).abs())
+            .max((e[1] + p.l * y[0].cos()).abs());
+    }
+    assert!(worst < 1e-9, "{worst:e}");
+    let e0 = a01_exact(0.0, &p);
+    assert!((e0[0] - 1.0).abs() < 1e-15 && e0[1].abs() < 1e-15, "{e0:?}");
+}
+
+#[test]
+fn a01_lagrange_meets_high_precision() {
+    // 50 s of the 2000 s span in debug (the release table runs all 2000 s).
+    let r = ok(Problem::A01, Route::Lagrange, &opts(Problem::A01, 50.0));
+    assert!(r.energy_change.expect("energy") < 1e-6);
+}
+
+#[test]
+fn a01_projection_stops_at_the_lowest_point_with_an_error() {
+    // y is independent (x is at its maximum at the start); at the lowest point y turns
+    // back and stops parametrising the motion: a quarter period, K(1/2)/√g = 0.5920 s.
+    let e = run(Problem::A01, Route::Projection, &opts(Problem::A01, 50.0))
+        .expect_err("no partition switching yet");
+    let quarter = 1.854074677301372 / 9.81f64.sqrt();
+    assert!(
+        e.message.starts_with("between t = 0.59") && e.message.contains("crossed"),
+        "{e} (quarter period {quarter})"
+    );
+}
+
+#[test]
+fn a02_reference_conserves_energy() {
+    // θ̈ = −c g cos θ conserves ½ T θ̇² + V sin θ with c = V/T.
+    for n in [1usize, 2, 3, 40] {
+        let c = a02_branch_ratio(n);
+        let times: Vec<f64> = (1..=400).map(|k| 0.05 * k as f64).collect();
+        let y = a02_branch(n, 9.81, &times).expect("reference");
+        let e = |th: f64, w: f64| 0.5 * w * w + c * 9.81 * th.sin();
+        let e0 = e(std::f64::consts::FRAC_PI_2, -1.0);
+        let drift = y
+            .iter()
+            .map(|s| (e(s[0], s[1]) - e0).abs())
+            .fold(0.0, f64::max);
+        assert!(drift < 1e-9, "N = {n}: {drift:e}");
+        // It turns over and over: ≥ 20 flat positions (θ ≡ 0 mod π) in 20 s.
+        let passes = ((std::f64::consts::FRAC_PI_2 - y[399][0]) / std::f64::consts::PI).floor();
+        assert!(passes >= 20.0, "N = {n}: {passes}");
+    }
+    assert!((a02_branch_ratio(1) - 1.2).abs() < 1e-15);
+}
+
+#[test]
+fn a02_projection_stops_at_the_first_flat_position_with_an_error() {
+    // θ0 = π/2 − t − …: the first flat position is at t ≈ 0.72 s for every N. (N = 40 is
+    // left out: the projection route did not reach its first flat position within 60 s in
+    // release mode, see README.)
+    for n in [1usize, 2, 3] {
+        let p = Problem::A02 { n };
+        let e = run(p, Route::Projection, &opts(p, 2.0)).expect_err("stops at flat");
+        assert!(
+            e.message.starts_with("between t = 0.") && e.message.contains("crossed"),
+            "N = {n}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a02_lagrange_before_and_through_the_first_flat_passes() {
+    // The Lagrange route needs no partition. Up to 2.5 s (4 flat passes) it follows the
+    // parallelogram branch within 1e-3 for N = 1, 2, 3 at rtol 1e-6 (N = 40 is too slow
+    // for a debug test: a dense LU per right-hand side).
+    for n in [1usize, 2, 3] {
+        ok(
+            Problem::A02 { n },
+            Route::Lagrange,
+            &opts(Problem::A02 { n }, 2.5),
+        );
+    }
+}
+
+#[test]
+fn a02_lagrange_full_span_misses_high_precision() {
+    // Recorded failure (README): over the full 20 s the route completes without an error
+    // but B0 is 8.7e-3 m off the branch motion at rtol 1e-6, and at rtol 1e-8 it leaves the
+    // parallelogram branch at a flat position (B0 off by up to 2 m, energy still
+    // conserved). Neither is reported by the runtime. If this starts failing, the route
+    // got better: update README.md and turn this into a precision test.
+    let p = Problem::A02 { n: 1 };
+    let r = run(p, Route::Lagrange, &opts(p, 20.0)).expect("completes");
+    assert!(r.error > HIGH_PRECISION, "{:e}", r.error);
+    let tight = RunOptions {
+        rtol: 1e-8,
+        atol: 1e-10,
+        ..opts(p, 20.0)
+    };
+    let r = run(p, Route::Lagrange, &tight).expect("completes");
+    assert!(r.error > 1.0, "{:e}", r.error);
+}
+
+#[test]
+fn a03_both_routes_meet_the_test_set_reference() {
+    for route in [Route::Projection, Route::Lagrange] {
+        let r = ok(Problem::A03, route, &RunOptions::full(Problem::A03));
+        // Far below the benchmark level: the test set's ten digits.
+        assert!(r.error < 1e-8, "{:e}", r.error);
+    }
+}
+
+#[test]
+fn a04_projection_full_span_conserves_energy() {
+    let r = ok(
+        Problem::A04,
+        Route::Projection,
+        &RunOptions::full(Problem::A04),
+    );
+    assert!(r.error < 1e-7, "{:e}", r.error);
+    assert!(r.max_residual < 1e-8, "{:e}", r.max_residual);
+    // It moves: the first joint swings through more than a radian.
+    assert!(r.q_range[0] > 1.0, "{:?}", r.q_range);
+}
+
+#[test]
+fn a04_lagrange_first_second_conserves_energy() {
+    // The full span is too slow by this route (README): 0.5 s here.
+    ok(Problem::A04, Route::Lagrange, &opts(Problem::A04, 0.5));
+}
+
+#[test]
+fn a05_both_routes_conserve_angular_momentum() {
+    // 2 s of the 10 s span in debug (stiff: ~2,000 DOPRI5 steps per second).
+    for route in [Route::Projection, Route::Lagrange] {
+        let r = ok(Problem::A05, route, &opts(Problem::A05, 2.0));
+        assert!(r.error < 1e-9, "{:e}", r.error);
+    }
+}
