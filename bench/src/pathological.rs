@@ -73,17 +73,23 @@ pub fn deep_nesting() -> String {
 /// One constraint `x + c1 − c2 + c3·k − ... == cos(a)` of `n` further terms.
 pub fn long_sum(n: usize) -> String {
     let mut terms = String::new();
+    let mut value = 0.0f64;
     for i in 1..=n {
         let c = (i % 7) as f64 * 0.25 + 0.5;
+        let sign = if i % 2 == 0 { -1.0 } else { 1.0 };
         terms.push_str(if i % 2 == 0 { " - " } else { " + " });
         if i % 3 == 0 {
             let _ = write!(terms, "{c:?} * k");
+            value += sign * c * 2.0;
         } else {
             let _ = write!(terms, "{c:?}");
+            value += sign * c;
         }
     }
+    // The nominal on the constraint (generation rejects nominals far off it).
+    let x0 = 0.3f64.cos() - value;
     format!(
-        "pub mod long_sum {{\n    param k = 2.0;\n    coord a = 0.3;\n    coord x = 0.1;\n    constraint x{terms} == cos(a);\n}}\n"
+        "pub mod long_sum {{\n    param k = 2.0;\n    coord a = 0.3;\n    coord x = {x0:?};\n    constraint x{terms} == cos(a);\n}}\n"
     )
 }
 
