@@ -106,11 +106,54 @@ impl Emitter<'_> {
         }
     }
 
-    /// Order of `let`s with every `sin`/`cos` partner right after its first member.
-    fn ordered_lets(&self, sched: &Schedule) -> Vec<ExprId> {
-        let mut seen = vec![false; self.arena.len()];
+    /// The `let`s in the order a depth-first walk from the roots (in their order) first
+    /// needs them: each value is computed close to its users, so that when a long body is
+    /// split into chunks only few values are live from one chunk to the next (the
+    /// arena's id order computes, say, every `sin`/`cos` of a 2,000-coordinate chain first
+    /// and carries them all through every chunk).
+    fn locality_order(&self, sched: &Schedule, roots: &[ExprId]) -> Vec<ExprId> {
+        let mut done = vec![false; self.arena.len()];
         let mut out = Vec::with_capacity(sched.lets.len());
-        for &id in &sched.lets {
+        // (node, children pushed?) — an explicit stack: expression chains can be deep.
+        let mut stack: Vec<(ExprId, bool)> = Vec::new();
+        let mut refs = Vec::new();
+        for &r in roots {
+            let mut start = Vec::new();
+            match sched.binding[r.index()] {
+                Some(Binding::Let) => start.push(r),
+                Some(Binding::Inline) => self.let_refs(sched, r, &mut start),
+                _ => {}
+            }
+            for s in start.into_iter().rev() {
+                stack.push((s, false));
+            }
+            while let Some((id, expanded)) = stack.pop() {
+                if done[id.index()] {
+                    continue;
+                }
+                if expanded {
+                    done[id.index()] = true;
+                    out.push(id);
+                    continue;
+                }
+                stack.push((id, true));
+                refs.clear();
+                self.let_refs(sched, id, &mut refs);
+                for &c in refs.iter().rev() {
+                    if !done[c.index()] {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Order of `lets` with every `sin`/`cos` partner right after its first member.
+    fn ordered_lets(&self, sched: &Schedule, lets: &[ExprId]) -> Vec<ExprId> {
+        let mut seen = vec![false; self.arena.len()];
+        let mut out = Vec::with_capacity(lets.len());
+        for &id in lets {
             if seen[id.index()] {
                 continue;
             }
@@ -177,8 +220,12 @@ impl Emitter<'_> {
     pub fn body(&self, fname: &str, roots: &[ExprId], sig: &Signature) -> Body {
         let sched = Schedule::new(self.arena, roots);
         let let_names = self.let_names(&sched);
-        let lets = self.ordered_lets(&sched);
-        let n_lets = lets.len();
+        let n_lets = sched.lets.len();
+        let lets = if n_lets <= MAX_LETS_PER_FUNCTION {
+            self.ordered_lets(&sched, &sched.lets)
+        } else {
+            self.ordered_lets(&sched, &self.locality_order(&sched, roots))
+        };
         let mut w = ExprWriter {
             arena: self.arena,
             sched: &sched,
@@ -221,8 +268,24 @@ impl Emitter<'_> {
                 chunk_of[id.index()] = c;
             }
         }
-        // last_use[id]: the last chunk (or nchunks for roots) that reads let `id`.
-        let mut last_use = vec![0usize; self.arena.len()];
+        // Values cross chunks through one scratch buffer: a `let` read by a later chunk
+        // gets a slot, written once by its own chunk and read only by the chunks that use
+        // it. (Handing every live value from chunk to chunk made the text grow with the
+        // number of chunks times the live set: quadratic for an LU's forward and back
+        // substitution, whose pivots all stay live.)
+        let mut reads: Vec<BTreeSet<ExprId>> = vec![BTreeSet::new(); nchunks];
+        let mut slot = vec![usize::MAX; self.arena.len()];
+        let mut crossing: Vec<ExprId> = Vec::new();
+        let mut note_use = |r: ExprId, c: usize, reads: &mut Vec<BTreeSet<ExprId>>| {
+            let home = chunk_of[r.index()];
+            if home < c && sched.binding[r.index()] == Some(Binding::Let) {
+                if slot[r.index()] == usize::MAX {
+                    slot[r.index()] = crossing.len();
+                    crossing.push(r);
+                }
+                reads[c].insert(r);
+            }
+        };
         for c in 0..nchunks {
             for &id in &lets[bounds[c]..bounds[c + 1]] {
                 let mut refs = Vec::new();
@@ -231,42 +294,77 @@ impl Emitter<'_> {
                     refs.push(a);
                 }
                 for r in refs {
-                    if sched.binding[r.index()] == Some(Binding::Let) {
-                        last_use[r.index()] = last_use[r.index()].max(c);
-                    }
+                    note_use(r, c, &mut reads);
                 }
             }
         }
-        for r in roots {
-            if sched.binding[r.index()] == Some(Binding::Let) {
-                last_use[r.index()] = nchunks;
+        // Each root is written into the caller's buffer by the chunk where its last `let`
+        // is defined (after the chunks when it reads no `let`).
+        let mut root_chunk = Vec::with_capacity(roots.len());
+        for &r in roots {
+            let mut refs = Vec::new();
+            match sched.binding[r.index()] {
+                Some(Binding::Let) => refs.push(r),
+                Some(Binding::Inline) => self.let_refs(&sched, r, &mut refs),
+                _ => {}
             }
+            let c = refs
+                .iter()
+                .map(|id| chunk_of[id.index()])
+                .filter(|&c| c < nchunks)
+                .max()
+                .unwrap_or(nchunks);
+            if c < nchunks {
+                for id in refs {
+                    note_use(id, c, &mut reads);
+                }
+            }
+            root_chunk.push(c);
         }
+        let buffered: Vec<usize> = (0..roots.len())
+            .filter(|&k| root_chunk[k] < nchunks)
+            .collect();
+        let mut root_slot = vec![usize::MAX; roots.len()];
+        for (j, &k) in buffered.iter().enumerate() {
+            root_slot[k] = j;
+        }
+        let nbuf = idx(buffered.len());
+        let nscratch = idx(crossing.len());
+        let buf = format_ident!("out_roots");
+        let scratch = format_ident!("scratch");
         let ty = &self.scalar.ty;
         let params = &sig.params;
         let args = &sig.args;
+        let zero = self.scalar.literal(0.0).unwrap_or_else(|| quote!(0.0));
         let mut chunks = Vec::new();
-        let mut live: Vec<ExprId> = Vec::new();
-        let mut stmts = TokenStream::new();
+        let mut stmts = quote! {
+            let mut #scratch: [#ty; #nscratch] = [#zero; #nscratch];
+            let mut #buf: [#ty; #nbuf] = [#zero; #nbuf];
+        };
         for c in 0..nchunks {
             let mine = &lets[bounds[c]..bounds[c + 1]];
             w.used_syms.clear();
             let mut unpack = TokenStream::new();
-            for (k, id) in live.iter().enumerate() {
+            for id in &reads[c] {
                 let name = &let_names[id.index()];
-                let k = idx(k);
-                unpack.extend(quote!(let #name = prev[#k];));
+                let k = idx(slot[id.index()]);
+                unpack.extend(quote!(let #name = #scratch[#k];));
             }
             let body = self.let_stmts(&mut w, &sched, mine, &let_names);
+            let mut writes = TokenStream::new();
+            for &id in mine {
+                if slot[id.index()] != usize::MAX {
+                    let name = &let_names[id.index()];
+                    let k = idx(slot[id.index()]);
+                    writes.extend(quote!(#scratch[#k] = #name;));
+                }
+            }
+            for &k in buffered.iter().filter(|&&k| root_chunk[k] == c) {
+                let e = w.reference(roots[k]).0;
+                let j = idx(root_slot[k]);
+                writes.extend(quote!(#buf[#j] = #e;));
+            }
             let inputs = self.bind_inputs(&w.used_syms);
-            let next: Vec<ExprId> = live
-                .iter()
-                .chain(mine.iter())
-                .copied()
-                .filter(|id| last_use[id.index()] > c)
-                .collect();
-            let out_names = next.iter().map(|id| &let_names[id.index()]);
-            let (nin, nout) = (idx(live.len()), idx(next.len()));
             let name = format_ident!("{}_part{}", fname, c);
             let doc = format!(
                 "Part {} of {} of `{}` (split to keep functions short).",
@@ -278,34 +376,30 @@ impl Emitter<'_> {
                 #[doc = #doc]
                 #[inline(never)]
                 #[allow(unused_variables)]
-                fn #name(#params, prev: &[#ty; #nin]) -> [#ty; #nout] {
+                fn #name(#params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]) {
                     #unpack
                     #inputs
                     #body
-                    [#(#out_names),*]
+                    #writes
                 }
             });
-            let prev_name = format_ident!("live{}", c);
-            let next_name = format_ident!("live{}", c + 1);
-            stmts.extend(quote!(let #next_name = #name(#args, &#prev_name);));
-            if c == 0 {
-                stmts = quote!(let #prev_name: [#ty; 0] = []; #stmts);
-            }
-            live = next;
-        }
-        let last = format_ident!("live{}", nchunks);
-        let mut final_unpack = TokenStream::new();
-        for (k, id) in live.iter().enumerate() {
-            let name = &let_names[id.index()];
-            let k = idx(k);
-            final_unpack.extend(quote!(let #name = #last[#k];));
+            stmts.extend(quote!(#name(#args, &mut #scratch, &mut #buf);));
         }
         w.used_syms.clear();
-        let root_exprs: Vec<TokenStream> = roots.iter().map(|&r| w.reference(r).0).collect();
+        let root_exprs: Vec<TokenStream> = (0..roots.len())
+            .map(|k| {
+                if root_slot[k] == usize::MAX {
+                    w.reference(roots[k]).0
+                } else {
+                    let j = idx(root_slot[k]);
+                    quote!(#buf[#j])
+                }
+            })
+            .collect();
         let inputs = self.bind_inputs(&w.used_syms);
         Body {
             chunks,
-            stmts: quote!(#stmts #final_unpack #inputs),
+            stmts: quote!(#stmts #inputs),
             roots: root_exprs,
             ops: w.ops,
             lets: n_lets,
