@@ -91,11 +91,11 @@ pub fn check(model: &mut Model, jacobian: &[Vec<ExprId>], seed: u64) -> Result<C
             ),
         ));
     }
-    let rel: Vec<f64> = roots
+    let sizes = term_sizes(&model.arena, &roots, &q0, &params);
+    let rel: Vec<f64> = sizes
         .iter()
         .zip(&c0)
-        .map(|(&e, &c)| {
-            let size = term_size(&model.arena, e, &q0, &params);
+        .map(|(&size, &c)| {
             if c == 0.0 {
                 0.0
             } else if size > 0.0 {
@@ -194,7 +194,7 @@ pub fn check(model: &mut Model, jacobian: &[Vec<ExprId>], seed: u64) -> Result<C
                     .collect();
                 // A local method proves nothing small: only an equation left off by a good
                 // part of its own size is evidence of a contradiction.
-                let size = term_size(&model.arena, roots[i], &q, &params);
+                let size = term_sizes(&model.arena, &roots[i..=i], &q, &params)[0];
                 let rel = if size > 0.0 { c[i].abs() / size } else { 1.0 };
                 if rel < INCONSISTENT_REL {
                     out.notes.push(format!(
@@ -248,22 +248,34 @@ fn eval1(arena: &Arena, e: ExprId, q: &[f64], p: &[f64], t: f64) -> f64 {
     eval_env(&Evaluator::new(arena, &[e]), arena, q, p, t)[0]
 }
 
-/// `Σ |term|` over the terms of the top-level sum of `e`, at `(q, p, 0)`.
-fn term_size(arena: &Arena, e: ExprId, q: &[f64], p: &[f64]) -> f64 {
+/// `Σ |term|` over the terms of the top-level sum of each of `roots`, at `(q, p, 0)`
+/// (one evaluation for all of them: one per row would cost the arena's size per row).
+fn term_sizes(arena: &Arena, roots: &[ExprId], q: &[f64], p: &[f64]) -> Vec<f64> {
     let mut terms = Vec::new();
-    let mut stack = vec![e];
-    while let Some(x) = stack.pop() {
-        match arena.node(x) {
-            Node::Add(a, b) => {
-                stack.push(a);
-                stack.push(b);
+    let mut ends = Vec::with_capacity(roots.len());
+    for &e in roots {
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            match arena.node(x) {
+                Node::Add(a, b) => {
+                    stack.push(a);
+                    stack.push(b);
+                }
+                Node::Neg(a) => stack.push(a),
+                _ => terms.push(x),
             }
-            Node::Neg(a) => stack.push(a),
-            _ => terms.push(x),
         }
+        ends.push(terms.len());
     }
     let vals = eval_env(&Evaluator::new(arena, &terms), arena, q, p, 0.0);
-    vals.iter().map(|v| v.abs()).sum()
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let s = vals[start..end].iter().map(|v| v.abs()).sum();
+            start = end;
+            s
+        })
+        .collect()
 }
 
 /// Up to three coordinates the projection moved most: "`x` -5.000e-2 to 0.250000, …".
