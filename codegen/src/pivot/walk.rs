@@ -16,8 +16,14 @@ use rand_chacha::ChaCha8Rng;
 use super::probe::{project, SparseJacobian};
 use crate::expr::{Arena, Evaluator};
 
-/// Steps of the walk.
+/// Steps of the walk (for models up to [`FULL_WALK_NQ`] coordinates).
 const STEPS: usize = 96;
+/// Above this many coordinates the walk takes fewer steps, `STEPS · FULL_WALK_NQ / NQ`
+/// but at least [`MIN_STEPS`], so that its cost (each step a Newton projection of the
+/// whole model) stays about linear in the model's size.
+const FULL_WALK_NQ: usize = 256;
+/// The fewest steps of a walk.
+const MIN_STEPS: usize = 24;
 /// Step length per coordinate (the step in the full coordinate norm is this times
 /// `√NQ`, so that large models move each coordinate about as far as small ones).
 const STEP: f64 = 0.1;
@@ -46,7 +52,12 @@ pub fn walk(
     };
     let mut q = q0.to_vec();
     let h = STEP * (nq as f64).sqrt();
-    for _ in 0..STEPS {
+    let steps = if nq <= FULL_WALK_NQ {
+        STEPS
+    } else {
+        (STEPS * FULL_WALK_NQ / nq).max(MIN_STEPS)
+    };
+    for _ in 0..steps {
         let v: Vec<f64> = tangent.iter().map(|x| x * sign).collect();
         out.push(tangent);
         let mut moved = None;
