@@ -145,6 +145,29 @@ pub fn module(
     an: &Analysis<'_>,
     opts: &EmitOptions,
 ) -> crate::Result<(TokenStream, ModuleStats)> {
+    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
+    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
+    // Fast path: emit with the names the user's names get when nothing collides, and
+    // keep that emission when the names allocated around what it binds (its input
+    // bindings aside) are those same names. Otherwise emit with placeholders and replace
+    // them: both give the same output, the first without a second pass over the tokens.
+    let direct = sym_names(&coord_names, &param_names, Default::default());
+    let (tokens, stats) = module_with(model, an, opts, &direct)?;
+    let inputs: std::collections::HashSet<String> = direct
+        .coord
+        .iter()
+        .chain(&direct.vel)
+        .chain(&direct.param)
+        .map(|i| {
+            use syn::ext::IdentExt;
+            i.unraw().to_string()
+        })
+        .collect();
+    let mut taken = std::collections::HashSet::new();
+    collect_bound(tokens.clone(), &inputs, &mut taken);
+    if same_names(&sym_names(&coord_names, &param_names, taken), &direct) {
+        return Ok((tokens, stats));
+    }
     let placeholders = SymNames {
         coord: (0..model.coords.len())
             .map(|i| format_ident!("{}_q{}", PLACEHOLDER, i))
@@ -159,8 +182,6 @@ pub fn module(
     };
     let (tokens, stats) = module_with(model, an, opts, &placeholders)?;
     let taken = bound_names(&tokens);
-    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
-    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
     let names = sym_names(&coord_names, &param_names, taken);
     let mut map = std::collections::HashMap::new();
     for (from, to) in [
@@ -204,12 +225,38 @@ fn replace_idents(ts: TokenStream, map: &std::collections::HashMap<String, Ident
 /// pattern). Placeholder names are left out.
 pub fn bound_names(ts: &TokenStream) -> std::collections::HashSet<String> {
     let mut out = std::collections::HashSet::new();
-    collect_bound(ts.clone(), &mut out);
+    collect_bound(ts.clone(), &Default::default(), &mut out);
     out.retain(|n| !n.starts_with(PLACEHOLDER));
     out
 }
 
-fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
+/// Whether `tokens[k..]` reads an input: `q[…]`, `qd[…]`, `b[…]` or `p.field`, then `;`.
+fn reads_input(tokens: &[proc_macro2::TokenTree], k: usize) -> bool {
+    use proc_macro2::{Delimiter, TokenTree};
+    match (tokens.get(k), tokens.get(k + 1), tokens.get(k + 2)) {
+        (Some(TokenTree::Ident(v)), Some(TokenTree::Group(g)), Some(TokenTree::Punct(semi)))
+            if (v == "q" || v == "qd" || v == "b")
+                && g.delimiter() == Delimiter::Bracket
+                && semi.as_char() == ';' =>
+        {
+            true
+        }
+        (Some(TokenTree::Ident(v)), Some(TokenTree::Punct(dot)), Some(TokenTree::Ident(_))) => {
+            v == "p"
+                && dot.as_char() == '.'
+                && matches!(tokens.get(k + 3), Some(TokenTree::Punct(s)) if s.as_char() == ';')
+        }
+        _ => false,
+    }
+}
+
+/// Collects the bound names of `ts` into `out`, leaving out the input bindings
+/// (`let NAME = q[i];`, `qd[i]`, `b[i]`, `p.field`) of the names in `inputs`.
+fn collect_bound(
+    ts: TokenStream,
+    inputs: &std::collections::HashSet<String>,
+    out: &mut std::collections::HashSet<String>,
+) {
     use proc_macro2::{Delimiter, TokenTree};
     use syn::ext::IdentExt;
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
@@ -217,7 +264,7 @@ fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
     let mut k = 0;
     while k < tokens.len() {
         if let TokenTree::Ident(kw) = &tokens[k] {
-            let kw = kw.to_string();
+            // (Compared without `to_string`: this scan reads every token of the module.)
             let mut next = k + 1;
             if kw == "let" {
                 if matches!(tokens.get(next), Some(TokenTree::Ident(m)) if m == "mut") {
@@ -225,7 +272,14 @@ fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
                 }
                 match tokens.get(next) {
                     Some(TokenTree::Ident(id)) => {
-                        out.insert(plain(id));
+                        let name = plain(id);
+                        let is_input = !inputs.is_empty()
+                            && inputs.contains(&name)
+                            && matches!(tokens.get(next + 1), Some(TokenTree::Punct(e)) if e.as_char() == '=')
+                            && reads_input(&tokens, next + 2);
+                        if !is_input {
+                            out.insert(name);
+                        }
                     }
                     Some(TokenTree::Group(g)) => {
                         for tt in g.stream() {
@@ -238,7 +292,12 @@ fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
                     }
                     _ => {}
                 }
-            } else if matches!(kw.as_str(), "fn" | "const" | "static" | "struct" | "type") {
+            } else if kw == "fn"
+                || kw == "const"
+                || kw == "static"
+                || kw == "struct"
+                || kw == "type"
+            {
                 if let Some(TokenTree::Ident(id)) = tokens.get(next) {
                     out.insert(plain(id));
                 }
@@ -263,7 +322,7 @@ fn collect_bound(ts: TokenStream, out: &mut std::collections::HashSet<String>) {
             }
         }
         if let TokenTree::Group(g) = &tokens[k] {
-            collect_bound(g.stream(), out);
+            collect_bound(g.stream(), inputs, out);
         }
         k += 1;
     }
@@ -1029,6 +1088,12 @@ fn sym_names(
         param,
         field,
     }
+}
+
+/// Whether two name allocations give every coordinate, velocity and parameter the same
+/// identifier.
+fn same_names(a: &SymNames, b: &SymNames) -> bool {
+    a.coord == b.coord && a.vel == b.vel && a.param == b.param
 }
 
 /// Whether `s` has the shape of a name emission gives its own temporaries: `t12`,
