@@ -26,13 +26,16 @@
 //! positions of a parallelogram chain) where index-1 and projection methods fail. The
 //! converged positions satisfy the constraints up to the penalty-augmented iteration's
 //! residual; velocities and accelerations are then projected onto the velocity and
-//! acceleration constraints by mass-orthogonal (more precisely `W`-orthogonal,
-//! `W = M + (h/2) Cᵥ + (h²/4) K`) projections with the same penalty:
+//! acceleration constraints by mass-orthogonal projections with the same penalty:
 //!
 //! ```text
-//! T q̇ = W q̇* − (h²/4) C_Jᵀ α C_t
-//! T q̈ = W q̈* + (h²/4) C_Jᵀ α γ(q, q̇)
+//! P q̇ = M q̇* − (h²/4) C_Jᵀ α C_t,       P = M + (h²/4) C_Jᵀ α C_J
+//! P q̈ = M q̈* + (h²/4) C_Jᵀ α γ(q, q̇)
 //! ```
+//!
+//! (`P` is symmetric positive definite: one Cholesky factorisation. The papers' variant
+//! with `W = M + (h/2) Cᵥ + (h²/4) K` in place of `M` is not used: with velocity-dependent
+//! forces `W` is not symmetric, and the projection would no longer be orthogonal.)
 //!
 //! The step is fixed (no error estimate): the run reports what it accumulated instead, the
 //! largest position- and velocity-level constraint residuals and the energy change
@@ -124,15 +127,21 @@ impl Default for Ali3pOptions {
 enum Factor<const N: usize> {
     Cholesky(nalgebra::Cholesky<f64, nalgebra::Const<N>>),
     /// On a heap copy: nalgebra's LU of a const-generic size needs bounds the callers
-    /// cannot name; the fallback is rare (non-symmetric or indefinite `T`).
+    /// cannot name (a non-symmetric tangent: velocity-dependent forces, whose `Cᵥ` has a
+    /// skew gyroscopic part).
     Lu(nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>),
 }
 
 impl<const N: usize> Factor<N> {
-    /// Cholesky, else LU (invertible), else `None`.
+    /// Cholesky when `a` is symmetric (to `1e-12 · max |a_ij|`) and positive definite, else
+    /// LU (invertible), else `None`. nalgebra's Cholesky reads only the lower triangle: a
+    /// non-symmetric matrix must not reach it (it would factor another matrix).
     fn new(a: &SMatrix<f64, N, N>) -> Option<Self> {
-        if let Some(c) = a.cholesky() {
-            return Some(Factor::Cholesky(c));
+        let scale = a.amax();
+        if (a - a.transpose()).amax() <= 1e-12 * scale {
+            if let Some(c) = a.cholesky() {
+                return Some(Factor::Cholesky(c));
+            }
         }
         let lu = crate::linalg::dmatrix(a).lu();
         lu.is_invertible().then_some(Factor::Lu(lu))
@@ -491,11 +500,11 @@ where
                 x += dx;
                 if dx.norm() <= opts.tol * (1.0 + x.norm()) {
                     converged = true;
-                    last_fac = Some((fac, m + wf, j));
+                    last_fac = Some((m, j));
                     break;
                 }
             }
-            let Some((fac, wm, j0)) = last_fac.filter(|_| converged) else {
+            let Some((m0, j0)) = last_fac.filter(|_| converged) else {
                 return Err(SimError::NoConvergence {
                     t,
                     what: "ALI3-P step",
@@ -505,11 +514,15 @@ where
             check_finite::<M, NQ, NC, DOF>("coordinates", t, x.as_slice())?;
             let c = M::residual(&x, p, t);
             lambda += c * alpha;
-            // Mass-orthogonal projections with the last iteration's factorisation (its
-            // `M`, `C_J` are those one correction of size ≤ tol away).
+            // Mass-orthogonal projections with `P = M + (h²/4) C_Jᵀ α C_J` (symmetric
+            // positive definite; `M`, `C_J` of the last iteration, one correction of size
+            // ≤ tol away). Without constraints they are the identity.
             let vstar = x * h2 + vhat;
             let astar = x * (4.0 / (h * h)) + ahat;
             let ct = M::jacobian_t(&x, p, t);
+            let pm = m0 + j0.transpose() * j0 * (alpha * hh4);
+            let fac = Factor::new(&pm).ok_or(SimError::SingularLeadingMatrix { t })?;
+            let wm = m0;
             let v = fac
                 .solve(&(wm * vstar - j0.transpose() * ct * (alpha * hh4)))
                 .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("velocities", t, vstar.as_slice()))?;
