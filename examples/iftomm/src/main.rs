@@ -1,5 +1,6 @@
-//! Runs the IFToMM benchmark problems A01–A05 (A02 with N = 1, 2, 3, 40) by both simulation
-//! routes over their full spans and prints a table beside OpenSim 3.2's published CPU times.
+//! Runs the IFToMM benchmark problems A01–A05 (A02 with N = 1, 2, 3, 40) by the three
+//! simulation routes (projection, Lagrange, ALI3-P) over their full spans and prints a table
+//! beside OpenSim 3.2's published CPU times.
 //!
 //! `cargo run --release -p iftomm [-- PROBLEM... [--rtol R] [--atol A] [--t-end T] [--h H]
 //! [--route projection|lagrange|ali3p]...]`
@@ -104,7 +105,7 @@ fn main() {
             .unwrap_or_else(|| "–".into());
         for &route in &routes {
             let tol = match route {
-                Route::Ali3p => format!("h = {:.0e}", opts.h),
+                Route::Ali3p => format!("h = {:e}", opts.h),
                 _ => format!("{:.0e}", opts.rtol),
             };
             match run(problem, route, &opts) {

@@ -278,3 +278,14 @@ fn a05_ali3p_conserves_angular_momentum_with_a_tenth_of_the_steps() {
     eprintln!("A05 by ALI3-P: L_z {l0:.6} N m s, relative error {rel:.2e}");
     assert!(rel < 1e-5, "relative error {rel:e}");
 }
+
+#[test]
+fn a03_a04_ali3p_full_span() {
+    // Andrews (h = 1e-5) against the test set; Bricard (over-constrained: 5 equations of
+    // rank 4, which the penalty formulation takes as they are) conserves energy over 10 s.
+    let r = ok(Problem::A03, Route::Ali3p, &opts(Problem::A03, 0.03));
+    assert_eq!(r.ode.steps, 3_000);
+    let r = ok(Problem::A04, Route::Ali3p, &opts(Problem::A04, 10.0));
+    assert_eq!(r.ode.steps, 10_000);
+    assert!(r.error < 1e-5, "|ΔE| {:e}", r.error);
+}
