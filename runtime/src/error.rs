@@ -488,6 +488,24 @@ pub enum SimError {
         /// Switches at that time.
         switches: usize,
     },
+    /// An implicit step's Newton iteration ([`crate::ali3p::simulate_ali3p`]) did not meet
+    /// its tolerance within the allowed iterations (a step too large for the motion, a
+    /// tangent that misses stiff forces).
+    NoConvergence {
+        /// Time the step was heading for.
+        t: f64,
+        /// Which iteration failed (`"ALI3-P step"`, `"initial accelerations"`).
+        what: &'static str,
+        /// Iterations made.
+        iterations: usize,
+    },
+    /// The leading matrix `M + (h/2) Cᵥ + (h²/4) (C_Jᵀ α C_J + K)` of
+    /// [`crate::ali3p::simulate_ali3p`] is singular (neither Cholesky nor LU factor it): the
+    /// mass matrix has no inertia on a motion the constraints do not control, or vanishes.
+    SingularLeadingMatrix {
+        /// Time of the evaluation.
+        t: f64,
+    },
     /// The initial state of an unprojected simulation (`project: false`) is not on the
     /// constraint manifold: `‖C(q0)‖ > tol` or `‖C_J q̇0 + C_t‖ > tol · max(1, ‖q̇0‖)`,
     /// `tol = max(opts.assembly.tol, 1e-9)`.
@@ -529,6 +547,20 @@ impl fmt::Display for SimError {
             SimError::TooManySwitches { t, switches } => write!(
                 f,
                 "{switches} switches of independent coordinates at t = {t}: giving up"
+            ),
+            SimError::NoConvergence {
+                t,
+                what,
+                iterations,
+            } => write!(
+                f,
+                "{what}: Newton iteration did not converge in {iterations} iterations at \
+                 t = {t} (reduce the step or use the finite-difference tangent)"
+            ),
+            SimError::SingularLeadingMatrix { t } => write!(
+                f,
+                "the leading matrix M + (h/2)C + (h²/4)(C_Jᵀ α C_J + K) is singular at t = {t}: \
+                 a motion the constraints do not control has no inertia"
             ),
             SimError::OffManifold {
                 t,

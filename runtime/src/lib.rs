@@ -10,11 +10,14 @@
 //! * [`projection`] and [`lagrange`]: right-hand sides of the projection method and of
 //!   the index-1 Lagrange-multiplier formulation;
 //! * [`ode`]: RK4 and adaptive Dormand–Prince 5(4) integrators;
+//! * [`ali3p`]: the implicit index-3 augmented Lagrangian route (ALI3-P, trapezoidal
+//!   rule), which passes singular configurations and suits stiff models;
 //! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
 //! * [`error`]: the error enums.
 
 #![warn(missing_docs)]
 
+pub mod ali3p;
 pub mod assemble;
 pub mod csv;
 pub mod error;
@@ -28,6 +31,7 @@ pub mod simulate;
 mod trig;
 pub mod velocity;
 
+pub use ali3p::{simulate_ali3p, Ali3pOptions, Tangent};
 pub use assemble::{
     assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
 };

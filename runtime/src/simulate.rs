@@ -121,6 +121,10 @@ pub struct SimStats {
     /// Projection method: how many times the independent coordinates were switched (the
     /// times are in [`Trajectory::switch_times`]).
     pub partition_switches: usize,
+    /// Largest `‖C_J q̇ + C_t‖` (Euclidean) of a reported state after its velocity
+    /// projection: filled by [`crate::ali3p::simulate_ali3p`] (whose penalty projections
+    /// leave a small defect); 0 for the other routes, whose projections are exact.
+    pub max_velocity_residual: f64,
 }
 
 /// Accumulates the defects of [`SimStats`].
@@ -171,6 +175,7 @@ impl Defects {
             max_velocity_correction: self.max_velocity_correction,
             energy_change: self.energy_change,
             partition_switches: 0,
+            max_velocity_residual: 0.0,
         }
     }
 }
@@ -194,7 +199,7 @@ pub struct Trajectory<const NQ: usize, const NC: usize> {
     pub switch_times: Vec<f64>,
 }
 
-fn output_grid(t0: f64, t1: f64, extra: &[f64]) -> Result<Vec<f64>, SimError> {
+pub(crate) fn output_grid(t0: f64, t1: f64, extra: &[f64]) -> Result<Vec<f64>, SimError> {
     if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
         return Err(SimError::InvalidInput("need finite t0 < t1"));
     }

@@ -1,17 +1,28 @@
-//! Runs the IFToMM benchmark problems A01–A05 (A02 with N = 1, 2, 3, 40) by both simulation
-//! routes over their full spans and prints a table beside OpenSim 3.2's published CPU times.
+//! Runs the IFToMM benchmark problems A01–A05 (A02 with N = 1, 2, 3, 40) by the three
+//! simulation routes (projection, Lagrange, ALI3-P) over their full spans and prints a table
+//! beside OpenSim 3.2's published CPU times.
 //!
-//! `cargo run --release -p iftomm [-- PROBLEM... [--rtol R] [--atol A] [--t-end T]]`
-//! (`PROBLEM`: a01, a02-1, a02-2, a02-3, a02-40, a03, a04, a05; default all).
+//! `cargo run --release -p iftomm [-- PROBLEM... [--rtol R] [--atol A] [--t-end T] [--h H]
+//! [--route projection|lagrange|ali3p]...]`
+//! (`PROBLEM`: a01, a02-1, a02-2, a02-3, a02-40, a03, a04, a05; default all; `--h`: the fixed
+//! step of the ALI3-P route; `--route`: the routes to run, default all three).
 
 use iftomm::{opensim_time, run, sizes, Problem, Route, RunOptions, HIGH_PRECISION};
 
-/// Problems to run and the overrides of rtol, atol and end time.
-type Args = (Vec<Problem>, Option<f64>, Option<f64>, Option<f64>);
+/// Problems and routes to run and the overrides of rtol, atol, end time and ALI3-P step.
+struct Args {
+    problems: Vec<Problem>,
+    routes: Vec<Route>,
+    rtol: Option<f64>,
+    atol: Option<f64>,
+    t_end: Option<f64>,
+    h: Option<f64>,
+}
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut problems = Vec::new();
-    let (mut rtol, mut atol, mut t_end) = (None, None, None);
+    let mut routes = Vec::new();
+    let (mut rtol, mut atol, mut t_end, mut h) = (None, None, None, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> Result<Option<f64>, String> {
@@ -24,6 +35,16 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--rtol" => rtol = num("--rtol")?,
             "--atol" => atol = num("--atol")?,
             "--t-end" => t_end = num("--t-end")?,
+            "--h" => h = num("--h")?,
+            "--route" => {
+                let v = it.next().ok_or("--route needs a value")?;
+                routes.push(match v.as_str() {
+                    "projection" => Route::Projection,
+                    "lagrange" => Route::Lagrange,
+                    "ali3p" => Route::Ali3p,
+                    _ => return Err(format!("unknown route {v}")),
+                });
+            }
             name => {
                 let p = Problem::ALL
                     .into_iter()
@@ -36,12 +57,29 @@ fn parse(args: &[String]) -> Result<Args, String> {
     if problems.is_empty() {
         problems = Problem::ALL.to_vec();
     }
-    Ok((problems, rtol, atol, t_end))
+    if routes.is_empty() {
+        routes = vec![Route::Projection, Route::Lagrange, Route::Ali3p];
+    }
+    Ok(Args {
+        problems,
+        routes,
+        rtol,
+        atol,
+        t_end,
+        h,
+    })
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (problems, rtol, atol, t_end) = match parse(&args) {
+    let Args {
+        problems,
+        routes,
+        rtol,
+        atol,
+        t_end,
+        h,
+    } = match parse(&args) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("{e}");
@@ -49,7 +87,7 @@ fn main() {
         }
     };
     println!(
-        "| problem | NQ/NC/DOF | route | span (s) | rtol | wall (s) | quantity | error | high precision (1e-3) | max |E - E0| (J) | steps (rejected) | RHS | OpenSim 3.2, other hardware (s / simulated s) |"
+        "| problem | NQ/NC/DOF | route | span (s) | rtol (DOPRI5) or h (ALI3-P) | wall (s) | quantity | error | high precision (1e-3) | max |E - E0| (J) | steps (rejected) | RHS | OpenSim 3.2, other hardware (s / simulated s) |"
     );
     println!(
         "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | --- |"
@@ -60,20 +98,24 @@ fn main() {
         opts.rtol = rtol.unwrap_or(opts.rtol);
         opts.atol = atol.unwrap_or(opts.atol);
         opts.t_end = t_end.unwrap_or(opts.t_end);
+        opts.h = h.unwrap_or(opts.h);
         let (nq, nc, dof) = sizes(problem);
         let opensim = opensim_time(problem)
             .map(|(cpu, span)| format!("{cpu} / {span}"))
             .unwrap_or_else(|| "–".into());
-        for route in [Route::Projection, Route::Lagrange] {
+        for &route in &routes {
+            let tol = match route {
+                Route::Ali3p => format!("h = {:e}", opts.h),
+                _ => format!("{:.0e}", opts.rtol),
+            };
             match run(problem, route, &opts) {
                 Ok(r) => {
                     let ok = r.error <= HIGH_PRECISION;
                     failed |= !ok;
                     println!(
-                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {:.0e} | {:.3} | {} | {:.2e} | {} | {} | {} ({}) | {} | {opensim} |",
+                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | {:.2e} | {} | {} | {} ({}) | {} | {opensim} |",
                         problem.label(),
                         r.t_end,
-                        opts.rtol,
                         r.wall.as_secs_f64(),
                         problem.quantity(),
                         r.error,
@@ -86,10 +128,9 @@ fn main() {
                 }
                 Err(e) => {
                     println!(
-                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {:.0e} | {:.3} | {} | – | failed: {} | – | – | – | {opensim} |",
+                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | – | failed: {} | – | – | – | {opensim} |",
                         problem.label(),
                         opts.t_end,
-                        opts.rtol,
                         e.wall.as_secs_f64(),
                         problem.quantity(),
                         e.message.replace('|', "/"),

@@ -1,0 +1,575 @@
+//! Index-3 augmented Lagrangian formulation with mass-orthogonal projections (ALI3-P) and
+//! the implicit trapezoidal rule, after Cuadrado, Dopico et al. (see e.g. González, Dopico,
+//! Pastorino, Cuadrado, "Behaviour of augmented Lagrangian and Hamiltonian methods for
+//! multibody dynamics in the proximity of singular configurations", Nonlinear Dyn. 2016).
+//!
+//! The equations of motion `M q̈ + C_Jᵀ (α C + λ) = f(q, q̇, t)` (`λ` the multipliers of
+//! this formulation, `α` a penalty; the runtime's convention `M q̈ = f + C_Jᵀ λ_r` has
+//! `λ_r = −(λ + α C)`) are discretised by the trapezoidal rule
+//!
+//! ```text
+//! q̇ₙ₊₁ = (2/h) qₙ₊₁ + q̂̇ₙ,   q̂̇ₙ = −(2/h) qₙ − q̇ₙ
+//! q̈ₙ₊₁ = (4/h²) qₙ₊₁ + q̂̈ₙ,  q̂̈ₙ = −(4/h²) qₙ − (4/h) q̇ₙ − q̈ₙ
+//! ```
+//!
+//! and the dynamic equilibrium at `tₙ₊₁`, scaled by `h²/4`,
+//! `r(q) = (h²/4) (M q̈ + C_Jᵀ (α C + λ) − f) = 0`, is solved for `qₙ₊₁` by Newton's method
+//! with the tangent
+//!
+//! ```text
+//! T = M + (h/2) Cᵥ + (h²/4) (C_Jᵀ α C_J + K),   K = −∂f/∂q,  Cᵥ = −∂f/∂q̇
+//! ```
+//!
+//! (the derivatives of `M(q)` and of `C_J(q)ᵀ` times their factors are left out, as in the
+//! papers: where they matter the iteration converges linearly, to the same solution) and the
+//! multiplier update `λ ← λ + α C(q)` after each iteration. `T` stays regular (positive
+//! definite without velocity-dependent forces) where `C_J` loses rank (the mass matrix carries the directions the constraints
+//! stop controlling), which is why the method passes singular configurations (the flat
+//! positions of a parallelogram chain) where index-1 and projection methods fail. The
+//! converged positions satisfy the constraints up to the penalty-augmented iteration's
+//! residual; velocities and accelerations are then projected onto the velocity and
+//! acceleration constraints by mass-orthogonal projections with the same penalty:
+//!
+//! ```text
+//! P q̇ = M q̇* − (h²/4) C_Jᵀ α C_t,       P = M + (h²/4) C_Jᵀ α C_J
+//! P q̈ = M q̈* + (h²/4) C_Jᵀ α γ(q, q̇)
+//! ```
+//!
+//! (`P` is symmetric positive definite: one Cholesky factorisation. The papers' variant
+//! with `W = M + (h/2) Cᵥ + (h²/4) K` in place of `M` is not used: with velocity-dependent
+//! forces `W` is not symmetric, and the projection would no longer be orthogonal.)
+//!
+//! The step is fixed (no error estimate): the run reports what it accumulated instead, the
+//! largest position- and velocity-level constraint residuals and the energy change
+//! ([`SimStats`]). Use [`simulate_ali3p`].
+
+use nalgebra::{SMatrix, SVector};
+
+use crate::assemble::{assemble, AssemblyOptions};
+use crate::error::{non_finite_entries, DynamicsError, SimError};
+use crate::mechanism::Dynamics;
+use crate::null_space::DEFAULT_PIVOT_THRESHOLD;
+use crate::ode::Stats;
+use crate::simulate::{SimStats, Trajectory};
+use crate::velocity::project_velocity;
+
+/// How the tangent `T` of the Newton iteration includes the force derivatives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tangent {
+    /// `K = −∂f/∂q` and `Cᵥ = −∂f/∂q̇` by forward differences of [`Dynamics::forces`]
+    /// (`2·NQ + 1` force evaluations per step, at the predicted state; the tangent is then
+    /// held for the step's iterations). Needed for stiff springs and dampers.
+    FiniteDifferences,
+    /// `T = M + (h²/4) C_Jᵀ α C_J` only: cheaper per step, converges more slowly (or not at
+    /// all) where the forces change fast with the state.
+    MassOnly,
+}
+
+/// Options of [`simulate_ali3p`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ali3pOptions {
+    /// The fixed step size `h` (s). Between two output times the step is `Δt / ⌈Δt / h − 10⁻⁹⌉`
+    /// (at most `h (1 + 10⁻⁹)`), so that every output time is the end of a step (no
+    /// interpolation). Default 1e-3: the accuracy is the caller's choice (the error of the
+    /// trapezoidal rule is ∝ h²; `examples/iftomm/README.md` has step scans: A02 meets 1e-3 m
+    /// over 20 s with h ≤ 3e-3, A01's 2000 s need 2.5e-4, Andrews' mechanism 1e-5).
+    pub h: f64,
+    /// Output times strictly between `t0` and `t1`, ascending (`t0` and `t1` are always
+    /// reported).
+    pub output_times: Vec<f64>,
+    /// The penalty `α`; `None` gives `penalty_factor · max_i M_ii(q0) · 4 / h²`, i.e.
+    /// `(h²/4) α = penalty_factor · max_i M_ii`: the constraint part of the tangent is
+    /// `penalty_factor` times the mass part whatever the step, so that the multiplier
+    /// iteration converges in a few iterations (fewer near a rank loss of `C_J`, where the
+    /// constraint part vanishes in one direction) and the projections remove all but
+    /// `~1 / penalty_factor` of the velocity and acceleration constraint residuals.
+    pub penalty: Option<f64>,
+    /// The factor of the default penalty (see `penalty`); `1e5` by default. Larger is not
+    /// better: the penalty forces `α C(q)` carry the rounding error of `C`, about
+    /// `α · ε · |q|`, into every step. A02 (N = 1, h = 1e-3, 20 s) misses the exact motion by
+    /// 1.4e-5 m with 1e5, 7.0e-4 m with 1e6, 3.7e-3 m with 1e7 and 0.5 m with 1e9; with 1e4
+    /// and below the multiplier iteration converges too slowly near the flat positions.
+    pub penalty_factor: f64,
+    /// Newton stops when `‖Δq‖ ≤ tol · (1 + ‖q‖)` (Euclidean norms).
+    pub tol: f64,
+    /// Largest number of Newton iterations per step; more is [`SimError::NoConvergence`].
+    pub max_iterations: usize,
+    /// Which force derivatives enter the tangent.
+    pub tangent: Tangent,
+    /// Assemble `q0` (independent coordinates kept, [`crate::assemble::assemble`]) and
+    /// project `q̇0` (independent velocities kept, [`crate::velocity::project_velocity`])
+    /// before the first step. With `false` the initial state is used as given.
+    pub project_initial: bool,
+    /// Options of the initial assembly.
+    pub assembly: AssemblyOptions,
+    /// Return the multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) at the output times.
+    pub multipliers: bool,
+    /// Largest number of steps before [`SimError::InvalidInput`] (guards against a tiny
+    /// `h` over a long span).
+    pub max_steps: usize,
+}
+
+impl Default for Ali3pOptions {
+    fn default() -> Self {
+        Ali3pOptions {
+            h: 1e-3,
+            output_times: Vec::new(),
+            penalty: None,
+            penalty_factor: 1e5,
+            tol: 1e-8,
+            max_iterations: 50,
+            tangent: Tangent::FiniteDifferences,
+            project_initial: true,
+            assembly: AssemblyOptions::default(),
+            multipliers: false,
+            max_steps: 100_000_000,
+        }
+    }
+}
+
+/// A factorisation of a leading matrix: Cholesky where it is positive definite, LU else.
+enum Factor<const N: usize> {
+    Cholesky(nalgebra::Cholesky<f64, nalgebra::Const<N>>),
+    /// On a heap copy: nalgebra's LU of a const-generic size needs bounds the callers
+    /// cannot name (a non-symmetric tangent: velocity-dependent forces, whose `Cᵥ` has a
+    /// skew gyroscopic part).
+    Lu(nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>),
+}
+
+impl<const N: usize> Factor<N> {
+    /// Cholesky when `a` is symmetric (to `1e-12 · max |a_ij|`) and positive definite, else
+    /// LU (invertible), else `None`. nalgebra's Cholesky reads only the lower triangle: a
+    /// non-symmetric matrix must not reach it (it would factor another matrix).
+    fn new(a: &SMatrix<f64, N, N>) -> Option<Self> {
+        let scale = a.amax();
+        if (a - a.transpose()).amax() <= 1e-12 * scale {
+            if let Some(c) = a.cholesky() {
+                return Some(Factor::Cholesky(c));
+            }
+        }
+        let lu = crate::linalg::dmatrix(a).lu();
+        lu.is_invertible().then_some(Factor::Lu(lu))
+    }
+    fn solve(&self, b: &SVector<f64, N>) -> Option<SVector<f64, N>> {
+        let x = match self {
+            Factor::Cholesky(c) => c.solve(b),
+            Factor::Lu(lu) => {
+                let x = lu.solve(&nalgebra::DVector::from_column_slice(b.as_slice()))?;
+                SVector::<f64, N>::from_column_slice(x.as_slice())
+            }
+        };
+        x.iter().all(|v| v.is_finite()).then_some(x)
+    }
+}
+
+fn non_finite<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    what: &'static str,
+    t: f64,
+    v: &[f64],
+) -> SimError
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let names: &[&'static str] = if v.len() == NQ { &M::COORD_NAMES } else { &[] };
+    SimError::Dynamics(DynamicsError::NonFinite {
+        what,
+        t,
+        entries: non_finite_entries(v, names),
+    })
+}
+
+fn check_finite<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    what: &'static str,
+    t: f64,
+    v: &[f64],
+) -> Result<(), SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(non_finite::<M, NQ, NC, DOF>(what, t, v))
+    }
+}
+
+/// The generalised forces, checked finite.
+fn forces<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    calls: &mut usize,
+) -> Result<SVector<f64, NQ>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    *calls += 1;
+    let f = M::forces(q, qd, p, t);
+    check_finite::<M, NQ, NC, DOF>("forces", t, f.as_slice())?;
+    Ok(f)
+}
+
+/// `(h/2) Cᵥ + (h²/4) K` by forward differences of the forces at `(q, q̇)`.
+fn force_tangent<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    calls: &mut usize,
+) -> Result<SMatrix<f64, NQ, NQ>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let f0 = forces::<M, NQ, NC, DOF>(q, qd, p, t, calls)?;
+    let mut w = SMatrix::<f64, NQ, NQ>::zeros();
+    let eps = f64::EPSILON.sqrt();
+    for j in 0..NQ {
+        let dq = eps * q[j].abs().max(1.0);
+        let mut qp = *q;
+        qp[j] += dq;
+        let fq = forces::<M, NQ, NC, DOF>(&qp, qd, p, t, calls)?;
+        let dv = eps * qd[j].abs().max(1.0);
+        let mut vp = *qd;
+        vp[j] += dv;
+        let fv = forces::<M, NQ, NC, DOF>(q, &vp, p, t, calls)?;
+        for i in 0..NQ {
+            let k = -(fq[i] - f0[i]) / dq;
+            let c = -(fv[i] - f0[i]) / dv;
+            w[(i, j)] = 0.25 * h * h * k + 0.5 * h * c;
+        }
+    }
+    Ok(w)
+}
+
+/// The accumulated defects of a run.
+#[derive(Default)]
+struct Acc {
+    max_residual: f64,
+    max_velocity_residual: f64,
+    max_velocity_correction: f64,
+    energy0: Option<f64>,
+    energy_change: Option<f64>,
+}
+
+/// `a.max(b)` keeping NaN.
+fn max_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+impl Acc {
+    fn record<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        &mut self,
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &M::Params,
+        t: f64,
+    ) where
+        M: Dynamics<NQ, NC, DOF>,
+    {
+        let c = M::residual(q, p, t).norm();
+        let cv = (M::jacobian(q, p, t) * qd + M::jacobian_t(q, p, t)).norm();
+        self.max_residual = max_nan(self.max_residual, c);
+        self.max_velocity_residual = max_nan(self.max_velocity_residual, cv);
+        if let Some(e) = M::energy(q, qd, p, t) {
+            match self.energy0 {
+                None => {
+                    self.energy0 = Some(e);
+                    self.energy_change = Some(0.0);
+                }
+                Some(e0) => {
+                    let d = (e - e0).abs();
+                    self.energy_change = Some(max_nan(self.energy_change.unwrap_or(0.0), d));
+                }
+            }
+        }
+    }
+}
+
+/// Largest number of iterations for the initial accelerations (each contracts the
+/// constraint error by about `1 / penalty_factor`).
+const INITIAL_ITERATIONS: usize = 50;
+
+/// The consistent initial accelerations by the augmented Lagrangian iteration
+/// `(M + C_Jᵀ α₀ C_J) q̈ = f + C_Jᵀ (α₀ γ − λ)`, `λ ← λ + α₀ (C_J q̈ − γ)`, with
+/// `α₀ = penalty_factor · max_i M_ii` (no step in it), to `‖Δq̈‖ ≤ tol (1 + ‖q̈‖)` within
+/// [`INITIAL_ITERATIONS`].
+/// Returns `q̈` and the multipliers `λ` of the formulation.
+#[allow(clippy::too_many_arguments)]
+fn initial_accelerations<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    alpha0: f64,
+    opts: &Ali3pOptions,
+    calls: &mut usize,
+) -> Result<(SVector<f64, NQ>, SVector<f64, NC>), SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let m = M::mass_matrix(q, p, t);
+    check_finite::<M, NQ, NC, DOF>("mass matrix", t, m.as_slice())?;
+    let j = M::jacobian(q, p, t);
+    check_finite::<M, NQ, NC, DOF>("constraint Jacobian", t, j.as_slice())?;
+    let g = M::gamma(q, qd, p, t);
+    check_finite::<M, NQ, NC, DOF>("gamma", t, g.as_slice())?;
+    let f = forces::<M, NQ, NC, DOF>(q, qd, p, t, calls)?;
+    let a = m + j.transpose() * j * alpha0;
+    let fac = Factor::new(&a).ok_or(SimError::SingularLeadingMatrix { t })?;
+    let mut lambda = SVector::<f64, NC>::zeros();
+    let mut qdd = SVector::<f64, NQ>::zeros();
+    for k in 0..INITIAL_ITERATIONS {
+        let rhs = f + j.transpose() * (g * alpha0 - lambda);
+        let next = fac
+            .solve(&rhs)
+            .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("initial accelerations", t, &[]))?;
+        let d = (next - qdd).norm();
+        qdd = next;
+        lambda += (j * qdd - g) * alpha0;
+        if k > 0 && d <= opts.tol * (1.0 + qdd.norm()) {
+            return Ok((qdd, lambda));
+        }
+    }
+    Err(SimError::NoConvergence {
+        t,
+        what: "initial accelerations",
+        iterations: INITIAL_ITERATIONS,
+    })
+}
+
+/// Simulates `M` from `(q0, q̇0)` over `[t0, t1]` by ALI3-P with the trapezoidal rule and the
+/// fixed step `opts.h` (see the [module documentation](self)).
+///
+/// With `opts.project_initial` the initial state is assembled and its velocities projected
+/// first, keeping the independent coordinates and velocities (as
+/// [`crate::simulate::simulate_lagrange`] does); the initial accelerations come from an
+/// augmented Lagrangian iteration, which (like the steps) works at rank loss of `C_J`.
+///
+/// Returns the state at `t0`, at `opts.output_times` and at `t1`, with the runtime's
+/// [`SimStats`]: `ode.steps` the steps, `ode.rhs_calls` the force evaluations,
+/// `newton_iterations`, `max_residual` the largest `‖C(q)‖` after a step's Newton
+/// iteration, `max_velocity_residual` the largest `‖C_J q̇ + C_t‖` after its velocity
+/// projection, `max_velocity_correction` the largest change the velocity projections made,
+/// `energy_change` `max |E − E(t0)|` when the model has an energy (with dampers, the energy
+/// dissipated).
+///
+/// Errors: [`SimError::InvalidInput`] (time span, output times, options, more than
+/// `opts.max_steps` steps); [`SimError::Dynamics`] with [`DynamicsError::NonFinite`] when
+/// the initial state or any evaluated quantity (forces, mass matrix, Jacobian, the new
+/// state) is NaN or infinite; [`SimError::NoConvergence`] when a step's Newton iteration
+/// does not meet its tolerance in `opts.max_iterations` iterations;
+/// [`SimError::SingularLeadingMatrix`] when the leading matrix is singular (neither Cholesky
+/// nor LU: a mass matrix singular on directions the constraints do not control);
+/// [`SimError::Assembly`] / [`SimError::Kinematics`] from the initial projection.
+pub fn simulate_ali3p<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t0: f64,
+    t1: f64,
+    opts: &Ali3pOptions,
+) -> Result<Trajectory<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let grid = crate::simulate::output_grid(t0, t1, &opts.output_times)?;
+    if !(opts.h.is_finite() && opts.h > 0.0) {
+        return Err(SimError::InvalidInput("step h must be positive and finite"));
+    }
+    if !(opts.tol.is_finite() && opts.tol > 0.0) {
+        return Err(SimError::InvalidInput(
+            "Newton tolerance must be positive and finite",
+        ));
+    }
+    if opts.max_iterations == 0 {
+        return Err(SimError::InvalidInput("max_iterations must be at least 1"));
+    }
+    if !(opts.penalty_factor.is_finite() && opts.penalty_factor > 0.0) {
+        return Err(SimError::InvalidInput(
+            "penalty factor must be positive and finite",
+        ));
+    }
+    if let Some(a) = opts.penalty {
+        if !(a.is_finite() && a > 0.0) {
+            return Err(SimError::InvalidInput(
+                "penalty must be positive and finite",
+            ));
+        }
+    }
+    // Step counts per output interval, checked before any work.
+    let mut counts = Vec::with_capacity(grid.len());
+    let mut total = 0usize;
+    for w in grid.windows(2) {
+        // An interval of k steps up to rounding (output times computed as k·T/n) is k steps,
+        // not k + 1.
+        let n = ((w[1] - w[0]) / opts.h - 1e-9).ceil().max(1.0);
+        if !(n.is_finite() && n <= opts.max_steps as f64) {
+            return Err(SimError::InvalidInput("more steps than max_steps"));
+        }
+        let n = n as usize;
+        total = total.saturating_add(n);
+        if total > opts.max_steps {
+            return Err(SimError::InvalidInput("more steps than max_steps"));
+        }
+        counts.push(n);
+    }
+    check_finite::<M, NQ, NC, DOF>("initial coordinates", t0, q0.as_slice())?;
+    check_finite::<M, NQ, NC, DOF>("initial velocities", t0, qd0.as_slice())?;
+
+    let mut calls = 0usize;
+    let mut newton = 0usize;
+    let (mut q, mut qd) = (*q0, *qd0);
+    if opts.project_initial {
+        let asm = assemble::<M, NQ, NC, DOF>(&q, p, t0, &opts.assembly)
+            .map_err(|source| SimError::Assembly { t: t0, source })?;
+        newton += asm.iterations;
+        q = asm.q;
+        let threshold = if opts.assembly.pivot_threshold.is_finite() {
+            opts.assembly.pivot_threshold
+        } else {
+            DEFAULT_PIVOT_THRESHOLD
+        };
+        qd = project_velocity::<M, NQ, NC, DOF>(&q, &qd, p, t0, threshold)?;
+    }
+    let m0 = M::mass_matrix(&q, p, t0);
+    check_finite::<M, NQ, NC, DOF>("mass matrix", t0, m0.as_slice())?;
+    let mscale = (0..NQ).map(|i| m0[(i, i)].abs()).fold(0.0, f64::max);
+    if mscale.is_nan() || mscale <= 0.0 {
+        return Err(SimError::SingularLeadingMatrix { t: t0 });
+    }
+    let alpha0 = opts.penalty_factor * mscale;
+    let (mut qdd, mut lambda) =
+        initial_accelerations::<M, NQ, NC, DOF>(&q, &qd, p, t0, alpha0, opts, &mut calls)?;
+
+    let mut acc = Acc::default();
+    acc.record::<M, NQ, NC, DOF>(&q, &qd, p, t0);
+    let mut ts = vec![t0];
+    let mut qs = vec![q];
+    let mut qds = vec![qd];
+    let mut lams = opts.multipliers.then(|| vec![-lambda]);
+    let mut steps = 0usize;
+
+    for (k, w) in grid.windows(2).enumerate() {
+        let n = counts[k];
+        let h = (w[1] - w[0]) / n as f64;
+        let alpha = opts
+            .penalty
+            .unwrap_or(opts.penalty_factor * mscale * 4.0 / (h * h));
+        let (h2, hh4) = (2.0 / h, 0.25 * h * h);
+        for s in 0..n {
+            let t = if s + 1 == n {
+                w[1]
+            } else {
+                w[0] + (s + 1) as f64 * h
+            };
+            let vhat = -(q * h2 + qd);
+            let ahat = -(q * (4.0 / (h * h)) + qd * (4.0 / h) + qdd);
+            // Predictor.
+            let mut x = q + qd * h + qdd * (0.5 * h * h);
+            let wf = match opts.tangent {
+                Tangent::FiniteDifferences => {
+                    let v = x * h2 + vhat;
+                    force_tangent::<M, NQ, NC, DOF>(&x, &v, p, t, h, &mut calls)?
+                }
+                Tangent::MassOnly => SMatrix::<f64, NQ, NQ>::zeros(),
+            };
+            let mut converged = false;
+            let mut last_fac = None;
+            for it in 0..opts.max_iterations {
+                newton += 1;
+                let v = x * h2 + vhat;
+                let a = x * (4.0 / (h * h)) + ahat;
+                let m = M::mass_matrix(&x, p, t);
+                check_finite::<M, NQ, NC, DOF>("mass matrix", t, m.as_slice())?;
+                let c = M::residual(&x, p, t);
+                check_finite::<M, NQ, NC, DOF>("constraint residual", t, c.as_slice())?;
+                let j = M::jacobian(&x, p, t);
+                check_finite::<M, NQ, NC, DOF>("constraint Jacobian", t, j.as_slice())?;
+                if it > 0 {
+                    lambda += c * alpha;
+                }
+                let f = forces::<M, NQ, NC, DOF>(&x, &v, p, t, &mut calls)?;
+                let r = (m * a + j.transpose() * (c * alpha + lambda) - f) * hh4;
+                let tm = m + wf + j.transpose() * j * (alpha * hh4);
+                let fac = Factor::new(&tm).ok_or(SimError::SingularLeadingMatrix { t })?;
+                let dx = fac
+                    .solve(&(-r))
+                    .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("Newton correction", t, &[]))?;
+                x += dx;
+                if dx.norm() <= opts.tol * (1.0 + x.norm()) {
+                    converged = true;
+                    last_fac = Some((m, j));
+                    break;
+                }
+            }
+            let Some((m0, j0)) = last_fac.filter(|_| converged) else {
+                return Err(SimError::NoConvergence {
+                    t,
+                    what: "ALI3-P step",
+                    iterations: opts.max_iterations,
+                });
+            };
+            check_finite::<M, NQ, NC, DOF>("coordinates", t, x.as_slice())?;
+            let c = M::residual(&x, p, t);
+            lambda += c * alpha;
+            // Mass-orthogonal projections with `P = M + (h²/4) C_Jᵀ α C_J` (symmetric
+            // positive definite; `M`, `C_J` of the last iteration, one correction of size
+            // ≤ tol away). Without constraints they are the identity.
+            let vstar = x * h2 + vhat;
+            let astar = x * (4.0 / (h * h)) + ahat;
+            let ct = M::jacobian_t(&x, p, t);
+            let pm = m0 + j0.transpose() * j0 * (alpha * hh4);
+            let fac = Factor::new(&pm).ok_or(SimError::SingularLeadingMatrix { t })?;
+            let wm = m0;
+            let v = fac
+                .solve(&(wm * vstar - j0.transpose() * ct * (alpha * hh4)))
+                .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("velocities", t, vstar.as_slice()))?;
+            let g = M::gamma(&x, &v, p, t);
+            check_finite::<M, NQ, NC, DOF>("gamma", t, g.as_slice())?;
+            let a = fac
+                .solve(&(wm * astar + j0.transpose() * g * (alpha * hh4)))
+                .ok_or_else(|| {
+                    non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice())
+                })?;
+            acc.max_velocity_correction = max_nan(acc.max_velocity_correction, (v - vstar).amax());
+            q = x;
+            qd = v;
+            qdd = a;
+            steps += 1;
+            acc.record::<M, NQ, NC, DOF>(&q, &qd, p, t);
+        }
+        ts.push(w[1]);
+        qs.push(q);
+        qds.push(qd);
+        if let Some(l) = lams.as_mut() {
+            l.push(-lambda);
+        }
+    }
+    let stats = SimStats {
+        ode: Stats {
+            steps,
+            rhs_calls: calls,
+            ..Stats::default()
+        },
+        newton_iterations: newton,
+        max_residual: acc.max_residual,
+        max_velocity_correction: acc.max_velocity_correction,
+        max_velocity_residual: acc.max_velocity_residual,
+        energy_change: acc.energy_change,
+        ..SimStats::default()
+    };
+    Ok(Trajectory {
+        t: ts,
+        q: qs,
+        qd: qds,
+        lambda: lams,
+        stats,
+        switch_times: Vec::new(),
+    })
+}
