@@ -2,11 +2,19 @@
 //!
 //! Code generation for constrained mechanisms. Describe a mechanism — coordinates,
 //! parameters and constraint equations — in a [`mechanism!`] block or a `.mech` file
-//! read by a build script ([`Builder`]); mechgen differentiates it symbolically, picks
-//! LU pivots statically by numeric probing, runs the LU symbolically and emits
-//! straight-line Rust for the residual, the Jacobian, a null-space basis and a dependent
-//! solve. The generated module implements [`runtime::Mechanism`], so the runtime's
-//! assembly, projection and simulation routines work on it.
+//! read by a build script (with the build-time crate `mechgen-build`); mechgen
+//! differentiates it symbolically, picks LU pivots statically by numeric probing, runs the
+//! LU symbolically and emits straight-line Rust for the residual, the Jacobian, a
+//! null-space basis and a dependent solve. The generated module implements
+//! [`runtime::Mechanism`], so the runtime's assembly, projection and simulation routines
+//! work on it.
+//!
+//! This is the run-time crate: the [`runtime`], the [`nalgebra`] it uses, and (default
+//! feature `macros`) the [`mechanism!`] macro. Crates that generate in build.rs depend on
+//! it with `default-features = false`, which leaves out the engine, syn and prettyplease.
+//! Generated code refers to this crate as `::mechgen`; under another name
+//! (`my_mechgen = { package = "mechgen", ... }`) write `#![crate = "::my_mechgen"]` first
+//! in the macro (or call `mechgen_build::Builder::crate_path`).
 //!
 //! ```
 //! mechgen::mechanism! {
@@ -31,8 +39,7 @@
 //! assert!(health > 0.0);
 //! ```
 
-pub use mechgen_codegen as codegen;
-pub use mechgen_codegen::Builder;
+#[cfg(feature = "macros")]
 pub use mechgen_macros::mechanism;
 pub use mechgen_runtime as runtime;
 pub use mechgen_runtime::nalgebra;

@@ -68,7 +68,7 @@ fn main() {
         }
         files.push(path);
     }
-    if let Err(e) = mechgen::Builder::new().files(&files).generate() {
+    if let Err(e) = mechgen_build::Builder::new().files(&files).generate() {
         eprintln!("{e}");
         std::process::exit(1);
     }

@@ -3,9 +3,9 @@
 //! expression DAG, nalgebra's SVD.
 #![allow(dead_code)]
 
-use mechgen::codegen::expr::Sym;
 use mechgen::nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use mechgen::runtime::Mechanism;
+use mechgen_codegen::expr::Sym;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -81,9 +81,9 @@ pub fn check_residual_against_dag<
     n: usize,
     seed: u64,
 ) {
-    let tokens: mechgen::codegen::proc_macro2::TokenStream =
+    let tokens: mechgen_codegen::proc_macro2::TokenStream =
         source.parse().expect("source tokenizes");
-    let (models, _) = mechgen::codegen::models(tokens).expect("source lowers");
+    let (models, _) = mechgen_codegen::models(tokens).expect("source lowers");
     let model = models
         .iter()
         .find(|m| m.name == module)

@@ -12,7 +12,8 @@ fn temp_path(name: &str) -> PathBuf {
 }
 
 fn example(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    // The workspace root: the examples live there.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
 }
 
 #[track_caller]

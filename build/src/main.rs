@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mechgen_codegen::{generate_str, locate, pretty, Generated, Options};
+use mechgen_build::{generate_str, locate, pretty, Generated, Options};
 
 /// Writes a line to stdout; a closed pipe (`mechgen --stats | head`) ends the program
 /// quietly instead of panicking.
@@ -36,7 +36,7 @@ fn write_stdout(args: std::fmt::Arguments<'_>) {
     }
 }
 
-const BUILTIN: &str = include_str!("../examples/stewart_platform/stewart.mech");
+const BUILTIN: &str = include_str!("../../examples/stewart_platform/stewart.mech");
 
 struct Args {
     file: Option<PathBuf>,
