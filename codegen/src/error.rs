@@ -182,8 +182,17 @@ impl Errors {
 impl std::error::Error for Error {}
 
 impl From<syn::Error> for Error {
+    /// Every message of a combined `syn::Error`, each at its own span.
     fn from(e: syn::Error) -> Self {
-        Self::new(e.span(), e.to_string())
+        let mut all = e.into_iter().map(|x| Self::new(x.span(), x.to_string()));
+        let mut first = match all.next() {
+            Some(f) => f,
+            None => return Self::new(proc_macro2::Span::call_site(), "parse error"),
+        };
+        for x in all {
+            first.combine(x);
+        }
+        first
     }
 }
 

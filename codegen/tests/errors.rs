@@ -1133,3 +1133,23 @@ fn a_transposition_is_suggested() {
         "rdo",
     );
 }
+
+#[test]
+fn syntax_errors_of_several_items_are_reported_together() {
+    // Three items that do not parse (a missing value, a stray token, a misspelt keyword)
+    // between good ones: all three reported in one pass, each at its line, and the good
+    // items after them do not add errors.
+    let src =
+        circle("    coord z = ;\n    let a = x + ;\n    constrain x == 1.0;\n    let b = x + y;\n");
+    let e = err(&src);
+    let shown = locate(Path::new("m.mech"), &src, &e).to_string();
+    let lines: Vec<usize> = shown
+        .lines()
+        .filter_map(|l| l.strip_prefix("m.mech:"))
+        .filter_map(|l| l.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(lines, [4, 5, 6], "{shown}");
+    // A body's braces end an item too: an error inside one does not swallow the next.
+    let src = circle("    body b { mass = , com = vec2(x, y) }\n    coord w = ;\n");
+    assert_eq!(err(&src).count(), 2, "{}", err(&src));
+}

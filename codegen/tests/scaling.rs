@@ -270,7 +270,11 @@ fn projection_accepts_the_rounding_floor_of_a_large_model() {
     let sj = SparseJacobian::new(&m.arena, &jac, m.coords.len());
     let p: Vec<f64> = vec![1.0, 3.0, 2.5, 3.0];
     let mut rng = Rng(0x0dd_ba11);
-    let q0: Vec<f64> = m.coords.iter().map(|c| c.nominal + 0.01 * rng.next()).collect();
+    let q0: Vec<f64> = m
+        .coords
+        .iter()
+        .map(|c| c.nominal + 0.01 * rng.next())
+        .collect();
     let q = project(&m.arena, &res, &sj, &q0, &p, 0.0).expect("projects");
     let worst = res
         .eval(&m.arena, &|s| match s {

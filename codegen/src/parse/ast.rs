@@ -19,6 +19,7 @@
 //! Expressions are Rust expressions (see [`crate::model`] for what they may contain).
 
 use proc_macro2::Span;
+use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -371,8 +372,28 @@ impl Parse for Module {
         let content;
         braced!(content in input);
         let mut items = Vec::new();
+        // Errors are collected item by item (three typos cost one build): an item that
+        // does not parse is reported and skipped to its end (its `;` or its `{ … }` body,
+        // at this level), and parsing goes on with the next item.
+        let mut errors: Option<syn::Error> = None;
         while !content.is_empty() {
-            items.push(content.parse()?);
+            let fork = content.fork();
+            match fork.parse::<Item>() {
+                Ok(item) => {
+                    content.advance_to(&fork);
+                    items.push(item);
+                }
+                Err(e) => {
+                    match &mut errors {
+                        Some(all) => all.combine(e),
+                        None => errors = Some(e),
+                    }
+                    skip_item(&content);
+                }
+            }
+        }
+        if let Some(e) = errors {
+            return Err(e);
         }
         Ok(Module {
             docs,
@@ -382,6 +403,27 @@ impl Parse for Module {
             items,
         })
     }
+}
+
+/// Skips the tokens of one item: up to and including the next `;` or `{ … }` group at
+/// this level (at least one token, so that parsing always advances).
+fn skip_item(input: ParseStream) {
+    let _ = input.step(|cursor| {
+        let mut c = *cursor;
+        while let Some((tt, next)) = c.token_tree() {
+            c = next;
+            match &tt {
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' => break,
+                proc_macro2::TokenTree::Group(g)
+                    if g.delimiter() == proc_macro2::Delimiter::Brace =>
+                {
+                    break
+                }
+                _ => {}
+            }
+        }
+        Ok(((), c))
+    });
 }
 
 impl Parse for File {
