@@ -33,9 +33,10 @@
 //! is renamed in `[dependencies]` (`rt = { package = "mechgen", ... }`), tell the generated
 //! code where to find it with [`Builder::crate_path`]`("::rt")`.
 //!
-//! The package also builds the `mechgen` command line
-//! (`mechgen FILE.mech [-o OUT.rs] [--stats] [--seed N]`).
+//! The `mechgen` command line is the package `mechgen-cli` (it shares
+//! [`generate_file_text`] with [`Builder`]).
 
 pub use mechgen_codegen::{
-    generate_str, locate, pretty, BuildError, Builder, Error, Errors, Generated, Options, Timings,
+    file_options, generate_file_text, generate_str, locate, pretty, BuildError, Builder, Error,
+    Errors, Generated, Options, Timings,
 };

@@ -24,7 +24,7 @@ pub mod emit;
 mod format;
 pub mod schedule;
 
-pub use builder::{locate, BuildError, Builder};
+pub use builder::{file_options, generate_file_text, locate, BuildError, Builder};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].
 pub use proc_macro2;

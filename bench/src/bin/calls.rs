@@ -40,9 +40,12 @@ where
             "jacobian" => black_box(M::jacobian(black_box(&q), black_box(&p), 0.0))[0],
             "null_space" => black_box(M::null_space(black_box(&q), black_box(&p), 0.0)).1,
             "null_space_fixed" => black_box(fixed(black_box(&q), black_box(&p), 0.0)).1,
-            "solve_dependent" => {
-                black_box(M::solve_dependent(black_box(&q), black_box(&p), 0.0, black_box(&b)))[0]
-            }
+            "solve_dependent" => black_box(M::solve_dependent(
+                black_box(&q),
+                black_box(&p),
+                0.0,
+                black_box(&b),
+            ))[0],
             other => return Err(format!("unknown function {other}")),
         };
     }

@@ -1,0 +1,267 @@
+//! `mechgen` command line: generate Rust from a `.mech` file, print its statistics, or
+//! check it.
+//!
+//! ```text
+//! mechgen [FILE.mech | -] [-o OUT.rs] [--stats] [--seed N] [--crate-path PATH]
+//! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
+//! mechgen stats [FILE.mech | -] [--seed N]
+//! mechgen check [FILE.mech | -] [--seed N]
+//! ```
+//! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
+//! with no subcommand, prints what it produced: the demo).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use mechgen_build::{file_options, generate_file_text, Generated};
+
+/// Writes a line to stdout; a closed pipe (`mechgen --stats | head`) ends the program
+/// quietly instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// Writes to stdout without a newline (as [`out!`]).
+macro_rules! emit {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!($($arg)*))
+    };
+}
+
+fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
+const BUILTIN: &str = include_str!("../../examples/stewart_platform/stewart.mech");
+
+/// Generate Rust for constrained mechanisms from `.mech` files.
+#[derive(Parser, Debug)]
+#[command(
+    name = "mechgen",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    generate: GenerateArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate Rust (what `mechgen FILE` does without a subcommand).
+    Generate(GenerateArgs),
+    /// Print sizes, operation counts, notes and generation time; write nothing.
+    Stats(Input),
+    /// Report errors and notes; write nothing (exit status 1 on an error).
+    Check(Input),
+}
+
+/// Where the mechanism comes from and how it is generated.
+#[derive(Args, Debug, Default)]
+struct Input {
+    /// The `.mech` file (`-`: standard input; none: the built-in Stewart platform).
+    file: Option<PathBuf>,
+    /// Seed of the probe points (a `#![seed = N]` in the file wins).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Path of the run-time crate in the generated code (default `::mechgen`).
+    #[arg(long, value_name = "PATH")]
+    crate_path: Option<String>,
+}
+
+#[derive(Args, Debug, Default)]
+struct GenerateArgs {
+    #[command(flatten)]
+    input: Input,
+    /// Write the generated Rust there (default: standard output when a file is given).
+    #[arg(short, long, value_name = "OUT.rs")]
+    output: Option<PathBuf>,
+    /// Also print sizes, operation counts and generation time.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// The source of `input`: its path (as shown in messages) and text.
+fn read(input: &Input) -> Result<(PathBuf, String), String> {
+    match input.file.as_deref() {
+        Some(p) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .map_err(|e| format!("reading standard input: {e}"))?;
+            Ok((PathBuf::from("<stdin>"), s))
+        }
+        Some(p) => std::fs::read_to_string(p)
+            .map(|s| (p.to_path_buf(), s))
+            .map_err(|e| format!("{}: {e}", p.display())),
+        None => Ok((
+            PathBuf::from("<built-in stewart.mech>"),
+            BUILTIN.to_string(),
+        )),
+    }
+}
+
+fn print_stats(g: &Generated, code: &str) {
+    for m in &g.modules {
+        out!(
+            "module `{}`: NQ = {}, NC = {}, rank = {}, DOF = {}, independent = {:?}",
+            m.name,
+            m.nq,
+            m.nc,
+            m.rank,
+            m.dof,
+            m.independent
+        );
+        for f in &m.functions {
+            let chunks = if f.chunks > 0 {
+                format!(", {} chunks", f.chunks)
+            } else {
+                String::new()
+            };
+            out!("  {:<16} {} — {} lets{chunks}", f.name, f.ops, f.lets);
+        }
+        for n in &m.notes {
+            out!("  note: {n}");
+        }
+    }
+    let t = &g.timings;
+    out!(
+        "generation: {:.2} ms (parse {:.2}, lower {:.2}, differentiate {:.2}, pivot+LU {:.2}, emit {:.2})",
+        t.total().as_secs_f64() * 1e3,
+        t.parse.as_secs_f64() * 1e3,
+        t.lower.as_secs_f64() * 1e3,
+        t.differentiate.as_secs_f64() * 1e3,
+        t.pivot_lu.as_secs_f64() * 1e3,
+        t.emit.as_secs_f64() * 1e3
+    );
+    out!(
+        "generated source: {} bytes, {} lines",
+        code.len(),
+        code.lines().count()
+    );
+}
+
+/// Generates `input`: the result and its text, or the located error (printed).
+fn generate(input: &Input) -> Result<(Generated, String, std::time::Duration), ExitCode> {
+    let (path, src) = read(input).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(1)
+    })?;
+    let opts = file_options(input.seed, input.crate_path.as_deref());
+    let t = std::time::Instant::now();
+    match generate_file_text(&path, &src, &opts) {
+        Ok((g, code)) => Ok((g, code, t.elapsed())),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                // Help and version on stdout.
+                emit!("{e}");
+                return ExitCode::SUCCESS;
+            }
+            // The error alone, not the usage again.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{first}\n(see `mechgen --help`)");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Some(Command::Generate(a)) => run_generate(&a, false),
+        Some(Command::Stats(input)) => match generate(&input) {
+            Ok((g, code, wall)) => {
+                print_stats(&g, &code);
+                out!(
+                    "wall time including pretty-printing: {:.2} ms",
+                    wall.as_secs_f64() * 1e3
+                );
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        Some(Command::Check(input)) => match generate(&input) {
+            Ok((g, _, _)) => {
+                for m in &g.modules {
+                    out!(
+                        "ok: module `{}`: NQ = {}, NC = {}, rank = {}, DOF = {}, independent = {:?}",
+                        m.name,
+                        m.nq,
+                        m.nc,
+                        m.rank,
+                        m.dof,
+                        m.independent
+                    );
+                    for n in &m.notes {
+                        out!("  note: {n}");
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        None => run_generate(&cli.generate, true),
+    }
+}
+
+/// `mechgen [generate] ...`; `demo`: no subcommand was named (no file then means the
+/// built-in demo, which prints what it produced).
+fn run_generate(args: &GenerateArgs, demo: bool) -> ExitCode {
+    let (g, code, wall) = match generate(&args.input) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let demo = demo && args.input.file.is_none();
+    match &args.output {
+        Some(out) => {
+            if let Err(e) = std::fs::write(out, &code) {
+                eprintln!("error: {}: {e}", out.display());
+                return ExitCode::from(1);
+            }
+            eprintln!("wrote {}", out.display());
+        }
+        None if demo => {
+            out!("mechgen: built-in Stewart platform (pass a .mech file to generate your own; -o to write; --help)");
+        }
+        None if !args.stats => emit!("{code}"),
+        None => {}
+    }
+    if args.stats || demo {
+        print_stats(&g, &code);
+        out!(
+            "wall time including pretty-printing: {:.2} ms",
+            wall.as_secs_f64() * 1e3
+        );
+    }
+    if demo && args.output.is_none() {
+        if let Some(start) = code.find("pub fn null_space") {
+            let excerpt: String = code[start..]
+                .lines()
+                .take(12)
+                .collect::<Vec<_>>()
+                .join("\n");
+            out!("\nexcerpt of the generated null_space:\n{excerpt}\n    ...");
+        }
+    }
+    ExitCode::SUCCESS
+}
