@@ -4,7 +4,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ops::OpCount;
-use crate::expr::{Arena, ExprId, Func, Node, Sym};
+use crate::expr::{Arena, ExprId, Node, Sym};
 use crate::schedule::{Binding, Schedule};
 
 /// The scalar type generated code computes in. Only `f64` is emitted today; the type
@@ -205,13 +205,7 @@ impl ExprWriter<'_> {
                 }
             }
             Node::Func(f, a) => {
-                match f {
-                    Func::Sqrt => self.ops.sqrt += 1,
-                    Func::Sin | Func::Cos | Func::Tan | Func::Asin | Func::Acos | Func::Atan => {
-                        self.ops.trig += 1
-                    }
-                    Func::Exp | Func::Ln | Func::Abs | Func::Sign => self.ops.other += 1,
-                }
+                self.ops.count_call(f);
                 let x = self.operand(a, Prec::Atom);
                 let m = format_ident!("{}", f.name());
                 (quote!(#x.#m()), Prec::Atom)

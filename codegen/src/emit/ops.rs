@@ -3,6 +3,8 @@
 use std::fmt;
 use std::ops::AddAssign;
 
+use crate::expr::{CostClass, Func};
+
 /// Arithmetic operations in a generated function, as emitted (after CSE).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpCount {
@@ -24,6 +26,15 @@ impl OpCount {
     /// All operations.
     pub fn total(&self) -> usize {
         self.add + self.mul + self.div + self.sqrt + self.trig + self.other
+    }
+
+    /// Counts one call of `f`, in the column of its [`Func::cost`].
+    pub fn count_call(&mut self, f: Func) {
+        match f.cost() {
+            CostClass::Sqrt => self.sqrt += 1,
+            CostClass::Trig => self.trig += 1,
+            CostClass::Other => self.other += 1,
+        }
     }
 
     /// Arithmetic operations only (add/sub, mul, div).

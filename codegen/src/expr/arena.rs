@@ -1,7 +1,8 @@
 //! The hash-consed arena and its smart constructors.
 
+use super::func::{Func, Parity};
 use super::hash::{FxHashMap, FxHashSet};
-use super::node::{ExprId, Func, Node, Sym};
+use super::node::{ExprId, Node, Sym};
 
 /// A hash-consed arena of expression nodes (one node per distinct subexpression).
 ///
@@ -264,24 +265,25 @@ impl Arena {
         }
     }
 
-    /// A unary function `f(a)`.
+    /// A unary function `f(a)`: folded when `a` is a constant with a finite value, and
+    /// simplified by the identities of [`Func::parity`] and [`Func::idempotent`].
     pub fn func(&mut self, f: Func, a: ExprId) -> ExprId {
         if let Some(x) = self.as_const(a) {
-            let v = super::eval::apply_func(f, x);
+            let v = f.eval(x);
             if v.is_finite() {
                 return self.constant(v);
             }
         }
-        match (f, self.node(a)) {
-            (Func::Abs, Node::Neg(x)) => self.func(Func::Abs, x),
-            (Func::Abs, Node::Func(Func::Abs, _)) => a,
-            (Func::Cos, Node::Neg(x)) => self.func(Func::Cos, x),
-            (Func::Sin | Func::Tan | Func::Asin | Func::Atan | Func::Sign, Node::Neg(x)) => {
+        match (f.parity(), self.node(a)) {
+            (Parity::Even, Node::Neg(x)) => return self.func(f, x),
+            (Parity::Odd, Node::Neg(x)) => {
                 let y = self.func(f, x);
-                self.neg(y)
+                return self.neg(y);
             }
-            _ => self.intern(Node::Func(f, a)),
+            (_, Node::Func(g, _)) if g == f && f.idempotent() => return a,
+            _ => {}
         }
+        self.intern(Node::Func(f, a))
     }
 
     /// `atan2(y, x)`.

@@ -1,7 +1,7 @@
 //! Symbolic differentiation, memoised per (node, variable).
 
 use super::arena::Arena;
-use super::node::{ExprId, Func, Node, Sym};
+use super::node::{ExprId, Node, Sym};
 
 impl Arena {
     /// `∂e/∂s`, memoised per (node, symbol) so shared subexpressions are differentiated
@@ -40,27 +40,32 @@ impl Arena {
         self.diff_memo[&(e, s)]
     }
 
-    fn d(&self, c: ExprId, s: Sym) -> ExprId {
-        self.diff_memo[&(c, s)]
+    fn diff_node(&mut self, id: ExprId, s: Sym) -> ExprId {
+        if let Node::Sym(t) = self.node(id) {
+            return self.constant(if t == s { 1.0 } else { 0.0 });
+        }
+        let mut dc = [id; 2];
+        for (k, c) in self.node(id).children().enumerate() {
+            dc[k] = self.diff_memo[&(c, s)];
+        }
+        self.chain(id, dc)
     }
 
-    fn diff_node(&mut self, id: ExprId, s: Sym) -> ExprId {
+    /// The derivative of node `id` (not a symbol) along one direction, given the
+    /// derivatives `dc` of its children in child order (the second unused for unary
+    /// nodes): the one set of rules of [`Arena::diff`] and [`Arena::tangent`].
+    pub(super) fn chain(&mut self, id: ExprId, dc: [ExprId; 2]) -> ExprId {
+        let [da, db] = dc;
         match self.node(id) {
-            Node::Const(_) => self.constant(0.0),
-            Node::Sym(t) => self.constant(if t == s { 1.0 } else { 0.0 }),
-            Node::Add(a, b) => {
-                let (da, db) = (self.d(a, s), self.d(b, s));
-                self.add(da, db)
-            }
+            Node::Const(_) | Node::Sym(_) => self.constant(0.0),
+            Node::Add(_, _) => self.add(da, db),
             Node::Mul(a, b) => {
-                let (da, db) = (self.d(a, s), self.d(b, s));
                 let x = self.mul(da, b);
                 let y = self.mul(a, db);
                 self.add(x, y)
             }
-            Node::Div(a, b) => {
+            Node::Div(_, b) => {
                 // (a' − (a/b) b') / b reuses the node a/b.
-                let (da, db) = (self.d(a, s), self.d(b, s));
                 if self.is_zero(db) {
                     return self.div(da, b);
                 }
@@ -68,29 +73,17 @@ impl Arena {
                 let num = self.sub(da, q);
                 self.div(num, b)
             }
-            Node::Neg(a) => {
-                let da = self.d(a, s);
-                self.neg(da)
-            }
+            Node::Neg(_) => self.neg(da),
             Node::Powi(a, n) => {
-                let da = self.d(a, s);
                 if self.is_zero(da) {
                     return da;
                 }
-                // n·a^(n−1); for n = i32::MIN, n − 1 is no i32: a^n / a.
-                let p = match n.checked_sub(1) {
-                    Some(m) => self.powi(a, m),
-                    None => {
-                        let an = self.powi(a, n);
-                        self.div(an, a)
-                    }
-                };
-                let c = self.constant(n as f64);
-                let cp = self.mul(c, p);
+                let cp = self.powi_derivative(id, a, n);
                 self.mul(cp, da)
             }
             Node::Atan2(y, x) => {
-                let (dy, dx) = (self.d(y, s), self.d(x, s));
+                // (x y' − y x') / (x² + y²)
+                let (dy, dx) = (da, db);
                 if self.is_zero(dy) && self.is_zero(dx) {
                     return dy;
                 }
@@ -103,55 +96,24 @@ impl Arena {
                 self.div(num, den)
             }
             Node::Func(f, a) => {
-                let da = self.d(a, s);
                 if self.is_zero(da) {
                     return da;
                 }
-                let g = self.func_derivative(f, a, id);
+                let g = f.derivative(self, a, id);
                 self.mul(g, da)
             }
         }
     }
 
-    /// `f'(a)` given the node `fa = f(a)`.
-    pub(super) fn func_derivative(&mut self, f: Func, a: ExprId, fa: ExprId) -> ExprId {
-        let one = self.constant(1.0);
-        match f {
-            Func::Sin => self.cos(a),
-            Func::Cos => {
-                let s = self.sin(a);
-                self.neg(s)
-            }
-            Func::Tan => {
-                let t2 = self.powi(fa, 2);
-                self.add(one, t2)
-            }
-            Func::Asin | Func::Acos => {
-                let a2 = self.powi(a, 2);
-                let r = self.sub(one, a2);
-                let sq = self.sqrt(r);
-                let inv = self.div(one, sq);
-                if f == Func::Asin {
-                    inv
-                } else {
-                    self.neg(inv)
-                }
-            }
-            Func::Atan => {
-                let a2 = self.powi(a, 2);
-                let den = self.add(one, a2);
-                self.div(one, den)
-            }
-            Func::Sqrt => {
-                let two = self.constant(2.0);
-                let den = self.mul(two, fa);
-                self.div(one, den)
-            }
-            Func::Exp => fa,
-            Func::Ln => self.div(one, a),
-            Func::Abs => self.func(Func::Sign, a),
-            Func::Sign => self.constant(0.0),
-        }
+    /// `n·a^(n−1)`, the derivative of the node `id = a^n`; for `n = i32::MIN`, `n − 1` is
+    /// no `i32` and `a^(n−1)` is written `a^n / a`.
+    pub(super) fn powi_derivative(&mut self, id: ExprId, a: ExprId, n: i32) -> ExprId {
+        let p = match n.checked_sub(1) {
+            Some(m) => self.powi(a, m),
+            None => self.div(id, a),
+        };
+        let c = self.constant(n as f64);
+        self.mul(c, p)
     }
 }
 

@@ -3,10 +3,12 @@
 use num_complex::Complex64;
 
 use super::arena::Arena;
-use super::node::{ExprId, Func, Node, Sym};
+use super::node::{ExprId, Node, Sym};
 
 /// A number type the DAG can be evaluated over: `f64` for real probes and Newton
-/// projection, [`Complex64`] for the unit-circle probes of static pivoting.
+/// projection, [`Complex64`] for the unit-circle probes of static pivoting. It supplies
+/// the arithmetic and the elementary functions; [`Func::eval`](super::Func::eval) picks among them, so
+/// real and complex evaluation are one rule.
 pub trait Scalar:
     Copy
     + std::ops::Add<Output = Self>
@@ -17,39 +19,39 @@ pub trait Scalar:
 {
     /// Embeds a real constant.
     fn from_f64(v: f64) -> Self;
-    /// Applies an elementary function.
-    fn func(self, f: Func) -> Self;
     /// Integer power.
     fn powi(self, n: i32) -> Self;
     /// Two-argument arctangent `atan2(self, x)`.
     fn atan2(self, x: Self) -> Self;
     /// Magnitude (absolute value or complex modulus).
     fn magnitude(self) -> f64;
-}
-
-/// `f(x)` over `f64`.
-pub(crate) fn apply_func(f: Func, x: f64) -> f64 {
-    match f {
-        Func::Sin => x.sin(),
-        Func::Cos => x.cos(),
-        Func::Tan => x.tan(),
-        Func::Asin => x.asin(),
-        Func::Acos => x.acos(),
-        Func::Atan => x.atan(),
-        Func::Sqrt => x.sqrt(),
-        Func::Exp => x.exp(),
-        Func::Ln => x.ln(),
-        Func::Abs => x.abs(),
-        Func::Sign => x.signum(),
-    }
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Tangent.
+    fn tan(self) -> Self;
+    /// Arcsine.
+    fn asin(self) -> Self;
+    /// Arccosine.
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// Square root (principal branch).
+    fn sqrt(self) -> Self;
+    /// Exponential.
+    fn exp(self) -> Self;
+    /// Natural logarithm (principal branch).
+    fn ln(self) -> Self;
+    /// Absolute value: `sign(x)·x`, analytic near the point for complex numbers.
+    fn abs(self) -> Self;
+    /// Sign, `±1` (`f64::signum`; for complex numbers by the real part, see `csign`).
+    fn signum(self) -> Self;
 }
 
 impl Scalar for f64 {
     fn from_f64(v: f64) -> Self {
         v
-    }
-    fn func(self, f: Func) -> Self {
-        apply_func(f, self)
     }
     fn powi(self, n: i32) -> Self {
         f64::powi(self, n)
@@ -58,7 +60,40 @@ impl Scalar for f64 {
         f64::atan2(self, x)
     }
     fn magnitude(self) -> f64 {
-        self.abs()
+        f64::abs(self)
+    }
+    fn sin(self) -> Self {
+        f64::sin(self)
+    }
+    fn cos(self) -> Self {
+        f64::cos(self)
+    }
+    fn tan(self) -> Self {
+        f64::tan(self)
+    }
+    fn asin(self) -> Self {
+        f64::asin(self)
+    }
+    fn acos(self) -> Self {
+        f64::acos(self)
+    }
+    fn atan(self) -> Self {
+        f64::atan(self)
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+    fn exp(self) -> Self {
+        f64::exp(self)
+    }
+    fn ln(self) -> Self {
+        f64::ln(self)
+    }
+    fn abs(self) -> Self {
+        f64::abs(self)
+    }
+    fn signum(self) -> Self {
+        f64::signum(self)
     }
 }
 
@@ -79,21 +114,6 @@ impl Scalar for Complex64 {
     fn from_f64(v: f64) -> Self {
         Complex64::new(v, 0.0)
     }
-    fn func(self, f: Func) -> Self {
-        match f {
-            Func::Sin => self.sin(),
-            Func::Cos => self.cos(),
-            Func::Tan => self.tan(),
-            Func::Asin => self.asin(),
-            Func::Acos => self.acos(),
-            Func::Atan => self.atan(),
-            Func::Sqrt => self.sqrt(),
-            Func::Exp => self.exp(),
-            Func::Ln => self.ln(),
-            Func::Abs => csign(self) * self,
-            Func::Sign => csign(self),
-        }
-    }
     fn powi(self, n: i32) -> Self {
         Complex64::powi(&self, n)
     }
@@ -108,6 +128,39 @@ impl Scalar for Complex64 {
     }
     fn magnitude(self) -> f64 {
         self.norm()
+    }
+    fn sin(self) -> Self {
+        Complex64::sin(self)
+    }
+    fn cos(self) -> Self {
+        Complex64::cos(self)
+    }
+    fn tan(self) -> Self {
+        Complex64::tan(self)
+    }
+    fn asin(self) -> Self {
+        Complex64::asin(self)
+    }
+    fn acos(self) -> Self {
+        Complex64::acos(self)
+    }
+    fn atan(self) -> Self {
+        Complex64::atan(self)
+    }
+    fn sqrt(self) -> Self {
+        Complex64::sqrt(self)
+    }
+    fn exp(self) -> Self {
+        Complex64::exp(self)
+    }
+    fn ln(self) -> Self {
+        Complex64::ln(self)
+    }
+    fn abs(self) -> Self {
+        csign(self) * self
+    }
+    fn signum(self) -> Self {
+        csign(self)
     }
 }
 
@@ -151,7 +204,7 @@ impl Evaluator {
                 Node::Div(a, b) => at(&vals, a) / at(&vals, b),
                 Node::Neg(a) => -at(&vals, a),
                 Node::Powi(a, n) => at(&vals, a).powi(n),
-                Node::Func(f, a) => at(&vals, a).func(f),
+                Node::Func(f, a) => f.eval(at(&vals, a)),
                 Node::Atan2(y, x) => at(&vals, y).atan2(at(&vals, x)),
             };
             vals.push(v);

@@ -9,6 +9,7 @@
 mod arena;
 mod diff;
 mod eval;
+mod func;
 pub mod hash;
 mod node;
 mod subst;
@@ -16,4 +17,5 @@ mod tangent;
 
 pub use arena::Arena;
 pub use eval::{Evaluator, Scalar};
-pub use node::{ExprId, Func, Node, Sym};
+pub use func::{CostClass, Func, Parity};
+pub use node::{ExprId, Node, Sym};

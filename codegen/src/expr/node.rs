@@ -1,5 +1,7 @@
 //! Node kinds of the expression DAG.
 
+use super::func::Func;
+
 /// Index of a node in an [`Arena`](super::Arena). Ids are dense, start at 0 and every
 /// node's children have smaller ids than the node itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -25,67 +27,6 @@ pub enum Sym {
     Time,
     /// Component `b[i]` of a right-hand side passed to a generated solve.
     Rhs(u32),
-}
-
-/// A unary elementary function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Func {
-    /// `sin x`
-    Sin,
-    /// `cos x`
-    Cos,
-    /// `tan x`
-    Tan,
-    /// `asin x`
-    Asin,
-    /// `acos x`
-    Acos,
-    /// `atan x`
-    Atan,
-    /// `sqrt x`
-    Sqrt,
-    /// `exp x`
-    Exp,
-    /// `ln x`
-    Ln,
-    /// `|x|`
-    Abs,
-    /// `sign x` (`f64::signum`: `±1` by the sign bit): the derivative of `|x|`.
-    Sign,
-}
-
-impl Func {
-    /// The name used in the language and in generated code (method form).
-    pub fn name(self) -> &'static str {
-        match self {
-            Func::Sin => "sin",
-            Func::Cos => "cos",
-            Func::Tan => "tan",
-            Func::Asin => "asin",
-            Func::Acos => "acos",
-            Func::Atan => "atan",
-            Func::Sqrt => "sqrt",
-            Func::Exp => "exp",
-            Func::Ln => "ln",
-            Func::Abs => "abs",
-            Func::Sign => "signum",
-        }
-    }
-
-    /// All functions, for tests and tables.
-    pub const ALL: [Func; 11] = [
-        Func::Sin,
-        Func::Cos,
-        Func::Tan,
-        Func::Asin,
-        Func::Acos,
-        Func::Atan,
-        Func::Sqrt,
-        Func::Exp,
-        Func::Ln,
-        Func::Abs,
-        Func::Sign,
-    ];
 }
 
 /// A node of the DAG. Binary commutative nodes keep their operands ordered

@@ -51,74 +51,17 @@ impl Arena {
                 }
                 continue;
             }
-            let t = |c: ExprId| memo[&c];
             let d = match self.node(id) {
-                Node::Const(_) => self.constant(0.0),
                 Node::Sym(s) => match dir(self, s) {
                     Some(d) => d,
                     None => self.constant(0.0),
                 },
-                Node::Add(a, b) => {
-                    let (ta, tb) = (t(a), t(b));
-                    self.add(ta, tb)
-                }
-                Node::Mul(a, b) => {
-                    let (ta, tb) = (t(a), t(b));
-                    let x = self.mul(ta, b);
-                    let y = self.mul(a, tb);
-                    self.add(x, y)
-                }
-                Node::Div(a, b) => {
-                    let (ta, tb) = (t(a), t(b));
-                    if self.is_zero(tb) {
-                        self.div(ta, b)
-                    } else {
-                        let q = self.mul(id, tb);
-                        let num = self.sub(ta, q);
-                        self.div(num, b)
+                n => {
+                    let mut tc = [id; 2];
+                    for (k, c) in n.children().enumerate() {
+                        tc[k] = memo[&c];
                     }
-                }
-                Node::Neg(a) => {
-                    let ta = t(a);
-                    self.neg(ta)
-                }
-                Node::Powi(a, n) => {
-                    let ta = t(a);
-                    if self.is_zero(ta) {
-                        ta
-                    } else {
-                        // n a^(n−1) ta; a^(n−1) as a^n / a where n − 1 would overflow.
-                        let p = match n.checked_sub(1) {
-                            Some(m) => self.powi(a, m),
-                            None => self.div(id, a),
-                        };
-                        let c = self.constant(n as f64);
-                        let cp = self.mul(c, p);
-                        self.mul(cp, ta)
-                    }
-                }
-                Node::Atan2(y, x) => {
-                    let (ty, tx) = (t(y), t(x));
-                    if self.is_zero(ty) && self.is_zero(tx) {
-                        ty
-                    } else {
-                        let t1 = self.mul(x, ty);
-                        let t2 = self.mul(y, tx);
-                        let num = self.sub(t1, t2);
-                        let x2 = self.powi(x, 2);
-                        let y2 = self.powi(y, 2);
-                        let den = self.add(x2, y2);
-                        self.div(num, den)
-                    }
-                }
-                Node::Func(f, a) => {
-                    let ta = t(a);
-                    if self.is_zero(ta) {
-                        ta
-                    } else {
-                        let g = self.func_derivative(f, a, id);
-                        self.mul(g, ta)
-                    }
+                    self.chain(id, tc)
                 }
             };
             memo.insert(id, d);
@@ -206,12 +149,7 @@ impl Arena {
                     out.push((a, v));
                 }
                 Node::Powi(a, n) => {
-                    let p = match n.checked_sub(1) {
-                        Some(m) => self.powi(a, m),
-                        None => self.div(id, a),
-                    };
-                    let c = self.constant(n as f64);
-                    let cp = self.mul(c, p);
+                    let cp = self.powi_derivative(id, a, n);
                     let v = self.mul(g, cp);
                     out.push((a, v));
                 }
@@ -232,7 +170,7 @@ impl Arena {
                     }
                 }
                 Node::Func(f, a) => {
-                    let d = self.func_derivative(f, a, id);
+                    let d = f.derivative(self, a, id);
                     let v = self.mul(g, d);
                     out.push((a, v));
                 }

@@ -59,32 +59,115 @@ struct Binding {
     index: usize,
 }
 
-/// The supported functions and their arities, for lookups and error messages.
-const FUNCTIONS: &[(&str, usize)] = &[
-    ("sin", 1),
-    ("cos", 1),
-    ("tan", 1),
-    ("asin", 1),
-    ("acos", 1),
-    ("atan", 1),
-    ("atan2", 2),
-    ("sqrt", 1),
-    ("exp", 1),
-    ("ln", 1),
-    ("abs", 1),
-    ("powi", 2),
-    ("vec2", 2),
-    ("vec3", 3),
-    ("dot", 2),
-    ("cross", 2),
-    ("norm", 1),
-    ("norm_squared", 1),
-    ("rotate2d", 2),
-    ("rot_x", 1),
-    ("rot_y", 1),
-    ("rot_z", 1),
-    ("der", 1),
-];
+/// A function of the language: its name, arity and meaning in one place, for the
+/// lowering of calls, the "unknown function … did you mean" suggestion and the list of
+/// supported functions in that message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Builtin {
+    /// An elementary function of one scalar (`sin`, `sqrt`, …): a [`Func`] node.
+    Func(Func),
+    /// `atan2(y, x)`.
+    Atan2,
+    /// `powi(x, n)`, `n` an integer literal.
+    Powi,
+    /// `vec2(a, b)`.
+    Vec2,
+    /// `vec3(a, b, c)`.
+    Vec3,
+    /// `dot(u, v)` of two vectors of one size.
+    Dot,
+    /// `cross(u, v)`: a 3-vector, or the scalar z component for 2-vectors.
+    Cross,
+    /// `norm(v)`, the Euclidean length.
+    Norm,
+    /// `norm_squared(v)`.
+    NormSquared,
+    /// `rotate2d(v, θ)`: a 2-vector rotated by `θ`.
+    Rotate2d,
+    /// `rot_x(θ)`: the 3×3 rotation about x.
+    RotX,
+    /// `rot_y(θ)`: the 3×3 rotation about y.
+    RotY,
+    /// `rot_z(θ)`: the 3×3 rotation about z.
+    RotZ,
+    /// `der(q)`: the velocity of coordinate `q` (in forces only).
+    Der,
+}
+
+impl Builtin {
+    /// Every function of the language, in the order error messages list them.
+    const ALL: [Builtin; 23] = [
+        Builtin::Func(Func::Sin),
+        Builtin::Func(Func::Cos),
+        Builtin::Func(Func::Tan),
+        Builtin::Func(Func::Asin),
+        Builtin::Func(Func::Acos),
+        Builtin::Func(Func::Atan),
+        Builtin::Atan2,
+        Builtin::Func(Func::Sqrt),
+        Builtin::Func(Func::Exp),
+        Builtin::Func(Func::Ln),
+        Builtin::Func(Func::Abs),
+        Builtin::Powi,
+        Builtin::Vec2,
+        Builtin::Vec3,
+        Builtin::Dot,
+        Builtin::Cross,
+        Builtin::Norm,
+        Builtin::NormSquared,
+        Builtin::Rotate2d,
+        Builtin::RotX,
+        Builtin::RotY,
+        Builtin::RotZ,
+        Builtin::Der,
+    ];
+
+    /// The name a call uses.
+    fn name(self) -> &'static str {
+        match self {
+            // Every `Func` in `ALL` has a source name (checked by a test).
+            Builtin::Func(f) => f.source_name().unwrap_or(f.name()),
+            Builtin::Atan2 => "atan2",
+            Builtin::Powi => "powi",
+            Builtin::Vec2 => "vec2",
+            Builtin::Vec3 => "vec3",
+            Builtin::Dot => "dot",
+            Builtin::Cross => "cross",
+            Builtin::Norm => "norm",
+            Builtin::NormSquared => "norm_squared",
+            Builtin::Rotate2d => "rotate2d",
+            Builtin::RotX => "rot_x",
+            Builtin::RotY => "rot_y",
+            Builtin::RotZ => "rot_z",
+            Builtin::Der => "der",
+        }
+    }
+
+    /// The number of arguments.
+    fn arity(self) -> usize {
+        match self {
+            Builtin::Func(_) => Func::ARITY,
+            Builtin::Norm
+            | Builtin::NormSquared
+            | Builtin::RotX
+            | Builtin::RotY
+            | Builtin::RotZ
+            | Builtin::Der => 1,
+            Builtin::Atan2
+            | Builtin::Powi
+            | Builtin::Vec2
+            | Builtin::Dot
+            | Builtin::Cross
+            | Builtin::Rotate2d => 2,
+            Builtin::Vec3 => 3,
+        }
+    }
+
+    /// The function a call names, if any.
+    fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
 
 /// Names that cannot be declared.
 const RESERVED: &[&str] = &["t", "pi", "PI"];
@@ -122,9 +205,9 @@ fn declared(item: &Item) -> Option<&Ident> {
 }
 
 fn function_list() -> String {
-    FUNCTIONS
+    Builtin::ALL
         .iter()
-        .map(|(n, _)| *n)
+        .map(|b| b.name())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -277,7 +360,7 @@ impl Lowerer {
             Some(n) => format!("; did you mean `{n}`?"),
             None => String::new(),
         };
-        let fun = if FUNCTIONS.iter().any(|(f, _)| *f == s) {
+        let fun = if Builtin::from_name(&s).is_some() {
             format!(" (`{s}` is a function: call it, e.g. `{s}(x)`)")
         } else {
             String::new()
@@ -501,8 +584,8 @@ impl Lowerer {
 
     fn call_value(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
         let s = name.to_string();
-        let Some(&(_, arity)) = FUNCTIONS.iter().find(|(f, _)| *f == s) else {
-            let hint = match nearest(&s, FUNCTIONS.iter().map(|(f, _)| *f)) {
+        let Some(builtin) = Builtin::from_name(&s) else {
+            let hint = match nearest(&s, Builtin::ALL.iter().map(|b| b.name())) {
                 Some(n) => format!("did you mean `{n}`? "),
                 None => String::new(),
             };
@@ -514,6 +597,7 @@ impl Lowerer {
                 ),
             ));
         };
+        let arity = builtin.arity();
         if args.len() != arity {
             return Err(Error::new(
                 span,
@@ -524,60 +608,58 @@ impl Lowerer {
                 ),
             ));
         }
-        if s == "der" {
-            return self.der(args[0]);
+        match builtin {
+            Builtin::Der => self.der(args[0]),
+            Builtin::Powi => {
+                let n = match integer_literal(args[1]) {
+                    Some(n) if n.unsigned_abs() <= MAX_POWI as u128 => n as i32,
+                    Some(n) => return Err(Error::spanned(
+                        &args[1],
+                        format!("the exponent of `powi` is {n}, beyond the supported bound |n| <= {MAX_POWI} (any base with |x| >= 2 overflows f64 at 2^{MAX_POWI}; write `exp(n * ln(x))` for larger powers)"),
+                    )),
+                    None => return Err(Error::spanned(
+                        &args[1],
+                        "the exponent of `powi` must be an integer literal, like `2` or `-1`",
+                    )),
+                };
+                let x = self.expr(args[0])?.scalar(span_of(args[0]))?;
+                Ok(Value::Scalar(self.arena.powi(x, n)))
+            }
+            _ => self.call_eager(builtin, name, args, span),
         }
-        if s == "powi" {
-            let n = match integer_literal(args[1]) {
-                Some(n) if n.unsigned_abs() <= MAX_POWI as u128 => n as i32,
-                Some(n) => return Err(Error::spanned(
-                    &args[1],
-                    format!("the exponent of `powi` is {n}, beyond the supported bound |n| <= {MAX_POWI} (any base with |x| >= 2 overflows f64 at 2^{MAX_POWI}; write `exp(n * ln(x))` for larger powers)"),
-                )),
-                None => return Err(Error::spanned(
-                    &args[1],
-                    "the exponent of `powi` must be an integer literal, like `2` or `-1`",
-                )),
-            };
-            let x = self.expr(args[0])?.scalar(span_of(args[0]))?;
-            return Ok(Value::Scalar(self.arena.powi(x, n)));
-        }
+    }
+
+    /// A call whose arguments are all lowered as expressions first.
+    fn call_eager(
+        &mut self,
+        builtin: Builtin,
+        name: &Ident,
+        args: &[&Expr],
+        span: Span,
+    ) -> Result<Value> {
+        let s = builtin.name();
         let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
         let a = &mut self.arena;
         let scalar = |i: usize| vals[i].scalar(span_of(args[i]));
-        let unary = |f: Func| -> Option<Func> { Some(f) };
-        let func = match s.as_str() {
-            "sin" => unary(Func::Sin),
-            "cos" => unary(Func::Cos),
-            "tan" => unary(Func::Tan),
-            "asin" => unary(Func::Asin),
-            "acos" => unary(Func::Acos),
-            "atan" => unary(Func::Atan),
-            "sqrt" => unary(Func::Sqrt),
-            "exp" => unary(Func::Exp),
-            "ln" => unary(Func::Ln),
-            "abs" => unary(Func::Abs),
-            _ => None,
-        };
-        if let Some(f) = func {
-            let x = scalar(0)?;
-            return Ok(Value::Scalar(a.func(f, x)));
-        }
-        match s.as_str() {
-            "atan2" => {
+        match builtin {
+            Builtin::Func(f) => {
+                let x = scalar(0)?;
+                Ok(Value::Scalar(a.func(f, x)))
+            }
+            Builtin::Atan2 => {
                 let (y, x) = (scalar(0)?, scalar(1)?);
                 Ok(Value::Scalar(a.atan2(y, x)))
             }
-            "vec2" => Ok(Value::Vec2([scalar(0)?, scalar(1)?])),
-            "vec3" => Ok(Value::Vec3([scalar(0)?, scalar(1)?, scalar(2)?])),
-            "dot" => {
+            Builtin::Vec2 => Ok(Value::Vec2([scalar(0)?, scalar(1)?])),
+            Builtin::Vec3 => Ok(Value::Vec3([scalar(0)?, scalar(1)?, scalar(2)?])),
+            Builtin::Dot => {
                 let (x, y) = (vals[0].vector(span_of(args[0]))?, vals[1].vector(span_of(args[1]))?);
                 if x.len() != y.len() {
                     return Err(Error::new(span, format!("`dot` of {} and {}: both must have the same size", vals[0].kind(), vals[1].kind())));
                 }
                 Ok(Value::Scalar(value::dot(a, &x, &y)))
             }
-            "cross" => match (&vals[0], &vals[1]) {
+            Builtin::Cross => match (&vals[0], &vals[1]) {
                 (Value::Vec3(x), Value::Vec3(y)) => {
                     let c = |a: &mut Arena, i: usize, j: usize| {
                         let p = a.mul(x[i], y[j]);
@@ -596,12 +678,12 @@ impl Lowerer {
                     format!("`cross` takes two 3-vectors (or two 2-vectors, giving the scalar z component), found {} and {}", vals[0].kind(), vals[1].kind()),
                 )),
             },
-            "norm" | "norm_squared" => {
+            Builtin::Norm | Builtin::NormSquared => {
                 let x = vals[0].vector(span_of(args[0]))?;
                 let n2 = value::dot(a, &x, &x);
-                Ok(Value::Scalar(if s == "norm" { a.sqrt(n2) } else { n2 }))
+                Ok(Value::Scalar(if builtin == Builtin::Norm { a.sqrt(n2) } else { n2 }))
             }
-            "rotate2d" => {
+            Builtin::Rotate2d => {
                 let Value::Vec2(v) = &vals[0] else {
                     return Err(Error::new(span_of(args[0]), format!("`rotate2d` rotates a 2-vector, found {}", vals[0].kind())));
                 };
@@ -613,16 +695,17 @@ impl Lowerer {
                 let yc = a.mul(v[1], c);
                 Ok(Value::Vec2([a.sub(xc, ys), a.add(xs, yc)]))
             }
-            "rot_x" | "rot_y" | "rot_z" => {
+            Builtin::RotX | Builtin::RotY | Builtin::RotZ => {
                 let th = scalar(0)?;
-                let axis = match s.as_str() {
-                    "rot_x" => 0,
-                    "rot_y" => 1,
+                let axis = match builtin {
+                    Builtin::RotX => 0,
+                    Builtin::RotY => 1,
                     _ => 2,
                 };
                 Ok(Value::Mat3(value::rotation(a, axis, th)))
             }
-            _ => Err(Error::new(name.span(), format!("unknown function `{s}`"))),
+            // Lowered by `call_value` before their arguments are.
+            Builtin::Der | Builtin::Powi => Err(Error::new(name.span(), format!("unknown function `{s}`"))),
         }
     }
 
@@ -1111,4 +1194,31 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         dynamics,
         arena: l.arena,
     })
+}
+
+#[cfg(test)]
+mod builtin_tests {
+    use super::{function_list, Builtin};
+    use crate::expr::Func;
+
+    /// Every elementary function with a language name is a builtin (and only those), and
+    /// names are unique, so a lookup by name finds the one meant.
+    #[test]
+    fn builtins_cover_the_named_functions_once() {
+        for f in Func::ALL {
+            let found = Builtin::ALL.contains(&Builtin::Func(f));
+            assert_eq!(found, f.source_name().is_some(), "{f:?}");
+        }
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::from_name(b.name()), Some(b), "{}", b.name());
+        }
+        assert_eq!(Builtin::from_name("signum"), None);
+        assert_eq!(Builtin::from_name("vec3").map(Builtin::arity), Some(3));
+        assert_eq!(Builtin::from_name("atan2").map(Builtin::arity), Some(2));
+        assert_eq!(
+            function_list(),
+            "sin, cos, tan, asin, acos, atan, atan2, sqrt, exp, ln, abs, powi, vec2, vec3, dot, \
+             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, der"
+        );
+    }
 }

@@ -46,7 +46,7 @@ pub fn angle_coords(model: &Model) -> Vec<bool> {
         .iter()
         .enumerate()
         .filter_map(|(i, n)| match n {
-            Node::Func(Func::Sin | Func::Cos | Func::Tan, arg) if mask[i] => Some(*arg),
+            Node::Func(f, arg) if mask[i] && f.takes_angle() => Some(*arg),
             _ => None,
         })
         .collect();
@@ -445,21 +445,9 @@ pub fn eval_with_error(arena: &Arena, roots: &[ExprId], pr: &Probe) -> Vec<(Comp
             }
             Node::Func(f, a) => {
                 let (va, ea) = at(a);
-                let v = Scalar::func(va, f);
-                let one = Complex64::new(1.0, 0.0);
-                let d = match f {
-                    Func::Sin => va.cos().norm(),
-                    Func::Cos => va.sin().norm(),
-                    Func::Tan => (one + v * v).norm(),
-                    Func::Asin | Func::Acos => 1.0 / (one - va * va).sqrt().norm(),
-                    Func::Atan => 1.0 / (one + va * va).norm(),
-                    Func::Sqrt => 0.5 / v.norm(),
-                    Func::Exp => v.norm(),
-                    Func::Ln => 1.0 / va.norm(),
-                    Func::Abs => 1.0,
-                    Func::Sign => 0.0,
-                };
-                (v, d * ea + 2.0 * EPS * v.norm())
+                let v = f.eval(va);
+                let d = f.rounding_gain(va, v);
+                (v, d * ea + Func::ROUNDING_ULPS * EPS * v.norm())
             }
             Node::Atan2(y, x) => {
                 let ((vy, ey), (vx, ex)) = (at(y), at(x));
