@@ -1,0 +1,63 @@
+//! Doc comments and `//` comment markers of generated code.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{EmitOptions, COMMENT_MARKER};
+
+/// A `//` comment marker statement (nothing unless comments are on).
+pub(crate) fn comment(opts: &EmitOptions, text: &str) -> TokenStream {
+    if !opts.comments {
+        return TokenStream::new();
+    }
+    let m = format_ident!("{}", COMMENT_MARKER);
+    quote!(#m!(#text);)
+}
+
+/// One `#[doc]` attribute per line.
+pub(crate) fn doc_lines(lines: &[String]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for l in lines {
+        let l = format!(" {}", l.trim_start());
+        out.extend(quote!(#[doc = #l]));
+    }
+    out
+}
+
+/// `text` as doc lines wrapped near 92 columns (blank lines between paragraphs, which
+/// `\n\n` separates; `- ` list items keep their continuation lines indented).
+pub(crate) fn wrapped_doc(text: &str) -> TokenStream {
+    doc_lines(&wrap(text))
+}
+
+/// `text` wrapped near 92 columns (see [`wrapped_doc`]).
+pub(crate) fn wrap(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (k, para) in text.split("\n\n").enumerate() {
+        if k > 0 {
+            lines.push(String::new());
+        }
+        let mut line = String::new();
+        for word in para.split_whitespace() {
+            if !line.is_empty() && line.len() + word.len() > 92 {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// `0: `a`, 1: `b`, …` for the docs of functions indexed by coordinate.
+pub(crate) fn coord_order_doc(names: &[String]) -> String {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{i}: `{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
