@@ -27,7 +27,17 @@ pub(crate) fn doc_lines(lines: &[String]) -> TokenStream {
 /// `text` as doc lines wrapped near 92 columns (blank lines between paragraphs, which
 /// `\n\n` separates; `- ` list items keep their continuation lines indented).
 pub(crate) fn wrapped_doc(text: &str) -> TokenStream {
-    doc_lines(&wrap(text))
+    wrapped_lines(&wrap(text))
+}
+
+/// Lines of [`wrap`] as doc attributes, indentation kept.
+pub(crate) fn wrapped_lines(lines: &[String]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for l in lines {
+        let l = format!(" {l}");
+        out.extend(quote!(#[doc = #l]));
+    }
+    out
 }
 
 /// `text` wrapped near 92 columns (see [`wrapped_doc`]).
@@ -37,12 +47,21 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
         if k > 0 {
             lines.push(String::new());
         }
+        let para = para.trim();
+        // A list item's continuation lines are indented under its text.
+        let indent = if para.starts_with("- ") { "  " } else { "" };
         let mut line = String::new();
         for word in para.split_whitespace() {
-            if !line.is_empty() && line.len() + word.len() > 92 {
+            // Width in characters; never break before a word that would start a Markdown
+            // block (`+ C_Jᵀ λ` at the start of a line is a list item).
+            if !line.is_empty()
+                && line.chars().count() + word.chars().count() > 92
+                && !starts_block(word)
+            {
                 lines.push(std::mem::take(&mut line));
+                line.push_str(indent);
             }
-            if !line.is_empty() {
+            if !line.trim_start().is_empty() {
                 line.push(' ');
             }
             line.push_str(word);
@@ -50,6 +69,17 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// Whether `word` at the start of a doc line would begin a Markdown block: a list item
+/// (`-`, `+`, `*`, `1.`), a quote, a heading or a rule.
+fn starts_block(word: &str) -> bool {
+    matches!(word, "-" | "+" | "*" | ">" | "=" | "|")
+        || word.starts_with('#')
+        || word.starts_with("---")
+        || word
+            .strip_suffix(['.', ')'])
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
 }
 
 /// `0: `a`, 1: `b`, …` for the docs of functions indexed by coordinate.

@@ -4,7 +4,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::docs::{doc_lines, wrap};
+use super::docs::{doc_lines, wrapped_lines};
 use super::expr::{idx, ScalarType, SymNames};
 use super::names::rust_ident;
 use super::{EmitOptions, FunctionStats};
@@ -45,9 +45,9 @@ pub(crate) fn module_tokens(
             String::new(),
         ];
         for n in &ns.notes {
-            lines.extend(wrap(&format!("- {n}")));
+            lines.extend(super::docs::wrap(&format!("- {n}")));
         }
-        doc_lines(&lines)
+        wrapped_lines(&lines)
     };
     let size_doc = format!(
         " Sizes: NQ = {nq} coordinates, NC = {nc} constraint equations, rank {}, DOF = {dof}.",
@@ -64,6 +64,9 @@ pub(crate) fn module_tokens(
     let op_totals = stats.iter().map(|f| idx(f.ops.total()));
     // The module keeps the visibility it was declared with (`mod`, `pub mod`,
     // `pub(crate) mod`).
+    // Lints the generated code triggers anywhere in the module: every function takes
+    // `(q, p, t)` whether it reads them or not, the user's names may be upper case
+    // (`NQ`), and a folded constant may be the value of π (`phi + pi`).
     let vis = syn::parse_str::<syn::Visibility>(&model.vis)
         .map(quote::ToTokens::into_token_stream)
         .unwrap_or_else(|_| quote!(pub));
@@ -72,7 +75,7 @@ pub(crate) fn module_tokens(
         ///
         #[doc = #size_doc]
         #notes_doc
-        #[allow(unused_variables, unused_mut, non_snake_case, clippy::all, clippy::pedantic)]
+        #[allow(unused_variables, non_snake_case, clippy::approx_constant)]
         #vis mod #name {
             use #krate::nalgebra::{SMatrix, SVector};
 

@@ -7,7 +7,8 @@ use super::docs::{comment, wrapped_doc};
 use super::expr::idx;
 use super::function::{Body, Emitter, Signature};
 use super::health::health_tokens;
-use super::table::{Doc, Entry, GenFn, Shape};
+use super::names::local;
+use super::table::{Entry, GenFn, Shape};
 use super::{EmitOptions, FunctionStats, ATLAS_SWITCH};
 use crate::expr::ExprId;
 use crate::model::Model;
@@ -55,7 +56,7 @@ fn function(
         }
     })?;
     let vals = &body.roots;
-    let buf = format_ident!("{}", f.buffer);
+    let buf = local(f.buffer);
     let tail = match &f.shape {
         Shape::Vector(n) => {
             let n = n.tokens();
@@ -67,63 +68,92 @@ fn function(
                 let i = idx(i);
                 sets.extend(quote!(#buf[#i] = #e;));
             }
-            quote! {
-                let mut #buf = SVector::<#ty, #n>::zeros();
-                #sets
-                #buf
+            if sets.is_empty() {
+                // Nothing to write (`C_t` of scleronomic constraints).
+                quote!(SVector::<#ty, #n>::zeros())
+            } else {
+                quote! {
+                    let mut #buf = SVector::<#ty, #n>::zeros();
+                    #sets
+                    #buf
+                }
             }
         }
         Shape::Matrix(r, c) => {
             let (r, c) = (r.tokens(), c.tokens());
             let sets = matrix_sets(vals, &f.pos, &buf);
-            quote! {
-                let mut #buf = SMatrix::<#ty, #r, #c>::zeros();
-                #sets
-                #buf
+            if sets.is_empty() {
+                quote!(SMatrix::<#ty, #r, #c>::zeros())
+            } else {
+                quote! {
+                    let mut #buf = SMatrix::<#ty, #r, #c>::zeros();
+                    #sets
+                    #buf
+                }
             }
         }
         Shape::Symmetric(n) => {
             let n = n.tokens();
+            let v = local("v");
             let mut sets = TokenStream::new();
             for (e, &(i, j)) in vals.iter().zip(&f.pos) {
                 let (i, j, diag) = (idx(i), idx(j), i == j);
                 if diag {
                     sets.extend(quote!(#buf[(#i, #j)] = #e;));
                 } else {
-                    sets.extend(quote!(let v = #e; #buf[(#i, #j)] = v; #buf[(#j, #i)] = v;));
+                    sets.extend(quote!(let #v = #e; #buf[(#i, #j)] = #v; #buf[(#j, #i)] = #v;));
                 }
             }
-            quote! {
-                let mut #buf = SMatrix::<#ty, #n, #n>::zeros();
-                #sets
-                #buf
+            if sets.is_empty() {
+                quote!(SMatrix::<#ty, #n, #n>::zeros())
+            } else {
+                quote! {
+                    let mut #buf = SMatrix::<#ty, #n, #n>::zeros();
+                    #sets
+                    #buf
+                }
             }
         }
         Shape::Scalar => vals.first().cloned().unwrap_or_default(),
         Shape::Basis { pivots } => {
             let nb = f.pos.len();
+            let health_name = local("health");
             let sets = matrix_sets(&vals[..nb], &f.pos, &buf);
-            let health = health_tokens(&vals[nb..nb + pivots], &vals[nb + pivots..], &opts.scalar);
+            let terms: Vec<(TokenStream, Option<f64>)> = vals
+                .iter()
+                .zip(&f.roots)
+                .map(|(v, &r)| (v.clone(), model.arena.as_const(r)))
+                .collect();
+            let health = health_tokens(
+                &terms[nb..nb + pivots],
+                &terms[nb + pivots..],
+                &buf,
+                &opts.scalar,
+            );
             quote! {
                 let mut #buf = SMatrix::<#ty, NQ, DOF>::zeros();
                 #sets
                 #health
-                (#buf, health)
+                (#buf, #health_name)
             }
         }
     };
     let ret = f.shape.ret(ty);
-    let doc = match &f.doc {
-        Doc::Raw(s) => quote!(#[doc = #s]),
-        Doc::Wrapped(s) => wrapped_doc(s),
-    };
+    let doc = wrapped_doc(&f.doc);
     let name = format_ident!("{}", f.name);
     let params = &sig.params;
     let stmts = &body.stmts;
     let chunks = &body.chunks;
+    // The value of a scalar function is its last `let` (roots are always named).
+    let allow = if f.shape == Shape::Scalar {
+        quote!(#[allow(clippy::let_and_return)])
+    } else {
+        TokenStream::new()
+    };
     let ts = quote! {
         #(#chunks)*
         #doc
+        #allow
         #[inline]
         pub fn #name(#params) -> #ret {
             #stmts
@@ -156,6 +186,7 @@ fn matrix_sets(
 fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
     let ty = &opts.scalar.ty;
     let nch = charts.len();
+    let nch_lit = idx(nch);
     let chart_rows: Vec<TokenStream> = charts
         .iter()
         .map(|(_, indep)| {
@@ -166,12 +197,13 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
     let fns: Vec<proc_macro2::Ident> = charts.iter().map(|(n, _)| format_ident!("{}", n)).collect();
     let switch = opts.scalar.literal(ATLAS_SWITCH).unwrap_or_default();
     let first = &fns[0];
+    let (d, h, best) = (local("d"), local("h"), local("best"));
     let others = fns.iter().enumerate().skip(1).map(|(k, f)| {
         let k = idx(k);
         quote! {
-            let (d, h) = #f(q, p, t);
-            if h > best.1 {
-                best = (d, h, #k);
+            let (#d, #h) = #f(q, p, t);
+            if #h > #best.1 {
+                #best = (#d, #h, #k);
             }
         }
     });
@@ -186,29 +218,40 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
          otherwise every chart is evaluated and the healthiest kept."
     ));
     // With one chart the default is the fixed order itself (no dispatch to pay for).
-    let default_body = if nch == 1 {
-        quote!(#first(q, p, t))
+    let (default_body, atlas_body) = if nch == 1 {
+        (
+            quote!(#first(q, p, t)),
+            quote! {
+                let (#d, #h) = #first(q, p, t);
+                (#d, #h, 0)
+            },
+        )
     } else {
-        quote! {
-            let (d, h, _) = null_space_atlas(q, p, t);
-            (d, h)
-        }
+        (
+            quote! {
+                let (#d, #h, _) = null_space_atlas(q, p, t);
+                (#d, #h)
+            },
+            quote! {
+                let (#d, #h) = #first(q, p, t);
+                if #h >= #switch {
+                    return (#d, #h, 0);
+                }
+                let mut #best = (#d, #h, 0);
+                #(#others)*
+                #best
+            },
+        )
     };
     quote! {
         /// Charts in the atlas.
-        pub const NCHARTS: usize = #nch;
+        pub const NCHARTS: usize = #nch_lit;
         #charts_doc
         pub const CHARTS: [[usize; DOF]; NCHARTS] = [#(#chart_rows),*];
         #atlas_doc
         #[inline]
         pub fn null_space_atlas(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, usize) {
-            let (d, h) = #first(q, p, t);
-            if h >= #switch {
-                return (d, h, 0);
-            }
-            let mut best = (d, h, 0);
-            #(#others)*
-            best
+            #atlas_body
         }
         /// Null-space basis `D` of `C_J` (`C_J D = 0`) and its health in `[0, 1]` (see
         /// `null_space_fixed`), from the healthiest chart of the atlas

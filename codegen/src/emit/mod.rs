@@ -100,7 +100,10 @@ pub struct ModuleStats {
 /// the generated code itself binds, read off the emitted tokens: the module is emitted
 /// with placeholder names, every identifier in a binding position is collected
 /// ([`bound_names`]), the user's names are allocated around that set, and the
-/// placeholders are replaced.
+/// placeholders are replaced. The generated code's own locals that read like user names
+/// (the output buffers `r`, `m`, `x`, `d`, …, the health figure's terms) are placeholders
+/// too, named last: they give way to the user's names (`x_` for the buffer of
+/// `solve_dependent` when a coordinate is `x`), never the other way round.
 ///
 /// Fails (at the equation concerned) when an expression to emit holds a constant that is
 /// not finite, e.g. a derivative whose constant factor overflows `f64`.
@@ -125,8 +128,9 @@ pub fn module(
     let taken = bound_names(&tokens);
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
     let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
-    let names = sym_names(&coord_names, &param_names, taken);
-    let mut map = std::collections::HashMap::new();
+    let mut taken = taken;
+    let names = sym_names(&coord_names, &param_names, &mut taken);
+    let mut map = names::local_names(&tokens, &taken);
     for (from, to) in [
         (&placeholders.coord, &names.coord),
         (&placeholders.vel, &names.vel),

@@ -1,7 +1,7 @@
 //! Local names in generated code: the user's names are allocated around the names the
 //! generated code binds itself, read off the emitted tokens.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proc_macro2::{Ident, TokenStream};
 use quote::format_ident;
@@ -117,10 +117,13 @@ pub fn rust_ident(name: &str) -> Ident {
     }
 }
 
+/// Names for the user's coordinates, velocities and parameters, differing from the names
+/// in `taken` (the names the generated code binds) and from the shapes of temporaries;
+/// the names given are added to `taken`.
 pub(crate) fn sym_names(
     coords: &[String],
     params: &[String],
-    mut taken: HashSet<String>,
+    taken: &mut HashSet<String>,
 ) -> SymNames {
     let mut fresh = |base: String| -> Ident {
         let mut name = base;
@@ -164,4 +167,47 @@ fn is_temp_name(s: &str) -> bool {
         || s.starts_with("cos_")
         || s.rsplit_once("_part")
             .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// Prefix of the placeholders of generated locals (output buffers, the health figure's
+/// terms), named after the user's names: see [`local`].
+const LOCAL: &str = "__mechgen_sym_local_";
+
+/// A local of generated code that gives way to the user's names: `base` unless a
+/// coordinate, velocity or parameter (or an item) is named so, else `base_`, `base__`, …
+/// (see [`local_names`]). The user's names are the ones users read and write in docs
+/// and diffs; the locals are the generated code's own.
+pub(crate) fn local(base: &str) -> Ident {
+    format_ident!("{}{}", LOCAL, base)
+}
+
+/// The placeholders of [`local`]s in `ts`, mapped to names free of `taken`.
+pub(crate) fn local_names(ts: &TokenStream, taken: &HashSet<String>) -> HashMap<String, Ident> {
+    fn collect(ts: TokenStream, out: &mut BTreeSet<String>) {
+        for tt in ts {
+            match tt {
+                proc_macro2::TokenTree::Ident(id) => {
+                    let s = id.to_string();
+                    if s.starts_with(LOCAL) {
+                        out.insert(s);
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => collect(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = BTreeSet::new();
+    collect(ts.clone(), &mut found);
+    found
+        .into_iter()
+        .map(|p| {
+            let mut name = p[LOCAL.len()..].to_string();
+            while taken.contains(&name) {
+                name.push('_');
+            }
+            let id = format_ident!("{}", name);
+            (p, id)
+        })
+        .collect()
 }

@@ -131,22 +131,13 @@ pub(crate) enum Trait {
     Dynamics,
 }
 
-/// Documentation of a generated function.
-#[derive(Clone, Debug)]
-pub(crate) enum Doc {
-    /// One `#[doc]` attribute holding the text as it stands.
-    Raw(String),
-    /// The text wrapped near 92 columns, one `#[doc]` per line.
-    Wrapped(String),
-}
-
 /// One generated straight-line function.
 #[derive(Clone, Debug)]
 pub(crate) struct GenFn {
     /// Its name (chunks are named `{name}_part{k}`).
     pub name: String,
-    /// Its documentation.
-    pub doc: Doc,
+    /// Its documentation (paragraphs separated by `\n\n`, wrapped when written).
+    pub doc: String,
     /// Its arguments.
     pub inputs: Inputs,
     /// Its output and how the roots map into it.
@@ -201,7 +192,7 @@ fn nonzeros_vec(v: &[ExprId], arena: &Arena) -> (Vec<ExprId>, Vec<(usize, usize)
 /// A function with no comments, no constraint rows and no trait method (set them after).
 fn plain(
     name: impl Into<String>,
-    doc: Doc,
+    doc: String,
     inputs: Inputs,
     shape: Shape,
     buffer: &'static str,
@@ -244,9 +235,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     // residual: every equation, zero or not, with its label.
     let mut f = plain(
         "residual",
-        Doc::Raw(format!(
+        format!(
             " Constraint residual `C(q, p, t)` ({nc} equations; zero on the mechanism's configuration manifold).\n\n Coordinate order: {order}."
-        )),
+        ),
         Inputs::Position,
         Shape::Vector(Dim::Nc),
         "r",
@@ -267,9 +258,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
 
     let mut f = plain(
         "jacobian",
-        Doc::Raw(format!(
+        format!(
             " Constraint Jacobian `C_J = ∂C/∂q` ({nc} × {nq}; structural zeros are not written).\n\n Column order: {order}."
-        )),
+        ),
         Inputs::Position,
         Shape::Matrix(Dim::Nc, Dim::Nq),
         "m",
@@ -281,9 +272,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
 
     let mut f = plain(
         "jacobian_t",
-        Doc::Raw(format!(
+        format!(
             " Partial time derivative `C_t = ∂C/∂t` ({nc} entries; zero for scleronomic constraints)."
-        )),
+        ),
         Inputs::Position,
         Shape::Vector(Dim::Nc),
         "v",
@@ -310,9 +301,14 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
             format!("null_space_chart{k}")
         };
         let (mut roots, pos) = nonzeros(&chart.basis, arena);
-        roots.extend(chart.pivots.iter().copied());
+        // The health figure takes moduli and squares: a negation is folded away.
+        let unsigned = |e: &ExprId| match arena.node(*e) {
+            crate::expr::Node::Neg(a) => a,
+            _ => *e,
+        };
+        roots.extend(chart.pivots.iter().map(unsigned));
         // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
-        let mut scale: Vec<ExprId> = chart.row_scale.iter().flatten().copied().collect();
+        let mut scale: Vec<ExprId> = chart.row_scale.iter().flatten().map(unsigned).collect();
         scale.sort();
         scale.dedup();
         roots.extend(scale);
@@ -337,7 +333,7 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
         );
         let mut f = plain(
             name.clone(),
-            Doc::Wrapped(doc),
+            doc,
             Inputs::Position,
             Shape::Basis {
                 pivots: chart.pivots.len(),
@@ -360,11 +356,11 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     };
     let mut f = plain(
         "solve_dependent",
-        Doc::Raw(format!(
+        format!(
             " Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the \
              static LU factors. Uses rows {:?} of `b`{redundant}.",
             ns.rows
-        )),
+        ),
         Inputs::PositionRhs,
         Shape::Vector(Dim::Nq),
         "x",
@@ -375,11 +371,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
 
     let mut f = plain(
         "gamma",
-        Doc::Raw(
-            " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
+        " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
              `γ = −(C_J q̇)_q q̇ − 2 C_qt q̇ − C_tt` (NC entries)."
-                .to_string(),
-        ),
+            .to_string(),
         Inputs::PositionVelocity,
         Shape::Vector(Dim::Nc),
         "g",
@@ -406,9 +400,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     }
     let mut f = plain(
         "mass_matrix",
-        Doc::Raw(format!(
+        format!(
             " Generalised mass matrix `M(q, p, t)` ({nq} × {nq}, symmetric; each entry computed once).\n\n Row and column order: {order}."
-        )),
+        ),
         Inputs::Position,
         Shape::Symmetric(Dim::Nq),
         "m",
@@ -419,9 +413,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
 
     let mut f = plain(
         "forces",
-        Doc::Raw(format!(
+        format!(
             " Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f + C_Jᵀ λ`.\n\n Order: {order}."
-        )),
+        ),
         Inputs::PositionVelocity,
         Shape::Vector(Dim::Nq),
         "f",
@@ -433,10 +427,9 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     if let Some(e) = eom.energy {
         let mut f = plain(
             "energy",
-            Doc::Raw(
+
                 " Total energy: kinetic energy of the bodies plus the potential energy of gravity and springs."
                     .to_string(),
-            ),
             Inputs::PositionVelocity,
             Shape::Scalar,
             "out",
