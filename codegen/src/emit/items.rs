@@ -55,9 +55,43 @@ fn function(
             None
         }
     })?;
-    let vals = &body.roots;
+    let tail = output(model, f, &body.roots, opts);
+    let ret = f.shape.ret(ty);
+    let doc = wrapped_doc(&f.doc);
+    let name = format_ident!("{}", f.name);
+    let params = &sig.params;
+    let stmts = &body.stmts;
+    let chunks = &body.chunks;
+    // The value of a scalar function is its last `let` (roots are always named).
+    let allow = if f.shape == Shape::Scalar {
+        quote!(#[allow(clippy::let_and_return)])
+    } else {
+        TokenStream::new()
+    };
+    let ts = quote! {
+        #(#chunks)*
+        #doc
+        #allow
+        #[inline]
+        pub fn #name(#params) -> #ret {
+            #stmts
+            #tail
+        }
+    };
+    let stats = FunctionStats {
+        name: f.name.clone(),
+        ops: body.ops,
+        lets: body.lets,
+        chunks: body.chunks.len(),
+    };
+    Ok((ts, stats))
+}
+
+/// The end of `f`'s body: its output written from the roots' values `vals`, and returned.
+fn output(model: &Model, f: &GenFn, vals: &[TokenStream], opts: &EmitOptions) -> TokenStream {
+    let ty = &opts.scalar.ty;
     let buf = local(f.buffer);
-    let tail = match &f.shape {
+    match &f.shape {
         Shape::Vector(n) => {
             let n = n.tokens();
             let mut sets = TokenStream::new();
@@ -137,36 +171,7 @@ fn function(
                 (#buf, #health_name)
             }
         }
-    };
-    let ret = f.shape.ret(ty);
-    let doc = wrapped_doc(&f.doc);
-    let name = format_ident!("{}", f.name);
-    let params = &sig.params;
-    let stmts = &body.stmts;
-    let chunks = &body.chunks;
-    // The value of a scalar function is its last `let` (roots are always named).
-    let allow = if f.shape == Shape::Scalar {
-        quote!(#[allow(clippy::let_and_return)])
-    } else {
-        TokenStream::new()
-    };
-    let ts = quote! {
-        #(#chunks)*
-        #doc
-        #allow
-        #[inline]
-        pub fn #name(#params) -> #ret {
-            #stmts
-            #tail
-        }
-    };
-    let stats = FunctionStats {
-        name: f.name.clone(),
-        ops: body.ops,
-        lets: body.lets,
-        chunks: body.chunks.len(),
-    };
-    Ok((ts, stats))
+    }
 }
 
 fn matrix_sets(

@@ -221,17 +221,47 @@ fn method(tr: Trait, method: &'static str, rank: u8) -> Option<TraitMethod> {
     })
 }
 
+/// What every part of the table reads: the model, its analysis, sizes and names.
+struct Ctx<'a> {
+    model: &'a Model,
+    an: &'a Analysis<'a>,
+    arena: &'a Arena,
+    nq: usize,
+    nc: usize,
+    dof: usize,
+    coord_names: Vec<String>,
+    /// `0: `a`, 1: `b`, …` for the docs.
+    order: String,
+}
+
 /// The generated functions of one model, in the order they are written.
 pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
-    let arena = &model.arena;
-    let nq = model.coords.len();
-    let nc = model.constraints.len();
-    let ns = an.null_space;
-    let dof = nq - ns.rank;
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
-    let order = coord_order_doc(&coord_names);
+    let c = Ctx {
+        model,
+        an,
+        arena: &model.arena,
+        nq: model.coords.len(),
+        nc: model.constraints.len(),
+        dof: model.coords.len() - an.null_space.rank,
+        order: coord_order_doc(&coord_names),
+        coord_names,
+    };
     let mut out = Vec::new();
+    constraint_fns(&c, &mut out);
+    null_space_fns(&c, &mut out);
+    acceleration_fns(&c, &mut out);
+    out
+}
 
+/// `residual`, `jacobian`, `jacobian_t`.
+fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let model = c.model;
+    let an = c.an;
+    let arena = c.arena;
+    let nq = c.nq;
+    let nc = c.nc;
+    let order = &c.order;
     // residual: every equation, zero or not, with its label.
     let mut f = plain(
         "residual",
@@ -283,7 +313,16 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     f.rows_are_constraints = true;
     f.implements = method(Trait::Mechanism, "jacobian_t", 2);
     out.push(Entry::Function(f));
+}
 
+/// The charts of the atlas, its dispatch, and `solve_dependent`.
+fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let arena = c.arena;
+    let nq = c.nq;
+    let ns = c.an.null_space;
+    let dof = c.dof;
+    let coord_names = &c.coord_names;
+    let order = &c.order;
     // null_space: the primary chart (`null_space_fixed`), the atlas's further charts
     // (`null_space_chart{k}`), then the dispatch picking the healthiest.
     let primary = crate::pivot::Chart {
@@ -368,7 +407,14 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     );
     f.implements = method(Trait::Mechanism, "solve_dependent", 4);
     out.push(Entry::Function(f));
+}
 
+/// `gamma`, and the dynamics (`mass_matrix`, `forces`, `energy`) when the model has them.
+fn acceleration_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let an = c.an;
+    let arena = c.arena;
+    let nq = c.nq;
+    let order = &c.order;
     let mut f = plain(
         "gamma",
         " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
@@ -382,7 +428,7 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     f.rows_are_constraints = true;
     let Some(eom) = an.eom else {
         out.push(Entry::Function(f));
-        return out;
+        return;
     };
     // `Dynamics` (with `gamma`) is implemented only by models with a mass matrix.
     f.implements = method(Trait::Dynamics, "gamma", 2);
@@ -443,5 +489,4 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
         });
         out.push(Entry::Function(f));
     }
-    out
 }
