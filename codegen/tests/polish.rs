@@ -235,3 +235,21 @@ fn lint_allowances_name_their_lints() {
     );
     assert_eq!(code.matches("clippy::let_and_return").count(), 1);
 }
+
+#[test]
+fn a_coordinate_named_like_a_generated_function_keeps_its_name() {
+    // The seven-body mechanism's angle `gamma` was `gamma_` in every body.
+    let code = code(
+        "pub mod arm {
+            param l = 1.0;
+            coord gamma = 0.5;
+            coord residual = 0.87758256189;
+            constraint l * cos(gamma) == residual;
+        }",
+    );
+    assert!(!code.contains("let gamma_ ="), "{code}");
+    assert!(!code.contains("let residual_ ="), "{code}");
+    let residual = function(&code, "residual");
+    assert!(residual.contains("let gamma = q[0];"), "{residual}");
+    assert!(residual.contains("let residual = q[1];"), "{residual}");
+}

@@ -31,10 +31,10 @@ pub(crate) fn replace_idents(ts: TokenStream, map: &HashMap<String, Ident>) -> T
 }
 
 /// The names generated code binds in the value namespace, read off the emitted tokens:
-/// `let` patterns (`let x`, `let mut x`, `let (s, c)`), function names and parameters,
-/// `const`s, `static`s, structs and associated types. A user name bound in a generated
-/// function must differ from all of them (it would shadow them, or be shadowed, or be a
-/// pattern). Placeholder names are left out.
+/// `let` patterns (`let x`, `let mut x`, `let (s, c)`), function parameters, `const`s,
+/// `static`s, structs and associated types. A user name bound in a generated function
+/// must differ from all of them (it would shadow them, or be shadowed, or be a pattern).
+/// Function names are left out (see below), and so are placeholder names.
 pub fn bound_names(ts: &TokenStream) -> HashSet<String> {
     let mut out = HashSet::new();
     collect_bound(ts.clone(), &mut out);
@@ -72,7 +72,10 @@ fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) {
                     _ => {}
                 }
             } else if matches!(kw.as_str(), "fn" | "const" | "static" | "struct" | "type") {
-                if let Some(TokenTree::Ident(id)) = tokens.get(next) {
+                // A local may shadow a function: no generated body that binds a user's
+                // name calls a generated function but its chunks (`residual_part0`, a
+                // shape user names never keep), so `gamma` stays a coordinate's name.
+                if let (Some(TokenTree::Ident(id)), false) = (tokens.get(next), kw == "fn") {
                     out.insert(plain(id));
                 }
                 if kw == "fn" {
