@@ -31,8 +31,20 @@ const MAX_INLINE_DEPTH: u32 = 6;
 
 impl Schedule {
     /// Plans the evaluation of `roots`: every needed node is computed once; a node used
-    /// once (and not a root) is inlined into its user unless that nests too deep.
+    /// once (and not a root) is inlined into its user unless that nests too deep. A root
+    /// that only negates a name (`-t3`, `-l1`) and is used nowhere else is written where
+    /// the root is stored, not bound to a `let` of its own.
     pub fn new(arena: &Arena, roots: &[ExprId]) -> Self {
+        let plan = Self::plan(arena, roots, true);
+        // A chunked body (see `emit::MAX_LETS_PER_FUNCTION`) carries only `let`s from one
+        // chunk to the next, so there every root keeps its name.
+        if plan.lets.len() > crate::emit::MAX_LETS_PER_FUNCTION {
+            return Self::plan(arena, roots, false);
+        }
+        plan
+    }
+
+    fn plan(arena: &Arena, roots: &[ExprId], inline_root_negations: bool) -> Self {
         let n = arena.len();
         let mask = arena.reachable(roots);
         let mut uses = vec![0u32; n];
@@ -47,8 +59,10 @@ impl Schedule {
                 }
             }
         }
+        let mut root_count = vec![0u32; n];
         for r in roots {
-            uses[r.index()] += 2; // roots are always bound
+            uses[r.index()] += 2; // roots are always bound (but see below)
+            root_count[r.index()] += 1;
         }
         // sin and cos of the same argument are computed together with sin_cos.
         let mut sincos_partner = vec![None; n];
@@ -93,7 +107,14 @@ impl Schedule {
                         .unwrap_or(0)
                         + 1;
                     depth[i] = d;
-                    if uses[i] == 1 && d < MAX_INLINE_DEPTH && sincos_partner[i].is_none() {
+                    let used_once =
+                        uses[i] == 1 && d < MAX_INLINE_DEPTH && sincos_partner[i].is_none();
+                    // A root negating a name, stored once and used nowhere else.
+                    let negates_name = matches!(node, Node::Neg(a)
+                        if binding[a.index()] != Some(Binding::Inline));
+                    let lone_negation =
+                        inline_root_negations && negates_name && root_count[i] == 1 && uses[i] == 2;
+                    if used_once || lone_negation {
                         Binding::Inline
                     } else {
                         Binding::Let

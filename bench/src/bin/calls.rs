@@ -14,14 +14,14 @@ use mechgen::nalgebra::SVector;
 use mechgen::runtime::{self, AssemblyOptions, Mechanism};
 use mechgen_bench::generated as g;
 
+/// A generated `null_space_fixed`.
+type Basis<P, const NQ: usize, const DOF: usize> =
+    fn(&SVector<f64, NQ>, &P, f64) -> (mechgen::nalgebra::SMatrix<f64, NQ, DOF>, f64);
+
 fn run<M, const NQ: usize, const NC: usize, const DOF: usize>(
     function: &str,
     n: usize,
-    fixed: fn(
-        &SVector<f64, NQ>,
-        &M::Params,
-        f64,
-    ) -> (mechgen::nalgebra::SMatrix<f64, NQ, DOF>, f64),
+    fixed: Basis<M::Params, NQ, DOF>,
 ) -> Result<f64, String>
 where
     M: Mechanism<NQ, NC, DOF>,

@@ -7,13 +7,13 @@
 ///
 /// # Notes of the analysis
 ///
-/// - the nominal coordinates are off the constraints by up to 2.663e-2 (`vec2(l1 * cos(a1) + l2
-/// * cos(ph1), l1 * sin(a1) + l2 * sin(ph1)) …`, 5.97e-3 of its size); probing starts from the
-/// assembled configuration (`ph2` -1.014e-2 to 2.148517, `a1` +4.672e-3 to 1.904672, `ph1`
-/// +2.084e-3 to 0.968802)
+/// - the nominal coordinates are off the constraints by up to 2.663e-2 (`vec2(l1 * cos(a1) + l2 *
+///   cos(ph1), l1 * sin(a1) + l2 * sin(ph1)) …`, 5.97e-3 of its size); probing starts from the
+///   assembled configuration (`ph2` -1.014e-2 to 2.148517, `a1` +4.672e-3 to 1.904672, `ph1`
+///   +2.084e-3 to 0.968802)
 /// - pivot atlas: 1 further chart (independent coordinates [a1, a2]) where the primary pivot
-/// order degrades along the sampled motion
-#[allow(unused_variables, unused_mut, non_snake_case, clippy::all, clippy::pedantic)]
+///   order degrades along the sampled motion
+#[allow(unused_variables, non_snake_case, clippy::approx_constant)]
 pub mod five_bar {
     use ::mechgen::nalgebra::{SMatrix, SVector};
     /// Number of generalised coordinates.
@@ -42,8 +42,8 @@ pub mod five_bar {
         ("residual", 19),
         ("jacobian", 16),
         ("jacobian_t", 0),
-        ("null_space_fixed", 37),
-        ("null_space_chart1", 35),
+        ("null_space_fixed", 33),
+        ("null_space_chart1", 32),
         ("solve_dependent", 17),
         ("gamma", 36),
     ];
@@ -72,9 +72,10 @@ pub mod five_bar {
             }
         }
     }
-    /** Constraint residual `C(q, p, t)` (2 equations; zero on the mechanism's configuration manifold).
-
- Coordinate order: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`.*/
+    /// Constraint residual `C(q, p, t)` (2 equations; zero on the mechanism's configuration
+    /// manifold).
+    ///
+    /// Coordinate order: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`.
     #[inline]
     pub fn residual(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
         let a1 = q[0];
@@ -85,12 +86,12 @@ pub mod five_bar {
         let l2 = p.l2;
         let l3 = p.l3;
         let l4 = p.l4;
-        let g_ = p.g;
+        let g = p.g;
         let (sin_a1, cos_a1) = ::mechgen::runtime::sin_cos(a1);
         let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
         let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
-        let t8 = l1 * cos_a1 + l2 * cos_ph1 - (g_ + l4 * cos_a2 + l3 * cos_ph2);
+        let t8 = l1 * cos_a1 + l2 * cos_ph1 - (g + l4 * cos_a2 + l3 * cos_ph2);
         let t9 = l1 * sin_a1 + l2 * sin_ph1 - (l4 * sin_a2 + l3 * sin_ph2);
         let mut r = SVector::<f64, NC>::zeros();
         // C[0]: vec2(l1 * cos(a1) + l2 * cos(ph1), l1 * sin(a1) + l2 * sin(ph1))
@@ -101,9 +102,9 @@ pub mod five_bar {
         r[1] = t9;
         r
     }
-    /** Constraint Jacobian `C_J = ∂C/∂q` (2 × 4; structural zeros are not written).
-
- Column order: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`.*/
+    /// Constraint Jacobian `C_J = ∂C/∂q` (2 × 4; structural zeros are not written).
+    ///
+    /// Column order: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`.
     #[inline]
     pub fn jacobian(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
         let a1 = q[0];
@@ -140,14 +141,13 @@ pub mod five_bar {
     /// Partial time derivative `C_t = ∂C/∂t` (2 entries; zero for scleronomic constraints).
     #[inline]
     pub fn jacobian_t(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
-        let mut v = SVector::<f64, NC>::zeros();
-        v
+        SVector::<f64, NC>::zeros()
     }
-    /// Null-space basis `D` of `C_J` (4 × 2, `C_J D = 0`) by the static LU of the primary chart
-    /// (the fixed pivot order: identity rows at `INDEPENDENT`), and its health in `[0, 1]`: `min(1,
-    /// min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 when any pivot or entry of the pivot
-    /// rows of `C_J` is not finite (NaN inputs) or the Jacobian vanishes. Near 0: this pivot order
-    /// is breaking down, or the mechanism is singular.
+    /// Null-space basis `D` of `C_J` (4 × 2, `C_J D = 0`) by the static LU of the primary chart (the
+    /// fixed pivot order: identity rows at `INDEPENDENT`), and its health in `[0, 1]`: `min(1, min_k
+    /// |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 when any pivot or entry of the pivot rows of
+    /// `C_J` is not finite (NaN inputs) or the Jacobian vanishes. Near 0: this pivot order is
+    /// breaking down, or the mechanism is singular.
     ///
     /// Rows: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`. Columns: the independent coordinates ["a1", "a2"]
     /// (identity rows of `D`): `q̇ = D u` with `u` their velocities.
@@ -172,37 +172,32 @@ pub mod five_bar {
         let t5 = l1 * sin_a1;
         let t7 = l2 * sin_ph1;
         let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
+        let t9 = l4 * cos_a2;
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
-        let t10 = l3 * cos_ph2;
-        let t12 = l4 * sin_a2;
-        let t14 = l3 * sin_ph2;
-        let t15 = -t5;
-        let t16 = -t7;
-        let t17 = -(l4 * cos_a2);
-        let t18 = -t10;
-        let t19 = 1.0 / t14;
-        let t20 = t10 * t19;
-        let t21 = t3 - t7 * t20;
-        let t22 = 1.0 / t21;
-        let t23 = (t1 - t5 * t20) * t22;
-        let t24 = -t23;
-        let t25 = -(t19 * (t7 * t23 + t15));
-        let t26 = (t12 * t20 + t17) * t22;
-        let t27 = -t26;
-        let t28 = -(t19 * (t12 + t7 * t26));
+        let t11 = l3 * cos_ph2;
+        let t13 = l4 * sin_a2;
+        let t15 = l3 * sin_ph2;
+        let t16 = 1.0 / t15;
+        let t17 = t11 * t16;
+        let t18 = t3 - t7 * t17;
+        let t19 = 1.0 / t18;
+        let t20 = (t1 - t5 * t17) * t19;
+        let t21 = -(t16 * (t7 * t20 - t5));
+        let t22 = (t13 * t17 - t9) * t19;
+        let t23 = -(t16 * (t13 + t7 * t22));
         let mut d = SMatrix::<f64, NQ, DOF>::zeros();
         d[(0, 0)] = 1.0;
         d[(1, 1)] = 1.0;
-        d[(2, 0)] = t24;
-        d[(2, 1)] = t27;
-        d[(3, 0)] = t25;
-        d[(3, 1)] = t28;
+        d[(2, 0)] = -t20;
+        d[(2, 1)] = -t22;
+        d[(3, 0)] = t21;
+        d[(3, 1)] = t23;
         let health_scale = f64::sqrt(
-            ((t1 * t1 + t3 * t3) + (t12 * t12 + t14 * t14))
-                + ((t15 * t15 + t16 * t16) + (t17 * t17 + t18 * t18)),
+            t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
+                + t15 * t15,
         );
-        let min_pivot = f64::min(f64::abs(t14), f64::abs(t21));
-        let health = if (t14 + t21 + health_scale).is_finite() && health_scale > 0.0 {
+        let min_pivot = f64::abs(t15).min(f64::abs(t18));
+        let health = if (t15 + t18 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
         } else {
             0.0
@@ -210,10 +205,10 @@ pub mod five_bar {
         (d, health)
     }
     /// Null-space basis `D` of `C_J` (4 × 2, `C_J D = 0`) by the static LU of chart 1 of the atlas
-    /// (identity rows at `CHARTS[1]`), and its health in `[0, 1]`: `min(1, min_k |U_kk| /
-    /// ‖C_J‖_F)` over the pivot rows, or 0 when any pivot or entry of the pivot rows of `C_J` is
-    /// not finite (NaN inputs) or the Jacobian vanishes. Near 0: this pivot order is breaking down,
-    /// or the mechanism is singular.
+    /// (identity rows at `CHARTS[1]`), and its health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)`
+    /// over the pivot rows, or 0 when any pivot or entry of the pivot rows of `C_J` is not finite
+    /// (NaN inputs) or the Jacobian vanishes. Near 0: this pivot order is breaking down, or the
+    /// mechanism is singular.
     ///
     /// Rows: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`. Columns: the independent coordinates ["a1", "a2"]
     /// (identity rows of `D`): `q̇ = D u` with `u` their velocities.
@@ -238,36 +233,32 @@ pub mod five_bar {
         let t5 = l1 * sin_a1;
         let t7 = l2 * sin_ph1;
         let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
+        let t9 = l4 * cos_a2;
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
-        let t11 = l4 * sin_a2;
-        let t13 = l3 * sin_ph2;
-        let t14 = -t5;
-        let t15 = -t7;
-        let t16 = -(l4 * cos_a2);
-        let t17 = -(l3 * cos_ph2);
-        let t18 = 1.0 / t7;
-        let t19 = t3 * t18;
-        let t20 = t13 * t19 + t17;
-        let t21 = 1.0 / t20;
-        let t22 = (t1 - t5 * t19) * t21;
-        let t23 = -t22;
-        let t24 = t18 * (t14 - t13 * t22);
-        let t25 = (t11 * t19 + t16) * t21;
-        let t26 = -t25;
-        let t27 = t18 * (t11 - t13 * t25);
+        let t11 = l3 * cos_ph2;
+        let t13 = l4 * sin_a2;
+        let t15 = l3 * sin_ph2;
+        let t16 = 1.0 / t7;
+        let t17 = t3 * t16;
+        let t18 = t15 * t17 - t11;
+        let t19 = 1.0 / t18;
+        let t20 = (t1 - t5 * t17) * t19;
+        let t21 = t16 * (-t5 - t15 * t20);
+        let t22 = (t13 * t17 - t9) * t19;
+        let t23 = t16 * (t13 - t15 * t22);
         let mut d = SMatrix::<f64, NQ, DOF>::zeros();
         d[(0, 0)] = 1.0;
         d[(1, 1)] = 1.0;
-        d[(2, 0)] = t24;
-        d[(2, 1)] = t27;
-        d[(3, 0)] = t23;
-        d[(3, 1)] = t26;
+        d[(2, 0)] = t21;
+        d[(2, 1)] = t23;
+        d[(3, 0)] = -t20;
+        d[(3, 1)] = -t22;
         let health_scale = f64::sqrt(
-            ((t1 * t1 + t3 * t3) + (t11 * t11 + t13 * t13))
-                + ((t14 * t14 + t15 * t15) + (t16 * t16 + t17 * t17)),
+            t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
+                + t15 * t15,
         );
-        let min_pivot = f64::min(f64::abs(t15), f64::abs(t20));
-        let health = if (t15 + t20 + health_scale).is_finite() && health_scale > 0.0 {
+        let min_pivot = f64::abs(t7).min(f64::abs(t18));
+        let health = if (t7 + t18 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
         } else {
             0.0
@@ -275,7 +266,7 @@ pub mod five_bar {
         (d, health)
     }
     /// Charts in the atlas.
-    pub const NCHARTS: usize = 2usize;
+    pub const NCHARTS: usize = 2;
     /// Independent coordinates of each chart of the atlas (2): chart 0 is the primary one
     /// (`INDEPENDENT`, `null_space_fixed`), chart `k` is `null_space_chart{k}`.
     pub const CHARTS: [[usize; DOF]; NCHARTS] = [[0, 1], [0, 1]];
@@ -314,7 +305,8 @@ pub mod five_bar {
         let (d, h, _) = null_space_atlas(q, p, t);
         (d, h)
     }
-    /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the static LU factors. Uses rows [0, 1] of `b`.
+    /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
+    /// static LU factors. Uses rows [0, 1] of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,
@@ -340,7 +332,8 @@ pub mod five_bar {
         x[3] = t8;
         x
     }
-    /// Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, `γ = −(C_J q̇)_q q̇ − 2 C_qt q̇ − C_tt` (NC entries).
+    /// Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, `γ = −(C_J q̇)_q q̇ − 2 C_qt
+    /// q̇ − C_tt` (NC entries).
     #[inline]
     pub fn gamma(
         q: &SVector<f64, NQ>,
@@ -370,10 +363,10 @@ pub mod five_bar {
         let t10 = a2_dot * (l4 * (sin_a2 * a2_dot)) - a1_dot * (l1 * (sin_a1 * a1_dot)) - ph1_dot
             * (l2 * (sin_ph1 * ph1_dot));
         let t11 = -(ph2_dot * (l3 * (sin_ph2 * ph2_dot)) + t10);
-        let mut g = SVector::<f64, NC>::zeros();
-        g[0] = t9;
-        g[1] = t11;
-        g
+        let mut g_ = SVector::<f64, NC>::zeros();
+        g_[0] = t9;
+        g_[1] = t11;
+        g_
     }
     /// The mechanism as a type, for the runtime's generic solvers.
     #[derive(Clone, Copy, Debug, Default)]

@@ -6,7 +6,7 @@
 /// crank.
 ///
 /// Sizes: NQ = 3 coordinates, NC = 2 constraint equations, rank 2, DOF = 1.
-#[allow(unused_variables, unused_mut, non_snake_case, clippy::all, clippy::pedantic)]
+#[allow(unused_variables, non_snake_case, clippy::approx_constant)]
 pub mod slider_crank {
     use ::mechgen::nalgebra::{SMatrix, SVector};
     /// Number of generalised coordinates.
@@ -73,9 +73,10 @@ pub mod slider_crank {
             }
         }
     }
-    /** Constraint residual `C(q, p, t)` (2 equations; zero on the mechanism's configuration manifold).
-
- Coordinate order: 0: `theta`, 1: `beta`, 2: `s`.*/
+    /// Constraint residual `C(q, p, t)` (2 equations; zero on the mechanism's configuration
+    /// manifold).
+    ///
+    /// Coordinate order: 0: `theta`, 1: `beta`, 2: `s`.
     #[inline]
     pub fn residual(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
         let theta = q[0];
@@ -94,9 +95,9 @@ pub mod slider_crank {
         r[1] = t4;
         r
     }
-    /** Constraint Jacobian `C_J = ∂C/∂q` (2 × 3; structural zeros are not written).
-
- Column order: 0: `theta`, 1: `beta`, 2: `s`.*/
+    /// Constraint Jacobian `C_J = ∂C/∂q` (2 × 3; structural zeros are not written).
+    ///
+    /// Column order: 0: `theta`, 1: `beta`, 2: `s`.
     #[inline]
     pub fn jacobian(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
         let theta = q[0];
@@ -120,14 +121,13 @@ pub mod slider_crank {
     /// Partial time derivative `C_t = ∂C/∂t` (2 entries; zero for scleronomic constraints).
     #[inline]
     pub fn jacobian_t(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
-        let mut v = SVector::<f64, NC>::zeros();
-        v
+        SVector::<f64, NC>::zeros()
     }
-    /// Null-space basis `D` of `C_J` (3 × 1, `C_J D = 0`) by the static LU of the primary chart
-    /// (the fixed pivot order: identity rows at `INDEPENDENT`), and its health in `[0, 1]`: `min(1,
-    /// min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 when any pivot or entry of the pivot
-    /// rows of `C_J` is not finite (NaN inputs) or the Jacobian vanishes. Near 0: this pivot order
-    /// is breaking down, or the mechanism is singular.
+    /// Null-space basis `D` of `C_J` (3 × 1, `C_J D = 0`) by the static LU of the primary chart (the
+    /// fixed pivot order: identity rows at `INDEPENDENT`), and its health in `[0, 1]`: `min(1, min_k
+    /// |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 when any pivot or entry of the pivot rows of
+    /// `C_J` is not finite (NaN inputs) or the Jacobian vanishes. Near 0: this pivot order is
+    /// breaking down, or the mechanism is singular.
     ///
     /// Rows: 0: `theta`, 1: `beta`, 2: `s`. Columns: the independent coordinates ["theta"] (identity
     /// rows of `D`): `q̇ = D u` with `u` their velocities.
@@ -143,22 +143,19 @@ pub mod slider_crank {
         let l2 = p.l2;
         let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
         let t1 = l1 * cos_theta;
+        let t3 = l1 * sin_theta;
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
-        let t4 = l2 * sin_beta;
-        let t6 = l2 * cos_beta;
-        let t7 = -(l1 * sin_theta);
-        let t8 = t1 * (1.0 / t4);
-        let t9 = -t8;
-        let t10 = t7 - t6 * t8;
+        let t5 = l2 * sin_beta;
+        let t7 = l2 * cos_beta;
+        let t8 = t1 * (1.0 / t5);
+        let t9 = -t3 - t7 * t8;
         let mut d = SMatrix::<f64, NQ, DOF>::zeros();
         d[(0, 0)] = 1.0;
-        d[(1, 0)] = t9;
-        d[(2, 0)] = t10;
-        let health_scale = f64::sqrt(
-            (t1 * t1 + t4 * t4) + (-1.0 * -1.0 + (t6 * t6 + t7 * t7)),
-        );
-        let min_pivot = f64::min(f64::abs(-1.0), f64::abs(t4));
-        let health = if (-1.0 + t4 + health_scale).is_finite() && health_scale > 0.0 {
+        d[(1, 0)] = -t8;
+        d[(2, 0)] = t9;
+        let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
+        let min_pivot = f64::abs(t5).min(1.0);
+        let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
         } else {
             0.0
@@ -166,7 +163,7 @@ pub mod slider_crank {
         (d, health)
     }
     /// Charts in the atlas.
-    pub const NCHARTS: usize = 1usize;
+    pub const NCHARTS: usize = 1;
     /// Independent coordinates of each chart of the atlas (1): chart 0 is the primary one
     /// (`INDEPENDENT`, `null_space_fixed`), chart `k` is `null_space_chart{k}`.
     pub const CHARTS: [[usize; DOF]; NCHARTS] = [[0]];
@@ -181,11 +178,7 @@ pub mod slider_crank {
         t: f64,
     ) -> (SMatrix<f64, NQ, DOF>, f64, usize) {
         let (d, h) = null_space_fixed(q, p, t);
-        if h >= 0.001 {
-            return (d, h, 0);
-        }
-        let mut best = (d, h, 0);
-        best
+        (d, h, 0)
     }
     /// Null-space basis `D` of `C_J` (`C_J D = 0`) and its health in `[0, 1]` (see
     /// `null_space_fixed`), from the healthiest chart of the atlas
@@ -200,7 +193,8 @@ pub mod slider_crank {
     ) -> (SMatrix<f64, NQ, DOF>, f64) {
         null_space_fixed(q, p, t)
     }
-    /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the static LU factors. Uses rows [0, 1] of `b`.
+    /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
+    /// static LU factors. Uses rows [0, 1] of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,
@@ -220,7 +214,8 @@ pub mod slider_crank {
         x[2] = t3;
         x
     }
-    /// Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, `γ = −(C_J q̇)_q q̇ − 2 C_qt q̇ − C_tt` (NC entries).
+    /// Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, `γ = −(C_J q̇)_q q̇ − 2 C_qt
+    /// q̇ − C_tt` (NC entries).
     #[inline]
     pub fn gamma(
         q: &SVector<f64, NQ>,
@@ -238,14 +233,14 @@ pub mod slider_crank {
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = -(-(beta_dot * (l2 * (sin_beta * beta_dot))) - theta_dot * (l1 * (cos_theta * theta_dot)));
         let t5 = -(beta_dot * (l2 * (cos_beta * beta_dot)) - theta_dot * (l1 * (sin_theta * theta_dot)));
-        let mut g = SVector::<f64, NC>::zeros();
-        g[0] = t4;
-        g[1] = t5;
-        g
+        let mut g_ = SVector::<f64, NC>::zeros();
+        g_[0] = t4;
+        g_[1] = t5;
+        g_
     }
-    /** Generalised mass matrix `M(q, p, t)` (3 × 3, symmetric; each entry computed once).
-
- Row and column order: 0: `theta`, 1: `beta`, 2: `s`.*/
+    /// Generalised mass matrix `M(q, p, t)` (3 × 3, symmetric; each entry computed once).
+    ///
+    /// Row and column order: 0: `theta`, 1: `beta`, 2: `s`.
     #[inline]
     pub fn mass_matrix(
         q: &SVector<f64, NQ>,
@@ -279,9 +274,11 @@ pub mod slider_crank {
         m[(2, 2)] = m3;
         m
     }
-    /** Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f + C_Jᵀ λ`.
-
- Order: 0: `theta`, 1: `beta`, 2: `s`.*/
+    /// Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the
+    /// quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f +
+    /// C_Jᵀ λ`.
+    ///
+    /// Order: 0: `theta`, 1: `beta`, 2: `s`.
     #[inline]
     pub fn forces(
         q: &SVector<f64, NQ>,
@@ -297,7 +294,7 @@ pub mod slider_crank {
         let l2 = p.l2;
         let m1 = p.m1;
         let m2 = p.m2;
-        let g_ = p.g;
+        let g = p.g;
         let torque = p.torque;
         let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
         let t1 = l1 * cos_theta;
@@ -310,8 +307,8 @@ pub mod slider_crank {
         let t10 = m2 * (-0.5 * (beta_dot * (t5 * beta_dot)) - t8);
         let t11 = m2 * (0.5 * (beta_dot * (t7 * beta_dot)) - t9);
         let t12 = -(0.25 * (t3 * (m1 * t8)) + -0.25 * (t1 * (m1 * t9))) - (t1 * t11 - t3 * t10);
-        let t13 = g_ * t1;
-        let t14 = -0.5 * (m2 * (g_ * t5)) - (0.5 * (t7 * t10) + 0.5 * (t5 * t11));
+        let t13 = g * t1;
+        let t14 = -0.5 * (m2 * (g * t5)) - (0.5 * (t7 * t10) + 0.5 * (t5 * t11));
         let t15 = torque + (t12 - (m2 * t13 + 0.5 * (m1 * t13)));
         let mut f = SVector::<f64, NQ>::zeros();
         f[0] = t15;
@@ -319,6 +316,7 @@ pub mod slider_crank {
         f
     }
     /// Total energy: kinetic energy of the bodies plus the potential energy of gravity and springs.
+    #[allow(clippy::let_and_return)]
     #[inline]
     pub fn energy(
         q: &SVector<f64, NQ>,
@@ -336,7 +334,7 @@ pub mod slider_crank {
         let m1 = p.m1;
         let m2 = p.m2;
         let m3 = p.m3;
-        let g_ = p.g;
+        let g = p.g;
         let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
         let t2 = l1 * sin_theta;
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
@@ -350,7 +348,7 @@ pub mod slider_crank {
         let t11 = 0.5 * (m2 * (t9 * t9 + t10 * t10)) + 0.5
             * (l2 * (l2 * m2) / 12.0 * (beta_dot * beta_dot));
         let t12 = 0.5 * (m3 * (s_dot * s_dot)) + (t8 + t11)
-            + (0.5 * (m1 * (g_ * t2)) + m2 * (g_ * (t2 + -0.5 * t5)));
+            + (0.5 * (m1 * (g * t2)) + m2 * (g * (t2 + -0.5 * t5)));
         t12
     }
     /// The mechanism as a type, for the runtime's generic solvers.

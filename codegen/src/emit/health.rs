@@ -1,0 +1,151 @@
+//! The health figure of a null-space basis: the smallest pivot relative to the Frobenius
+//! norm of the pivot rows of `C_J`.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use super::expr::ScalarType;
+use super::names::local;
+
+/// Terms of one flat chain: longer reductions are cut into chains of this many terms,
+/// each bound to a `let`, and the `let`s combined as a balanced tree.
+const CHAIN: usize = 8;
+
+/// A root of the health figure: its expression and, when it is a constant, its value
+/// (folded at generation).
+pub(crate) type Term = (TokenStream, Option<f64>);
+
+/// How a reduction combines its terms.
+#[derive(Clone, Copy)]
+enum Op {
+    /// `a + b`.
+    Sum,
+    /// `a.min(b)`.
+    Min,
+}
+
+/// `terms` reduced by `op`, as statements and the expression of the result: one flat
+/// chain (`a + b + c`, `a.min(b).min(c)`) when short; otherwise chains of [`CHAIN`]
+/// terms bound to `let {name}{k}`, combined by a balanced tree. Flat chains read
+/// best, but a chain of hundreds of additions is latency-bound (about 4 cycles each:
+/// it tripled the Stewart platform's `null_space` time), hence the tree above them.
+fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStream) {
+    fn chain(terms: &[TokenStream], op: Op) -> TokenStream {
+        let mut out = terms[0].clone();
+        for t in &terms[1..] {
+            out = match op {
+                Op::Sum => quote!(#out + #t),
+                Op::Min => quote!(#out.min(#t)),
+            };
+        }
+        out
+    }
+    fn tree(ids: &[Ident], op: Op, top: bool) -> TokenStream {
+        if ids.len() == 1 {
+            let id = &ids[0];
+            return quote!(#id);
+        }
+        let (l, r) = ids.split_at(ids.len() / 2);
+        let (l, r) = (tree(l, op, false), tree(r, op, false));
+        match op {
+            // No parentheses around the whole (`unused_parens` in a call argument).
+            Op::Sum if top => quote!(#l + #r),
+            Op::Sum => quote!((#l + #r)),
+            Op::Min => quote!(#l.min(#r)),
+        }
+    }
+    if terms.len() <= CHAIN {
+        return (TokenStream::new(), chain(terms, op));
+    }
+    let mut stmts = TokenStream::new();
+    let mut ids = Vec::new();
+    for (k, part) in terms.chunks(CHAIN).enumerate() {
+        let id = local(&format!("{name}{k}"));
+        let e = chain(part, op);
+        stmts.extend(quote!(let #id = #e;));
+        ids.push(id);
+    }
+    (stmts, tree(&ids, op, true))
+}
+
+/// The statements computing the health figure (see `null_space`'s docs), bound to
+/// `local("health")`, from the pivots and the scale entries (structural entries of the
+/// pivot rows of `C_J`); `d` is the basis. Constant pivots and scale entries are folded
+/// at generation (and a constant is finite: it needs no check).
+pub(crate) fn health_tokens(
+    pivots: &[Term],
+    scale: &[Term],
+    d: &Ident,
+    sc: &ScalarType,
+) -> TokenStream {
+    let ty = &sc.ty;
+    let lit = |v: f64| sc.literal(v).unwrap_or_default();
+    let (one, zero) = (lit(1.0), lit(0.0));
+    let health = local("health");
+    if pivots.is_empty() {
+        // No constraints: D = I, healthy unless the inputs are not finite.
+        return quote! {
+            let #health = if #d.sum().is_finite() { #one } else { #zero };
+        };
+    }
+    let scale_name = local("health_scale");
+    let min_name = local("min_pivot");
+    // Folded: the constant pivots' smallest modulus, the constant entries' squares.
+    let const_min = pivots
+        .iter()
+        .filter_map(|p| p.1.map(f64::abs))
+        .reduce(f64::min);
+    let const_sq: f64 = scale.iter().filter_map(|e| e.1.map(|v| v * v)).sum();
+    let var_pivots: Vec<&TokenStream> = pivots
+        .iter()
+        .filter(|p| p.1.is_none())
+        .map(|p| &p.0)
+        .collect();
+    // The constant last: `x.min(1.0)` (a literal has no method before its type is known).
+    let mut mins: Vec<TokenStream> = var_pivots.iter().map(|p| quote!(#ty::abs(#p))).collect();
+    mins.extend(const_min.map(lit));
+    let mut squares: Vec<TokenStream> = Vec::new();
+    if const_sq != 0.0 {
+        squares.push(lit(const_sq));
+    }
+    squares.extend(scale.iter().filter(|e| e.1.is_none()).map(|e| {
+        let e = &e.0;
+        quote!(#e * #e)
+    }));
+    if squares.is_empty() {
+        squares.push(zero.clone());
+    }
+    let (sq_stmts, sq) = reduce(&squares, Op::Sum, "health_sq");
+    let (min_stmts, min) = reduce(&mins, Op::Min, "health_min");
+    // Every input of the basis is an entry of the pivot rows (in `health_scale`) or a
+    // pivot: when those are finite, so is the basis (or its health is ~0 by overflow).
+    let check = if var_pivots.is_empty() {
+        quote!(#scale_name.is_finite())
+    } else {
+        let terms: Vec<TokenStream> = var_pivots.iter().map(|p| quote!(#p)).collect();
+        let (check_stmts, sum) = reduce(&terms, Op::Sum, "health_check");
+        return quote! {
+            #sq_stmts
+            let #scale_name = #ty::sqrt(#sq);
+            #min_stmts
+            let #min_name = #min;
+            #check_stmts
+            let #health = if (#sum + #scale_name).is_finite() && #scale_name > #zero {
+                #ty::min(#min_name / #scale_name, #one)
+            } else {
+                #zero
+            };
+        };
+    };
+    quote! {
+        #sq_stmts
+        let #scale_name = #ty::sqrt(#sq);
+        #min_stmts
+        let #min_name = #min;
+        let #health = if #check && #scale_name > #zero {
+            #ty::min(#min_name / #scale_name, #one)
+        } else {
+            #zero
+        };
+    }
+}

@@ -1,0 +1,221 @@
+//! Local names in generated code: the user's names are allocated around the names the
+//! generated code binds itself, read off the emitted tokens.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use proc_macro2::{Ident, TokenStream};
+use quote::format_ident;
+
+use super::expr::SymNames;
+
+/// Prefix of the placeholder names of [`module`]'s first emission.
+pub(crate) const PLACEHOLDER: &str = "__mechgen_sym";
+
+/// Replaces the identifiers named in `map` (by their text) throughout `ts`.
+pub(crate) fn replace_idents(ts: TokenStream, map: &HashMap<String, Ident>) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    ts.into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(id) => match map.get(&id.to_string()) {
+                Some(new) => TokenTree::Ident(new.clone()),
+                None => TokenTree::Ident(id),
+            },
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), replace_idents(g.stream(), map));
+                ng.set_span(g.span());
+                TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// The names generated code binds in the value namespace, read off the emitted tokens:
+/// `let` patterns (`let x`, `let mut x`, `let (s, c)`), function parameters, `const`s,
+/// `static`s, structs and associated types. A user name bound in a generated function
+/// must differ from all of them (it would shadow them, or be shadowed, or be a pattern).
+/// Function names are left out (see below), and so are placeholder names.
+pub fn bound_names(ts: &TokenStream) -> HashSet<String> {
+    let mut out = HashSet::new();
+    collect_bound(ts.clone(), &mut out);
+    out.retain(|n| !n.starts_with(PLACEHOLDER));
+    out
+}
+
+fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) {
+    use proc_macro2::{Delimiter, TokenTree};
+    use syn::ext::IdentExt;
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    let plain = |id: &Ident| id.unraw().to_string();
+    let mut k = 0;
+    while k < tokens.len() {
+        if let TokenTree::Ident(kw) = &tokens[k] {
+            // (Compared without `to_string`: this scan reads every token of the module.)
+            let mut next = k + 1;
+            if kw == "let" {
+                if matches!(tokens.get(next), Some(TokenTree::Ident(m)) if m == "mut") {
+                    next += 1;
+                }
+                match tokens.get(next) {
+                    Some(TokenTree::Ident(id)) => {
+                        out.insert(plain(id));
+                    }
+                    Some(TokenTree::Group(g)) => {
+                        for tt in g.stream() {
+                            if let TokenTree::Ident(id) = tt {
+                                if id != "mut" {
+                                    out.insert(plain(&id));
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            } else if kw == "fn"
+                || kw == "const"
+                || kw == "static"
+                || kw == "struct"
+                || kw == "type"
+            {
+                // A local may shadow a function: no generated body that binds a user's
+                // name calls a generated function but its chunks (`residual_part0`, a
+                // shape user names never keep), so `gamma` stays a coordinate's name.
+                if let (Some(TokenTree::Ident(id)), false) = (tokens.get(next), kw == "fn") {
+                    out.insert(plain(id));
+                }
+                if kw == "fn" {
+                    // Parameters: the identifier before each top-level `:`.
+                    if let Some(TokenTree::Group(g)) = tokens.get(next + 1) {
+                        if g.delimiter() == Delimiter::Parenthesis {
+                            let ps: Vec<TokenTree> = g.stream().into_iter().collect();
+                            for w in ps.windows(2) {
+                                if let (TokenTree::Ident(id), TokenTree::Punct(c)) = (&w[0], &w[1])
+                                {
+                                    if c.as_char() == ':'
+                                        && c.spacing() == proc_macro2::Spacing::Alone
+                                    {
+                                        out.insert(plain(id));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let TokenTree::Group(g) = &tokens[k] {
+            collect_bound(g.stream(), out);
+        }
+        k += 1;
+    }
+}
+
+/// An identifier for a user's name: raw (`r#match`) where the name is a Rust keyword of
+/// any edition (`gen`, `async`, `try`, …), so that generated code compiles everywhere.
+/// (`self`, `Self`, `super`, `crate` and `_` cannot be raw: lowering rejects them, and
+/// here they get a trailing `_`.)
+pub fn rust_ident(name: &str) -> Ident {
+    if matches!(name, "self" | "Self" | "super" | "crate" | "_") {
+        // No raw form exists (lowering rejects these; never a panic here).
+        format_ident!("{}_", name.trim_start_matches('_'))
+    } else if crate::model::is_keyword(name) {
+        Ident::new_raw(name, proc_macro2::Span::call_site())
+    } else {
+        format_ident!("{}", name)
+    }
+}
+
+/// Names for the user's coordinates, velocities and parameters, differing from the names
+/// in `taken` (the names the generated code binds) and from the shapes of temporaries;
+/// the names given are added to `taken`.
+pub(crate) fn sym_names(
+    coords: &[String],
+    params: &[String],
+    taken: &mut HashSet<String>,
+) -> SymNames {
+    let mut fresh = |base: String| -> Ident {
+        let mut name = base;
+        loop {
+            if is_temp_name(&name) {
+                // `sin_x`, `t12`, `b_3`, `f_part2`: prefixed and suffixed, the name leaves
+                // the temporaries' name space for good.
+                name = format!("v_{name}_");
+            } else if taken.contains(&name) {
+                name.push('_');
+            } else {
+                break;
+            }
+        }
+        taken.insert(name.clone());
+        rust_ident(&name)
+    };
+    let coord: Vec<Ident> = coords.iter().map(|c| fresh(c.clone())).collect();
+    let param: Vec<Ident> = params.iter().map(|c| fresh(c.clone())).collect();
+    let vel: Vec<Ident> = coords.iter().map(|c| fresh(format!("{c}_dot"))).collect();
+    let field = params.iter().map(|p| rust_ident(p)).collect();
+    SymNames {
+        coord,
+        vel,
+        param,
+        field,
+    }
+}
+
+/// Whether `s` has the shape of a name emission gives its own temporaries: `t12`,
+/// `live3`, `b_0`, `sin_…`, `cos_…`, `forces_part1`.
+fn is_temp_name(s: &str) -> bool {
+    let digits_after = |prefix: &str| {
+        s.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_digit()))
+    };
+    digits_after("t")
+        || digits_after("live")
+        || digits_after("b_")
+        || s.starts_with("sin_")
+        || s.starts_with("cos_")
+        || s.rsplit_once("_part")
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// Prefix of the placeholders of generated locals (output buffers, the health figure's
+/// terms), named after the user's names: see [`local`].
+const LOCAL: &str = "__mechgen_sym_local_";
+
+/// A local of generated code that gives way to the user's names: `base` unless a
+/// coordinate, velocity or parameter (or an item) is named so, else `base_`, `base__`, …
+/// (see [`local_names`]). The user's names are the ones users read and write in docs
+/// and diffs; the locals are the generated code's own.
+pub(crate) fn local(base: &str) -> Ident {
+    format_ident!("{}{}", LOCAL, base)
+}
+
+/// The placeholders of [`local`]s in `ts`, mapped to names free of `taken`.
+pub(crate) fn local_names(ts: &TokenStream, taken: &HashSet<String>) -> HashMap<String, Ident> {
+    fn collect(ts: TokenStream, out: &mut BTreeSet<String>) {
+        for tt in ts {
+            match tt {
+                proc_macro2::TokenTree::Ident(id) => {
+                    let s = id.to_string();
+                    if s.starts_with(LOCAL) {
+                        out.insert(s);
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => collect(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = BTreeSet::new();
+    collect(ts.clone(), &mut found);
+    found
+        .into_iter()
+        .map(|p| {
+            let mut name = p[LOCAL.len()..].to_string();
+            while taken.contains(&name) {
+                name.push('_');
+            }
+            let id = format_ident!("{}", name);
+            (p, id)
+        })
+        .collect()
+}

@@ -1,0 +1,492 @@
+//! The table of generated functions: one [`GenFn`] per straight-line function a module
+//! gets (residual, Jacobians, null-space charts, dependent solve, γ, dynamics), built
+//! from the model and its analysis. Emission ([`super::items`]) and the trait impls
+//! ([`super::traits`]) are one loop each over this table, so a new generated function is
+//! one more entry here.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::docs::coord_order_doc;
+use super::Analysis;
+use crate::expr::{Arena, ExprId};
+use crate::model::Model;
+
+/// The arguments a generated function takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inputs {
+    /// `(q, p, t)`.
+    Position,
+    /// `(q, p, t, b)`: a right-hand side `b` of `NC` entries besides the position.
+    PositionRhs,
+    /// `(q, qd, p, t)`: positions and velocities.
+    PositionVelocity,
+}
+
+impl Inputs {
+    /// The parameter list, e.g. `q: &SVector<f64, NQ>, p: &Params, t: f64`.
+    pub fn params(self, ty: &TokenStream) -> TokenStream {
+        match self {
+            Inputs::Position => quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty),
+            Inputs::PositionRhs => {
+                quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty, b: &SVector<#ty, NC>)
+            }
+            Inputs::PositionVelocity => {
+                quote!(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &Params, t: #ty)
+            }
+        }
+    }
+
+    /// The same names as call arguments, e.g. `q, p, t`.
+    pub fn args(self) -> TokenStream {
+        match self {
+            Inputs::Position => quote!(q, p, t),
+            Inputs::PositionRhs => quote!(q, p, t, b),
+            Inputs::PositionVelocity => quote!(q, qd, p, t),
+        }
+    }
+}
+
+/// A dimension of a generated vector or matrix, by the module constant that holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dim {
+    /// `NQ`, the coordinates.
+    Nq,
+    /// `NC`, the constraint equations.
+    Nc,
+}
+
+impl Dim {
+    /// The constant's name as tokens.
+    pub fn tokens(self) -> TokenStream {
+        match self {
+            Dim::Nq => quote!(NQ),
+            Dim::Nc => quote!(NC),
+        }
+    }
+}
+
+/// What a generated function returns and how its roots map into it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A vector; root `k` is entry `pos[k].0`.
+    Vector(Dim),
+    /// A matrix; root `k` is entry `pos[k]`.
+    Matrix(Dim, Dim),
+    /// A symmetric matrix given by its upper triangle; root `k` is entry `pos[k]` and,
+    /// off the diagonal, its mirror.
+    Symmetric(Dim),
+    /// One scalar, the single root.
+    Scalar,
+    /// A null-space basis `NQ × DOF` and its health figure: the first `pos.len()` roots
+    /// are basis entries at `pos`, the next `pivots` roots the pivots, the rest the scale
+    /// entries (the structural nonzeros of the pivot rows of `C_J`).
+    Basis {
+        /// Number of pivot roots after the basis entries.
+        pivots: usize,
+    },
+}
+
+impl Shape {
+    /// The return type of a function of this shape.
+    pub fn ret(&self, ty: &TokenStream) -> TokenStream {
+        match self {
+            Shape::Vector(n) => {
+                let n = n.tokens();
+                quote!(SVector<#ty, #n>)
+            }
+            Shape::Matrix(r, c) => {
+                let (r, c) = (r.tokens(), c.tokens());
+                quote!(SMatrix<#ty, #r, #c>)
+            }
+            Shape::Symmetric(n) => {
+                let n = n.tokens();
+                quote!(SMatrix<#ty, #n, #n>)
+            }
+            Shape::Scalar => quote!(#ty),
+            Shape::Basis { .. } => quote!((SMatrix<#ty, NQ, DOF>, #ty)),
+        }
+    }
+}
+
+/// Where a trait impl of `Model` calls a generated function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TraitMethod {
+    /// The runtime trait.
+    pub tr: Trait,
+    /// The trait method's name.
+    pub method: &'static str,
+    /// Position of the method in the impl (methods are written in this order).
+    pub rank: u8,
+    /// The method returns `Option<_>` of the function's value.
+    pub optional: bool,
+}
+
+/// A runtime trait that `Model` implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trait {
+    /// `runtime::Mechanism`.
+    Mechanism,
+    /// `runtime::Dynamics` (models with bodies or an explicit mass matrix).
+    Dynamics,
+}
+
+/// One generated straight-line function.
+#[derive(Clone, Debug)]
+pub(crate) struct GenFn {
+    /// Its name (chunks are named `{name}_part{k}`).
+    pub name: String,
+    /// Its documentation (paragraphs separated by `\n\n`, wrapped when written).
+    pub doc: String,
+    /// Its arguments.
+    pub inputs: Inputs,
+    /// Its output and how the roots map into it.
+    pub shape: Shape,
+    /// The local holding the output while its entries are written (unused by
+    /// [`Shape::Scalar`]).
+    pub buffer: &'static str,
+    /// The expressions it computes.
+    pub roots: Vec<ExprId>,
+    /// Positions of the output entries (see [`Shape`]).
+    pub pos: Vec<(usize, usize)>,
+    /// A `//` comment written before the assignment of entry `k` (empty: none).
+    pub comments: Vec<String>,
+    /// Root `k` belongs to constraint `pos[k].0` (locates a non-finite constant at its
+    /// equation); otherwise such an error is located by searching the constraints.
+    pub rows_are_constraints: bool,
+    /// The trait method it implements, if any.
+    pub implements: Option<TraitMethod>,
+}
+
+/// One item of the generated module's function section, in order.
+#[derive(Clone, Debug)]
+pub(crate) enum Entry {
+    /// A straight-line function.
+    Function(GenFn),
+    /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
+    /// to the chart functions (named, with their independent coordinates, in chart order).
+    Atlas(Vec<(String, Vec<usize>)>),
+}
+
+/// Structurally nonzero entries of a matrix, with their positions.
+fn nonzeros(m: &[Vec<ExprId>], arena: &Arena) -> (Vec<ExprId>, Vec<(usize, usize)>) {
+    let mut roots = Vec::new();
+    let mut pos = Vec::new();
+    for (i, row) in m.iter().enumerate() {
+        for (j, &e) in row.iter().enumerate() {
+            if !arena.is_zero(e) {
+                roots.push(e);
+                pos.push((i, j));
+            }
+        }
+    }
+    (roots, pos)
+}
+
+/// Structurally nonzero entries of a vector, with their positions `(i, 0)`.
+fn nonzeros_vec(v: &[ExprId], arena: &Arena) -> (Vec<ExprId>, Vec<(usize, usize)>) {
+    let m: Vec<Vec<ExprId>> = v.iter().map(|&e| vec![e]).collect();
+    nonzeros(&m, arena)
+}
+
+/// A function with no comments, no constraint rows and no trait method (set them after).
+fn plain(
+    name: impl Into<String>,
+    doc: String,
+    inputs: Inputs,
+    shape: Shape,
+    buffer: &'static str,
+    (roots, pos): (Vec<ExprId>, Vec<(usize, usize)>),
+) -> GenFn {
+    GenFn {
+        name: name.into(),
+        doc,
+        inputs,
+        shape,
+        buffer,
+        roots,
+        pos,
+        comments: Vec::new(),
+        rows_are_constraints: false,
+        implements: None,
+    }
+}
+
+fn method(tr: Trait, method: &'static str, rank: u8) -> Option<TraitMethod> {
+    Some(TraitMethod {
+        tr,
+        method,
+        rank,
+        optional: false,
+    })
+}
+
+/// What every part of the table reads: the model, its analysis, sizes and names.
+struct Ctx<'a> {
+    model: &'a Model,
+    an: &'a Analysis<'a>,
+    arena: &'a Arena,
+    nq: usize,
+    nc: usize,
+    dof: usize,
+    coord_names: Vec<String>,
+    /// `0: `a`, 1: `b`, …` for the docs.
+    order: String,
+}
+
+/// The generated functions of one model, in the order they are written.
+pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
+    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
+    let c = Ctx {
+        model,
+        an,
+        arena: &model.arena,
+        nq: model.coords.len(),
+        nc: model.constraints.len(),
+        dof: model.coords.len() - an.null_space.rank,
+        order: coord_order_doc(&coord_names),
+        coord_names,
+    };
+    let mut out = Vec::new();
+    constraint_fns(&c, &mut out);
+    null_space_fns(&c, &mut out);
+    acceleration_fns(&c, &mut out);
+    out
+}
+
+/// `residual`, `jacobian`, `jacobian_t`.
+fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let model = c.model;
+    let an = c.an;
+    let arena = c.arena;
+    let nq = c.nq;
+    let nc = c.nc;
+    let order = &c.order;
+    // residual: every equation, zero or not, with its label.
+    let mut f = plain(
+        "residual",
+        format!(
+            " Constraint residual `C(q, p, t)` ({nc} equations; zero on the mechanism's configuration manifold).\n\n Coordinate order: {order}."
+        ),
+        Inputs::Position,
+        Shape::Vector(Dim::Nc),
+        "r",
+        (
+            model.constraints.iter().map(|c| c.expr).collect(),
+            (0..nc).map(|i| (i, 0)).collect(),
+        ),
+    );
+    f.comments = model
+        .constraints
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("C[{i}]: {}", c.label))
+        .collect();
+    f.rows_are_constraints = true;
+    f.implements = method(Trait::Mechanism, "residual", 0);
+    out.push(Entry::Function(f));
+
+    let mut f = plain(
+        "jacobian",
+        format!(
+            " Constraint Jacobian `C_J = ∂C/∂q` ({nc} × {nq}; structural zeros are not written).\n\n Column order: {order}."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::Nc, Dim::Nq),
+        "m",
+        nonzeros(an.jacobian, arena),
+    );
+    f.rows_are_constraints = true;
+    f.implements = method(Trait::Mechanism, "jacobian", 1);
+    out.push(Entry::Function(f));
+
+    let mut f = plain(
+        "jacobian_t",
+        format!(
+            " Partial time derivative `C_t = ∂C/∂t` ({nc} entries; zero for scleronomic constraints)."
+        ),
+        Inputs::Position,
+        Shape::Vector(Dim::Nc),
+        "v",
+        nonzeros_vec(an.jacobian_t, arena),
+    );
+    f.rows_are_constraints = true;
+    f.implements = method(Trait::Mechanism, "jacobian_t", 2);
+    out.push(Entry::Function(f));
+}
+
+/// The charts of the atlas, its dispatch, and `solve_dependent`.
+fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let arena = c.arena;
+    let nq = c.nq;
+    let ns = c.an.null_space;
+    let dof = c.dof;
+    let coord_names = &c.coord_names;
+    let order = &c.order;
+    // null_space: the primary chart (`null_space_fixed`), the atlas's further charts
+    // (`null_space_chart{k}`), then the dispatch picking the healthiest.
+    let primary = crate::pivot::Chart {
+        independent: ns.independent.clone(),
+        rows: ns.rows.clone(),
+        pivots: ns.pivots.clone(),
+        row_scale: ns.row_scale.clone(),
+        basis: ns.basis.clone(),
+    };
+    let mut charts = Vec::new();
+    for (k, chart) in std::iter::once(&primary).chain(&ns.charts).enumerate() {
+        let name = if k == 0 {
+            "null_space_fixed".to_string()
+        } else {
+            format!("null_space_chart{k}")
+        };
+        let (mut roots, pos) = nonzeros(&chart.basis, arena);
+        // The health figure takes moduli and squares: a negation is folded away.
+        let unsigned = |e: &ExprId| match arena.node(*e) {
+            crate::expr::Node::Neg(a) => a,
+            _ => *e,
+        };
+        roots.extend(chart.pivots.iter().map(unsigned));
+        // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
+        let mut scale: Vec<ExprId> = chart.row_scale.iter().flatten().map(unsigned).collect();
+        scale.sort();
+        scale.dedup();
+        roots.extend(scale);
+        let indep: Vec<&str> = chart
+            .independent
+            .iter()
+            .map(|&i| coord_names[i].as_str())
+            .collect();
+        let which = if k == 0 {
+            " of the primary chart (the fixed pivot order: identity rows at `INDEPENDENT`)"
+                .to_string()
+        } else {
+            format!(" of chart {k} of the atlas (identity rows at `CHARTS[{k}]`)")
+        };
+        let doc = format!(
+            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU{which}, and \
+             its health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 \
+             when any pivot or entry of the pivot rows of `C_J` is not finite (NaN inputs) or the \
+             Jacobian vanishes. Near 0: this pivot order is breaking down, or the mechanism is \
+             singular.\n\n Rows: {order}. Columns: the independent coordinates {indep:?} (identity \
+             rows of `D`): `q̇ = D u` with `u` their velocities."
+        );
+        let mut f = plain(
+            name.clone(),
+            doc,
+            Inputs::Position,
+            Shape::Basis {
+                pivots: chart.pivots.len(),
+            },
+            "d",
+            (roots, pos),
+        );
+        if k == 0 {
+            f.implements = method(Trait::Mechanism, "null_space", 3);
+        }
+        out.push(Entry::Function(f));
+        charts.push((name, chart.independent.clone()));
+    }
+    out.push(Entry::Atlas(charts));
+
+    let redundant = if ns.redundant.is_empty() {
+        String::new()
+    } else {
+        format!(" (rows {:?} are redundant and ignored)", ns.redundant)
+    };
+    let mut f = plain(
+        "solve_dependent",
+        format!(
+            " Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the \
+             static LU factors. Uses rows {:?} of `b`{redundant}.",
+            ns.rows
+        ),
+        Inputs::PositionRhs,
+        Shape::Vector(Dim::Nq),
+        "x",
+        nonzeros_vec(&ns.solve, arena),
+    );
+    f.implements = method(Trait::Mechanism, "solve_dependent", 4);
+    out.push(Entry::Function(f));
+}
+
+/// `gamma`, and the dynamics (`mass_matrix`, `forces`, `energy`) when the model has them.
+fn acceleration_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let an = c.an;
+    let arena = c.arena;
+    let nq = c.nq;
+    let order = &c.order;
+    let mut f = plain(
+        "gamma",
+        " Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, \
+             `γ = −(C_J q̇)_q q̇ − 2 C_qt q̇ − C_tt` (NC entries)."
+            .to_string(),
+        Inputs::PositionVelocity,
+        Shape::Vector(Dim::Nc),
+        "g",
+        nonzeros_vec(an.gamma, arena),
+    );
+    f.rows_are_constraints = true;
+    let Some(eom) = an.eom else {
+        out.push(Entry::Function(f));
+        return;
+    };
+    // `Dynamics` (with `gamma`) is implemented only by models with a mass matrix.
+    f.implements = method(Trait::Dynamics, "gamma", 2);
+    out.push(Entry::Function(f));
+    // mass_matrix: each symmetric entry computed once.
+    let mut upper = (Vec::new(), Vec::new());
+    for i in 0..nq {
+        for j in i..nq {
+            let e = eom.mass[i][j];
+            if !arena.is_zero(e) {
+                upper.0.push(e);
+                upper.1.push((i, j));
+            }
+        }
+    }
+    let mut f = plain(
+        "mass_matrix",
+        format!(
+            " Generalised mass matrix `M(q, p, t)` ({nq} × {nq}, symmetric; each entry computed once).\n\n Row and column order: {order}."
+        ),
+        Inputs::Position,
+        Shape::Symmetric(Dim::Nq),
+        "m",
+        upper,
+    );
+    f.implements = method(Trait::Dynamics, "mass_matrix", 0);
+    out.push(Entry::Function(f));
+
+    let mut f = plain(
+        "forces",
+        format!(
+            " Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f + C_Jᵀ λ`.\n\n Order: {order}."
+        ),
+        Inputs::PositionVelocity,
+        Shape::Vector(Dim::Nq),
+        "f",
+        nonzeros_vec(&eom.forces, arena),
+    );
+    f.implements = method(Trait::Dynamics, "forces", 1);
+    out.push(Entry::Function(f));
+
+    if let Some(e) = eom.energy {
+        let mut f = plain(
+            "energy",
+
+                " Total energy: kinetic energy of the bodies plus the potential energy of gravity and springs."
+                    .to_string(),
+            Inputs::PositionVelocity,
+            Shape::Scalar,
+            "out",
+            (vec![e], Vec::new()),
+        );
+        f.implements = Some(TraitMethod {
+            tr: Trait::Dynamics,
+            method: "energy",
+            rank: 3,
+            optional: true,
+        });
+        out.push(Entry::Function(f));
+    }
+}

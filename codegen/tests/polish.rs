@@ -1,0 +1,255 @@
+//! The shape of generated code: per-line docs, the user's names kept, no negation-only
+//! `let`s, folded and flat health figures, lint allowances that name their lints.
+
+use mechgen_codegen::expr::{Arena, Sym};
+use mechgen_codegen::schedule::{Binding, Schedule};
+use mechgen_codegen::{generate_str, pretty, Options};
+
+const SLIDER_CRANK: &str = "pub mod slider_crank {
+    param l1 = 0.1;
+    param l2 = 0.3;
+    param m = 1.0;
+    param g = 9.81;
+    coord theta = 0.3;
+    coord beta = 1.4721295802647691;
+    coord s = 0.39407456415626446;
+    independent theta;
+    let crank = vec2(l1 * cos(theta), l1 * sin(theta));
+    let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
+    constraint crank + rod == vec2(s, 0.0);
+    body slider { mass = m, com = vec2(s, 0.0) }
+    gravity = vec2(0.0, -g);
+}";
+
+/// A point on a circle in the coordinates `x`, `y` (the most common names).
+const CIRCLE: &str = "pub mod circle {
+    param r = 1.0;
+    param m = 2.0;
+    param d = 0.5;
+    coord x = 1.0;
+    coord y = 0.0;
+    constraint x * x + y * y == r * r;
+    body bob { mass = m, com = vec2(x, y) }
+    gravity = vec2(0.0, -9.81);
+    generalized_force { x = -d * der(x) }
+}";
+
+fn code(src: &str) -> String {
+    let g = generate_str(src, &Options::default()).expect("generates");
+    pretty(&g.tokens)
+}
+
+/// The body of generated function `name` (from its signature to the next item).
+fn function<'a>(code: &'a str, name: &str) -> &'a str {
+    let start = code
+        .find(&format!("pub fn {name}("))
+        .unwrap_or_else(|| panic!("no `{name}` in\n{code}"));
+    let rest = &code[start..];
+    let end = rest[1..].find("\n    ///").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+#[test]
+fn docs_are_per_line_and_wrapped() {
+    for src in [SLIDER_CRANK, CIRCLE] {
+        let code = code(src);
+        assert!(!code.contains("/**"), "block doc comment in\n{code}");
+        for line in code.lines() {
+            let l = line.trim_start();
+            if let Some(doc) = l.strip_prefix("///") {
+                // 92 columns, a little more where a break would start a list item.
+                assert!(
+                    doc.chars().count() <= 100,
+                    "doc line of {} characters: {line}",
+                    doc.chars().count()
+                );
+                // A wrapped sentence never starts a Markdown list item.
+                assert!(!doc.starts_with(" + "), "list item by wrapping: {line}");
+            }
+        }
+    }
+    let code = code(SLIDER_CRANK);
+    assert!(code.contains(
+        "    /// Constraint residual `C(q, p, t)` (2 equations; zero on the mechanism's configuration\n    \
+         /// manifold).\n    ///\n    /// Coordinate order: 0: `theta`, 1: `beta`, 2: `s`.\n"
+    ));
+}
+
+#[test]
+fn user_names_are_kept_and_the_generated_locals_give_way() {
+    let code = code(CIRCLE);
+    // `x` (coordinate), `m`, `d`, `r` (parameters) keep their names everywhere ...
+    assert!(
+        !code.contains("let x_ = q"),
+        "renamed coordinate in\n{code}"
+    );
+    let solve = function(&code, "solve_dependent");
+    // ... and the output buffers named like them take the trailing `_`.
+    assert!(
+        solve.contains("let mut x_ = SVector::<f64, NQ>::zeros();"),
+        "{solve}"
+    );
+    let residual = function(&code, "residual");
+    assert!(residual.contains("let x = q[0];"), "{residual}");
+    assert!(residual.contains("let r = p.r;"), "{residual}");
+    assert!(
+        residual.contains("let mut r_ = SVector::<f64, NC>::zeros();"),
+        "{residual}"
+    );
+    let basis = function(&code, "null_space_fixed");
+    assert!(
+        basis.contains("let mut d_ = SMatrix::<f64, NQ, DOF>::zeros();"),
+        "{basis}"
+    );
+    assert!(basis.contains("(d_, health)"), "{basis}");
+    let forces = function(&code, "forces");
+    assert!(forces.contains("let d = p.d;"), "{forces}");
+    assert!(forces.contains("let m = p.m;"), "{forces}");
+    // Names no user name claims stay short.
+    let gamma = function(&code, "gamma");
+    assert!(
+        gamma.contains("let mut g = SVector::<f64, NC>::zeros();"),
+        "{gamma}"
+    );
+}
+
+#[test]
+fn negations_of_a_name_are_written_where_they_are_stored() {
+    let code = code(SLIDER_CRANK);
+    let basis = function(&code, "null_space_fixed");
+    assert!(basis.contains("d[(1, 0)] = -t8;"), "{basis}");
+    for line in code.lines() {
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("let ") {
+            if let Some((_, rhs)) = rest.split_once(" = -") {
+                let rhs = rhs.trim_end_matches(';');
+                assert!(
+                    !rhs.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'),
+                    "negation-only let: {l}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_lone_root_negation_is_inlined_unless_the_body_is_chunked() {
+    // Small: `-(a * b)` stored once is a root negating the name of `a * b`.
+    let mut arena = Arena::new();
+    let a = arena.sym(Sym::Coord(0));
+    let b = arena.sym(Sym::Coord(1));
+    let ab = arena.mul(a, b);
+    let s = arena.sin(ab);
+    let neg = arena.neg(ab);
+    let sched = Schedule::new(&arena, &[s, neg]);
+    assert_eq!(sched.binding[neg.index()], Some(Binding::Inline));
+    assert_eq!(sched.binding[ab.index()], Some(Binding::Let));
+    // Stored twice: a name of its own.
+    let sched = Schedule::new(&arena, &[s, neg, neg]);
+    assert_eq!(sched.binding[neg.index()], Some(Binding::Let));
+    // A body long enough to be split into chunks keeps every root named (a chunk hands
+    // on only its `let`s).
+    let mut roots = vec![neg, s];
+    let mut x = a;
+    for k in 0..(mechgen_codegen::emit::MAX_LETS_PER_FUNCTION + 10) {
+        let c = arena.constant(k as f64 + 0.5);
+        let y = arena.mul(x, c);
+        x = arena.sin(y);
+        roots.push(x);
+    }
+    let sched = Schedule::new(&arena, &roots);
+    assert!(sched.lets.len() > mechgen_codegen::emit::MAX_LETS_PER_FUNCTION);
+    assert_eq!(sched.binding[neg.index()], Some(Binding::Let));
+}
+
+#[test]
+fn health_is_folded_and_flat() {
+    let code = code(SLIDER_CRANK);
+    let basis = function(&code, "null_space_fixed");
+    // The constant pivot `-1` (the slider's column) folds into `1.0` twice, and needs no
+    // finiteness check.
+    assert!(
+        basis
+            .contains("let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);"),
+        "{basis}"
+    );
+    assert!(
+        basis.contains("let min_pivot = f64::abs(t5).min(1.0);"),
+        "{basis}"
+    );
+    assert!(
+        basis.contains("let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {"),
+        "{basis}"
+    );
+    assert!(!basis.contains("-1.0 * -1.0"), "{basis}");
+}
+
+#[test]
+fn long_health_sums_are_flat_chains_under_a_balanced_tree() {
+    let src = std::fs::read_to_string(format!(
+        "{}/../examples/stewart_platform/stewart.mech",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("reads");
+    let code = code(&src);
+    let basis = function(&code, "null_space_fixed");
+    // 98 distinct squares (a negated entry is squared once, unsigned) in 13 chains of at
+    // most 8 terms (no parentheses inside a chain).
+    let chains: Vec<&str> = basis
+        .split("let health_sq")
+        .skip(1)
+        .map(|s| s.split(';').next().unwrap_or(""))
+        .collect();
+    assert_eq!(chains.len(), 13, "{basis}");
+    for c in &chains {
+        assert!(!c.contains('('), "nested chain: {c}");
+        assert!(c.matches('+').count() <= 7, "long chain: {c}");
+    }
+    let scale = basis
+        .split("let health_scale = ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .unwrap_or("");
+    // A balanced tree of the 13 chains: 4 levels.
+    assert!(!scale.contains("(((((("), "{scale}");
+}
+
+#[test]
+fn lint_allowances_name_their_lints() {
+    let code = code(SLIDER_CRANK);
+    assert!(code.contains("#[allow(unused_variables, non_snake_case, clippy::approx_constant)]\npub mod slider_crank {"));
+    assert!(!code.contains("clippy::all"));
+    assert!(!code.contains("clippy::pedantic"));
+    assert!(!code.contains("unused_mut"));
+    // `C_t` of scleronomic constraints: zero, with no buffer to leave unused.
+    let jt = function(&code, "jacobian_t");
+    assert!(jt.contains("SVector::<f64, NC>::zeros()\n    }"), "{jt}");
+    assert!(!jt.contains("let mut"), "{jt}");
+    // The scalar `energy` returns its last `let`: allowed there only.
+    let energy_at = code.find("pub fn energy(").expect("energy");
+    let before = &code[..energy_at];
+    assert!(
+        before.ends_with("#[allow(clippy::let_and_return)]\n    #[inline]\n    "),
+        "{}",
+        &before[before.len() - 200..]
+    );
+    assert_eq!(code.matches("clippy::let_and_return").count(), 1);
+}
+
+#[test]
+fn a_coordinate_named_like_a_generated_function_keeps_its_name() {
+    // The seven-body mechanism's angle `gamma` was `gamma_` in every body.
+    let code = code(
+        "pub mod arm {
+            param l = 1.0;
+            coord gamma = 0.5;
+            coord residual = 0.87758256189;
+            constraint l * cos(gamma) == residual;
+        }",
+    );
+    assert!(!code.contains("let gamma_ ="), "{code}");
+    assert!(!code.contains("let residual_ ="), "{code}");
+    let residual = function(&code, "residual");
+    assert!(residual.contains("let gamma = q[0];"), "{residual}");
+    assert!(residual.contains("let residual = q[1];"), "{residual}");
+}
