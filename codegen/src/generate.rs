@@ -71,7 +71,7 @@ pub struct Generated {
 /// Parses and lowers every `mod` block of the input.
 pub fn models(input: TokenStream) -> Result<(Vec<Model>, Option<u64>)> {
     let file = parse::parse_file(input)?;
-    let mut errors = crate::Errors::new();
+    let mut errors = crate::error::Errors::new();
     let models: Vec<Model> = file
         .modules
         .iter()
@@ -102,7 +102,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     let mut tokens = TokenStream::new();
     let mut modules = Vec::new();
     // Independent modules: the errors of each are collected, reported together.
-    let mut errors = crate::Errors::new();
+    let mut errors = crate::error::Errors::new();
     for m in &file.modules {
         let t = Instant::now();
         let Some(mut model) = errors.check(model::lower(m)) else {
@@ -117,11 +117,13 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             None
         } else {
             let dynamics = model.dynamics.clone();
-            Some(crate::dynamics::equations_of_motion(&mut model, &dynamics))
+            Some(crate::derive::motion::equations_of_motion(
+                &mut model, &dynamics,
+            ))
         };
         timings.differentiate += t.elapsed();
         let t = Instant::now();
-        let Some(checked) = errors.check(crate::check::check(&mut model, &jac, seed)) else {
+        let Some(checked) = errors.check(crate::pivot::check::check(&mut model, &jac, seed)) else {
             continue;
         };
         let Some(mut ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions { seed }))
@@ -196,7 +198,7 @@ pub fn expand(input: TokenStream, opts: &Options) -> Result<TokenStream> {
 /// Pretty-prints generated items with prettyplease, turning comment markers into `//`
 /// comments.
 pub fn pretty(tokens: &TokenStream) -> String {
-    if let Some(text) = crate::format::pretty_file(tokens) {
+    if let Some(text) = crate::emit::format::pretty_file(tokens) {
         return comments_to_lines(&text);
     }
     let file: syn::File = match syn::parse2(quote!(#tokens)) {

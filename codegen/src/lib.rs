@@ -1,30 +1,37 @@
 //! The mechgen engine.
 //!
-//! Pipeline: [`parse`] (syn) → [`model`] (lowering to scalar equations) → [`expr`]
-//! (hash-consed DAG, derivatives) → [`derive`] (Jacobians) → [`pivot`] (static pivots by
-//! probing, symbolic LU) → `schedule` → `emit` (straight-line Rust).
+//! Pipeline: `parse` (syn) → `model` (lowering to scalar equations) → `expr` (hash-consed
+//! DAG, derivatives) → `derive` (Jacobians, γ, equations of motion) → `pivot` (checks,
+//! static pivots by probing, the atlas, symbolic LU) → `emit` (schedule, straight-line Rust,
+//! formatting). docs/ARCHITECTURE.md draws it. The API: [`generate_str`] / [`generate`]
+//! (text or tokens in, [`Generated`] out), [`pretty`], [`Builder`] for build scripts.
 
 #![allow(clippy::needless_range_loop)] // index loops read best in the numeric code
 
-pub mod check;
+// The stages, in pipeline order (docs/ARCHITECTURE.md). Their items are the engine's
+// internals: public for the workspace's tests, benchmarks and fuzzer only (hidden from the
+// docs, no stability promise). The curated API is re-exported below.
+#[doc(hidden)]
 pub mod derive;
-pub mod dynamics;
-pub mod error;
+#[doc(hidden)]
+pub mod emit;
+#[doc(hidden)]
 pub mod expr;
+#[doc(hidden)]
 pub mod model;
+#[doc(hidden)]
 pub mod parse;
+#[doc(hidden)]
 pub mod pivot;
 
-pub use error::{Error, Errors, Result};
-pub mod generate;
-
-pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};
 mod builder;
-pub mod emit;
-mod format;
-pub mod schedule;
+mod error;
+mod generate;
 
 pub use builder::{file_options, generate_file_text, locate, BuildError, Builder};
+pub use emit::{FunctionStats, ModuleStats};
+pub use error::{Error, Errors, Result};
+pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].
 pub use proc_macro2;

@@ -1,8 +1,8 @@
 //! The shape of generated code: per-line docs, the user's names kept, no negation-only
 //! `let`s, folded and flat health figures, lint allowances that name their lints.
 
+use mechgen_codegen::emit::schedule::{Binding, Schedule};
 use mechgen_codegen::expr::{Arena, Sym};
-use mechgen_codegen::schedule::{Binding, Schedule};
 use mechgen_codegen::{generate_str, pretty, Options};
 
 const SLIDER_CRANK: &str = "pub mod slider_crank {

@@ -4,9 +4,10 @@
 use std::fmt::Write;
 use std::str::FromStr;
 
+use mechgen_codegen::derive::{self, motion as dynamics};
 use mechgen_codegen::expr::{Arena, ExprId, Sym};
 use mechgen_codegen::proc_macro2::TokenStream;
-use mechgen_codegen::{derive, dynamics, generate_str, models, Options};
+use mechgen_codegen::{generate_str, models, Options};
 
 /// A closed chain of `n` unit links pinned at both ends: one vector equation (two scalar
 /// ones) over all `n` coordinates, plus a time-dependent term so that `C_t` and `C_tt`

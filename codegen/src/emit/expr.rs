@@ -4,8 +4,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ops::OpCount;
+use super::schedule::{Binding, Schedule};
 use crate::expr::{Arena, ExprId, Node, Sym};
-use crate::schedule::{Binding, Schedule};
 
 /// The scalar type generated code computes in. Only `f64` is emitted today; the type
 /// and literal spelling go through here so that `f32`, SIMD lanes and dual numbers can

@@ -8,8 +8,8 @@ use quote::{format_ident, quote};
 
 use super::expr::{idx, ExprWriter, ScalarType, SymNames};
 use super::ops::OpCount;
+use super::schedule::{Binding, Schedule};
 use crate::expr::{Arena, ExprId, Func, Node, Sym};
-use crate::schedule::{Binding, Schedule};
 
 /// Bodies longer than this many `let`s are split into chunks (DESIGN §8: one function of
 /// ~3,000 `let`s crashes rustc with debuginfo on; chunks cost 5–17 % run time, so only

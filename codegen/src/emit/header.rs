@@ -20,7 +20,7 @@ pub(crate) fn module_tokens(
     names: &SymNames,
     stats: &[FunctionStats],
     body: TokenStream,
-) -> crate::Result<TokenStream> {
+) -> crate::error::Result<TokenStream> {
     let nq = model.coords.len();
     let nc = model.constraints.len();
     let dof = nq - ns.rank;
@@ -33,7 +33,7 @@ pub(crate) fn module_tokens(
         .coords
         .iter()
         .map(|c| float(model, &opts.scalar, c.nominal))
-        .collect::<crate::Result<_>>()?;
+        .collect::<crate::error::Result<_>>()?;
     let indep: Vec<Literal> = ns.independent.iter().map(|&i| idx(i)).collect();
     let params = params(model, &opts.scalar, names)?;
     let notes_doc = if ns.notes.is_empty() {
@@ -112,7 +112,7 @@ pub(crate) fn module_tokens(
 
 /// `Params` (a field per parameter) and, when every parameter has a default, its
 /// `Default` impl.
-fn params(model: &Model, sc: &ScalarType, names: &SymNames) -> crate::Result<TokenStream> {
+fn params(model: &Model, sc: &ScalarType, names: &SymNames) -> crate::error::Result<TokenStream> {
     let ty = &sc.ty;
     let fields = model.params.iter().zip(&names.field).map(|(p, f)| {
         let d = if p.docs.is_empty() {
@@ -136,7 +136,7 @@ fn params(model: &Model, sc: &ScalarType, names: &SymNames) -> crate::Result<Tok
                 let v = float(model, sc, p.default.unwrap_or(0.0))?;
                 Ok(quote!(#f: #v,))
             })
-            .collect::<crate::Result<Vec<_>>>()?;
+            .collect::<crate::error::Result<Vec<_>>>()?;
         quote! {
             impl Default for Params {
                 fn default() -> Self {
@@ -158,9 +158,9 @@ fn params(model: &Model, sc: &ScalarType, names: &SymNames) -> crate::Result<Tok
 }
 
 /// A literal of `v` (nominal values and parameter defaults, checked finite by lowering).
-fn float(model: &Model, s: &ScalarType, v: f64) -> crate::Result<TokenStream> {
+fn float(model: &Model, s: &ScalarType, v: f64) -> crate::error::Result<TokenStream> {
     let lit = s.literal(v).ok_or_else(|| {
-        crate::Error::new(
+        crate::error::Error::new(
             model.span,
             format!(
                 "mechanism `{}`: a nominal value or default is not finite ({v})",

@@ -19,7 +19,7 @@ pub(crate) fn items(
     em: &Emitter<'_>,
     table: &[Entry],
     opts: &EmitOptions,
-) -> crate::Result<(TokenStream, Vec<FunctionStats>)> {
+) -> crate::error::Result<(TokenStream, Vec<FunctionStats>)> {
     let mut items = TokenStream::new();
     let mut stats = Vec::new();
     for entry in table {
@@ -41,7 +41,7 @@ fn function(
     em: &Emitter<'_>,
     f: &GenFn,
     opts: &EmitOptions,
-) -> crate::Result<(TokenStream, FunctionStats)> {
+) -> crate::error::Result<(TokenStream, FunctionStats)> {
     let ty = &opts.scalar.ty;
     let sig = Signature {
         params: f.inputs.params(ty),
@@ -279,7 +279,7 @@ fn nonfinite(
     body: &Body,
     f: &GenFn,
     row_of: impl Fn(usize) -> Option<usize>,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     let Some(bad) = body.nonfinite else {
         return Ok(());
     };
@@ -308,7 +308,7 @@ fn nonfinite(
         Some(c) => (c.span, format!("the equation `{}`", c.label)),
         None => (model.span, format!("mechanism `{}`", model.name)),
     };
-    Err(crate::Error::new(
+    Err(crate::error::Error::new(
         span,
         format!(
             "a constant of the generated `{}` for {what} is not finite ({v}): \

@@ -2,12 +2,14 @@
 
 mod docs;
 mod expr;
+pub mod format;
 mod function;
 mod header;
 mod health;
 mod items;
 mod names;
 mod ops;
+pub mod schedule;
 mod table;
 mod traits;
 
@@ -19,7 +21,7 @@ pub use function::{CHUNK_LETS, MAX_LETS_PER_FUNCTION};
 pub use names::{bound_names, rust_ident};
 pub use ops::OpCount;
 
-use crate::dynamics::EquationsOfMotion;
+use crate::derive::motion::EquationsOfMotion;
 use crate::expr::ExprId;
 use crate::model::Model;
 use crate::pivot::NullSpace;
@@ -111,7 +113,7 @@ pub fn module(
     model: &Model,
     an: &Analysis<'_>,
     opts: &EmitOptions,
-) -> crate::Result<(TokenStream, ModuleStats)> {
+) -> crate::error::Result<(TokenStream, ModuleStats)> {
     let placeholders = SymNames {
         coord: (0..model.coords.len())
             .map(|i| format_ident!("{}_q{}", PLACEHOLDER, i))
@@ -148,7 +150,7 @@ fn module_with(
     an: &Analysis<'_>,
     opts: &EmitOptions,
     names: &SymNames,
-) -> crate::Result<(TokenStream, ModuleStats)> {
+) -> crate::error::Result<(TokenStream, ModuleStats)> {
     let ns = an.null_space;
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;

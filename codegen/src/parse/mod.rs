@@ -15,7 +15,7 @@ use crate::error::Result;
 pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
     // The depth first: the scans below (and syn) recurse into groups.
     depth::check_nesting(&tokens)?;
-    let mut errors = crate::Errors::new();
+    let mut errors = crate::error::Errors::new();
     stray_characters(tokens.clone(), &mut errors);
     errors.finish()?;
     Ok(syn::parse2::<ast::File>(tokens)?)
@@ -24,11 +24,11 @@ pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
 /// Characters with no meaning anywhere in a mechanism description.
 const STRAY: &str = "$@~?\\";
 
-fn stray_characters(tokens: TokenStream, errors: &mut crate::Errors) {
+fn stray_characters(tokens: TokenStream, errors: &mut crate::error::Errors) {
     for tt in tokens {
         match tt {
             proc_macro2::TokenTree::Punct(p) if STRAY.contains(p.as_char()) => {
-                errors.push(crate::Error::new(
+                errors.push(crate::error::Error::new(
                     p.span(),
                     format!(
                         "unexpected character `{}`: not part of the mechanism language",

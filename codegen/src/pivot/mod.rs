@@ -5,6 +5,7 @@
 //! with shared choices, record the permutations, then factor symbolically.
 
 pub mod atlas;
+pub mod check;
 mod lu;
 pub mod probe;
 pub mod select;

@@ -1,5 +1,7 @@
 //! Derivatives of the model: `C_J = ∂C/∂q` and `C_t = ∂C/∂t`.
 
+pub mod motion;
+
 use crate::expr::{ExprId, Sym};
 use crate::model::Model;
 
