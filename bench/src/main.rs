@@ -190,7 +190,7 @@ fn targets(r: &Report) -> Vec<Target> {
             Some(g.total.median <= 20.0),
             "generate_str + pretty, wall time (pretty: prettyplease for the skeleton, flat bodies printed from tokens)",
         ));
-        let ns = g.stats.functions.iter().find(|f| f.name == "null_space");
+        let ns = g.stats.functions.iter().find(|f| f.name == "null_space_fixed");
         if let Some(f) = ns {
             t.push(target(
                 "Stewart: null_space ≤ 1,000 arithmetic ops",
@@ -286,7 +286,7 @@ fn targets(r: &Report) -> Vec<Target> {
         }
     }
     if let Some(g) = gen("four_bar_chain_64") {
-        let n = g.ops_of("null_space");
+        let n = g.ops_of("null_space_fixed");
         t.push(target(
             "four_bar_chain(64): null_space ≤ 2,000 ops",
             format!("{n} ops"),
@@ -369,7 +369,7 @@ fn main() {
     let mut ops_series = Vec::new();
     for fam in ["four_bar_chain", "closed_chain"] {
         let t = family_points(&report.generation, fam, |g| g.total.median);
-        let o = family_points(&report.generation, fam, |g| g.ops_of("null_space") as f64);
+        let o = family_points(&report.generation, fam, |g| g.ops_of("null_space_fixed") as f64);
         let et = exponent(format!("{fam}: generation time"), &t);
         let eo = exponent(format!("{fam}: null_space ops"), &o);
         time_series.push(Series {
