@@ -16,6 +16,9 @@
 //! (`my_mechgen = { package = "mechgen", ... }`) write `#![crate = "::my_mechgen"]` first
 //! in the macro (or call `mechgen_build::Builder::crate_path`).
 //!
+//! The [`guide`] (feature `macros`) is the language reference and a tour of the generated
+//! API, with examples that run.
+//!
 //! ```
 //! mechgen::mechanism! {
 //!     /// Planar slider crank.
@@ -41,5 +44,8 @@
 
 #[cfg(feature = "macros")]
 pub use mechgen_macros::mechanism;
+
+#[cfg(feature = "macros")]
+pub mod guide;
 pub use mechgen_runtime as runtime;
 pub use mechgen_runtime::nalgebra;

@@ -1,0 +1,139 @@
+//! The language and the generated API, with examples that compile and run (doctests).
+//!
+//! # A mechanism
+//!
+//! The body of [`mechanism!`](crate::mechanism) and the contents of a `.mech` file read by
+//! `mechgen_build::Builder` are the same language: an optional `#![seed = N]` (the probe
+//! seed), an optional `#![crate = "::path"]` (macro only: where the run-time crate is),
+//! then one or more modules.
+//!
+//! | item | meaning |
+//! | --- | --- |
+//! | `param NAME = 0.1;` | run-time parameter, a field of `Params` (the value is its default, also used for probing) |
+//! | `const NAME = pi / 180.0;` | constant, folded at generation |
+//! | `coord NAME = 0.3;` | generalised coordinate and its nominal value (on or near the constraints) |
+//! | `let NAME = expr;` | scalar, 2-vector, 3-vector or 3×3 rotation, inlined into the expression DAG |
+//! | `constraint lhs == rhs;` | scalar or vector equation |
+//! | `independent a, b;` | coordinates to keep independent (actuated joints) |
+//! | `body NAME { mass = m, inertia = I, com = v, angle = φ }` | planar rigid body (spatial: `inertia = vec3(…)`, `rotation = R`; point mass: no inertia) |
+//! | `gravity = vec2(0.0, -g);` | gravity on every body |
+//! | `spring NAME { a = p1, b = p2, stiffness = k, length = l0, damping = c }` | spring–damper between two points |
+//! | `force COORD = expr;` | generalised force (may use `der(q)` and `t`) |
+//! | `mass_matrix { (a, b) = expr, … }`, `generalized_force { a = expr, … }` | explicit terms |
+//!
+//! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos
+//! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,
+//! `.x .y .z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d`, `rot_x/rot_y/rot_z`;
+//! `der(q)` in forces. Mistakes are compile errors at the offending tokens:
+//!
+//! ```compile_fail
+//! mechgen::mechanism! {
+//!     pub mod circle {
+//!         coord x = 0.6;
+//!         coord y = 0.8;
+//!         constraint x * x + yy * y == 1.0; // error: unknown name `yy`; did you mean `y`?
+//!     }
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! # What is generated
+//!
+//! Each module holds the sizes (`NQ`, `NC`, `DOF`, `RANK`), `COORD_NAMES`, `INDEPENDENT`,
+//! `NOMINAL_Q`, a `Params` struct, and straight-line functions: `residual` (C), `jacobian`
+//! (C_J), `jacobian_t` (C_t), `null_space` (a basis D of C_J's null space with its health
+//! figure in [0, 1]), `solve_dependent` (C_J x = b with the independent part of x zero),
+//! `gamma` (the acceleration right-hand side) and, with bodies or forces, `mass_matrix`,
+//! `forces` and `energy`. `Model` implements [`runtime::Mechanism`](crate::runtime::Mechanism)
+//! and [`runtime::Dynamics`](crate::runtime::Dynamics).
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     /// A pendulum of length `l` in natural coordinates.
+//!     pub mod pendulum {
+//!         param l = 1.0;
+//!         param m = 1.0;
+//!         param g = 9.81;
+//!         coord x = 0.6;
+//!         coord y = -0.8;
+//!         independent x;
+//!         constraint x * x + y * y == l * l;
+//!         body bob { mass = m, com = vec2(x, y) }
+//!         gravity = vec2(0.0, -g);
+//!     }
+//! }
+//! use mechgen::nalgebra::SVector;
+//! let p = pendulum::Params::default();
+//! let q = SVector::<f64, 2>::from(pendulum::NOMINAL_Q);
+//! assert!(pendulum::residual(&q, &p, 0.0).norm() < 1e-12);
+//! // The basis spans C_J's null space; the health figure says the static pivots are fine.
+//! let (d, health) = pendulum::null_space(&q, &p, 0.0);
+//! assert!((pendulum::jacobian(&q, &p, 0.0) * d).norm() < 1e-12);
+//! assert!(health > 0.1);
+//! ```
+//!
+//! # Checked null spaces
+//!
+//! Where the static pivot order degrades (its health figure drops below a threshold),
+//! [`runtime::null_space_checked`](crate::runtime::null_space_checked) falls back on a
+//! numeric factorisation and says which path it took:
+//!
+//! ```
+//! # mechgen::mechanism! {
+//! #     pub mod pendulum {
+//! #         param l = 1.0;
+//! #         coord x = 0.6;
+//! #         coord y = -0.8;
+//! #         independent x;
+//! #         constraint x * x + y * y == l * l;
+//! #     }
+//! # }
+//! use mechgen::nalgebra::SVector;
+//! use mechgen::runtime::{self, NullSpacePath, DEFAULT_PIVOT_THRESHOLD};
+//! type M = pendulum::Model;
+//! let p = pendulum::Params::default();
+//! // Horizontal: y is 0, and y cannot be the dependent coordinate there.
+//! let q = SVector::<f64, 2>::new(1.0, 0.0);
+//! let out = runtime::null_space_checked::<M, 2, 1, 1>(&q, &p, 0.0, DEFAULT_PIVOT_THRESHOLD)
+//!     .expect("a basis");
+//! assert!(!matches!(out.path, NullSpacePath::Static { .. }), "{:?}", out.path);
+//! assert!((pendulum::jacobian(&q, &p, 0.0) * out.d).norm() < 1e-12);
+//! ```
+//!
+//! # Simulation
+//!
+//! [`runtime::simulate_projection`](crate::runtime::simulate_projection) integrates the
+//! independent coordinates (the projection method, switching partitions where the current
+//! one degrades); [`runtime::simulate_lagrange`](crate::runtime::simulate_lagrange) the
+//! Lagrange-multiplier form; [`runtime::simulate_ali3p`](crate::runtime::simulate_ali3p)
+//! the implicit index-3 augmented Lagrangian (through singular positions, stiff models).
+//!
+//! ```
+//! # mechgen::mechanism! {
+//! #     pub mod pendulum {
+//! #         param l = 1.0;
+//! #         param m = 1.0;
+//! #         param g = 9.81;
+//! #         coord x = 0.6;
+//! #         coord y = -0.8;
+//! #         independent x;
+//! #         constraint x * x + y * y == l * l;
+//! #         body bob { mass = m, com = vec2(x, y) }
+//! #         gravity = vec2(0.0, -g);
+//! #     }
+//! # }
+//! use mechgen::nalgebra::SVector;
+//! use mechgen::runtime::{self, Dynamics, SimOptions};
+//! type M = pendulum::Model;
+//! let p = pendulum::Params::default();
+//! let q0 = SVector::<f64, 2>::from(pendulum::NOMINAL_Q);
+//! let u0 = SVector::<f64, 1>::new(0.0); // released at rest
+//! let traj = runtime::simulate_projection::<M, 2, 1, 1>(&q0, &u0, &p, 0.0, 2.0, &SimOptions::default())
+//!     .expect("the pendulum swings");
+//! let (q, qd) = (traj.q.last().unwrap(), traj.qd.last().unwrap());
+//! // Energy is conserved and the bob stays on its circle.
+//! let e0 = M::energy(&q0, &SVector::zeros(), &p, 0.0).unwrap();
+//! let e1 = M::energy(q, qd, &p, 2.0).unwrap();
+//! assert!((e1 - e0).abs() < 1e-6 * e0.abs());
+//! assert!(pendulum::residual(q, &p, 2.0).norm() < 1e-9);
+//! ```
