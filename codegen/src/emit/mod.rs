@@ -27,6 +27,8 @@ use crate::model::Model;
 use crate::pivot::NullSpace;
 use expr::SymNames;
 use function::Emitter;
+use std::collections::HashMap;
+
 use names::{replace_idents, sym_names, PLACEHOLDER};
 
 /// Health of the primary chart above which `null_space_atlas` looks no further.
@@ -132,7 +134,7 @@ pub fn module(
     let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
     let mut taken = taken;
     let names = sym_names(&coord_names, &param_names, &mut taken);
-    let mut map = names::local_names(&tokens, &taken);
+    let mut map = HashMap::new();
     for (from, to) in [
         (&placeholders.coord, &names.coord),
         (&placeholders.vel, &names.vel),
@@ -142,7 +144,7 @@ pub fn module(
             map.insert(a.to_string(), b.clone());
         }
     }
-    Ok((replace_idents(tokens, &map), stats))
+    Ok((replace_idents(tokens, &mut map, &taken), stats))
 }
 
 fn module_with(

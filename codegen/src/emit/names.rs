@@ -1,7 +1,7 @@
 //! Local names in generated code: the user's names are allocated around the names the
 //! generated code binds itself, read off the emitted tokens.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Ident, TokenStream};
 use quote::format_ident;
@@ -11,17 +11,48 @@ use super::expr::SymNames;
 /// Prefix of the placeholder names of [`module`]'s first emission.
 pub(crate) const PLACEHOLDER: &str = "__mechgen_sym";
 
-/// Replaces the identifiers named in `map` (by their text) throughout `ts`.
-pub(crate) fn replace_idents(ts: TokenStream, map: &HashMap<String, Ident>) -> TokenStream {
+/// Replaces the placeholders throughout `ts`: those named in `map` (by their text), and
+/// every [`local`] by its name free of `taken` (found as it is met: one pass over the
+/// tokens, one reused buffer for the identifiers' text).
+pub(crate) fn replace_idents(
+    ts: TokenStream,
+    map: &mut HashMap<String, Ident>,
+    taken: &HashSet<String>,
+) -> TokenStream {
+    let mut buf = String::new();
+    replace_in(ts, map, taken, &mut buf)
+}
+
+fn replace_in(
+    ts: TokenStream,
+    map: &mut HashMap<String, Ident>,
+    taken: &HashSet<String>,
+    buf: &mut String,
+) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
+    use std::fmt::Write as _;
     ts.into_iter()
         .map(|tt| match tt {
-            TokenTree::Ident(id) => match map.get(&id.to_string()) {
-                Some(new) => TokenTree::Ident(new.clone()),
-                None => TokenTree::Ident(id),
-            },
+            TokenTree::Ident(id) => {
+                buf.clear();
+                let _ = write!(buf, "{id}");
+                if !buf.starts_with(PLACEHOLDER) {
+                    return TokenTree::Ident(id);
+                }
+                if let Some(new) = map.get(buf.as_str()) {
+                    return TokenTree::Ident(new.clone());
+                }
+                match buf.strip_prefix(LOCAL) {
+                    Some(base) => {
+                        let new = local_name(base, taken);
+                        map.insert(buf.clone(), new.clone());
+                        TokenTree::Ident(new)
+                    }
+                    None => TokenTree::Ident(id),
+                }
+            }
             TokenTree::Group(g) => {
-                let mut ng = Group::new(g.delimiter(), replace_idents(g.stream(), map));
+                let mut ng = Group::new(g.delimiter(), replace_in(g.stream(), map, taken, buf));
                 ng.set_span(g.span());
                 TokenTree::Group(ng)
             }
@@ -183,39 +214,17 @@ const LOCAL: &str = "__mechgen_sym_local_";
 
 /// A local of generated code that gives way to the user's names: `base` unless a
 /// coordinate, velocity or parameter (or an item) is named so, else `base_`, `base__`, …
-/// (see [`local_names`]). The user's names are the ones users read and write in docs
+/// (see [`replace_idents`]). The user's names are the ones users read and write in docs
 /// and diffs; the locals are the generated code's own.
 pub(crate) fn local(base: &str) -> Ident {
     format_ident!("{}{}", LOCAL, base)
 }
 
-/// The placeholders of [`local`]s in `ts`, mapped to names free of `taken`.
-pub(crate) fn local_names(ts: &TokenStream, taken: &HashSet<String>) -> HashMap<String, Ident> {
-    fn collect(ts: TokenStream, out: &mut BTreeSet<String>) {
-        for tt in ts {
-            match tt {
-                proc_macro2::TokenTree::Ident(id) => {
-                    let s = id.to_string();
-                    if s.starts_with(LOCAL) {
-                        out.insert(s);
-                    }
-                }
-                proc_macro2::TokenTree::Group(g) => collect(g.stream(), out),
-                _ => {}
-            }
-        }
+/// The name of the [`local`] `base`: `base`, or `base_`, `base__`, … free of `taken`.
+fn local_name(base: &str, taken: &HashSet<String>) -> Ident {
+    let mut name = base.to_string();
+    while taken.contains(&name) {
+        name.push('_');
     }
-    let mut found = BTreeSet::new();
-    collect(ts.clone(), &mut found);
-    found
-        .into_iter()
-        .map(|p| {
-            let mut name = p[LOCAL.len()..].to_string();
-            while taken.contains(&name) {
-                name.push('_');
-            }
-            let id = format_ident!("{}", name);
-            (p, id)
-        })
-        .collect()
+    format_ident!("{}", name)
 }
