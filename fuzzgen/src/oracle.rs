@@ -414,12 +414,11 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
         models(tokens).map_err(|e| Finding::new(Kind::ModelsDisagree, e.message.clone()))?;
     for m in &mut ms {
         let jac = derive::jacobian(m);
-        let nq = m.coords.len();
         let p: Vec<f64> = m.params.iter().map(|p| p.default.unwrap_or(1.0)).collect();
         let q0: Vec<f64> = m.coords.iter().map(|c| c.nominal).collect();
         let roots: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
         let res = Evaluator::new(&m.arena, &roots);
-        let sparse = probe::SparseJacobian::new(&m.arena, &jac, nq);
+        let sparse = probe::SparseJacobian::new(&m.arena, &jac);
         // From the nominal, or (like the engine's probes) from nominals perturbed by
         // 5 %, 2.5 %, ... of `1 + |q0|`: a nominal on a singular point of the constraints
         // (`x² = c` at `x = 0`) still assembles nearby.
@@ -447,7 +446,7 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
                 ),
             ));
         };
-        let flat: Vec<ExprId> = jac.iter().flatten().copied().collect();
+        let flat: Vec<ExprId> = jac.nonzeros().map(|(_, _, e)| e).collect();
         let c = eval(&m.arena, &roots, &q, &p);
         let j = eval(&m.arena, &flat, &q, &p);
         if !c.iter().chain(&j).all(|v| v.is_finite()) {

@@ -40,7 +40,7 @@ pub const COMMENT_MARKER: &str = "__mechgen_comment";
 /// What emission needs besides the model: derivatives and the null-space analysis.
 pub struct Analysis<'a> {
     /// `C_J`, `NC × NQ`, row-major.
-    pub jacobian: &'a [Vec<ExprId>],
+    pub jacobian: &'a crate::derive::SymMatrix,
     /// `C_t`, `NC` entries.
     pub jacobian_t: &'a [ExprId],
     /// Null space and dependent solve.

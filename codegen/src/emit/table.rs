@@ -294,7 +294,10 @@ fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Inputs::Position,
         Shape::Matrix(Dim::Nc, Dim::Nq),
         "m",
-        nonzeros(an.jacobian, arena),
+        an.jacobian
+            .nonzeros()
+            .map(|(i, j, e)| (e, (i, j)))
+            .unzip(),
     );
     f.rows_are_constraints = true;
     f.implements = method(Trait::Mechanism, "jacobian", 1);

@@ -24,6 +24,7 @@
 //!   Positions are not bounded: leaving them at placeholder values for assembly to fill in
 //!   is common.
 
+use crate::derive::SymMatrix;
 use crate::error::{Error, Result};
 use crate::expr::{Arena, Evaluator, ExprId, Node, Sym};
 use crate::model::Model;
@@ -49,7 +50,7 @@ pub struct Checked {
 
 /// Runs the checks (see the module docs). `jacobian` is `C_J`, `NC × NQ`, row-major;
 /// `seed` the probe seed (parameters without a default get the same values as in probing).
-pub fn check(model: &mut Model, jacobian: &[Vec<ExprId>], seed: u64) -> Result<Checked> {
+pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Checked> {
     let mut out = Checked::default();
     let nq = model.coords.len();
     if model.constraints.is_empty() {
@@ -58,7 +59,7 @@ pub fn check(model: &mut Model, jacobian: &[Vec<ExprId>], seed: u64) -> Result<C
     let params = probe::real_params(model, &mut probe::rng(seed));
     // Equations that involve no coordinate.
     for (i, eq) in model.constraints.iter().enumerate() {
-        if jacobian[i].iter().all(|&e| model.arena.is_zero(e)) {
+        if jacobian.row(i).is_empty() {
             let v = eval1(&model.arena, eq.expr, &model.coords_nominal(), &params, 0.0);
             let truth = if model.arena.depends_on(eq.expr, Sym::Time) {
                 String::from("it depends only on time and parameters")
@@ -78,7 +79,7 @@ pub fn check(model: &mut Model, jacobian: &[Vec<ExprId>], seed: u64) -> Result<C
     }
     let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let res = Evaluator::new(&model.arena, &roots);
-    let jac = SparseJacobian::new(&model.arena, jacobian, nq);
+    let jac = SparseJacobian::new(&model.arena, jacobian);
     let q0 = model.coords_nominal();
     let c0 = eval_env(&res, &model.arena, &q0, &params, 0.0);
     if c0.iter().any(|v| !v.is_finite()) {

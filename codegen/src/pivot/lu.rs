@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::derive::SymMatrix;
 use crate::expr::{Arena, ExprId, Sym};
 
 /// Symbolic factors of the pivot rows.
@@ -33,18 +34,25 @@ impl Factors {
 
 /// Factors `A = P·C_J·Q` restricted to the `r` pivot rows: `rows` and `cols` give the
 /// permutations (`cols` lists all `n` columns, pivot columns first).
-pub fn factor(arena: &mut Arena, jac: &[Vec<ExprId>], rows: &[usize], cols: &[usize]) -> Factors {
+pub fn factor(arena: &mut Arena, jac: &SymMatrix, rows: &[usize], cols: &[usize]) -> Factors {
     let r = rows.len();
     let n = cols.len();
     let zero = arena.constant(0.0);
     let one = arena.constant(1.0);
+    // Position of each column in the permutation (the rows' nonzeros are read once).
+    let mut place = vec![usize::MAX; jac.ncols()];
+    for (c, &j) in cols.iter().enumerate() {
+        if j < place.len() {
+            place[j] = c;
+        }
+    }
     let mut u: Vec<BTreeMap<usize, ExprId>> = rows
         .iter()
         .map(|&i| {
-            cols.iter()
-                .enumerate()
-                .filter(|&(_, &j)| !arena.is_zero(jac[i][j]))
-                .map(|(c, &j)| (c, jac[i][j]))
+            jac.row(i)
+                .iter()
+                .filter(|&&(j, e)| place[j] != usize::MAX && !arena.is_zero(e))
+                .map(|&(j, e)| (place[j], e))
                 .collect()
         })
         .collect();

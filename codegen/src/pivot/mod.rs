@@ -13,6 +13,7 @@ pub mod walk;
 
 use num_complex::Complex64;
 
+use crate::derive::SymMatrix;
 use crate::error::{Error, Result};
 use crate::expr::{Evaluator, ExprId, Sym};
 use crate::model::Model;
@@ -76,7 +77,7 @@ pub struct Chart {
 /// and the factors (for the dependent solve).
 fn chart_code(
     model: &mut Model,
-    jacobian: &[Vec<ExprId>],
+    jacobian: &SymMatrix,
     order: &atlas::ChartOrder,
 ) -> (Chart, lu::Factors) {
     let r = order.rows.len();
@@ -86,13 +87,7 @@ fn chart_code(
     let row_scale = order
         .rows
         .iter()
-        .map(|&i| {
-            jacobian[i]
-                .iter()
-                .copied()
-                .filter(|&e| !model.arena.is_zero(e))
-                .collect()
-        })
+        .map(|&i| jacobian.row(i).iter().map(|&(_, e)| e).collect())
         .collect();
     let chart = Chart {
         independent: order.cols[r..].to_vec(),
@@ -118,11 +113,7 @@ const COMPLEX_PROBES: usize = 3;
 
 /// Probes `jacobian` (`NC × NQ`, row-major, entries in `model.arena`), chooses static pivots
 /// and runs the symbolic LU.
-pub fn analyze(
-    model: &mut Model,
-    jacobian: &[Vec<ExprId>],
-    opts: &PivotOptions,
-) -> Result<NullSpace> {
+pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> Result<NullSpace> {
     let nq = model.coords.len();
     let nc = model.constraints.len();
     let mut notes = Vec::new();
@@ -130,13 +121,9 @@ pub fn analyze(
     // and eliminates only these (memory and time grow with the nonzeros, not NC·NQ).
     let mut nz_pos: Vec<(usize, usize)> = Vec::new();
     let mut flat: Vec<ExprId> = Vec::new();
-    for (i, row) in jacobian.iter().enumerate() {
-        for (j, &e) in row.iter().enumerate() {
-            if !model.arena.is_zero(e) {
-                nz_pos.push((i, j));
-                flat.push(e);
-            }
-        }
+    for (i, j, e) in jacobian.nonzeros() {
+        nz_pos.push((i, j));
+        flat.push(e);
     }
     if nc == 0 {
         return Ok(unconstrained(model, jacobian));
@@ -149,7 +136,7 @@ pub fn analyze(
     let angles = probe::angle_coords(model);
     let residual_roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let res_eval = Evaluator::new(&model.arena, &residual_roots);
-    let jac_eval = probe::SparseJacobian::new(&model.arena, jacobian, nq);
+    let jac_eval = probe::SparseJacobian::new(&model.arena, jacobian);
     let mut rng = probe::rng(opts.seed);
     let params = probe::real_params(model, &mut rng);
 
@@ -291,20 +278,20 @@ pub fn analyze(
         if let Some((q0, t0)) = &best_start {
             // The motion left with the named coordinates held: C = 0 and q_i = q0_i.
             let a = &mut model.arena;
-            let (zero, one) = (a.constant(0.0), a.constant(1.0));
+            let one = a.constant(1.0);
             let mut res_roots = residual_roots.clone();
-            let mut extra_rows: Vec<Vec<ExprId>> = Vec::new();
+            let mut extra_rows: Vec<Vec<(usize, ExprId)>> = Vec::new();
             for &i in &model.independent {
                 let (x, c) = (a.sym(Sym::Coord(i as u32)), a.constant(q0[i]));
                 res_roots.push(a.sub(x, c));
-                let mut row = vec![zero; nq];
-                row[i] = one;
-                extra_rows.push(row);
+                extra_rows.push(vec![(i, one)]);
             }
             let walk_res = Evaluator::new(a, &res_roots);
             let walk_jac = probe::SparseJacobian::from_rows(
                 a,
-                jacobian.iter().chain(&extra_rows).map(|r| r.as_slice()),
+                jacobian
+                    .rows()
+                    .chain(extra_rows.iter().map(|r| r.as_slice())),
                 nq,
             );
             let pts = walk::walk(a, &walk_res, &walk_jac, (q0, *t0), &params, &mut rng);
@@ -422,7 +409,7 @@ pub fn analyze(
 
 /// A model without constraints (a tree in minimal coordinates): rank 0, every coordinate
 /// independent (the named ones first), `D = I`, and an empty dependent solve.
-fn unconstrained(model: &mut Model, jacobian: &[Vec<ExprId>]) -> NullSpace {
+fn unconstrained(model: &mut Model, jacobian: &SymMatrix) -> NullSpace {
     let nq = model.coords.len();
     let mut cols = model.independent.clone();
     cols.extend((0..nq).filter(|j| !model.independent.contains(j)));

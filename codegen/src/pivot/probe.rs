@@ -5,6 +5,7 @@ use num_complex::Complex64;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::derive::SymMatrix;
 use crate::expr::{Arena, Evaluator, ExprId, Func, Node, Scalar, Sym};
 use crate::model::Model;
 
@@ -123,15 +124,16 @@ pub struct SparseJacobian {
 
 impl SparseJacobian {
     /// Plans the evaluation of the nonzeros of `jacobian` (`NC × NQ`).
-    pub fn new(arena: &Arena, jacobian: &[Vec<ExprId>], nq: usize) -> Self {
-        Self::from_rows(arena, jacobian.iter().map(|r| r.as_slice()), nq)
+    pub fn new(arena: &Arena, jacobian: &SymMatrix) -> Self {
+        Self::from_rows(arena, jacobian.rows(), jacobian.ncols())
     }
 
-    /// Plans the evaluation of the nonzeros of the rows `rows` (each `NQ` long), without
-    /// needing them in one matrix (the manifold walk appends rows to `C_J` this way).
+    /// Plans the evaluation of the sparse rows `rows` (`(column, entry)`, columns below
+    /// `nq`), without needing them in one matrix (the manifold walk appends rows to `C_J`
+    /// this way).
     pub fn from_rows<'r>(
         arena: &Arena,
-        rows: impl Iterator<Item = &'r [ExprId]>,
+        rows: impl Iterator<Item = &'r [(usize, ExprId)]>,
         nq: usize,
     ) -> Self {
         let mut roots = Vec::new();
@@ -140,7 +142,7 @@ impl SparseJacobian {
         let mut nc = 0;
         for (r, row) in rows.enumerate() {
             nc = r + 1;
-            for (k, &e) in row.iter().enumerate() {
+            for &(k, e) in row {
                 if !arena.is_zero(e) {
                     by_col[k].push(roots.len());
                     roots.push(e);
