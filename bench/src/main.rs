@@ -190,7 +190,11 @@ fn targets(r: &Report) -> Vec<Target> {
             Some(g.total.median <= 20.0),
             "generate_str + pretty, wall time (pretty: prettyplease for the skeleton, flat bodies printed from tokens)",
         ));
-        let ns = g.stats.functions.iter().find(|f| f.name == "null_space_fixed");
+        let ns = g
+            .stats
+            .functions
+            .iter()
+            .find(|f| f.name == "null_space_fixed");
         if let Some(f) = ns {
             t.push(target(
                 "Stewart: null_space ≤ 1,000 arithmetic ops",
@@ -369,7 +373,9 @@ fn main() {
     let mut ops_series = Vec::new();
     for fam in ["four_bar_chain", "closed_chain"] {
         let t = family_points(&report.generation, fam, |g| g.total.median);
-        let o = family_points(&report.generation, fam, |g| g.ops_of("null_space_fixed") as f64);
+        let o = family_points(&report.generation, fam, |g| {
+            g.ops_of("null_space_fixed") as f64
+        });
         let et = exponent(format!("{fam}: generation time"), &t);
         let eo = exponent(format!("{fam}: null_space ops"), &o);
         time_series.push(Series {
