@@ -270,7 +270,7 @@ impl Builder {
         self
     }
 
-    /// Path of the facade crate in generated code (default `::mechgen`).
+    /// Path of the run-time crate (`mechgen`) in generated code (default `::mechgen`).
     pub fn crate_path(mut self, path: impl Into<String>) -> Self {
         self.crate_path = Some(path.into());
         self

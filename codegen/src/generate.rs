@@ -18,7 +18,7 @@ pub struct Options {
     /// Seed of the probe points (overridden by `#![seed = N]` in the input).
     pub seed: u64,
     /// Path under which generated code finds the runtime and nalgebra
-    /// (`::mechgen` for users of the facade crate).
+    /// (`::mechgen` for users of the run-time crate).
     pub crate_path: String,
     /// Write `//` comments naming each equation (pretty-printed output only; the proc
     /// macro leaves them out).

@@ -1153,3 +1153,13 @@ fn syntax_errors_of_several_items_are_reported_together() {
     let src = circle("    body b { mass = , com = vec2(x, y) }\n    coord w = ;\n");
     assert_eq!(err(&src).count(), 2, "{}", err(&src));
 }
+
+#[test]
+fn an_unknown_file_option_names_the_supported_ones() {
+    let src = format!("#![foo = 1]\n{}", circle(""));
+    let e = err(&src);
+    assert_eq!(
+        e.message,
+        "unknown option; the supported options are `#![seed = N]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
+    );
+}

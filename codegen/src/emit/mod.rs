@@ -54,7 +54,7 @@ pub struct Analysis<'a> {
 /// Options of emission.
 #[derive(Clone, Debug)]
 pub struct EmitOptions {
-    /// Path to the facade crate (`::mechgen`): generated code uses `#path::nalgebra` and
+    /// Path to the run-time crate (`::mechgen`): generated code uses `#path::nalgebra` and
     /// `#path::runtime`.
     pub crate_path: TokenStream,
     /// The scalar type.

@@ -452,7 +452,7 @@ impl Parse for File {
             } else {
                 return Err(syn::Error::new(
                     attr.span(),
-                    "unknown option; the supported file option is `#![seed = N]`",
+                    "unknown option; the supported options are `#![seed = N]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
                 ));
             }
         }
