@@ -18,8 +18,6 @@ pub struct Selection {
     pub pivots: Vec<(usize, usize)>,
     /// Score of each pivot: the minimum over probes of `|a|` relative to its equation's scale.
     pub scores: Vec<f64>,
-    /// Always 0: elimination stops when no entry is above [`NEGLIGIBLE`].
-    pub residual_score: f64,
 }
 
 /// Runs the shared elimination. `mats[p]` is probe `p`'s matrix (row-major, `m × n`),
@@ -110,6 +108,8 @@ pub fn eliminate_sparse(
     // Columns coupled to few equations make natural dependent coordinates; columns in
     // many equations (a platform pose, a driving crank) natural independent ones.
     let orig_col_count: Vec<usize> = col_nz.iter().map(|c| c.len()).collect();
+    // `MECHGEN_DEBUG_PIVOTS=1` prints each elimination step to stderr (documented in
+    // README, "Debugging the pivot choice").
     let debug = std::env::var_os("MECHGEN_DEBUG_PIVOTS").is_some();
     let mut row_done = vec![false; m];
     let mut col_done = vec![false; n];
@@ -292,9 +292,5 @@ pub fn eliminate_sparse(
             refresh!(i, j);
         }
     }
-    Selection {
-        pivots,
-        scores,
-        residual_score: 0.0,
-    }
+    Selection { pivots, scores }
 }
