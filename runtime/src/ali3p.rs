@@ -571,5 +571,6 @@ where
         lambda: lams,
         stats,
         switch_times: Vec::new(),
+        rank_drop_times: Vec::new(),
     })
 }

@@ -37,7 +37,9 @@ pub use assemble::{
 };
 pub use csv::write_csv;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
-pub use lagrange::{lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_RTOL};
+pub use lagrange::{
+    lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
+};
 pub use mechanism::{Dynamics, Mechanism};
 pub use nalgebra;
 pub use null_space::{
@@ -52,7 +54,7 @@ pub use projection::{
     projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
 pub use simulate::{
-    simulate_lagrange, simulate_projection, Integrator, SimOptions, SimStats, Trajectory,
+    simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
     DEFAULT_SWITCH_THRESHOLD, MAX_SWITCHES_PER_STEP,
 };
 pub use trig::sin_cos;

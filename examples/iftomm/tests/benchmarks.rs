@@ -5,7 +5,7 @@
 //! shorter spans, with the same tolerance and the same integrator settings as the
 //! release-mode table (`cargo run --release -p iftomm`), where it would not (A01: 50 s of
 //! 2000 s; A05: 2 s of 10 s). Where a route cannot do a problem, the test asserts the
-//! reported error (or, for A02 by the Lagrange route, the measured miss) and README.md
+//! reported error (A02 by the Lagrange route: the rank drop at the first flat position) and README.md
 //! records it.
 
 // Release builds only: simulated spans of tens of seconds in a debug build exceed the test
@@ -155,36 +155,43 @@ fn a02_projection_stops_at_the_first_flat_position_with_a_rank_loss_error() {
 }
 
 #[test]
-fn a02_lagrange_before_and_through_the_first_flat_passes() {
-    // The Lagrange route needs no partition. Up to 2.5 s (4 flat passes) it follows the
-    // parallelogram branch within 1e-3 for N = 1, 2, 3 at rtol 1e-6 (N = 40 is too slow
-    // for a debug test: a dense LU per right-hand side).
+fn a02_lagrange_meets_high_precision_up_to_the_first_flat_position() {
+    // The Lagrange route needs no partition: up to 0.65 s (the first flat position is at
+    // t ≈ 0.709 s for every N) it follows the parallelogram branch within 1e-3 for
+    // N = 1, 2, 3 at rtol 1e-6 (N = 40 is too slow for this test: an SVD per right-hand
+    // side).
     for n in [1usize, 2, 3] {
         ok(
             Problem::A02 { n },
             Route::Lagrange,
-            &opts(Problem::A02 { n }, 2.5),
+            &opts(Problem::A02 { n }, 0.65),
         );
     }
 }
 
 #[test]
-fn a02_lagrange_full_span_misses_high_precision() {
-    // Recorded failure (README): over the full 20 s the route completes without an error
-    // but B0 is 8.7e-3 m off the branch motion at rtol 1e-6, and at rtol 1e-8 it leaves the
-    // parallelogram branch at a flat position (B0 off by up to 2 m, energy still
-    // conserved). Neither is reported by the runtime. If this starts failing, the route
-    // got better: update README.md and turn this into a precision test.
-    let p = Problem::A02 { n: 1 };
-    let r = run(p, Route::Lagrange, &opts(p, 20.0)).expect("completes");
-    assert!(r.error > HIGH_PRECISION, "{:e}", r.error);
-    let tight = RunOptions {
-        rtol: 1e-8,
-        atol: 1e-10,
-        ..opts(p, 20.0)
-    };
-    let r = run(p, Route::Lagrange, &tight).expect("completes");
-    assert!(r.error > 1.0, "{:e}", r.error);
+fn a02_lagrange_stops_at_the_first_flat_position_with_a_rank_drop() {
+    // Before: over the full 20 s the route completed without an error but B0 was 8.7e-3 m
+    // off the branch motion at rtol 1e-6, and at rtol 1e-8 it left the parallelogram
+    // branch at a flat position (B0 off by 2 m, energy conserved), silently. Now the
+    // runtime reports the rank drop of the constraints (a bifurcation) at the first flat
+    // position and points to ALI3-P, for every N and tolerance.
+    for n in [1usize, 2, 3] {
+        for (rtol, atol) in [(1e-6, 1e-8), (1e-8, 1e-10)] {
+            let p = Problem::A02 { n };
+            let o = RunOptions {
+                rtol,
+                atol,
+                ..opts(p, 20.0)
+            };
+            let e = run(p, Route::Lagrange, &o).expect_err("a rank drop");
+            assert!(
+                e.message.contains("loses rank at t = 0.70")
+                    && e.message.contains("use simulate_ali3p"),
+                "N = {n}, rtol {rtol:e}: {e}"
+            );
+        }
+    }
 }
 
 #[test]
