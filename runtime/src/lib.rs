@@ -31,7 +31,7 @@ pub mod simulate;
 mod trig;
 pub mod velocity;
 
-pub use ali3p::{simulate_ali3p, Ali3pOptions, Tangent};
+pub use ali3p::{simulate_ali3p, Adaptive, Ali3pOptions, Tangent};
 pub use assemble::{
     assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
 };
