@@ -136,6 +136,9 @@ pub struct RunOptions {
     /// ALI3-P with step-size control ([`runtime::Adaptive`]) at this relative and absolute
     /// tolerance of the local position error; `None`: the fixed step `h`.
     pub ali3p_rtol: Option<f64>,
+    /// ALI3-P: steps sharing one finite-difference evaluation of the force derivatives
+    /// ([`runtime::Ali3pOptions::tangent_reuse`]).
+    pub tangent_reuse: usize,
 }
 
 /// The fixed step of the ALI3-P route per problem (s). A02: 2e-3, the high-precision level
@@ -168,6 +171,7 @@ impl RunOptions {
             atol,
             h: ali3p_step(problem),
             ali3p_rtol: None,
+            tangent_reuse: runtime::Ali3pOptions::default().tangent_reuse,
         }
     }
 }
@@ -280,6 +284,7 @@ where
             let o = runtime::Ali3pOptions {
                 h: opts.h,
                 output_times: sim.output_times.clone(),
+                tangent_reuse: opts.tangent_reuse,
                 adaptive: opts.ali3p_rtol.map(|r| runtime::Adaptive {
                     rtol: r,
                     atol: r,
