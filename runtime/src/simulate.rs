@@ -337,12 +337,6 @@ fn crosses_singularity(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> bool {
 
 /// The first `s ∈ [0, 1]` where the interpolant of [`crosses_singularity`] is singular.
 fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
-    crossings(j0, j1).map(|(s, _)| s)
-}
-
-/// [`crossing_point`] and the number of real eigenvalues `μ ≤ 0` (singular directions of
-/// the interpolant; `n` when `J₀` itself is singular or the quotient is not finite).
-fn crossings(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<(f64, usize)> {
     let n = j0.ncols();
     if n == 0 || j0.shape() != j1.shape() {
         return None;
@@ -350,29 +344,26 @@ fn crossings(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<(f64, usize)> {
     let a = if j0.nrows() == n {
         match j0.clone().full_piv_lu().solve(j1) {
             Some(a) => a,
-            None => return Some((0.0, n)),
+            None => return Some(0.0),
         }
     } else {
         match linalg::lstsq(j0, j1, 1e-13) {
             Some((a, _)) => a,
-            None => return Some((0.0, n)),
+            None => return Some(0.0),
         }
     };
     if !linalg::finite(a.as_slice()) {
-        return Some((0.0, n));
+        return Some(0.0);
     }
     let ident = DMatrix::<f64>::identity(n, n);
     if (&a - &ident).norm() < 1.0 {
         return None;
     }
-    let s: Vec<f64> = a
-        .complex_eigenvalues()
+    a.complex_eigenvalues()
         .iter()
         .filter(|mu| mu.re <= 0.0 && mu.im.abs() <= 1e-8 * mu.re.abs().max(1.0))
         .map(|mu| 1.0 / (1.0 - mu.re))
-        .collect();
-    let first = s.iter().copied().min_by(f64::total_cmp)?;
-    Some((first, s.len()))
+        .min_by(f64::total_cmp)
 }
 
 /// Remembers `J_dep` at the last projected state of the projection method and reports a
@@ -869,6 +860,24 @@ struct LagrangeSystem<
     rank_drops: Vec<f64>,
 }
 
+/// How many singular values of `C_J` changed sign from the state of `rs0` to the Jacobian
+/// `j1` (see [`LagrangeSystem::rank_drop`]); `None` for none.
+fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
+    let b1 = rs0.u.tr_mul(&(j1 * &rs0.v));
+    let d: Vec<f64> = rs0.sigma.iter().map(|x| 1.0 / x.sqrt()).collect();
+    let n = d.len();
+    let w = DMatrix::<f64>::from_fn(n, n, |a, b| 0.5 * (b1[(a, b)] + b1[(b, a)]) * d[a] * d[b]);
+    if !linalg::finite(w.as_slice()) {
+        return None;
+    }
+    let n = w
+        .symmetric_eigenvalues()
+        .iter()
+        .filter(|&&m| m <= 0.0)
+        .count();
+    (n > 0).then_some(n)
+}
+
 /// The model's generic rank `NQ − DOF`, capped at `NC`.
 fn generic_rank<const NQ: usize, const NC: usize, const DOF: usize>() -> usize {
     NQ.saturating_sub(DOF).min(NC)
@@ -905,17 +914,19 @@ where
         } else if let Some((t0, rs0)) = self.last.as_ref().filter(|(t0, _)| *t0 == t_prev) {
             // The leading block in the previous state's singular bases, B(q) = U₀ᵀ C_J(q) V₀:
             // B(q₀) = Σ₀ is regular; a rank drop between the states makes B singular (a left
-            // null vector of C_J there has a component in span U₀), which the linear
-            // interpolant shows as a real eigenvalue ≤ 0 of B₀⁻¹ B₁ (parity-free: several
-            // singular values crossing at once count). Only while the row space turns by
-            // less than 45° within the step (else B can turn singular without a rank drop).
+            // null vector of C_J there has a component in span U₀). While the singular
+            // vectors turn little within the step, B(q₁) is nearly diagonal with the signed
+            // singular values at q₁: a singular value that crossed zero shows as a negative
+            // eigenvalue of Σ₀^(−1/2) sym(B₁) Σ₀^(−1/2) (symmetric: real eigenvalues,
+            // robust where several cross at once — the windows of a parallelogram chain —,
+            // which the non-symmetric B₀⁻¹ B₁ splits into complex clusters). Only while the row space turns by less than 45° within the
+            // step (else B can turn singular without a rank drop).
             let turn = rs0.v.tr_mul(&rs1.v).singular_values().min();
             if turn >= std::f64::consts::FRAC_1_SQRT_2 {
-                let b0 = DMatrix::<f64>::from_diagonal(&nalgebra::DVector::from_column_slice(
-                    &rs0.sigma,
-                ));
-                let b1 = rs0.u.tr_mul(&(linalg::dmatrix(&j1) * &rs0.v));
-                if let Some((s, n)) = crossings(&b0, &b1) {
+                if let Some(n) = sign_flips(rs0, &linalg::dmatrix(&j1)) {
+                    // Where the smallest singular value, signed, crosses zero on the chord.
+                    let (a, b) = (rs0.sigma[r - 1], rs1.sigma[r - 1]);
+                    let s = if a + b > 0.0 { a / (a + b) } else { 0.5 };
                     found = Some(SimError::RankDrop {
                         t: t0 + s * (t - t0),
                         generic_rank: r,
