@@ -300,7 +300,7 @@ fn a03_a04_ali3p_full_span() {
 #[test]
 fn a05_ali3p_with_step_size_control_conserves_angular_momentum() {
     // Error control at tolerance 1e-7 on the local position error: 2,438 steps (38
-    // rejected; the fixed step of 5e-3 takes 2,000), L_z within 1e-3 N m s (measured 5.7e-4)
+    // rejected; the fixed step of 5e-3 takes 2,000), L_z within 1e-3 N m s (measured 6.1e-4)
     // over 10 s.
     let p = Problem::A05;
     let o = RunOptions {
