@@ -1013,11 +1013,15 @@ where
 /// formulation keeps whatever defect it starts with, and lets it grow linearly).
 ///
 /// No partition-crossing guard: after the initial assembly this route needs no
-/// independent coordinates.
+/// independent coordinates. A rank-drop guard instead: where `C_J` loses rank along the
+/// motion (at the start, at an accepted state, or between two), a bifurcation the index-1
+/// formulation cannot resolve, the run stops with [`SimError::RankDrop`] (or, with
+/// [`RankDrop::Continue`], records the time in [`Trajectory::rank_drop_times`]).
 /// The statistics report the accumulated defects and energy change ([`SimStats`]).
 ///
 /// Errors as [`simulate_projection`] ([`SimError::Dynamics`] with an indefinite or
-/// singular mass on the allowed motions, or non-finite forces).
+/// singular mass on the allowed motions, or non-finite forces), and
+/// [`SimError::RankDrop`].
 pub fn simulate_lagrange<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q0: &SVector<f64, NQ>,
     qd0: &SVector<f64, NQ>,
