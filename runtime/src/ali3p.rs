@@ -39,9 +39,12 @@
 //! with `W = M + (h/2) Cᵥ + (h²/4) K` in place of `M` is not used: with velocity-dependent
 //! forces `W` is not symmetric, and the projection would no longer be orthogonal.)
 //!
-//! The step is fixed (no error estimate): the run reports what it accumulated instead, the
-//! largest position- and velocity-level constraint residuals and the energy change
-//! ([`SimStats`]). Use [`simulate_ali3p`].
+//! The step is fixed by default (no error estimate): the run reports what it accumulated
+//! instead, the largest position- and velocity-level constraint residuals and the energy
+//! change ([`SimStats`]). With [`Ali3pOptions::adaptive`] the step follows a local error
+//! estimate (Zienkiewicz–Xie, [`Adaptive`]), failed Newton iterations are retried with
+//! smaller steps, and a diverging iteration is [`SimError::NoConvergence`]. Use
+//! [`simulate_ali3p`].
 
 use nalgebra::{SMatrix, SVector};
 
@@ -90,12 +93,21 @@ pub struct Ali3pOptions {
     /// 1.4e-5 m with 1e5, 7.0e-4 m with 1e6, 3.7e-3 m with 1e7 and 0.5 m with 1e9; with 1e4
     /// and below the multiplier iteration converges too slowly near the flat positions.
     pub penalty_factor: f64,
-    /// Newton stops when `‖Δq‖ ≤ tol · (1 + ‖q‖)` (Euclidean norms).
+    /// Newton stops when `‖Δq‖ ≤ tol · (1 + ‖q‖)` (Euclidean norms); with
+    /// [`Ali3pOptions::adaptive`] at most a tenth of its `rtol` is used.
     pub tol: f64,
     /// Largest number of Newton iterations per step; more is [`SimError::NoConvergence`].
     pub max_iterations: usize,
     /// Which force derivatives enter the tangent.
     pub tangent: Tangent,
+    /// [`Tangent::FiniteDifferences`]: the number of steps that share one evaluation of the
+    /// force derivatives `K`, `Cᵥ` (`2·NQ + 1` force evaluations, scaled by each step's `h`);
+    /// 1 evaluates them at every step, the default 10. They are evaluated afresh after a
+    /// step whose Newton iteration needed more than two iterations, and a failed iteration
+    /// is retried with fresh ones. Measured (fixed steps, `examples/iftomm/README.md`): A02
+    /// N = 1, 2, 3, 40 and A05 reach the same errors to two digits with 1, 5 and 20, with up
+    /// to 17× fewer force evaluations.
+    pub tangent_reuse: usize,
     /// Assemble `q0` (independent coordinates kept, [`crate::assemble::assemble`]) and
     /// project `q̇0` (independent velocities kept, [`crate::velocity::project_velocity`])
     /// before the first step. With `false` the initial state is used as given.
@@ -105,8 +117,57 @@ pub struct Ali3pOptions {
     /// Return the multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) at the output times.
     pub multipliers: bool,
     /// Largest number of steps before [`SimError::InvalidInput`] (guards against a tiny
-    /// `h` over a long span).
+    /// `h` over a long span). With [`Ali3pOptions::adaptive`]: the largest number of step
+    /// attempts (accepted and rejected), beyond which the run ends with
+    /// [`crate::error::OdeError::MaxSteps`].
     pub max_steps: usize,
+    /// Error control: `None` (the default) takes the fixed step `h`; `Some` adapts the step
+    /// to a local error estimate, `h` being the first step tried (see [`Adaptive`]).
+    pub adaptive: Option<Adaptive>,
+}
+
+/// Step-size control of [`simulate_ali3p`] by a local error estimate.
+///
+/// The trapezoidal rule (Newmark `β = 1/4`, `γ = 1/2`) makes the local position error
+/// `(β − 1/6) h³ q⃛ = (h³/12) q⃛`, estimated (Zienkiewicz and Xie) from the projected
+/// accelerations of the step as `(h²/12) (q̈ₙ₊₁ − q̈ₙ)`. A step is accepted when its
+/// weighted RMS norm, with weights `atol + rtol · max(|qₙ|, |qₙ₊₁|)` per coordinate, is at
+/// most 1; the next step is `h · clamp(0.9 · err^(−1/3), 0.2, 5)`
+/// (within `[h_min, h_max]`). A step whose Newton iteration fails (too many iterations, a
+/// growing correction, non-finite values at an iterate) is retried with `h / 4`. Steps
+/// are shortened to land on every output time. Below `h_min` the run ends with an error
+/// ([`SimError::NoConvergence`] after a Newton failure,
+/// [`crate::error::OdeError::StepSizeUnderflow`] after an error-test failure).
+///
+/// Milne's device (the difference of the predictor `qₙ + h q̇ₙ + (h²/2) q̈ₙ` and the
+/// converged positions) was tried first and left out: near the flat positions of A02 the
+/// difference carries the previous state's unconverged part in the direction where `C_J`
+/// loses rank (where a constraint residual `|C|` means a position error `~√|C|`), which does
+/// not shrink with the step: at rtol 1e-8 and 1e-9 the step underflowed (N = 2, 3). The
+/// estimate bounds the local error of a step, not the global error: over long spans
+/// (A02's 20 s of a pendulum-like motion) the phase error accumulates, and a fixed step
+/// with the same number of steps can be more accurate (`examples/iftomm/README.md`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Adaptive {
+    /// Relative tolerance of the local position error.
+    pub rtol: f64,
+    /// Absolute tolerance of the local position error (in the coordinates' units).
+    pub atol: f64,
+    /// Smallest step allowed (s).
+    pub h_min: f64,
+    /// Largest step allowed (s).
+    pub h_max: f64,
+}
+
+impl Default for Adaptive {
+    fn default() -> Self {
+        Adaptive {
+            rtol: 1e-6,
+            atol: 1e-8,
+            h_min: 1e-10,
+            h_max: f64::INFINITY,
+        }
+    }
 }
 
 impl Default for Ali3pOptions {
@@ -119,10 +180,12 @@ impl Default for Ali3pOptions {
             tol: 1e-8,
             max_iterations: 50,
             tangent: Tangent::FiniteDifferences,
+            tangent_reuse: 10,
             project_initial: true,
             assembly: AssemblyOptions::default(),
             multipliers: false,
             max_steps: 100_000_000,
+            adaptive: None,
         }
     }
 }
@@ -210,20 +273,46 @@ where
     Ok(f)
 }
 
-/// `(h/2) Cᵥ + (h²/4) K` by forward differences of the forces at `(q, q̇)`.
-fn force_tangent<M, const NQ: usize, const NC: usize, const DOF: usize>(
+/// `C_Jᵀ C_J`, row by row over each row's non-zero entries (constraint Jacobians are
+/// sparse: a chain's rows have a handful of entries, so this is `Σ_rows nnz²` instead of
+/// `NC · NQ²` operations). The dense product's sum of the same terms, the zero ones left
+/// out.
+fn gram<const NC: usize, const NQ: usize>(j: &SMatrix<f64, NC, NQ>) -> SMatrix<f64, NQ, NQ> {
+    let mut g = SMatrix::<f64, NQ, NQ>::zeros();
+    let mut idx = [0usize; NQ];
+    for r in 0..NC {
+        let mut n = 0;
+        for c in 0..NQ {
+            if j[(r, c)] != 0.0 {
+                idx[n] = c;
+                n += 1;
+            }
+        }
+        for &a in &idx[..n] {
+            let ja = j[(r, a)];
+            for &b in &idx[..n] {
+                g[(a, b)] += ja * j[(r, b)];
+            }
+        }
+    }
+    g
+}
+
+/// `K = −∂f/∂q` and `Cᵥ = −∂f/∂q̇` by forward differences of the forces at `(q, q̇)`.
+#[allow(clippy::type_complexity)]
+fn force_derivatives<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     qd: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
-    h: f64,
     calls: &mut usize,
-) -> Result<SMatrix<f64, NQ, NQ>, SimError>
+) -> Result<(SMatrix<f64, NQ, NQ>, SMatrix<f64, NQ, NQ>), SimError>
 where
     M: Dynamics<NQ, NC, DOF>,
 {
     let f0 = forces::<M, NQ, NC, DOF>(q, qd, p, t, calls)?;
-    let mut w = SMatrix::<f64, NQ, NQ>::zeros();
+    let mut kq = SMatrix::<f64, NQ, NQ>::zeros();
+    let mut cv = SMatrix::<f64, NQ, NQ>::zeros();
     let eps = f64::EPSILON.sqrt();
     for j in 0..NQ {
         let dq = eps * q[j].abs().max(1.0);
@@ -235,12 +324,11 @@ where
         vp[j] += dv;
         let fv = forces::<M, NQ, NC, DOF>(q, &vp, p, t, calls)?;
         for i in 0..NQ {
-            let k = -(fq[i] - f0[i]) / dq;
-            let c = -(fv[i] - f0[i]) / dv;
-            w[(i, j)] = 0.25 * h * h * k + 0.5 * h * c;
+            kq[(i, j)] = -(fq[i] - f0[i]) / dq;
+            cv[(i, j)] = -(fv[i] - f0[i]) / dv;
         }
     }
-    Ok(w)
+    Ok((kq, cv))
 }
 
 /// The accumulated defects of a run.
@@ -344,7 +432,8 @@ where
 }
 
 /// Simulates `M` from `(q0, q̇0)` over `[t0, t1]` by ALI3-P with the trapezoidal rule and the
-/// fixed step `opts.h` (see the [module documentation](self)).
+/// fixed step `opts.h`, or with step-size control ([`Ali3pOptions::adaptive`], see
+/// [`Adaptive`]) (see the [module documentation](self)).
 ///
 /// With `opts.project_initial` the initial state is assembled and its velocities projected
 /// first, keeping the independent coordinates and velocities (as
@@ -363,7 +452,11 @@ where
 /// `opts.max_steps` steps); [`SimError::Dynamics`] with [`DynamicsError::NonFinite`] when
 /// the initial state or any evaluated quantity (forces, mass matrix, Jacobian, the new
 /// state) is NaN or infinite; [`SimError::NoConvergence`] when a step's Newton iteration
-/// does not meet its tolerance in `opts.max_iterations` iterations;
+/// does not meet its tolerance in `opts.max_iterations` iterations or diverges (its
+/// correction grows, or an iterate gives non-finite values: `what` is then
+/// `"ALI3-P step (diverging)"`), with error control only once the step is below `h_min`;
+/// [`SimError::Integration`] with a step-size underflow or too many attempts (error
+/// control);
 /// [`SimError::SingularLeadingMatrix`] when the leading matrix is singular (neither Cholesky
 /// nor LU: a mass matrix singular on directions the constraints do not control);
 /// [`SimError::Assembly`] / [`SimError::Kinematics`] from the initial projection.
@@ -402,33 +495,52 @@ where
             ));
         }
     }
-    // Step counts per output interval, checked before any work.
+    if let Some(ad) = &opts.adaptive {
+        let tol_ok = |x: f64| x.is_finite() && x >= 0.0;
+        if !(tol_ok(ad.rtol) && tol_ok(ad.atol) && ad.rtol + ad.atol > 0.0) {
+            return Err(SimError::InvalidInput(
+                "adaptive tolerances must be finite, non-negative and not both zero",
+            ));
+        }
+        if !(ad.h_min.is_finite() && ad.h_min > 0.0 && ad.h_max >= ad.h_min) {
+            return Err(SimError::InvalidInput(
+                "adaptive step bounds need 0 < h_min <= h_max",
+            ));
+        }
+    }
+    // Fixed step: step counts per output interval, checked before any work.
     let mut counts = Vec::with_capacity(grid.len());
-    let mut total = 0usize;
-    for w in grid.windows(2) {
-        // An interval of k steps up to rounding (output times computed as k·T/n) is k steps,
-        // not k + 1.
-        let n = ((w[1] - w[0]) / opts.h - 1e-9).ceil().max(1.0);
-        if !(n.is_finite() && n <= opts.max_steps as f64) {
-            return Err(SimError::InvalidInput("more steps than max_steps"));
+    if opts.adaptive.is_none() {
+        let mut total = 0usize;
+        for w in grid.windows(2) {
+            // An interval of k steps up to rounding (output times computed as k·T/n) is k
+            // steps, not k + 1.
+            let n = ((w[1] - w[0]) / opts.h - 1e-9).ceil().max(1.0);
+            if !(n.is_finite() && n <= opts.max_steps as f64) {
+                return Err(SimError::InvalidInput("more steps than max_steps"));
+            }
+            let n = n as usize;
+            total = total.saturating_add(n);
+            if total > opts.max_steps {
+                return Err(SimError::InvalidInput("more steps than max_steps"));
+            }
+            counts.push(n);
         }
-        let n = n as usize;
-        total = total.saturating_add(n);
-        if total > opts.max_steps {
-            return Err(SimError::InvalidInput("more steps than max_steps"));
-        }
-        counts.push(n);
     }
     check_finite::<M, NQ, NC, DOF>("initial coordinates", t0, q0.as_slice())?;
     check_finite::<M, NQ, NC, DOF>("initial velocities", t0, qd0.as_slice())?;
 
-    let mut calls = 0usize;
-    let mut newton = 0usize;
+    let mut run = Run::<NQ> {
+        calls: 0,
+        newton: 0,
+        acc: Acc::default(),
+        tangent: None,
+    };
     let (mut q, mut qd) = (*q0, *qd0);
     if opts.project_initial {
         let asm = assemble::<M, NQ, NC, DOF>(&q, p, t0, &opts.assembly)
             .map_err(|source| SimError::Assembly { t: t0, source })?;
-        newton += asm.iterations;
+        run.newton += asm.iterations;
         q = asm.q;
         let threshold = if opts.assembly.pivot_threshold.is_finite() {
             opts.assembly.pivot_threshold
@@ -444,120 +556,138 @@ where
         return Err(SimError::SingularLeadingMatrix { t: t0 });
     }
     let alpha0 = opts.penalty_factor * mscale;
-    let (mut qdd, mut lambda) =
-        initial_accelerations::<M, NQ, NC, DOF>(&q, &qd, p, t0, alpha0, opts, &mut calls)?;
+    let (qdd, lambda) =
+        initial_accelerations::<M, NQ, NC, DOF>(&q, &qd, p, t0, alpha0, opts, &mut run.calls)?;
+    let mut state = State { q, qd, qdd, lambda };
+    // The penalty of a step of size h.
+    let alpha_of = |h: f64| {
+        opts.penalty
+            .unwrap_or(opts.penalty_factor * mscale * 4.0 / (h * h))
+    };
 
-    let mut acc = Acc::default();
-    acc.record::<M, NQ, NC, DOF>(&q, &qd, p, t0);
+    run.acc.record::<M, NQ, NC, DOF>(&state.q, &state.qd, p, t0);
     let mut ts = vec![t0];
-    let mut qs = vec![q];
-    let mut qds = vec![qd];
-    let mut lams = opts.multipliers.then(|| vec![-lambda]);
+    let mut qs = vec![state.q];
+    let mut qds = vec![state.qd];
+    let mut lams = opts.multipliers.then(|| vec![-state.lambda]);
     let mut steps = 0usize;
+    let mut rejected = 0usize;
+    let mut h_next = opts.h;
 
     for (k, w) in grid.windows(2).enumerate() {
-        let n = counts[k];
-        let h = (w[1] - w[0]) / n as f64;
-        let alpha = opts
-            .penalty
-            .unwrap_or(opts.penalty_factor * mscale * 4.0 / (h * h));
-        let (h2, hh4) = (2.0 / h, 0.25 * h * h);
-        for s in 0..n {
-            let t = if s + 1 == n {
-                w[1]
-            } else {
-                w[0] + (s + 1) as f64 * h
-            };
-            let vhat = -(q * h2 + qd);
-            let ahat = -(q * (4.0 / (h * h)) + qd * (4.0 / h) + qdd);
-            // Predictor.
-            let mut x = q + qd * h + qdd * (0.5 * h * h);
-            let wf = match opts.tangent {
-                Tangent::FiniteDifferences => {
-                    let v = x * h2 + vhat;
-                    force_tangent::<M, NQ, NC, DOF>(&x, &v, p, t, h, &mut calls)?
-                }
-                Tangent::MassOnly => SMatrix::<f64, NQ, NQ>::zeros(),
-            };
-            let mut converged = false;
-            let mut last_fac = None;
-            for it in 0..opts.max_iterations {
-                newton += 1;
-                let v = x * h2 + vhat;
-                let a = x * (4.0 / (h * h)) + ahat;
-                let m = M::mass_matrix(&x, p, t);
-                check_finite::<M, NQ, NC, DOF>("mass matrix", t, m.as_slice())?;
-                let c = M::residual(&x, p, t);
-                check_finite::<M, NQ, NC, DOF>("constraint residual", t, c.as_slice())?;
-                let j = M::jacobian(&x, p, t);
-                check_finite::<M, NQ, NC, DOF>("constraint Jacobian", t, j.as_slice())?;
-                if it > 0 {
-                    lambda += c * alpha;
-                }
-                let f = forces::<M, NQ, NC, DOF>(&x, &v, p, t, &mut calls)?;
-                let r = (m * a + j.transpose() * (c * alpha + lambda) - f) * hh4;
-                let tm = m + wf + j.transpose() * j * (alpha * hh4);
-                let fac = Factor::new(&tm).ok_or(SimError::SingularLeadingMatrix { t })?;
-                let dx = fac
-                    .solve(&(-r))
-                    .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("Newton correction", t, &[]))?;
-                x += dx;
-                if dx.norm() <= opts.tol * (1.0 + x.norm()) {
-                    converged = true;
-                    last_fac = Some((m, j));
-                    break;
+        match &opts.adaptive {
+            None => {
+                let n = counts[k];
+                let h = (w[1] - w[0]) / n as f64;
+                let alpha = alpha_of(h);
+                for s in 0..n {
+                    let t = if s + 1 == n {
+                        w[1]
+                    } else {
+                        w[0] + (s + 1) as f64 * h
+                    };
+                    match step::<M, NQ, NC, DOF>(&state, p, t, h, alpha, opts, &mut run)? {
+                        Outcome::Converged { next, .. } => state = next,
+                        Outcome::Failed { diverged } => {
+                            return Err(no_convergence(t, diverged, opts));
+                        }
+                    }
+                    steps += 1;
+                    run.acc.record::<M, NQ, NC, DOF>(&state.q, &state.qd, p, t);
                 }
             }
-            let Some((m0, j0)) = last_fac.filter(|_| converged) else {
-                return Err(SimError::NoConvergence {
-                    t,
-                    what: "ALI3-P step",
-                    iterations: opts.max_iterations,
-                });
-            };
-            check_finite::<M, NQ, NC, DOF>("coordinates", t, x.as_slice())?;
-            let c = M::residual(&x, p, t);
-            lambda += c * alpha;
-            // Mass-orthogonal projections with `P = M + (h²/4) C_Jᵀ α C_J` (symmetric
-            // positive definite; `M`, `C_J` of the last iteration, one correction of size
-            // ≤ tol away). Without constraints they are the identity.
-            let vstar = x * h2 + vhat;
-            let astar = x * (4.0 / (h * h)) + ahat;
-            let ct = M::jacobian_t(&x, p, t);
-            let pm = m0 + j0.transpose() * j0 * (alpha * hh4);
-            let fac = Factor::new(&pm).ok_or(SimError::SingularLeadingMatrix { t })?;
-            let wm = m0;
-            let v = fac
-                .solve(&(wm * vstar - j0.transpose() * ct * (alpha * hh4)))
-                .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("velocities", t, vstar.as_slice()))?;
-            let g = M::gamma(&x, &v, p, t);
-            check_finite::<M, NQ, NC, DOF>("gamma", t, g.as_slice())?;
-            let a = fac
-                .solve(&(wm * astar + j0.transpose() * g * (alpha * hh4)))
-                .ok_or_else(|| {
-                    non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice())
-                })?;
-            acc.max_velocity_correction = max_nan(acc.max_velocity_correction, (v - vstar).amax());
-            q = x;
-            qd = v;
-            qdd = a;
-            steps += 1;
-            acc.record::<M, NQ, NC, DOF>(&q, &qd, p, t);
+            Some(ad) => {
+                let mut t = w[0];
+                while t < w[1] {
+                    if steps + rejected >= opts.max_steps {
+                        return Err(SimError::Integration(crate::error::OdeError::MaxSteps {
+                            t,
+                            steps: steps + rejected,
+                        }));
+                    }
+                    let want = h_next.clamp(ad.h_min, ad.h_max);
+                    let remaining = w[1] - t;
+                    // Land on the output time: the last step ends there exactly, and a
+                    // remainder shorter than a step is split in two equal steps.
+                    let (h, last) = if want >= remaining * (1.0 - 1e-12) {
+                        (remaining, true)
+                    } else if 2.0 * want > remaining {
+                        (0.5 * remaining, false)
+                    } else {
+                        (want, false)
+                    };
+                    let clipped = h < want;
+                    let tn = if last { w[1] } else { t + h };
+                    let outcome =
+                        step::<M, NQ, NC, DOF>(&state, p, tn, h, alpha_of(h), opts, &mut run)?;
+                    let next = match outcome {
+                        Outcome::Converged { next } => next,
+                        Outcome::Failed { diverged } => {
+                            rejected += 1;
+                            h_next = 0.25 * h;
+                            if h_next < ad.h_min {
+                                return Err(no_convergence(tn, diverged, opts));
+                            }
+                            continue;
+                        }
+                    };
+                    // The local error of the positions ≈ (β − 1/6) h² (q̈ₙ₊₁ − q̈ₙ), β = 1/4.
+                    let mut sum = 0.0;
+                    for i in 0..NQ {
+                        let sc = ad.atol + ad.rtol * state.q[i].abs().max(next.q[i].abs());
+                        let e = h * h / 12.0 * (next.qdd[i] - state.qdd[i]) / sc;
+                        sum += e * e;
+                    }
+                    let err = if NQ == 0 {
+                        0.0
+                    } else {
+                        (sum / NQ as f64).sqrt()
+                    };
+                    let fac = if err.is_nan() {
+                        0.2
+                    } else if err == 0.0 {
+                        5.0
+                    } else {
+                        (0.9 * err.powf(-1.0 / 3.0)).clamp(0.2, 5.0)
+                    };
+                    if err <= 1.0 {
+                        state = next;
+                        t = tn;
+                        steps += 1;
+                        run.acc.record::<M, NQ, NC, DOF>(&state.q, &state.qd, p, t);
+                        // A step shortened to land on an output time does not shrink the
+                        // next one unless its error asks for it.
+                        if !(clipped && fac >= 1.0) {
+                            h_next = h * fac;
+                        }
+                    } else {
+                        rejected += 1;
+                        h_next = h * fac;
+                        if h_next < ad.h_min {
+                            return Err(SimError::Integration(
+                                crate::error::OdeError::StepSizeUnderflow { t, h: h_next },
+                            ));
+                        }
+                    }
+                }
+            }
         }
         ts.push(w[1]);
-        qs.push(q);
-        qds.push(qd);
+        qs.push(state.q);
+        qds.push(state.qd);
         if let Some(l) = lams.as_mut() {
-            l.push(-lambda);
+            l.push(-state.lambda);
         }
     }
+    let acc = run.acc;
     let stats = SimStats {
         ode: Stats {
             steps,
-            rhs_calls: calls,
+            rejected,
+            rhs_calls: run.calls,
             ..Stats::default()
         },
-        newton_iterations: newton,
+        newton_iterations: run.newton,
         max_residual: acc.max_residual,
         max_velocity_correction: acc.max_velocity_correction,
         max_velocity_residual: acc.max_velocity_residual,
@@ -571,5 +701,268 @@ where
         lambda: lams,
         stats,
         switch_times: Vec::new(),
+        rank_drop_times: Vec::new(),
     })
+}
+
+/// The counters of a run, and the force derivatives `(K, Cᵥ)` kept for
+/// [`Ali3pOptions::tangent_reuse`] steps with the number of steps they served.
+struct Run<const NQ: usize> {
+    calls: usize,
+    newton: usize,
+    acc: Acc,
+    #[allow(clippy::type_complexity)]
+    tangent: Option<(SMatrix<f64, NQ, NQ>, SMatrix<f64, NQ, NQ>, usize)>,
+}
+
+/// The state carried from step to step: `q`, `q̇`, `q̈` and the multipliers of the
+/// formulation.
+#[derive(Clone, Copy)]
+struct State<const NQ: usize, const NC: usize> {
+    q: SVector<f64, NQ>,
+    qd: SVector<f64, NQ>,
+    qdd: SVector<f64, NQ>,
+    lambda: SVector<f64, NC>,
+}
+
+/// The outcome of one step attempt.
+enum Outcome<const NQ: usize, const NC: usize> {
+    /// Newton converged: the projected new state.
+    Converged { next: State<NQ, NC> },
+    /// Newton did not converge within the iterations allowed, or diverged.
+    Failed { diverged: bool },
+}
+
+/// The Newton tolerance: `opts.tol`, and with error control at most a tenth of the error
+/// control's `rtol` (`atol` when `rtol` is 0): the iteration's own error must stay below the
+/// local error it is compared with, or the estimate carries the unconverged part, which
+/// does not shrink with the step, and the step size underflows (measured on A02 at rtol
+/// 1e-9: with the default `tol` 1e-8 or with `tol = rtol`, N = 2 and 3 underflow at a flat
+/// position; with `rtol / 10` they run).
+fn newton_tol(opts: &Ali3pOptions) -> f64 {
+    match &opts.adaptive {
+        None => opts.tol,
+        Some(ad) => opts
+            .tol
+            .min(0.1 * if ad.rtol > 0.0 { ad.rtol } else { ad.atol }),
+    }
+}
+
+/// Largest ratio of successive Newton corrections with which a step keeps the tangent's
+/// factorisation (modified Newton); above it the tangent is refactored at the new iterate.
+const REFACTOR_RATIO: f64 = 0.1;
+
+/// The error of a step whose Newton iteration failed.
+fn no_convergence(t: f64, diverged: bool, opts: &Ali3pOptions) -> SimError {
+    SimError::NoConvergence {
+        t,
+        what: if diverged {
+            "ALI3-P step (diverging)"
+        } else {
+            "ALI3-P step"
+        },
+        iterations: opts.max_iterations,
+    }
+}
+
+/// One trapezoidal step of size `h` from `s` to the time `t` with the penalty `alpha`:
+/// Newton on the scaled equilibrium (see the [module documentation](self)), then the
+/// mass-orthogonal projections of velocities and accelerations.
+///
+/// Divergence: a correction more than 4 times the previous one, or three growing in a row,
+/// or a non-finite value at an iterate after the first correction, is
+/// [`Outcome::Failed`] with `diverged` (the caller retries with a smaller step or reports
+/// [`SimError::NoConvergence`]); non-finite values at the predictor itself are errors.
+///
+/// With force derivatives kept from earlier steps ([`Ali3pOptions::tangent_reuse`]), a
+/// failed iteration or one that needed more than two iterations drops them; a failed one is
+/// retried at once with fresh derivatives.
+#[allow(clippy::too_many_arguments)]
+fn step<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    s: &State<NQ, NC>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    alpha: f64,
+    opts: &Ali3pOptions,
+    run: &mut Run<NQ>,
+) -> Result<Outcome<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let before = run.newton;
+    let kept = run.tangent.as_ref().is_some_and(|(_, _, age)| *age > 0);
+    let out = step_once::<M, NQ, NC, DOF>(s, p, t, h, alpha, opts, run)?;
+    let failed = matches!(out, Outcome::Failed { .. });
+    if failed || run.newton - before > 2 {
+        run.tangent = None;
+    }
+    if failed && kept && opts.tangent == Tangent::FiniteDifferences {
+        return step_once::<M, NQ, NC, DOF>(s, p, t, h, alpha, opts, run);
+    }
+    Ok(out)
+}
+
+/// One attempt of [`step`].
+#[allow(clippy::too_many_arguments)]
+fn step_once<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    s: &State<NQ, NC>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    alpha: f64,
+    opts: &Ali3pOptions,
+    run: &mut Run<NQ>,
+) -> Result<Outcome<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let (q, qd, qdd) = (s.q, s.qd, s.qdd);
+    let mut lambda = s.lambda;
+    let (h2, hh4) = (2.0 / h, 0.25 * h * h);
+    let vhat = -(q * h2 + qd);
+    let ahat = -(q * (4.0 / (h * h)) + qd * (4.0 / h) + qdd);
+    // Predictor.
+    let mut x = q + qd * h + qdd * (0.5 * h * h);
+    let wf = match opts.tangent {
+        Tangent::FiniteDifferences => {
+            let reuse = opts.tangent_reuse.max(1);
+            if run.tangent.as_ref().is_none_or(|(_, _, age)| *age >= reuse) {
+                let v = x * h2 + vhat;
+                let (kq, cv) = force_derivatives::<M, NQ, NC, DOF>(&x, &v, p, t, &mut run.calls)?;
+                run.tangent = Some((kq, cv, 0));
+            }
+            match run.tangent.as_mut() {
+                Some((kq, cv, age)) => {
+                    *age += 1;
+                    *kq * hh4 + *cv * (0.5 * h)
+                }
+                None => SMatrix::<f64, NQ, NQ>::zeros(),
+            }
+        }
+        Tangent::MassOnly => SMatrix::<f64, NQ, NQ>::zeros(),
+    };
+    #[allow(clippy::type_complexity)]
+    let mut last: Option<(
+        SMatrix<f64, NQ, NQ>,
+        SMatrix<f64, NC, NQ>,
+        SMatrix<f64, NQ, NQ>,
+    )> = None;
+    let mut prev_dx = f64::INFINITY;
+    let mut growing = 0usize;
+    // Modified Newton: the tangent's factorisation is kept while the iteration contracts
+    // well (ratio of successive corrections ≤ REFACTOR_RATIO), and refreshed otherwise. An
+    // iterate from a fresh factorisation stops on its correction (as full Newton), one from
+    // a kept one on the estimated remaining error θ/(1 − θ)·‖Δq‖ of a linear iteration.
+    let mut fac: Option<Factor<NQ>> = None;
+    for it in 0..opts.max_iterations {
+        run.newton += 1;
+        // After the first correction, a non-finite value is a symptom of divergence.
+        let eval = || -> Result<_, SimError> {
+            let v = x * h2 + vhat;
+            let a = x * (4.0 / (h * h)) + ahat;
+            let m = M::mass_matrix(&x, p, t);
+            check_finite::<M, NQ, NC, DOF>("mass matrix", t, m.as_slice())?;
+            let c = M::residual(&x, p, t);
+            check_finite::<M, NQ, NC, DOF>("constraint residual", t, c.as_slice())?;
+            let j = M::jacobian(&x, p, t);
+            check_finite::<M, NQ, NC, DOF>("constraint Jacobian", t, j.as_slice())?;
+            Ok((v, a, m, c, j))
+        };
+        let (v, a, m, c, j) = match eval() {
+            Ok(e) => e,
+            Err(_) if it > 0 => return Ok(Outcome::Failed { diverged: true }),
+            Err(e) => return Err(e),
+        };
+        if it > 0 {
+            lambda += c * alpha;
+        }
+        let f = match forces::<M, NQ, NC, DOF>(&x, &v, p, t, &mut run.calls) {
+            Ok(f) => f,
+            Err(_) if it > 0 => return Ok(Outcome::Failed { diverged: true }),
+            Err(e) => return Err(e),
+        };
+        let r = (m * a + j.transpose() * (c * alpha + lambda) - f) * hh4;
+        let jtj = gram(&j);
+        let fresh = fac.is_none();
+        if fresh {
+            let tm = m + wf + jtj * (alpha * hh4);
+            fac = Some(Factor::new(&tm).ok_or(SimError::SingularLeadingMatrix { t })?);
+        }
+        let Some(dx) = fac.as_ref().and_then(|f| f.solve(&(-r))) else {
+            if it > 0 {
+                return Ok(Outcome::Failed { diverged: true });
+            }
+            return Err(non_finite::<M, NQ, NC, DOF>("Newton correction", t, &[]));
+        };
+        x += dx;
+        let dn = dx.norm();
+        // With a kept factorisation the iteration converges linearly with the ratio θ:
+        // the remaining error is about θ/(1 − θ) times the last correction.
+        let theta = if prev_dx.is_finite() && prev_dx > 0.0 {
+            dn / prev_dx
+        } else {
+            0.0
+        };
+        let remaining = if fresh {
+            dn
+        } else if theta < 1.0 {
+            dn.max(dn * theta / (1.0 - theta))
+        } else {
+            f64::INFINITY
+        };
+        if remaining <= newton_tol(opts) * (1.0 + x.norm()) {
+            last = Some((m, j, jtj));
+            break;
+        }
+        if it > 0 && theta > REFACTOR_RATIO {
+            fac = None;
+        }
+        if dn > prev_dx {
+            growing += 1;
+            if dn > 4.0 * prev_dx || growing >= 3 {
+                return Ok(Outcome::Failed { diverged: true });
+            }
+        } else {
+            growing = 0;
+        }
+        prev_dx = dn;
+    }
+    let Some((m0, j0, jtj0)) = last else {
+        return Ok(Outcome::Failed { diverged: false });
+    };
+    if !linalg_finite(x.as_slice()) {
+        return Ok(Outcome::Failed { diverged: true });
+    }
+    let c = M::residual(&x, p, t);
+    lambda += c * alpha;
+    // Mass-orthogonal projections with `P = M + (h²/4) C_Jᵀ α C_J` (symmetric positive
+    // definite; `M`, `C_J` of the last iteration, one correction of size ≤ tol away).
+    // Without constraints they are the identity.
+    let vstar = x * h2 + vhat;
+    let astar = x * (4.0 / (h * h)) + ahat;
+    let ct = M::jacobian_t(&x, p, t);
+    let pm = m0 + jtj0 * (alpha * hh4);
+    let fac = Factor::new(&pm).ok_or(SimError::SingularLeadingMatrix { t })?;
+    let v = fac
+        .solve(&(m0 * vstar - j0.transpose() * ct * (alpha * hh4)))
+        .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("velocities", t, vstar.as_slice()))?;
+    let g = M::gamma(&x, &v, p, t);
+    check_finite::<M, NQ, NC, DOF>("gamma", t, g.as_slice())?;
+    let a = fac
+        .solve(&(m0 * astar + j0.transpose() * g * (alpha * hh4)))
+        .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice()))?;
+    run.acc.max_velocity_correction = max_nan(run.acc.max_velocity_correction, (v - vstar).amax());
+    Ok(Outcome::Converged {
+        next: State {
+            q: x,
+            qd: v,
+            qdd: a,
+            lambda,
+        },
+    })
+}
+
+fn linalg_finite(v: &[f64]) -> bool {
+    v.iter().all(|x| x.is_finite())
 }

@@ -28,6 +28,7 @@ fn field(name: &str) -> String {
 ///     lambda: None,
 ///     stats: SimStats::default(),
 ///     switch_times: Vec::new(),
+///     rank_drop_times: Vec::new(),
 /// };
 /// let mut out = Vec::new();
 /// write_csv(&mut out, &["x"], &traj)?;

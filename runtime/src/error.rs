@@ -506,6 +506,26 @@ pub enum SimError {
         /// Time of the evaluation.
         t: f64,
     },
+    /// The Lagrange route ([`crate::simulate::simulate_lagrange`]) reached a configuration
+    /// where the constraint Jacobian `C_J` loses rank along the motion (below the model's
+    /// generic rank `NQ − DOF`; redundant rows, a constant deficit, do not count): a
+    /// bifurcation, where several branches of the motion meet (the flat position of a
+    /// parallelogram). The index-1 formulation cannot tell which branch the motion follows,
+    /// and measured runs leave it silently; [`crate::ali3p::simulate_ali3p`] passes such
+    /// configurations. Detected at an accepted state with `σ_r / σ_max ≤`
+    /// [`crate::lagrange::RANK_DROP_RATIO`], or where the leading `r × r` block of `C_J` in
+    /// the previous state's singular bases turns singular within a step (a singular value
+    /// crossing zero between two accepted states).
+    RankDrop {
+        /// Time of the rank drop (within a step: estimated on the chord).
+        t: f64,
+        /// The generic rank `NQ − DOF` (capped at `NC`).
+        generic_rank: usize,
+        /// The rank there: the leading singular values with `σ / σ_max` above the cut.
+        rank: usize,
+        /// `σ_r / σ_max` at the nearest accepted state.
+        ratio: f64,
+    },
     /// The initial state of an unprojected simulation (`project: false`) is not on the
     /// constraint manifold: `‖C(q0)‖ > tol` or `‖C_J q̇0 + C_t‖ > tol · max(1, ‖q̇0‖)`,
     /// `tol = max(opts.assembly.tol, 1e-9)`.
@@ -561,6 +581,19 @@ impl fmt::Display for SimError {
                 f,
                 "the leading matrix M + (h/2)C + (h²/4)(C_Jᵀ α C_J + K) is singular at t = {t}: \
                  a motion the constraints do not control has no inertia"
+            ),
+            SimError::RankDrop {
+                t,
+                generic_rank,
+                rank,
+                ratio,
+            } => write!(
+                f,
+                "the constraint Jacobian loses rank at t = {t:.6} (rank {rank} of {generic_rank}, \
+                 σ_{generic_rank}/σ_1 = {ratio:.2e} at the nearest step): the motion passes a \
+                 bifurcation, where branches of the motion meet, and the index-1 Lagrange route \
+                 cannot tell which one it follows; use simulate_ali3p, which passes such \
+                 configurations"
             ),
             SimError::OffManifold {
                 t,

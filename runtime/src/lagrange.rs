@@ -59,6 +59,75 @@ use crate::mechanism::Dynamics;
 /// treated as zero (`√ε`, see the [module documentation](self)).
 pub const RANK_RTOL: f64 = 1.4901161193847656e-8;
 
+/// The cut of the rank-drop guard of [`crate::simulate::simulate_lagrange`] on the ratio
+/// `σ_r / σ_max` of `C_J` (`r = NQ − DOF`, the model's generic rank): `√RANK_RTOL = 2⁻¹³ ≈
+/// 1.2e-4`, the same cut [`RANK_RTOL`] applied to the squared singular values (the
+/// eigenvalues of `C_J C_Jᵀ`).
+///
+/// Why squared: the index-1 formulation keeps whatever constraint defect `c = C(q)` a step
+/// leaves (the post-step projection removes it only at accepted states), so within a step
+/// the motion follows the level set `C = c`. Near a bifurcation (two branches crossing, a
+/// rank drop of `C_J`) that level set is two hyperbola-like curves that do not meet: it keeps
+/// a distance `≈ √|c|` from the crossing, where `σ_r ∝` that distance, and it turns onto
+/// the other branch. Measured on A02 (N = 1, rtol 1e-6 and 1e-8): at every flat position
+/// the accepted states reach `σ_r / σ_max = 2.6e-7 … 6.8e-7` (never the solve's cut
+/// `1.5e-8`: the step size collapses first, to ~4e-8 s), the multipliers grow from ~13 to
+/// 1e12 … 1e14, and the run continues on either branch. A regular motion of a regular
+/// mechanism does not come near `σ_r / σ_max = 1.2e-4`.
+pub const RANK_DROP_RATIO: f64 = 1.220703125e-4;
+
+/// The leading singular triplets of `C_J` up to a rank `r`: `u` (`NC × r`), `v` (`NQ × r`),
+/// `sigma` (descending), and `ratio = σ_r / σ_max` (0 for a vanishing Jacobian).
+pub(crate) struct RowSpace {
+    pub(crate) u: DMatrix<f64>,
+    pub(crate) v: DMatrix<f64>,
+    pub(crate) sigma: Vec<f64>,
+    pub(crate) ratio: f64,
+}
+
+/// The SVD of `j` (padded to at least `NQ` rows so that `V` is complete), the singular
+/// values ordered by decreasing size: `(U, Vᵀ, σ, order)`. `None` when the SVD fails.
+#[allow(clippy::type_complexity)]
+fn ordered_svd<const NQ: usize, const NC: usize>(
+    j: &SMatrix<f64, NC, NQ>,
+) -> Option<(DMatrix<f64>, DMatrix<f64>, DVector<f64>, Vec<usize>)> {
+    let rows = NC.max(NQ);
+    let mut jp = DMatrix::<f64>::zeros(rows, NQ);
+    jp.view_mut((0, 0), (NC, NQ)).copy_from(j);
+    let svd = linalg::svd(jp)?;
+    let (u, vt) = (svd.u?, svd.v_t?);
+    let sv = svd.singular_values;
+    if vt.nrows() != NQ || sv.len() != NQ {
+        return None;
+    }
+    // Order by decreasing singular value (nalgebra does not promise an order).
+    let mut order: Vec<usize> = (0..NQ).collect();
+    order.sort_by(|&a, &b| sv[b].total_cmp(&sv[a]).then(a.cmp(&b)));
+    Some((u, vt, sv, order))
+}
+
+/// The leading `r` singular triplets of `j` (`1 ≤ r ≤ min(NC, NQ)`); `None` for a
+/// non-finite `j` or a failed SVD.
+pub(crate) fn row_space<const NQ: usize, const NC: usize>(
+    j: &SMatrix<f64, NC, NQ>,
+    r: usize,
+) -> Option<RowSpace> {
+    if r == 0 || r > NC.min(NQ) || !linalg::finite(j.as_slice()) {
+        return None;
+    }
+    let (u, vt, sv, order) = ordered_svd::<NQ, NC>(j)?;
+    let lead = &order[..r];
+    let sigma: Vec<f64> = lead.iter().map(|&k| sv[k]).collect();
+    let smax = sigma[0];
+    let ratio = if smax > 0.0 { sigma[r - 1] / smax } else { 0.0 };
+    Some(RowSpace {
+        u: DMatrix::<f64>::from_fn(NC, r, |i, a| u[(i, lead[a])]),
+        v: DMatrix::<f64>::from_fn(NQ, r, |c, a| vt[(lead[a], c)]),
+        sigma,
+        ratio,
+    })
+}
+
 /// Accelerations and multipliers of the Lagrange formulation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LagrangeAccelerations<const NQ: usize, const NC: usize> {
@@ -178,22 +247,8 @@ fn solve<const NQ: usize, const NC: usize>(
             what: "SVD of the constraint Jacobian",
         })
     };
-    // Pad to at least NQ rows so that V is complete (NQ × NQ).
-    let rows = NC.max(NQ);
-    let mut jp = DMatrix::<f64>::zeros(rows, NQ);
-    jp.view_mut((0, 0), (NC, NQ)).copy_from(j);
-    let svd = linalg::svd(jp).ok_or_else(svd_failed)?;
-    let (u, vt) = match (svd.u.as_ref(), svd.v_t.as_ref()) {
-        (Some(u), Some(vt)) => (u, vt),
-        _ => return Err(svd_failed()),
-    };
-    let sv = &svd.singular_values;
-    if vt.nrows() != NQ || sv.len() != NQ {
-        return Err(svd_failed());
-    }
-    // Order by decreasing singular value (nalgebra does not promise an order).
-    let mut order: Vec<usize> = (0..NQ).collect();
-    order.sort_by(|&a, &b| sv[b].total_cmp(&sv[a]).then(a.cmp(&b)));
+    let (u, vt, sv, order) = ordered_svd::<NQ, NC>(j).ok_or_else(svd_failed)?;
+    let (u, vt) = (&u, &vt);
     let smax = sv[order[0]];
     let rank = order
         .iter()

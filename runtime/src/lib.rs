@@ -31,13 +31,15 @@ pub mod simulate;
 mod trig;
 pub mod velocity;
 
-pub use ali3p::{simulate_ali3p, Ali3pOptions, Tangent};
+pub use ali3p::{simulate_ali3p, Adaptive, Ali3pOptions, Tangent};
 pub use assemble::{
     assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
 };
 pub use csv::write_csv;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
-pub use lagrange::{lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_RTOL};
+pub use lagrange::{
+    lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
+};
 pub use mechanism::{Dynamics, Mechanism};
 pub use nalgebra;
 pub use null_space::{
@@ -52,7 +54,7 @@ pub use projection::{
     projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
 pub use simulate::{
-    simulate_lagrange, simulate_projection, Integrator, SimOptions, SimStats, Trajectory,
+    simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
     DEFAULT_SWITCH_THRESHOLD, MAX_SWITCHES_PER_STEP,
 };
 pub use trig::sin_cos;

@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, SVector};
 
 use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions};
 use crate::error::{largest_entries, DynamicsError, KinematicsError, SimError};
-use crate::lagrange::lagrange_accelerations;
+use crate::lagrange::{lagrange_accelerations, row_space, RowSpace, RANK_DROP_RATIO};
 use crate::linalg;
 use crate::mechanism::Dynamics;
 use crate::null_space::{
@@ -77,6 +77,20 @@ pub struct SimOptions {
     /// Projection method: the chart health (see [`crate::null_space::chart_health`]) below
     /// which the independent coordinates are switched. Must lie in `[pivot_threshold, 1]`.
     pub switch_threshold: f64,
+    /// Lagrange route: what to do where the constraint Jacobian loses rank along the motion
+    /// (a bifurcation, see [`SimError::RankDrop`]).
+    pub rank_drop: RankDrop,
+}
+
+/// What [`simulate_lagrange`] does where `C_J` loses rank along the motion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankDrop {
+    /// Stop with [`SimError::RankDrop`] (the default: beyond a bifurcation the index-1 route
+    /// may follow another branch than the mechanism).
+    Error,
+    /// Carry on and list the times in [`Trajectory::rank_drop_times`]: the caller takes
+    /// responsibility for the branch (e.g. checks it against an invariant of its own).
+    Continue,
 }
 
 impl Default for SimOptions {
@@ -91,6 +105,7 @@ impl Default for SimOptions {
             baumgarte_tau: None,
             partition_switching: true,
             switch_threshold: DEFAULT_SWITCH_THRESHOLD,
+            rank_drop: RankDrop::Error,
         }
     }
 }
@@ -197,6 +212,9 @@ pub struct Trajectory<const NQ: usize, const NC: usize> {
     /// (ascending; a switch back to the generated coordinates counts too; empty for the
     /// Lagrange route).
     pub switch_times: Vec<f64>,
+    /// Lagrange route with [`RankDrop::Continue`]: the times at which `C_J` lost rank along
+    /// the motion (ascending; empty otherwise).
+    pub rank_drop_times: Vec<f64>,
 }
 
 pub(crate) fn output_grid(t0: f64, t1: f64, extra: &[f64]) -> Result<Vec<f64>, SimError> {
@@ -318,6 +336,12 @@ fn crosses_singularity(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> bool {
 }
 
 /// The first `s ∈ [0, 1]` where the interpolant of [`crosses_singularity`] is singular.
+///
+/// Eigenvalues `μ` with `Re μ ≤ 0` and `|Im μ| ≤ 0.1 |Re μ|` count as real: where several
+/// singular directions cross at once (the windows of a parallelogram chain at their flat
+/// position) `μ` is a multiple real eigenvalue, which rounding splits into a complex cluster
+/// of radius `~ε^(1/k)` (k-fold); a bound of `1e-8` missed A02 with N = 2, whose projection
+/// route then kept switching with ever smaller steps for over a minute instead of stopping.
 fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
     let n = j0.ncols();
     if n == 0 || j0.shape() != j1.shape() {
@@ -343,7 +367,7 @@ fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
     }
     a.complex_eigenvalues()
         .iter()
-        .filter(|mu| mu.re <= 0.0 && mu.im.abs() <= 1e-8 * mu.re.abs().max(1.0))
+        .filter(|mu| mu.re <= 0.0 && mu.im.abs() <= 0.1 * mu.re.abs())
         .map(|mu| 1.0 / (1.0 - mu.re))
         .min_by(f64::total_cmp)
 }
@@ -784,6 +808,7 @@ where
         lambda: opts.multipliers.then(|| Vec::with_capacity(out.len())),
         stats,
         switch_times,
+        rank_drop_times: Vec::new(),
     };
     for (t, y, chart) in out {
         let qd = if let Some(lams) = traj.lambda.as_mut() {
@@ -835,6 +860,104 @@ struct LagrangeSystem<
     opts: &'a SimOptions,
     newton: usize,
     defects: Defects,
+    /// The leading singular triplets of `C_J` at the last accepted state (rank-drop guard).
+    last: Option<(f64, RowSpace)>,
+    /// Rank drops passed with [`RankDrop::Continue`].
+    rank_drops: Vec<f64>,
+}
+
+/// How many singular values of `C_J` changed sign from the state of `rs0` to the Jacobian
+/// `j1` (see [`LagrangeSystem::rank_drop`]); `None` for none.
+fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
+    let b1 = rs0.u.tr_mul(&(j1 * &rs0.v));
+    let d: Vec<f64> = rs0.sigma.iter().map(|x| 1.0 / x.sqrt()).collect();
+    let n = d.len();
+    let w = DMatrix::<f64>::from_fn(n, n, |a, b| 0.5 * (b1[(a, b)] + b1[(b, a)]) * d[a] * d[b]);
+    if !linalg::finite(w.as_slice()) {
+        return None;
+    }
+    let n = w
+        .symmetric_eigenvalues()
+        .iter()
+        .filter(|&&m| m <= 0.0)
+        .count();
+    (n > 0).then_some(n)
+}
+
+/// The model's generic rank `NQ − DOF`, capped at `NC`.
+fn generic_rank<const NQ: usize, const NC: usize, const DOF: usize>() -> usize {
+    NQ.saturating_sub(DOF).min(NC)
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize> LagrangeSystem<'_, M, NQ, NC, DOF>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    /// The rank-drop guard ([`SimError::RankDrop`]) at the accepted state `(t, q)`, from the
+    /// last accepted state (`self.last`, at `t_prev`). Records the state for the next step.
+    /// A non-finite Jacobian or a failed SVD is left to the right-hand side to report.
+    fn rank_drop(&mut self, t_prev: f64, q: &SVector<f64, NQ>, t: f64) -> Option<SimError> {
+        let r = generic_rank::<NQ, NC, DOF>();
+        if r == 0 {
+            return None;
+        }
+        let j1 = M::jacobian(q, self.p, t);
+        let rs1 = row_space::<NQ, NC>(&j1, r)?;
+        let above = |rs: &RowSpace| {
+            rs.sigma
+                .iter()
+                .filter(|&&x| x > RANK_DROP_RATIO * rs.sigma[0])
+                .count()
+        };
+        let mut found = None;
+        if rs1.ratio <= RANK_DROP_RATIO {
+            found = Some(SimError::RankDrop {
+                t,
+                generic_rank: r,
+                rank: above(&rs1),
+                ratio: rs1.ratio,
+            });
+        } else if let Some((t0, rs0)) = self.last.as_ref().filter(|(t0, _)| *t0 == t_prev) {
+            // The leading block in the previous state's singular bases, B(q) = U₀ᵀ C_J(q) V₀:
+            // B(q₀) = Σ₀ is regular; a rank drop between the states makes B singular (a left
+            // null vector of C_J there has a component in span U₀). While the singular
+            // vectors turn little within the step, B(q₁) is nearly diagonal with the signed
+            // singular values at q₁: a singular value that crossed zero shows as a negative
+            // eigenvalue of Σ₀^(−1/2) sym(B₁) Σ₀^(−1/2) (symmetric: real eigenvalues,
+            // robust where several cross at once — the windows of a parallelogram chain —,
+            // which the non-symmetric B₀⁻¹ B₁ splits into complex clusters). Only while the row space turns by less than 45° within the
+            // step (else B can turn singular without a rank drop).
+            let turn = rs0.v.tr_mul(&rs1.v).singular_values().min();
+            if turn >= std::f64::consts::FRAC_1_SQRT_2 {
+                if let Some(n) = sign_flips(rs0, &linalg::dmatrix(&j1)) {
+                    // Where the smallest singular value, signed, crosses zero on the chord.
+                    let (a, b) = (rs0.sigma[r - 1], rs1.sigma[r - 1]);
+                    let s = if a + b > 0.0 { a / (a + b) } else { 0.5 };
+                    found = Some(SimError::RankDrop {
+                        t: t0 + s * (t - t0),
+                        generic_rank: r,
+                        rank: r.saturating_sub(n),
+                        ratio: rs0.ratio.min(rs1.ratio),
+                    });
+                }
+            }
+        }
+        self.last = Some((t, rs1));
+        found
+    }
+
+    /// Applies [`SimOptions::rank_drop`] to a detected rank drop.
+    fn on_rank_drop(&mut self, drop: Option<SimError>) -> Result<(), SimError> {
+        match (drop, self.opts.rank_drop) {
+            (None, _) => Ok(()),
+            (Some(e), RankDrop::Error) => Err(e),
+            (Some(SimError::RankDrop { t, .. }), RankDrop::Continue) => {
+                self.rank_drops.push(t);
+                Ok(())
+            }
+            (Some(e), RankDrop::Continue) => Err(e),
+        }
+    }
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize> OdeSystem<Pair<NQ, NQ>>
@@ -874,6 +997,17 @@ where
         self.defects.energy(M::energy(&y.a, &y.b, self.p, t));
         Ok(())
     }
+    fn accept(
+        &mut self,
+        t_prev: f64,
+        _y_prev: &Pair<NQ, NQ>,
+        t: f64,
+        y: &Pair<NQ, NQ>,
+    ) -> Result<StepControl, SimError> {
+        let drop = self.rank_drop(t_prev, &y.a, t);
+        self.on_rank_drop(drop)?;
+        Ok(StepControl::Continue)
+    }
 }
 
 /// Simulates with index-1 Lagrange multipliers (optionally Baumgarte-stabilised) from
@@ -885,11 +1019,15 @@ where
 /// formulation keeps whatever defect it starts with, and lets it grow linearly).
 ///
 /// No partition-crossing guard: after the initial assembly this route needs no
-/// independent coordinates.
+/// independent coordinates. A rank-drop guard instead: where `C_J` loses rank along the
+/// motion (at the start, at an accepted state, or between two), a bifurcation the index-1
+/// formulation cannot resolve, the run stops with [`SimError::RankDrop`] (or, with
+/// [`RankDrop::Continue`], records the time in [`Trajectory::rank_drop_times`]).
 /// The statistics report the accumulated defects and energy change ([`SimStats`]).
 ///
 /// Errors as [`simulate_projection`] ([`SimError::Dynamics`] with an indefinite or
-/// singular mass on the allowed motions, or non-finite forces).
+/// singular mass on the allowed motions, or non-finite forces), and
+/// [`SimError::RankDrop`].
 pub fn simulate_lagrange<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q0: &SVector<f64, NQ>,
     qd0: &SVector<f64, NQ>,
@@ -911,6 +1049,8 @@ where
         opts,
         newton: 0,
         defects: Defects::default(),
+        last: None,
+        rank_drops: Vec::new(),
     };
     let mut y0 = Pair::new(*q0, *qd0);
     if opts.project {
@@ -922,6 +1062,9 @@ where
         y0.b = project_velocity::<M, NQ, NC, DOF>(&y0.a, qd0, p, t0, opts.pivot_threshold)?;
     }
     sys.project(t0, &mut y0)?;
+    // Starting at a rank drop is one too (the branch is open from the start).
+    let drop = sys.rank_drop(t0, &y0.a, t0);
+    sys.on_rank_drop(drop)?;
     let sol = integrate(&mut sys, t0, y0, &grid, &opts.integrator)?;
     let mut traj = Trajectory {
         t: sol.t,
@@ -930,6 +1073,7 @@ where
         lambda: opts.multipliers.then(|| Vec::with_capacity(grid.len())),
         stats: sys.defects.into_stats(sol.stats, sys.newton, 0),
         switch_times: Vec::new(),
+        rank_drop_times: sys.rank_drops,
     };
     for (&t, y) in traj.t.iter().zip(sol.y.iter()) {
         if let Some(lams) = traj.lambda.as_mut() {

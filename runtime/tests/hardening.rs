@@ -11,8 +11,8 @@ use mechgen_runtime::ode::Dopri5Options;
 use mechgen_runtime::{
     assemble, lagrange_accelerations, null_space_checked, projection_accelerations,
     simulate_lagrange, simulate_projection, AssemblyError, AssemblyOptions, Dynamics,
-    DynamicsError, Integrator, KinematicsError, Mechanism, NullSpacePath, OdeError, Rk4Options,
-    SimError, SimOptions, DEFAULT_PIVOT_THRESHOLD as TH,
+    DynamicsError, Integrator, KinematicsError, Mechanism, NullSpacePath, OdeError, RankDrop,
+    Rk4Options, SimError, SimOptions, DEFAULT_PIVOT_THRESHOLD as TH,
 };
 use std::error::Error;
 
@@ -504,11 +504,38 @@ fn partition_guard_is_parity_free_and_lagrange_needs_no_partition() {
         matches!(err, SimError::PartitionCrossed { t_prev, t } if t_prev < t && t < 0.5),
         "{err}"
     );
-    // The Lagrange route runs through (its projections are minimum-norm) and conserves
-    // energy; the single Cartesian pendulum too.
+    // The Lagrange route needs no partition (its projections are minimum-norm), but the
+    // horizontal is a rank drop of the constraints themselves (rows (2x, 0, 0, 0),
+    // (1, 0, −1, 0), (0, 0, 2x, 0): rank 2 of 3), where the branches y2 = y1 and y2 = −y1
+    // meet: it reports it there.
     let qd0 = TwinPendulum::null_space(&q0, &p, 0.0).0 * 8.0;
-    let lag = simulate_lagrange::<TwinPendulum, 4, 3, 1>(&q0, &qd0, &p, 0.0, 2.0, &opts)
+    let err = simulate_lagrange::<TwinPendulum, 4, 3, 1>(&q0, &qd0, &p, 0.0, 2.0, &opts)
+        .expect_err("a rank drop at the horizontal");
+    let SimError::RankDrop {
+        t,
+        generic_rank,
+        rank,
+        ..
+    } = err
+    else {
+        panic!("{err}");
+    };
+    assert!(t > 0.05 && t < 0.15, "t = {t}");
+    assert_eq!((generic_rank, rank), (3, 2));
+    // Opted in, it runs through and conserves energy; the single Cartesian pendulum (no
+    // rank drop: one row, never zero) runs without an option.
+    let cont = SimOptions {
+        rank_drop: RankDrop::Continue,
+        ..opts.clone()
+    };
+    let lag = simulate_lagrange::<TwinPendulum, 4, 3, 1>(&q0, &qd0, &p, 0.0, 2.0, &cont)
         .expect("lagrange runs over the top");
+    assert!(!lag.rank_drop_times.is_empty());
+    assert!(
+        (lag.rank_drop_times[0] - t).abs() < 1e-9,
+        "{:?}",
+        lag.rank_drop_times
+    );
     let de = lag.stats.energy_change.expect("energy");
     assert!(de < 1e-6, "{de:.2e}"); // E ≈ 84 J: relative 1e-8
     assert!(

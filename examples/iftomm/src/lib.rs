@@ -131,8 +131,14 @@ pub struct RunOptions {
     pub rtol: f64,
     /// Absolute tolerance of Dormand–Prince 5(4).
     pub atol: f64,
-    /// Fixed step of the ALI3-P route (s).
+    /// Fixed step of the ALI3-P route (s); with `ali3p_rtol`, its first step.
     pub h: f64,
+    /// ALI3-P with step-size control ([`runtime::Adaptive`]) at this relative and absolute
+    /// tolerance of the local position error; `None`: the fixed step `h`.
+    pub ali3p_rtol: Option<f64>,
+    /// ALI3-P: steps sharing one finite-difference evaluation of the force derivatives
+    /// ([`runtime::Ali3pOptions::tangent_reuse`]).
+    pub tangent_reuse: usize,
 }
 
 /// The fixed step of the ALI3-P route per problem (s). A02: 2e-3, the high-precision level
@@ -164,6 +170,8 @@ impl RunOptions {
             rtol,
             atol,
             h: ali3p_step(problem),
+            ali3p_rtol: None,
+            tangent_reuse: runtime::Ali3pOptions::default().tangent_reuse,
         }
     }
 }
@@ -276,6 +284,12 @@ where
             let o = runtime::Ali3pOptions {
                 h: opts.h,
                 output_times: sim.output_times.clone(),
+                tangent_reuse: opts.tangent_reuse,
+                adaptive: opts.ali3p_rtol.map(|r| runtime::Adaptive {
+                    rtol: r,
+                    atol: r,
+                    ..runtime::Adaptive::default()
+                }),
                 ..runtime::Ali3pOptions::default()
             };
             runtime::simulate_ali3p::<M, NQ, NC, DOF>(q0, &qd0, p, 0.0, opts.t_end, &o)

@@ -3,9 +3,11 @@
 //! beside OpenSim 3.2's published CPU times.
 //!
 //! `cargo run --release -p iftomm [-- PROBLEM... [--rtol R] [--atol A] [--t-end T] [--h H]
-//! [--route projection|lagrange|ali3p]...]`
+//! [--ali3p-rtol R] [--tangent-reuse K] [--route projection|lagrange|ali3p]...]`
 //! (`PROBLEM`: a01, a02-1, a02-2, a02-3, a02-40, a03, a04, a05; default all; `--h`: the fixed
-//! step of the ALI3-P route; `--route`: the routes to run, default all three).
+//! step of the ALI3-P route (its first step with `--ali3p-rtol`); `--ali3p-rtol`: ALI3-P with
+//! step-size control at that tolerance; `--tangent-reuse`: steps sharing one evaluation of
+//! ALI3-P's force derivatives; `--route`: the routes to run, default all three).
 
 use iftomm::{opensim_time, run, sizes, Problem, Route, RunOptions, HIGH_PRECISION};
 
@@ -17,12 +19,16 @@ struct Args {
     atol: Option<f64>,
     t_end: Option<f64>,
     h: Option<f64>,
+    ali3p_rtol: Option<f64>,
+    tangent_reuse: Option<f64>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut problems = Vec::new();
     let mut routes = Vec::new();
     let (mut rtol, mut atol, mut t_end, mut h) = (None, None, None, None);
+    let mut ali3p_rtol = None;
+    let mut tangent_reuse = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> Result<Option<f64>, String> {
@@ -36,6 +42,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--atol" => atol = num("--atol")?,
             "--t-end" => t_end = num("--t-end")?,
             "--h" => h = num("--h")?,
+            "--ali3p-rtol" => ali3p_rtol = num("--ali3p-rtol")?,
+            "--tangent-reuse" => tangent_reuse = num("--tangent-reuse")?,
             "--route" => {
                 let v = it.next().ok_or("--route needs a value")?;
                 routes.push(match v.as_str() {
@@ -67,6 +75,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
         atol,
         t_end,
         h,
+        ali3p_rtol,
+        tangent_reuse,
     })
 }
 
@@ -79,6 +89,8 @@ fn main() {
         atol,
         t_end,
         h,
+        ali3p_rtol,
+        tangent_reuse,
     } = match parse(&args) {
         Ok(x) => x,
         Err(e) => {
@@ -99,13 +111,24 @@ fn main() {
         opts.atol = atol.unwrap_or(opts.atol);
         opts.t_end = t_end.unwrap_or(opts.t_end);
         opts.h = h.unwrap_or(opts.h);
+        opts.ali3p_rtol = ali3p_rtol;
+        if let Some(k) = tangent_reuse {
+            if !(k >= 1.0 && k.fract() == 0.0) {
+                eprintln!("--tangent-reuse needs a whole number of steps ≥ 1, not {k}");
+                std::process::exit(2);
+            }
+            opts.tangent_reuse = k as usize;
+        }
         let (nq, nc, dof) = sizes(problem);
         let opensim = opensim_time(problem)
             .map(|(cpu, span)| format!("{cpu} / {span}"))
             .unwrap_or_else(|| "–".into());
         for &route in &routes {
             let tol = match route {
-                Route::Ali3p => format!("h = {:e}", opts.h),
+                Route::Ali3p => match opts.ali3p_rtol {
+                    Some(r) => format!("adaptive, tol {r:.0e}"),
+                    None => format!("h = {:e}", opts.h),
+                },
                 _ => format!("{:.0e}", opts.rtol),
             };
             match run(problem, route, &opts) {
