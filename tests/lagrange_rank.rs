@@ -169,12 +169,20 @@ fn lagrange_route_runs_through_ten_flat_passes() {
             atol: 1e-8,
             ..Default::default()
         }),
+        // By default the route stops at a rank drop (a bifurcation: SimError::RankDrop);
+        // here it is asked to go on, and the rank drops are recorded.
+        rank_drop: runtime::RankDrop::Continue,
         ..Default::default()
     };
     let q0 = V3::new(th0, th0, 0.0);
     let qd0 = V3::new(w0, w0, 0.0);
     let lag = runtime::simulate_lagrange::<P, 3, 2, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
         .expect("Lagrange route through the flat positions");
+    assert!(
+        lag.rank_drop_times.len() >= 10,
+        "rank drops recorded at {:?}",
+        lag.rank_drop_times
+    );
     let g = p.g;
     let mut exact_rhs =
         |_t: f64, y: &V2| Ok::<_, std::convert::Infallible>(V2::new(y[1], exact(y[0], g)));

@@ -128,6 +128,8 @@ fn rk4_through_flat_positions_reports_the_defect() {
                 h,
                 ..Default::default()
             }),
+            // Through the bifurcations on purpose (the default stops at the first).
+            rank_drop: runtime::RankDrop::Continue,
             ..Default::default()
         };
         let lag = runtime::simulate_lagrange::<parallelogram::Model, 3, 2, 1>(
