@@ -5,8 +5,14 @@ use proc_macro2::Span;
 
 use crate::expr::{Arena, ExprId};
 
+mod builtin;
+mod call;
 pub mod dynamics;
+mod items;
 mod lower;
+mod lower_expr;
+mod scope;
+mod source;
 pub mod value;
 
 pub use lower::lower;

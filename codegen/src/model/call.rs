@@ -1,0 +1,220 @@
+//! Lowering of calls: `sin(x)` and `x.sin()`, `atan2`, `powi`, the vector and rotation
+//! functions and `der`, by [`Builtin`]; unknown names get a "did you mean" and the list
+//! of supported functions.
+
+use proc_macro2::Span;
+use syn::{Expr, Ident, Lit, UnOp};
+
+use super::builtin::{function_list, Builtin, MAX_POWI};
+use super::lower::Lowerer;
+use super::scope::{plain, Kind};
+use super::source::span_of;
+use super::value::{self, Value};
+use crate::error::{nearest, Error, Result};
+use crate::expr::{Arena, Sym};
+
+impl Lowerer {
+    /// Lowers the call of `name` with `args` (a method call's receiver first).
+    pub(super) fn call(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
+        let v = self.call_value(name, args, span)?;
+        self.finite(v, span)
+    }
+
+    /// [`Self::call`] before the finiteness check: resolves the function, checks the arity.
+    fn call_value(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
+        let s = name.to_string();
+        let Some(builtin) = Builtin::from_name(&s) else {
+            let hint = match nearest(&s, Builtin::ALL.iter().map(|b| b.name())) {
+                Some(n) => format!("did you mean `{n}`? "),
+                None => String::new(),
+            };
+            return Err(Error::new(
+                name.span(),
+                format!(
+                    "unknown function `{s}`; {hint}supported functions: {}",
+                    function_list()
+                ),
+            ));
+        };
+        let arity = builtin.arity();
+        if args.len() != arity {
+            return Err(Error::new(
+                span,
+                format!(
+                    "`{s}` takes {arity} argument{}, found {}",
+                    if arity == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        match builtin {
+            Builtin::Der => self.der(args[0]),
+            Builtin::Powi => {
+                let n = match integer_literal(args[1]) {
+                    Some(n) if n.unsigned_abs() <= MAX_POWI as u128 => n as i32,
+                    Some(n) => return Err(Error::spanned(
+                        &args[1],
+                        format!("the exponent of `powi` is {n}, beyond the supported bound |n| <= {MAX_POWI} (any base with |x| >= 2 overflows f64 at 2^{MAX_POWI}; write `exp(n * ln(x))` for larger powers)"),
+                    )),
+                    None => return Err(Error::spanned(
+                        &args[1],
+                        "the exponent of `powi` must be an integer literal, like `2` or `-1`",
+                    )),
+                };
+                let x = self.expr(args[0])?.scalar(span_of(args[0]))?;
+                Ok(Value::Scalar(self.arena.powi(x, n)))
+            }
+            _ => self.call_eager(builtin, name, args, span),
+        }
+    }
+
+    /// A call whose arguments are all lowered as expressions first.
+    fn call_eager(
+        &mut self,
+        builtin: Builtin,
+        name: &Ident,
+        args: &[&Expr],
+        span: Span,
+    ) -> Result<Value> {
+        let s = builtin.name();
+        let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
+        let a = &mut self.arena;
+        let scalar = |i: usize| vals[i].scalar(span_of(args[i]));
+        match builtin {
+            Builtin::Func(f) => {
+                let x = scalar(0)?;
+                Ok(Value::Scalar(a.func(f, x)))
+            }
+            Builtin::Atan2 => {
+                let (y, x) = (scalar(0)?, scalar(1)?);
+                Ok(Value::Scalar(a.atan2(y, x)))
+            }
+            Builtin::Vec2 => Ok(Value::Vec2([scalar(0)?, scalar(1)?])),
+            Builtin::Vec3 => Ok(Value::Vec3([scalar(0)?, scalar(1)?, scalar(2)?])),
+            Builtin::Dot => {
+                let (x, y) = (
+                    vals[0].vector(span_of(args[0]))?,
+                    vals[1].vector(span_of(args[1]))?,
+                );
+                if x.len() != y.len() {
+                    return Err(Error::new(
+                        span,
+                        format!(
+                            "`dot` of {} and {}: both must have the same size",
+                            vals[0].kind(),
+                            vals[1].kind()
+                        ),
+                    ));
+                }
+                Ok(Value::Scalar(value::dot(a, &x, &y)))
+            }
+            Builtin::Cross => cross(a, &vals[0], &vals[1], span),
+            Builtin::Norm | Builtin::NormSquared => {
+                let x = vals[0].vector(span_of(args[0]))?;
+                let n2 = value::dot(a, &x, &x);
+                Ok(Value::Scalar(if builtin == Builtin::Norm {
+                    a.sqrt(n2)
+                } else {
+                    n2
+                }))
+            }
+            Builtin::Rotate2d => {
+                let Value::Vec2(v) = &vals[0] else {
+                    return Err(Error::new(
+                        span_of(args[0]),
+                        format!("`rotate2d` rotates a 2-vector, found {}", vals[0].kind()),
+                    ));
+                };
+                Ok(Value::Vec2(rotate2d(a, v, scalar(1)?)))
+            }
+            Builtin::RotX | Builtin::RotY | Builtin::RotZ => {
+                let th = scalar(0)?;
+                let axis = match builtin {
+                    Builtin::RotX => 0,
+                    Builtin::RotY => 1,
+                    _ => 2,
+                };
+                Ok(Value::Mat3(value::rotation(a, axis, th)))
+            }
+            // Lowered by `call_value` before their arguments are.
+            Builtin::Der | Builtin::Powi => {
+                Err(Error::new(name.span(), format!("unknown function `{s}`")))
+            }
+        }
+    }
+
+    /// `der(q)`: the velocity of coordinate `q`, where velocities are allowed.
+    fn der(&mut self, arg: &Expr) -> Result<Value> {
+        if !self.allow_velocity {
+            return Err(Error::spanned(
+                &arg,
+                "`der(...)` (a velocity) is only allowed in forces: constraints, positions and orientations depend on coordinates and time only",
+            ));
+        }
+        let coord = match arg {
+            Expr::Path(p) => p.path.get_ident().and_then(|id| {
+                self.scope
+                    .get(&plain(id))
+                    .filter(|b| b.kind == Kind::Coord)
+                    .map(|b| b.index)
+            }),
+            _ => None,
+        };
+        match coord {
+            Some(i) => Ok(Value::Scalar(self.arena.sym(Sym::Vel(i as u32)))),
+            None => Err(Error::spanned(
+                &arg,
+                "`der` takes a coordinate name: `der(theta)` is the velocity of `theta`",
+            )),
+        }
+    }
+}
+
+/// An integer literal (possibly negated or parenthesised), at any size, for `powi`.
+fn integer_literal(e: &Expr) -> Option<i128> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<u64>().ok().map(i128::from),
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => integer_literal(&u.expr).map(|v| -v),
+        Expr::Paren(p) => integer_literal(&p.expr),
+        _ => None,
+    }
+}
+
+/// `cross(x, y)`: a 3-vector for two 3-vectors, the scalar z component for two 2-vectors.
+fn cross(a: &mut Arena, x: &Value, y: &Value, span: Span) -> Result<Value> {
+    match (x, y) {
+        (Value::Vec3(x), Value::Vec3(y)) => {
+            let c = |a: &mut Arena, i: usize, j: usize| {
+                let p = a.mul(x[i], y[j]);
+                let q = a.mul(x[j], y[i]);
+                a.sub(p, q)
+            };
+            Ok(Value::Vec3([c(a, 1, 2), c(a, 2, 0), c(a, 0, 1)]))
+        }
+        (Value::Vec2(x), Value::Vec2(y)) => {
+            let p = a.mul(x[0], y[1]);
+            let q = a.mul(x[1], y[0]);
+            Ok(Value::Scalar(a.sub(p, q)))
+        }
+        _ => Err(Error::new(
+            span,
+            format!("`cross` takes two 3-vectors (or two 2-vectors, giving the scalar z component), found {} and {}", x.kind(), y.kind()),
+        )),
+    }
+}
+
+/// The 2-vector `v` rotated by `th`.
+fn rotate2d(
+    a: &mut Arena,
+    v: &[crate::expr::ExprId; 2],
+    th: crate::expr::ExprId,
+) -> [crate::expr::ExprId; 2] {
+    let (c, sn) = (a.cos(th), a.sin(th));
+    let xc = a.mul(v[0], c);
+    let ys = a.mul(v[1], sn);
+    let xs = a.mul(v[0], sn);
+    let yc = a.mul(v[1], c);
+    [a.sub(xc, ys), a.add(xs, yc)]
+}

@@ -1,0 +1,423 @@
+//! The items of a module, one function each: `param`, `const`, `coord`, `let`,
+//! `constraint`, `independent`, `body`, `gravity`, `spring`, `force`, `mass_matrix` and
+//! `generalized_force`. Each adds to [`Parts`], the model under construction, or fails
+//! with the item's first error. A new item kind is a variant of `ast::Item`, an arm in
+//! [`Lowerer::item`] and a function here.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident};
+
+use super::dynamics::{Body, Dynamics, Inertia, Orientation, Spring};
+use super::lower::Lowerer;
+use super::scope::{plain, Kind};
+use super::source::{source_text, span_of};
+use super::value::Value;
+use super::{Coord, Equation, Param};
+use crate::error::{Error, Errors, Result};
+use crate::expr::{ExprId, Sym};
+use crate::parse::ast::{Field, Item};
+
+/// What the items of a module have added to the model so far.
+#[derive(Default)]
+pub(super) struct Parts<'m> {
+    /// Coordinates, in order.
+    pub(super) coords: Vec<Coord>,
+    /// Parameters, in order.
+    pub(super) params: Vec<Param>,
+    /// Scalar constraint equations, in order.
+    pub(super) constraints: Vec<Equation>,
+    /// Coordinates listed in `independent`.
+    pub(super) independent: Vec<usize>,
+    /// Span of the `independent` item.
+    pub(super) independent_span: Option<Span>,
+    /// Bodies, springs, forces, an explicit mass matrix.
+    pub(super) dynamics: Dynamics,
+    /// The gravity expression, for the dimension check against the bodies.
+    gravity_expr: Option<&'m Expr>,
+}
+
+impl Parts<'_> {
+    /// Gravity acts on every body: its dimension must be each body's (one error at most).
+    pub(super) fn check_gravity(&self, errors: &mut Errors) {
+        let (Some(g), Some(gexpr)) = (&self.dynamics.gravity, self.gravity_expr) else {
+            return;
+        };
+        for b in &self.dynamics.bodies {
+            if b.com.len() != g.len() {
+                let (gd, bd) = (g.len(), b.com.len());
+                errors.push(Error::spanned(
+                    gexpr,
+                    format!("gravity is a {gd}-vector but body `{}` moves in {bd} dimensions (its `com` is a {bd}-vector): a {gd}-D gravity would not act on it; give gravity as a {bd}-vector", b.name),
+                ));
+                break;
+            }
+        }
+    }
+}
+
+impl Lowerer {
+    /// Lowers one item into `parts`.
+    pub(super) fn item<'m>(&mut self, item: &'m Item, parts: &mut Parts<'m>) -> Result<()> {
+        match item {
+            Item::Param {
+                docs,
+                name,
+                default,
+            } => self.param(docs, name, default.as_ref(), parts),
+            Item::Const { name, value } => self.const_item(name, value),
+            Item::Coord { name, nominal } => self.coord(name, nominal.as_ref(), parts),
+            Item::Let { name, value } => {
+                let v = self.expr(value)?;
+                self.scope.declare(name, Kind::Let, v, 0)
+            }
+            Item::Constraint { equation } => self.constraint(equation, parts),
+            Item::Independent { names, span } => self.independent(names, *span, parts),
+            Item::Body { name, fields } => self.body(name, fields, parts),
+            Item::Gravity { value, span } => {
+                if parts.dynamics.gravity.is_some() {
+                    return Err(Error::new(*span, "gravity is given twice"));
+                }
+                parts.dynamics.gravity = Some(self.expr(value)?.vector(span_of(value))?);
+                parts.gravity_expr = Some(value);
+                Ok(())
+            }
+            Item::Spring { name, fields } => self.spring(name, fields, parts),
+            Item::Force { coord, value } => {
+                let i = self.scope.coord_index(coord)?;
+                let v = self.force(value)?;
+                parts.dynamics.coord_forces.push((i, v));
+                Ok(())
+            }
+            Item::MassMatrix { entries } => self.mass_matrix(entries, parts),
+            Item::GeneralizedForce { entries } => {
+                for f in entries {
+                    let i = self.scope.coord_index(&f.name)?;
+                    let v = self.force(&f.value)?;
+                    parts.dynamics.explicit_force.push((i, v));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `param NAME = default;`
+    fn param(
+        &mut self,
+        docs: &[String],
+        name: &Ident,
+        default: Option<&Expr>,
+        parts: &mut Parts,
+    ) -> Result<()> {
+        let d = match default {
+            Some(e) => Some(self.constant(e, "a parameter default")?),
+            None => None,
+        };
+        let i = parts.params.len();
+        let v = Value::Scalar(self.arena.sym(Sym::Param(i as u32)));
+        self.scope.declare(name, Kind::Param, v, i)?;
+        parts.params.push(Param {
+            name: plain(name),
+            default: d,
+            docs: docs.to_vec(),
+            span: name.span(),
+        });
+        Ok(())
+    }
+
+    /// `const NAME = value;`: folded to constants (a rotation matrix kept as it is).
+    fn const_item(&mut self, name: &Ident, value: &Expr) -> Result<()> {
+        let v = self.expr(value)?;
+        let mut comps = Vec::new();
+        for c in v.exprs() {
+            let syms = self.arena.symbols(&[c]);
+            if !syms.is_empty() {
+                return Err(Error::spanned(&value, "a `const` must be a constant expression (numbers, `pi` and other consts); use `param` or `let` for values that depend on parameters or coordinates"));
+            }
+            let x = self.arena.eval(&[c], &|_| 0.0f64)[0];
+            if !x.is_finite() {
+                return Err(Error::spanned(
+                    &value,
+                    format!("the constant `{name}` is not a finite number (it evaluates to {x})"),
+                ));
+            }
+            comps.push(self.arena.constant(x));
+        }
+        let folded = match v {
+            Value::Mat3(_) => v,
+            _ => Value::from_vec(&comps),
+        };
+        self.scope.declare(name, Kind::Const, folded, 0)
+    }
+
+    /// `coord NAME = nominal;`
+    fn coord(&mut self, name: &Ident, nominal: Option<&Expr>, parts: &mut Parts) -> Result<()> {
+        let n = match nominal {
+            Some(e) => self.constant(e, "a coordinate's nominal value")?,
+            None => 0.0,
+        };
+        let i = parts.coords.len();
+        let v = Value::Scalar(self.arena.sym(Sym::Coord(i as u32)));
+        self.scope.declare(name, Kind::Coord, v, i)?;
+        parts.coords.push(Coord {
+            name: plain(name),
+            nominal: n,
+            span: name.span(),
+        });
+        Ok(())
+    }
+
+    /// `constraint lhs == rhs;`: one scalar equation per component.
+    fn constraint(&mut self, equation: &Expr, parts: &mut Parts) -> Result<()> {
+        let Expr::Binary(b) = equation else {
+            let message = if matches!(equation, Expr::Assign(_)) {
+                "a constraint must be an equation `lhs == rhs`; `=` is assignment, write `==`"
+            } else {
+                "a constraint must be an equation `lhs == rhs`"
+            };
+            return Err(Error::spanned(&equation, message));
+        };
+        if !matches!(b.op, BinOp::Eq(_)) {
+            return Err(Error::spanned(
+                &equation,
+                "a constraint must be an equation `lhs == rhs`",
+            ));
+        }
+        let lhs = self.expr(&b.left)?;
+        let rhs = self.expr(&b.right)?;
+        let text = source_text(equation);
+        let (lc, rc) = match (lhs.components(), rhs.components()) {
+            (Some(x), Some(y)) if x.len() == y.len() => (x, y),
+            _ => {
+                return Err(Error::new(
+                    b.op.span(),
+                    format!(
+                        "the two sides of the equation differ: {} == {}",
+                        lhs.kind(),
+                        rhs.kind()
+                    ),
+                ))
+            }
+        };
+        let axes = ["x", "y", "z"];
+        for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
+            let e = self.arena.sub(x, y);
+            let label = if lc.len() == 1 {
+                text.clone()
+            } else {
+                format!("{text} [{}]", axes[k])
+            };
+            parts.constraints.push(Equation {
+                expr: e,
+                label,
+                span: span_of(equation),
+            });
+        }
+        Ok(())
+    }
+
+    /// `independent a, b;` (once per module).
+    fn independent(&mut self, names: &[Ident], span: Span, parts: &mut Parts) -> Result<()> {
+        if parts.independent_span.is_some() {
+            return Err(Error::new(
+                span,
+                "only one `independent` item is allowed; list all coordinates in it",
+            ));
+        }
+        parts.independent_span = Some(span);
+        for n in names {
+            let i = self.scope.coord_index(n)?;
+            if parts.independent.contains(&i) {
+                return Err(Error::new(n.span(), format!("`{n}` is listed twice")));
+            }
+            parts.independent.push(i);
+        }
+        Ok(())
+    }
+
+    /// `body NAME { mass, com, angle | rotation, inertia }`.
+    fn body(&mut self, name: &Ident, fields: &[Field], parts: &mut Parts) -> Result<()> {
+        let m = field_map(
+            fields,
+            &["mass", "inertia", "com", "angle", "rotation"],
+            "body",
+        )?;
+        let get = |k: &str| m.get(k).copied();
+        let mass_f = get("mass")
+            .ok_or_else(|| Error::new(name.span(), format!("body `{name}` needs a `mass`")))?;
+        let com_f = get("com").ok_or_else(|| {
+            Error::new(
+                name.span(),
+                format!("body `{name}` needs a `com` (centre-of-mass position)"),
+            )
+        })?;
+        let mass = self.expr(&mass_f.value)?.scalar(span_of(&mass_f.value))?;
+        let com = self.expr(&com_f.value)?.vector(span_of(&com_f.value))?;
+        let orientation = self.orientation(get("angle"), get("rotation"))?;
+        let inertia = match get("inertia") {
+            None => None,
+            Some(f) => Some(self.inertia(f, &orientation)?),
+        };
+        match (&orientation, com.len()) {
+            (Some(Orientation::Angle(_)), 3) => return Err(Error::spanned(&com_f.value, format!("body `{name}` is planar (it has an `angle`) but its `com` is a 3-vector: give a 2-vector, or a `rotation` for a spatial body"))),
+            (Some(Orientation::Rotation(_)), 2) => return Err(Error::spanned(&com_f.value, format!("body `{name}` is spatial (it has a `rotation`) but its `com` is a 2-vector: give a 3-vector, or an `angle` for a planar body"))),
+            _ => {}
+        }
+        parts.dynamics.bodies.push(Body {
+            name: plain(name),
+            mass,
+            inertia,
+            com,
+            orientation,
+            span: name.span(),
+        });
+        Ok(())
+    }
+
+    /// A body's `angle` (planar) or `rotation` (spatial), at most one of them.
+    fn orientation(
+        &mut self,
+        angle: Option<&Field>,
+        rotation: Option<&Field>,
+    ) -> Result<Option<Orientation>> {
+        Ok(match (angle, rotation) {
+            (Some(f), None) => Some(Orientation::Angle(self.expr(&f.value)?.scalar(span_of(&f.value))?)),
+            (None, Some(f)) => match self.expr(&f.value)? {
+                Value::Mat3(r) => Some(Orientation::Rotation(r)),
+                other => return Err(Error::spanned(&f.value, format!("`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}", other.kind()))),
+            },
+            (Some(f), Some(_)) => return Err(Error::new(f.name.span(), "give either `angle` (planar) or `rotation` (spatial), not both")),
+            (None, None) => None,
+        })
+    }
+
+    /// A body's `inertia`: a scalar for a planar body, principal moments for a spatial one.
+    fn inertia(&mut self, f: &Field, orientation: &Option<Orientation>) -> Result<Inertia> {
+        Ok(match (self.expr(&f.value)?, orientation) {
+            (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
+            (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
+            (v, Some(Orientation::Angle(_))) => {
+                return Err(Error::spanned(
+                    &f.value,
+                    format!("a planar body's inertia is a scalar, found {}", v.kind()),
+                ))
+            }
+            (v, Some(Orientation::Rotation(_))) => {
+                return Err(Error::spanned(
+                    &f.value,
+                    format!(
+                        "a spatial body's inertia is a 3-vector of principal moments, found {}",
+                        v.kind()
+                    ),
+                ))
+            }
+            (_, None) => {
+                return Err(Error::new(
+                    f.name.span(),
+                    "a body with `inertia` needs an `angle` (planar) or a `rotation` (spatial)",
+                ))
+            }
+        })
+    }
+
+    /// `spring NAME { a, b, stiffness, length, damping }`.
+    fn spring(&mut self, name: &Ident, fields: &[Field], parts: &mut Parts) -> Result<()> {
+        let m = field_map(
+            fields,
+            &["a", "b", "stiffness", "length", "damping"],
+            "spring",
+        )?;
+        let need = |k: &str| {
+            m.get(k).copied().ok_or_else(|| {
+                Error::new(
+                    name.span(),
+                    format!(
+                        "spring `{name}` needs `{k}` (fields: a, b, stiffness, length, damping)"
+                    ),
+                )
+            })
+        };
+        let (fa, fb, fk, fl) = (need("a")?, need("b")?, need("stiffness")?, need("length")?);
+        let a = self.expr(&fa.value)?.vector(span_of(&fa.value))?;
+        let b = self.expr(&fb.value)?.vector(span_of(&fb.value))?;
+        if a.len() != b.len() {
+            return Err(Error::spanned(
+                &fb.value,
+                "the two end points of a spring must have the same dimension",
+            ));
+        }
+        let stiffness = self.expr(&fk.value)?.scalar(span_of(&fk.value))?;
+        let length = self.expr(&fl.value)?.scalar(span_of(&fl.value))?;
+        let damping = match m.get("damping") {
+            Some(f) => self.expr(&f.value)?.scalar(span_of(&f.value))?,
+            None => self.arena.constant(0.0),
+        };
+        parts.dynamics.springs.push(Spring {
+            name: plain(name),
+            a,
+            b,
+            stiffness,
+            length,
+            damping,
+            span: name.span(),
+        });
+        Ok(())
+    }
+
+    /// A scalar force expression, where `der(q)` is allowed.
+    fn force(&mut self, value: &Expr) -> Result<ExprId> {
+        self.allow_velocity = true;
+        let v = self.expr(value).and_then(|v| v.scalar(span_of(value)));
+        self.allow_velocity = false;
+        v
+    }
+
+    /// `mass_matrix { (r, c): value, ... }`: symmetric, each pair once.
+    fn mass_matrix(&mut self, entries: &[(Ident, Ident, Expr)], parts: &mut Parts) -> Result<()> {
+        for (r, c, e) in entries {
+            let (i, j) = (self.scope.coord_index(r)?, self.scope.coord_index(c)?);
+            let v = self.expr(e)?.scalar(span_of(e))?;
+            let (i, j) = if i <= j { (i, j) } else { (j, i) };
+            if parts
+                .dynamics
+                .explicit_mass
+                .iter()
+                .any(|&(a, b, _)| (a, b) == (i, j))
+            {
+                return Err(Error::new(r.span(), format!("mass matrix entry ({r}, {c}) is given twice (the matrix is symmetric: give each pair once)")));
+            }
+            parts.dynamics.explicit_mass.push((i, j, v));
+        }
+        Ok(())
+    }
+}
+
+/// The fields of a `body` or `spring` by name: each one known (in `allowed`) and given once.
+fn field_map<'f>(
+    fields: &'f [Field],
+    allowed: &[&str],
+    owner: &str,
+) -> Result<HashMap<String, &'f Field>> {
+    let mut map = HashMap::new();
+    for f in fields {
+        let n = plain(&f.name);
+        if !allowed.contains(&n.as_str()) {
+            return Err(Error::new(
+                f.name.span(),
+                format!(
+                    "unknown field `{n}` of a {owner}; expected: {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        if map.insert(n.clone(), f).is_some() {
+            return Err(Error::new(
+                f.name.span(),
+                format!("field `{n}` given twice"),
+            ));
+        }
+    }
+    Ok(map)
+}
