@@ -20,5 +20,4 @@ fn main() {
     );
 }
 
-#[path = "common/mod.rs"]
-mod examples_common;
+use mechgen_test_support::report as examples_common;

@@ -5,7 +5,7 @@
 //! over a dense grid of its workspace, exactly at the vertical-link poses, and a four-bar
 //! whose named independent coordinate (the rocker) turns back at the toggles.
 
-mod common;
+use mechgen_test_support as common;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;

@@ -4,7 +4,7 @@
 //! of that mass matrix and of the potential, energy conservation, and the projection
 //! method against the Lagrange-multiplier formulation.
 
-mod common;
+use mechgen_test_support as common;
 
 use mechgen::nalgebra::{SMatrix, SVector, Vector2};
 use mechgen::runtime::{self, Dopri5Options, Dynamics, Integrator, Mechanism, SimOptions};

@@ -1,6 +1,6 @@
 //! Every example mechanism checked against independent computations.
 
-mod common;
+use mechgen_test_support as common;
 
 include!("../examples/mechanisms/slider_crank.rs");
 include!("../examples/mechanisms/spatial_slider_crank.rs");

@@ -4,7 +4,7 @@
 //! default threshold implies a basis within 1e-8 (largest principal angle) of the SVD null
 //! space, over 10,000 configurations per mechanism, many of them near singular ones.
 
-mod common;
+use mechgen_test_support as common;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;

@@ -7,7 +7,7 @@
 //! against energy conservation — the gyroscopic terms `ω × Iω` all enter. Last, a body whose
 //! mass and inertia vary with q and t (the path through Lagrange's equations of the energy).
 
-mod common;
+use mechgen_test_support as common;
 
 use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 use mechgen::runtime::{self, Dopri5Options, Dynamics, Integrator, Mechanism, SimOptions};

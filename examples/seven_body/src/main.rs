@@ -6,8 +6,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/andrews.rs"));
 
-#[path = "../../common/mod.rs"]
-mod examples_common;
+use mechgen_test_support::report as examples_common;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{self, Dopri5Options, Integrator, SimOptions};

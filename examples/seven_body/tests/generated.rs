@@ -2,8 +2,7 @@
 //! values at the consistent initial point (`../shared/mechanisms/andrews.md`).
 
 #![allow(clippy::excessive_precision)] // published values, quoted verbatim
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use mechgen_test_support as common;
 
 include!(concat!(env!("OUT_DIR"), "/andrews.rs"));
 

@@ -1,7 +1,6 @@
 //! The generated Stewart platform against independent computations.
 
-#[path = "../../../tests/common/mod.rs"]
-mod common;
+use mechgen_test_support as common;
 
 include!(concat!(env!("OUT_DIR"), "/stewart.rs"));
 

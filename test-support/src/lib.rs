@@ -1,7 +1,9 @@
-//! Checks shared by the tests of every example mechanism. Everything is compared with an
-//! independent computation: central finite differences, a direct evaluation of the
-//! expression DAG, nalgebra's SVD.
-#![allow(dead_code)]
+//! Checks shared by the tests of every example mechanism (a workspace-only crate, not
+//! published). Everything is compared with an independent computation: central finite
+//! differences, a direct evaluation of the expression DAG, nalgebra's SVD. The module
+//! [`report`] holds the timing and reporting helpers the example programs share.
+
+pub mod report;
 
 use mechgen::nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use mechgen::runtime::Mechanism;
