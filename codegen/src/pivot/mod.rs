@@ -8,7 +8,9 @@ pub mod atlas;
 pub mod check;
 mod lu;
 pub mod probe;
+mod rounding;
 pub mod select;
+mod sparse;
 pub mod walk;
 
 use num_complex::Complex64;
