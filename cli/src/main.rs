@@ -42,7 +42,10 @@ fn write_stdout(args: std::fmt::Arguments<'_>) {
     }
 }
 
-const BUILTIN: &str = include_str!("../../examples/stewart_platform/stewart.mech");
+/// The built-in mechanism (`mechgen generate` with no file): the Stewart platform. A copy of
+/// `examples/stewart_platform/stewart.mech` inside this package, so that it packages on its own;
+/// `tests/cli.rs` checks that the two stay equal.
+const BUILTIN: &str = include_str!("stewart.mech");
 
 /// Generate Rust for constrained mechanisms from `.mech` files.
 #[derive(Parser, Debug)]

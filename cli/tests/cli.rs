@@ -100,3 +100,22 @@ fn check_reports_a_located_error_with_status_one() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// The built-in mechanism is a copy of the Stewart example's source inside this package (so the
+/// package builds on its own): the two must not drift apart. Outside the workspace (a packaged
+/// crate) the example is absent and there is nothing to compare.
+#[test]
+fn builtin_is_the_stewart_example() {
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/stewart_platform/stewart.mech"
+    );
+    let Ok(example) = std::fs::read_to_string(example) else {
+        return;
+    };
+    let builtin = include_str!("../src/stewart.mech");
+    assert_eq!(
+        builtin, example,
+        "cli/src/stewart.mech differs from the example's file"
+    );
+}
