@@ -175,7 +175,10 @@ fn locate_one(path: &Path, src: &str, err: &crate::error::Error) -> BuildError {
 /// zero-width characters, else 1.
 pub(crate) fn char_width(c: char) -> usize {
     let u = c as u32;
-    let zero = matches!(u, 0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F);
+    let zero = matches!(
+        u,
+        0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F
+    );
     if zero {
         return 0;
     }

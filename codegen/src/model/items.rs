@@ -283,12 +283,26 @@ impl Lowerer {
         rotation: Option<&Field>,
     ) -> Result<Option<Orientation>> {
         Ok(match (angle, rotation) {
-            (Some(f), None) => Some(Orientation::Angle(self.expr(&f.value)?.scalar(span_of(&f.value))?)),
+            (Some(f), None) => {
+                let angle = self.expr(&f.value)?.scalar(span_of(&f.value))?;
+                Some(Orientation::Angle(angle))
+            }
             (None, Some(f)) => match self.expr(&f.value)? {
                 Value::Mat3(r) => Some(Orientation::Rotation(r)),
-                other => return Err(Error::spanned(&f.value, format!("`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}", other.kind()))),
+                other => {
+                    let message = format!(
+                        "`rotation` must be a 3×3 rotation matrix (`rot_z(a) * rot_x(b)`), found {}",
+                        other.kind()
+                    );
+                    return Err(Error::spanned(&f.value, message));
+                }
             },
-            (Some(f), Some(_)) => return Err(Error::new(f.name.span(), "give either `angle` (planar) or `rotation` (spatial), not both")),
+            (Some(f), Some(_)) => {
+                return Err(Error::new(
+                    f.name.span(),
+                    "give either `angle` (planar) or `rotation` (spatial), not both",
+                ))
+            }
             (None, None) => None,
         })
     }

@@ -57,8 +57,12 @@ fn main() {
     }
     let s = traj.stats;
     println!(
-        "  steps {} (rejected {}), RHS calls {}, projections {}, Newton iterations {}, numeric fallbacks {}",
-        s.ode.steps, s.ode.rejected, s.ode.rhs_calls, s.ode.projections, s.newton_iterations, s.numeric_fallbacks
+        "  steps {} (rejected {}), RHS calls {}, projections {}",
+        s.ode.steps, s.ode.rejected, s.ode.rhs_calls, s.ode.projections
+    );
+    println!(
+        "  Newton iterations {}, numeric fallbacks {}",
+        s.newton_iterations, s.numeric_fallbacks
     );
     println!("  wall time {:.2} ms", wall.as_secs_f64() * 1e3);
     println!("  |C(q(0.03))| = {:.2e}", m::residual(&q, &p, 0.03).norm());
