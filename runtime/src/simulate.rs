@@ -365,12 +365,25 @@ fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
     if (&a - &ident).norm() < 1.0 {
         return None;
     }
-    a.complex_eigenvalues()
-        .iter()
-        .filter(|mu| mu.re <= 0.0 && mu.im.abs() <= 0.1 * mu.re.abs())
-        .map(|mu| 1.0 / (1.0 - mu.re))
-        .min_by(f64::total_cmp)
+    // nalgebra's `complex_eigenvalues` iterates the Schur decomposition without a bound and
+    // did not return on a 40-window chain near its flat position (A02 with N = 40): bounded
+    // here, with the sign of `det A` (the classic test: an odd number of real eigenvalues
+    // `≤ 0`) as the answer when the iteration does not converge.
+    let det = a.determinant();
+    match nalgebra::linalg::Schur::try_new(a, f64::EPSILON, SCHUR_MAX_ITERATIONS_PER_ROW * n) {
+        Some(schur) => schur
+            .complex_eigenvalues()
+            .iter()
+            .filter(|mu| mu.re <= 0.0 && mu.im.abs() <= 0.1 * mu.re.abs())
+            .map(|mu| 1.0 / (1.0 - mu.re))
+            .min_by(f64::total_cmp),
+        None => (det <= 0.0 || det.is_nan()).then_some(0.5),
+    }
 }
+
+/// Iterations of the Schur decomposition per row in [`crossing_point`] before it gives up
+/// (typical: 2–4 per eigenvalue).
+const SCHUR_MAX_ITERATIONS_PER_ROW: usize = 30;
 
 /// Remembers `J_dep` at the last projected state of the projection method and reports a
 /// crossing of a configuration where the independent coordinates fail
