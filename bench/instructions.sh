@@ -19,7 +19,7 @@ total() {
 }
 printf '| mechanism | function | instructions per call |\n| --- | --- | ---: |\n'
 for m in "${mechs[@]}"; do
-  for f in residual jacobian null_space null_space_fixed solve_dependent; do
+  for f in residual jacobian jacobian_into jacobian_values null_space null_space_fixed solve_dependent separate kinematics; do
     a=$(total "$m" "$f" $n1)
     b=$(total "$m" "$f" $n2)
     printf '| %s | %s | %d |\n' "$m" "$f" $(( (b - a) / (n2 - n1) ))

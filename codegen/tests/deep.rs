@@ -166,7 +166,7 @@ fn sum_of_20000_terms_generates_with_the_right_residual() {
         // Through emission and pretty-printing: the residual's DAG is a chain 20,000 deep.
         let generated = generate_str(&src, &Options::default()).map(|g| {
             mechgen_codegen::pretty(&g.tokens)
-                .matches("pub fn residual")
+                .matches("pub fn residual(")
                 .count()
         });
         (r, generated.map_err(|e| e.message))

@@ -5,7 +5,10 @@
 //!
 //! MECHANISM: `slider_crank`, `spatial_slider_crank`, `andrews`, `stewart`,
 //! `four_bar_chain_64`, `closed_chain_16`. FUNCTION: `residual`, `jacobian`,
-//! `null_space` (the default, atlas or fixed), `null_space_fixed`, `solve_dependent`.
+//! `null_space` (the default, atlas or fixed), `null_space_fixed`, `solve_dependent`, and the
+//! output forms `jacobian_into` (into a reused matrix), `jacobian_values` (CSC values into a
+//! reused array), `kinematics` (fused C, C_J, D) against `separate` (`residual`, `jacobian`
+//! and `null_space_fixed` called one after the other).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -14,14 +17,20 @@ use mechgen::nalgebra::SVector;
 use mechgen::runtime::{self, AssemblyOptions, Mechanism};
 use mechgen_bench::generated as g;
 
-/// A generated `null_space_fixed`.
-type Basis<P, const NQ: usize, const DOF: usize> =
-    fn(&SVector<f64, NQ>, &P, f64) -> (mechgen::nalgebra::SMatrix<f64, NQ, DOF>, f64);
+/// The module functions that are not trait methods, as closures of `(q, p)` returning one
+/// entry of their output (so that the call is not optimised away).
+struct Extra<'a, P, const NQ: usize> {
+    fixed: &'a dyn Fn(&SVector<f64, NQ>, &P) -> f64,
+    jacobian_into: &'a dyn Fn(&SVector<f64, NQ>, &P) -> f64,
+    jacobian_values: &'a dyn Fn(&SVector<f64, NQ>, &P) -> f64,
+    kinematics: &'a dyn Fn(&SVector<f64, NQ>, &P) -> f64,
+    separate: &'a dyn Fn(&SVector<f64, NQ>, &P) -> f64,
+}
 
 fn run<M, const NQ: usize, const NC: usize, const DOF: usize>(
     function: &str,
     n: usize,
-    fixed: Basis<M::Params, NQ, DOF>,
+    extra: &Extra<'_, M::Params, NQ>,
 ) -> Result<f64, String>
 where
     M: Mechanism<NQ, NC, DOF>,
@@ -39,7 +48,11 @@ where
             "residual" => black_box(M::residual(black_box(&q), black_box(&p), 0.0))[0],
             "jacobian" => black_box(M::jacobian(black_box(&q), black_box(&p), 0.0))[0],
             "null_space" => black_box(M::null_space(black_box(&q), black_box(&p), 0.0)).1,
-            "null_space_fixed" => black_box(fixed(black_box(&q), black_box(&p), 0.0)).1,
+            "null_space_fixed" => (extra.fixed)(black_box(&q), black_box(&p)),
+            "jacobian_into" => (extra.jacobian_into)(black_box(&q), black_box(&p)),
+            "jacobian_values" => (extra.jacobian_values)(black_box(&q), black_box(&p)),
+            "kinematics" => (extra.kinematics)(black_box(&q), black_box(&p)),
+            "separate" => (extra.separate)(black_box(&q), black_box(&p)),
             "solve_dependent" => black_box(M::solve_dependent(
                 black_box(&q),
                 black_box(&p),
@@ -62,27 +75,44 @@ fn main() -> ExitCode {
         eprintln!("usage: calls MECHANISM FUNCTION N");
         return ExitCode::FAILURE;
     };
+    /// `run` on generated module `$m` with its [`Extra`] closures.
+    macro_rules! arm {
+        ($m:ident) => {{
+            use g::$m as m;
+            let jm = std::cell::RefCell::new(
+                mechgen::nalgebra::SMatrix::<f64, { m::NC }, { m::NQ }>::zeros(),
+            );
+            let vals = std::cell::RefCell::new([0.0; m::JACOBIAN_NNZ]);
+            let extra = Extra {
+                fixed: &|q, p| black_box(m::null_space_fixed(q, p, 0.0)).1,
+                jacobian_into: &|q, p| {
+                    let mut jm = jm.borrow_mut();
+                    m::jacobian_into(q, p, 0.0, &mut jm);
+                    black_box(&*jm)[0]
+                },
+                jacobian_values: &|q, p| {
+                    let mut v = vals.borrow_mut();
+                    m::jacobian_values(q, p, 0.0, &mut v);
+                    black_box(&*v)[0]
+                },
+                kinematics: &|q, p| black_box(m::kinematics(q, p, 0.0)).health,
+                separate: &|q, p| {
+                    let r = black_box(m::residual(q, p, 0.0));
+                    let j = black_box(m::jacobian(q, p, 0.0));
+                    let (d, h) = black_box(m::null_space_fixed(q, p, 0.0));
+                    r[0] + j[0] + d[0] + h
+                },
+            };
+            run::<m::Model, { m::NQ }, { m::NC }, { m::DOF }>(function, n, &extra)
+        }};
+    }
     let r = match mech.as_str() {
-        "slider_crank" => {
-            run::<g::slider_crank::Model, 3, 2, 1>(function, n, g::slider_crank::null_space_fixed)
-        }
-        "spatial_slider_crank" => run::<g::spatial_slider_crank::Model, 4, 3, 1>(
-            function,
-            n,
-            g::spatial_slider_crank::null_space_fixed,
-        ),
-        "andrews" => run::<g::andrews::Model, 7, 6, 1>(function, n, g::andrews::null_space_fixed),
-        "stewart" => run::<g::stewart::Model, 24, 18, 6>(function, n, g::stewart::null_space_fixed),
-        "four_bar_chain_64" => run::<g::four_bar_chain_64::Model, 129, 128, 1>(
-            function,
-            n,
-            g::four_bar_chain_64::null_space_fixed,
-        ),
-        "closed_chain_16" => run::<g::closed_chain_16::Model, 19, 2, 17>(
-            function,
-            n,
-            g::closed_chain_16::null_space_fixed,
-        ),
+        "slider_crank" => arm!(slider_crank),
+        "spatial_slider_crank" => arm!(spatial_slider_crank),
+        "andrews" => arm!(andrews),
+        "stewart" => arm!(stewart),
+        "four_bar_chain_64" => arm!(four_bar_chain_64),
+        "closed_chain_16" => arm!(closed_chain_16),
         other => Err(format!("unknown mechanism {other}")),
     };
     match r {

@@ -35,7 +35,9 @@ pub(crate) fn items(
     Ok((items, stats))
 }
 
-/// One straight-line function (and its chunks).
+/// One straight-line function (and its chunks): for an output of fixed shape, the body goes
+/// to `{name}_into`, which writes the structural nonzeros into the caller's storage, and
+/// `{name}` is a thin allocating wrapper around it (one body, two calling conventions).
 fn function(
     model: &Model,
     em: &Emitter<'_>,
@@ -55,27 +57,131 @@ fn function(
             None
         }
     })?;
-    let tail = output(model, f, &body.roots, opts);
-    let ret = f.shape.ret(ty);
     let doc = wrapped_doc(&f.doc);
     let name = format_ident!("{}", f.name);
     let params = &sig.params;
+    let args = &sig.args;
     let stmts = &body.stmts;
     let chunks = &body.chunks;
-    // The value of a scalar function is its last `let` (roots are always named).
-    let allow = if f.shape == Shape::Scalar {
-        quote!(#[allow(clippy::let_and_return)])
-    } else {
-        TokenStream::new()
-    };
-    let ts = quote! {
-        #(#chunks)*
-        #doc
-        #allow
-        #[inline]
-        pub fn #name(#params) -> #ret {
-            #stmts
-            #tail
+    let out = local("out");
+    let ts = match &f.shape {
+        Shape::Scalar => {
+            // The value of a scalar function is its last `let` (roots are always named).
+            let value = body.roots.first().cloned().unwrap_or_default();
+            quote! {
+                #(#chunks)*
+                #doc
+                #[allow(clippy::let_and_return)]
+                #[inline]
+                pub fn #name(#params) -> #ty {
+                    #stmts
+                    #value
+                }
+            }
+        }
+        Shape::Values {
+            prefix,
+            dims,
+            colptr,
+            rowidx,
+        } => {
+            let n = idx(f.roots.len());
+            let sets = body.roots.iter().enumerate().map(|(k, e)| {
+                let k = idx(k);
+                quote!(#out[#k] = #e;)
+            });
+            let (nnz, cp, ri) = (
+                format_ident!("{}_NNZ", prefix),
+                format_ident!("{}_COLPTR", prefix),
+                format_ident!("{}_ROWIDX", prefix),
+            );
+            let (rows, cols) = (dims.0.tokens(), dims.1.tokens());
+            let (colptr, rowidx) = (
+                colptr.iter().map(|&k| idx(k)),
+                rowidx.iter().map(|&k| idx(k)),
+            );
+            let nnz_doc = wrapped_doc(&format!(
+                " Structural nonzeros of the `{rows}` × `{cols}` matrix `{}` writes.",
+                f.name
+            ));
+            let cp_doc = wrapped_doc(&format!(
+                " Compressed columns of `{}`: the values of column `j` are `{cp}[j]..{cp}[j + 1]`.",
+                f.name
+            ));
+            let ri_doc = wrapped_doc(&format!(" Row of each value `{}` writes.", f.name));
+            quote! {
+                #nnz_doc
+                pub const #nnz: usize = #n;
+                #cp_doc
+                pub const #cp: [usize; #cols + 1] = [#(#colptr),*];
+                #ri_doc
+                pub const #ri: [usize; #nnz] = [#(#rowidx),*];
+                #(#chunks)*
+                #doc
+                #[inline]
+                pub fn #name(#params, #out: &mut [#ty; #nnz]) {
+                    #stmts
+                    #(#sets)*
+                }
+            }
+        }
+        Shape::Kinematics { .. } => kinematics(model, f, &body, &sig, opts),
+        shape => {
+            let ret = shape.ret(ty);
+            let target = shape.target(ty);
+            let into = format_ident!("{}_into", f.name);
+            let sets = output_sets(model, f, &body.roots, &out, opts);
+            let into_doc = wrapped_doc(&format!(
+                " `{}` written into `out`: only its structurally nonzero entries are written, the \
+                 others are left as they are (zero them once and reuse the storage).",
+                f.name
+            ));
+            // A basis's value is its health figure, the last `let`.
+            let allow = if matches!(shape, Shape::Basis { .. }) {
+                quote!(#[allow(clippy::let_and_return)])
+            } else {
+                TokenStream::new()
+            };
+            let (into_ret, wrapper) = match shape {
+                Shape::Basis { .. } => {
+                    let (d, h) = (local("d"), local("h"));
+                    (
+                        quote!(-> #ty),
+                        quote! {
+                            let mut #d = #target::zeros();
+                            let #h = #into(#args, &mut #d);
+                            (#d, #h)
+                        },
+                    )
+                }
+                _ if f.roots.is_empty() => (TokenStream::new(), quote!(#target::zeros())),
+                _ => {
+                    let buf = local(f.buffer);
+                    (
+                        TokenStream::new(),
+                        quote! {
+                            let mut #buf = #target::zeros();
+                            #into(#args, &mut #buf);
+                            #buf
+                        },
+                    )
+                }
+            };
+            quote! {
+                #(#chunks)*
+                #doc
+                #[inline]
+                pub fn #name(#params) -> #ret {
+                    #wrapper
+                }
+                #into_doc
+                #allow
+                #[inline(always)]
+                pub fn #into(#params, #out: &mut #target) #into_ret {
+                    #stmts
+                    #sets
+                }
+            }
         }
     };
     let stats = FunctionStats {
@@ -87,88 +193,172 @@ fn function(
     Ok((ts, stats))
 }
 
-/// The end of `f`'s body: its output written from the roots' values `vals`, and returned.
-fn output(model: &Model, f: &GenFn, vals: &[TokenStream], opts: &EmitOptions) -> TokenStream {
-    let ty = &opts.scalar.ty;
-    let buf = local(f.buffer);
+/// The assignments of `f`'s output entries from the roots' values `vals` into `out` (a
+/// `&mut` of the output's storage); for a basis, then the health figure, as the value.
+fn output_sets(
+    model: &Model,
+    f: &GenFn,
+    vals: &[TokenStream],
+    out: &proc_macro2::Ident,
+    opts: &EmitOptions,
+) -> TokenStream {
     match &f.shape {
-        Shape::Vector(n) => {
-            let n = n.tokens();
+        Shape::Vector(_) => {
             let mut sets = TokenStream::new();
             for (k, (e, &(i, _))) in vals.iter().zip(&f.pos).enumerate() {
                 if let Some(c) = f.comments.get(k) {
                     sets.extend(comment(opts, c));
                 }
                 let i = idx(i);
-                sets.extend(quote!(#buf[#i] = #e;));
+                sets.extend(quote!(#out[#i] = #e;));
             }
-            if sets.is_empty() {
-                // Nothing to write (`C_t` of scleronomic constraints).
-                quote!(SVector::<#ty, #n>::zeros())
-            } else {
-                quote! {
-                    let mut #buf = SVector::<#ty, #n>::zeros();
-                    #sets
-                    #buf
-                }
-            }
+            sets
         }
-        Shape::Matrix(r, c) => {
-            let (r, c) = (r.tokens(), c.tokens());
-            let sets = matrix_sets(vals, &f.pos, &buf);
-            if sets.is_empty() {
-                quote!(SMatrix::<#ty, #r, #c>::zeros())
-            } else {
-                quote! {
-                    let mut #buf = SMatrix::<#ty, #r, #c>::zeros();
-                    #sets
-                    #buf
-                }
-            }
-        }
-        Shape::Symmetric(n) => {
-            let n = n.tokens();
+        Shape::Matrix(..) => matrix_sets(vals, &f.pos, out),
+        Shape::Symmetric(_) => {
             let v = local("v");
             let mut sets = TokenStream::new();
             for (e, &(i, j)) in vals.iter().zip(&f.pos) {
                 let (i, j, diag) = (idx(i), idx(j), i == j);
                 if diag {
-                    sets.extend(quote!(#buf[(#i, #j)] = #e;));
+                    sets.extend(quote!(#out[(#i, #j)] = #e;));
                 } else {
-                    sets.extend(quote!(let #v = #e; #buf[(#i, #j)] = #v; #buf[(#j, #i)] = #v;));
+                    sets.extend(quote!(let #v = #e; #out[(#i, #j)] = #v; #out[(#j, #i)] = #v;));
                 }
             }
-            if sets.is_empty() {
-                quote!(SMatrix::<#ty, #n, #n>::zeros())
-            } else {
-                quote! {
-                    let mut #buf = SMatrix::<#ty, #n, #n>::zeros();
-                    #sets
-                    #buf
-                }
-            }
+            sets
         }
-        Shape::Scalar => vals.first().cloned().unwrap_or_default(),
         Shape::Basis { pivots } => {
             let nb = f.pos.len();
-            let health_name = local("health");
-            let sets = matrix_sets(&vals[..nb], &f.pos, &buf);
-            let terms: Vec<(TokenStream, Option<f64>)> = vals
-                .iter()
-                .zip(&f.roots)
-                .map(|(v, &r)| (v.clone(), model.arena.as_const(r)))
-                .collect();
-            let health = health_tokens(
-                &terms[nb..nb + pivots],
-                &terms[nb + pivots..],
-                &buf,
-                &opts.scalar,
-            );
-            quote! {
-                let mut #buf = SMatrix::<#ty, NQ, DOF>::zeros();
-                #sets
-                #health
-                (#buf, #health_name)
+            basis_sets(
+                model,
+                &f.pos,
+                &f.roots[nb..],
+                &vals[..nb],
+                &vals[nb..],
+                *pivots,
+                out,
+                opts,
+            )
+        }
+        Shape::Scalar | Shape::Values { .. } | Shape::Kinematics { .. } => TokenStream::new(),
+    }
+}
+
+/// A basis written into `out` from its entries' values, then the health figure from the
+/// values of its pivots and scale entries (`extra`, whose roots are `extra_roots`), as the
+/// block's value.
+#[allow(clippy::too_many_arguments)]
+fn basis_sets(
+    model: &Model,
+    pos: &[(usize, usize)],
+    extra_roots: &[ExprId],
+    entries: &[TokenStream],
+    extra: &[TokenStream],
+    pivots: usize,
+    out: &proc_macro2::Ident,
+    opts: &EmitOptions,
+) -> TokenStream {
+    let health_name = local("health");
+    let sets = matrix_sets(entries, pos, out);
+    let terms: Vec<(TokenStream, Option<f64>)> = extra
+        .iter()
+        .zip(extra_roots)
+        .map(|(v, &r)| (v.clone(), model.arena.as_const(r)))
+        .collect();
+    let health = health_tokens(&terms[..pivots], &terms[pivots..], out, &opts.scalar);
+    quote! {
+        #sets
+        #health
+        #health_name
+    }
+}
+
+/// The fused `kinematics_into` / `kinematics`: residual, Jacobian and the primary chart's
+/// basis with its health, from one body (their shared subexpressions computed once).
+fn kinematics(
+    model: &Model,
+    f: &GenFn,
+    body: &super::function::Body,
+    sig: &Signature,
+    opts: &EmitOptions,
+) -> TokenStream {
+    let Shape::Kinematics {
+        residual,
+        jacobian,
+        basis,
+        pivots,
+    } = f.shape
+    else {
+        return TokenStream::new();
+    };
+    let ty = &opts.scalar.ty;
+    let params = &sig.params;
+    let args = &sig.args;
+    let stmts = &body.stmts;
+    let chunks = &body.chunks;
+    let (r, j, d) = (local("r"), local("m"), local("d"));
+    let vals = &body.roots;
+    let (a, b, c) = (residual, residual + jacobian, residual + jacobian + basis);
+    let res_sets = vals[..a].iter().zip(&f.pos[..a]).map(|(e, &(i, _))| {
+        let i = idx(i);
+        quote!(#r[#i] = #e;)
+    });
+    let jac_sets = matrix_sets(&vals[a..b], &f.pos[a..b], &j);
+    let basis = basis_sets(
+        model,
+        &f.pos[b..c],
+        &f.roots[c..],
+        &vals[b..c],
+        &vals[c..],
+        pivots,
+        &d,
+        opts,
+    );
+    let doc = wrapped_doc(&f.doc);
+    let (kr, kj, kd, kh) = (local("kr"), local("kj"), local("kd"), local("kh"));
+    quote! {
+        /// What [`kinematics`] returns: `C`, `C_J` and `D` at one configuration.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct Kinematics {
+            /// Constraint residual `C(q, p, t)` (as `residual`).
+            pub residual: SVector<#ty, NC>,
+            /// Constraint Jacobian `C_J` (as `jacobian`).
+            pub jacobian: SMatrix<#ty, NC, NQ>,
+            /// Null-space basis of the primary chart (as `null_space_fixed`).
+            pub null_space: SMatrix<#ty, NQ, DOF>,
+            /// Health of the basis (as `null_space_fixed`'s second value).
+            pub health: #ty,
+        }
+        #(#chunks)*
+        /// The residual, the Jacobian and the primary chart's null-space basis (`null_space_fixed`)
+        /// with its health, written into `r`, `m` and `d` from one evaluation: only structurally
+        /// nonzero entries are written (zero the storage once and reuse it). Returns the health.
+        #[allow(clippy::let_and_return)]
+        #[inline]
+        pub fn kinematics_into(
+            #params,
+            #r: &mut SVector<#ty, NC>,
+            #j: &mut SMatrix<#ty, NC, NQ>,
+            #d: &mut SMatrix<#ty, NQ, DOF>,
+        ) -> #ty {
+            #stmts
+            #(#res_sets)*
+            #jac_sets
+            #basis
+        }
+        #doc
+        #[inline]
+        pub fn kinematics(#params) -> Kinematics {
+            let mut #kr = SVector::<#ty, NC>::zeros();
+            let mut #kj = SMatrix::<#ty, NC, NQ>::zeros();
+            let mut #kd = SMatrix::<#ty, NQ, DOF>::zeros();
+            let #kh = kinematics_into(#args, &mut #kr, &mut #kj, &mut #kd);
+            Kinematics {
+                residual: #kr,
+                jacobian: #kj,
+                null_space: #kd,
+                health: #kh,
             }
         }
     }

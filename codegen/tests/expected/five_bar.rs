@@ -38,13 +38,15 @@ pub mod five_bar {
     pub const NOMINAL_Q: [f64; NQ] = [1.9, 1.164454, 0.966718, 2.158655];
     /// Operations performed by each generated function (after common-subexpression
     /// elimination), as counted at generation.
-    pub const OP_COUNTS: [(&str, usize); 7] = [
+    pub const OP_COUNTS: [(&str, usize); 9] = [
         ("residual", 19),
         ("jacobian", 16),
+        ("jacobian_values", 16),
         ("jacobian_t", 0),
         ("null_space_fixed", 33),
         ("null_space_chart1", 32),
         ("solve_dependent", 17),
+        ("kinematics", 44),
         ("gamma", 36),
     ];
     /// Runtime parameters of the mechanism.
@@ -78,6 +80,19 @@ pub mod five_bar {
     /// Coordinate order: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`.
     #[inline]
     pub fn residual(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
+        let mut r = SVector::<f64, NC>::zeros();
+        residual_into(q, p, t, &mut r);
+        r
+    }
+    /// `residual` written into `out`: only its structurally nonzero entries are written, the others
+    /// are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn residual_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NC>,
+    ) {
         let a1 = q[0];
         let a2 = q[1];
         let ph1 = q[2];
@@ -93,20 +108,31 @@ pub mod five_bar {
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
         let t8 = l1 * cos_a1 + l2 * cos_ph1 - (g + l4 * cos_a2 + l3 * cos_ph2);
         let t9 = l1 * sin_a1 + l2 * sin_ph1 - (l4 * sin_a2 + l3 * sin_ph2);
-        let mut r = SVector::<f64, NC>::zeros();
         // C[0]: vec2(l1 * cos(a1) + l2 * cos(ph1), l1 * sin(a1) + l2 * sin(ph1))
                     == vec2(g + l4 * cos(a2) + l3 * cos(ph2), l4 * sin(a2) + l3 * sin(ph2)) [x]
-        r[0] = t8;
+        out[0] = t8;
         // C[1]: vec2(l1 * cos(a1) + l2 * cos(ph1), l1 * sin(a1) + l2 * sin(ph1))
                     == vec2(g + l4 * cos(a2) + l3 * cos(ph2), l4 * sin(a2) + l3 * sin(ph2)) [y]
-        r[1] = t9;
-        r
+        out[1] = t9;
     }
     /// Constraint Jacobian `C_J = ∂C/∂q` (2 × 4; structural zeros are not written).
     ///
     /// Column order: 0: `a1`, 1: `a2`, 2: `ph1`, 3: `ph2`.
     #[inline]
     pub fn jacobian(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
+        let mut m = SMatrix::<f64, NC, NQ>::zeros();
+        jacobian_into(q, p, t, &mut m);
+        m
+    }
+    /// `jacobian` written into `out`: only its structurally nonzero entries are written, the others
+    /// are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn jacobian_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SMatrix<f64, NC, NQ>,
+    ) {
         let a1 = q[0];
         let a2 = q[1];
         let ph1 = q[2];
@@ -127,21 +153,77 @@ pub mod five_bar {
         let t13 = -(l2 * sin_ph1);
         let t14 = -(l4 * cos_a2);
         let t15 = -(l3 * cos_ph2);
-        let mut m = SMatrix::<f64, NC, NQ>::zeros();
-        m[(0, 0)] = t12;
-        m[(0, 1)] = t9;
-        m[(0, 2)] = t13;
-        m[(0, 3)] = t11;
-        m[(1, 0)] = t1;
-        m[(1, 1)] = t14;
-        m[(1, 2)] = t3;
-        m[(1, 3)] = t15;
-        m
+        out[(0, 0)] = t12;
+        out[(0, 1)] = t9;
+        out[(0, 2)] = t13;
+        out[(0, 3)] = t11;
+        out[(1, 0)] = t1;
+        out[(1, 1)] = t14;
+        out[(1, 2)] = t3;
+        out[(1, 3)] = t15;
+    }
+    /// Structural nonzeros of the `NC` × `NQ` matrix `jacobian_values` writes.
+    pub const JACOBIAN_NNZ: usize = 8;
+    /// Compressed columns of `jacobian_values`: the values of column `j` are
+    /// `JACOBIAN_COLPTR[j]..JACOBIAN_COLPTR[j + 1]`.
+    pub const JACOBIAN_COLPTR: [usize; NQ + 1] = [0, 2, 4, 6, 8];
+    /// Row of each value `jacobian_values` writes.
+    pub const JACOBIAN_ROWIDX: [usize; JACOBIAN_NNZ] = [0, 1, 0, 1, 0, 1, 0, 1];
+    /// The 8 structural nonzeros of the constraint Jacobian `C_J` (2 × 4) in compressed-column
+    /// order, written into `out`: the values of column `j` are
+    /// `out[JACOBIAN_COLPTR[j]..JACOBIAN_COLPTR[j + 1]]`, in the rows
+    /// `JACOBIAN_ROWIDX[JACOBIAN_COLPTR[j]..JACOBIAN_COLPTR[j + 1]]` (CSC, as CasADi's sparse
+    /// outputs). Costs only the nonzeros: nothing is zeroed or copied.
+    #[inline]
+    pub fn jacobian_values(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut [f64; JACOBIAN_NNZ],
+    ) {
+        let a1 = q[0];
+        let a2 = q[1];
+        let ph1 = q[2];
+        let ph2 = q[3];
+        let l1 = p.l1;
+        let l2 = p.l2;
+        let l3 = p.l3;
+        let l4 = p.l4;
+        let (sin_a1, cos_a1) = ::mechgen::runtime::sin_cos(a1);
+        let t1 = l1 * cos_a1;
+        let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
+        let t3 = l2 * cos_ph1;
+        let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
+        let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
+        let t9 = l4 * sin_a2;
+        let t11 = l3 * sin_ph2;
+        let t12 = -(l1 * sin_a1);
+        let t13 = -(l2 * sin_ph1);
+        let t14 = -(l4 * cos_a2);
+        let t15 = -(l3 * cos_ph2);
+        out[0] = t12;
+        out[1] = t1;
+        out[2] = t9;
+        out[3] = t14;
+        out[4] = t13;
+        out[5] = t3;
+        out[6] = t11;
+        out[7] = t15;
     }
     /// Partial time derivative `C_t = ∂C/∂t` (2 entries; zero for scleronomic constraints).
     #[inline]
     pub fn jacobian_t(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
         SVector::<f64, NC>::zeros()
+    }
+    /// `jacobian_t` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn jacobian_t_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NC>,
+    ) {
     }
     /// Null-space basis `D` of `C_J` (4 × 2, `C_J D = 0`) by the static LU of the primary chart (the
     /// fixed pivot order: identity rows at `INDEPENDENT`), and its health in `[0, 1]`: `min(1, min_k
@@ -157,6 +239,20 @@ pub mod five_bar {
         p: &Params,
         t: f64,
     ) -> (SMatrix<f64, NQ, DOF>, f64) {
+        let mut d = SMatrix::<f64, NQ, DOF>::zeros();
+        let h = null_space_fixed_into(q, p, t, &mut d);
+        (d, h)
+    }
+    /// `null_space_fixed` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[allow(clippy::let_and_return)]
+    #[inline(always)]
+    pub fn null_space_fixed_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SMatrix<f64, NQ, DOF>,
+    ) -> f64 {
         let a1 = q[0];
         let a2 = q[1];
         let ph1 = q[2];
@@ -185,13 +281,12 @@ pub mod five_bar {
         let t21 = -(t16 * (t7 * t20 - t5));
         let t22 = (t13 * t17 - t9) * t19;
         let t23 = -(t16 * (t13 + t7 * t22));
-        let mut d = SMatrix::<f64, NQ, DOF>::zeros();
-        d[(0, 0)] = 1.0;
-        d[(1, 1)] = 1.0;
-        d[(2, 0)] = -t20;
-        d[(2, 1)] = -t22;
-        d[(3, 0)] = t21;
-        d[(3, 1)] = t23;
+        out[(0, 0)] = 1.0;
+        out[(1, 1)] = 1.0;
+        out[(2, 0)] = -t20;
+        out[(2, 1)] = -t22;
+        out[(3, 0)] = t21;
+        out[(3, 1)] = t23;
         let health_scale = f64::sqrt(
             t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
                 + t15 * t15,
@@ -202,7 +297,7 @@ pub mod five_bar {
         } else {
             0.0
         };
-        (d, health)
+        health
     }
     /// Null-space basis `D` of `C_J` (4 × 2, `C_J D = 0`) by the static LU of chart 1 of the atlas
     /// (identity rows at `CHARTS[1]`), and its health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)`
@@ -218,6 +313,20 @@ pub mod five_bar {
         p: &Params,
         t: f64,
     ) -> (SMatrix<f64, NQ, DOF>, f64) {
+        let mut d = SMatrix::<f64, NQ, DOF>::zeros();
+        let h = null_space_chart1_into(q, p, t, &mut d);
+        (d, h)
+    }
+    /// `null_space_chart1` written into `out`: only its structurally nonzero entries are written,
+    /// the others are left as they are (zero them once and reuse the storage).
+    #[allow(clippy::let_and_return)]
+    #[inline(always)]
+    pub fn null_space_chart1_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SMatrix<f64, NQ, DOF>,
+    ) -> f64 {
         let a1 = q[0];
         let a2 = q[1];
         let ph1 = q[2];
@@ -246,13 +355,12 @@ pub mod five_bar {
         let t21 = t16 * (-t5 - t15 * t20);
         let t22 = (t13 * t17 - t9) * t19;
         let t23 = t16 * (t13 - t15 * t22);
-        let mut d = SMatrix::<f64, NQ, DOF>::zeros();
-        d[(0, 0)] = 1.0;
-        d[(1, 1)] = 1.0;
-        d[(2, 0)] = t21;
-        d[(2, 1)] = t23;
-        d[(3, 0)] = -t20;
-        d[(3, 1)] = -t22;
+        out[(0, 0)] = 1.0;
+        out[(1, 1)] = 1.0;
+        out[(2, 0)] = t21;
+        out[(2, 1)] = t23;
+        out[(3, 0)] = -t20;
+        out[(3, 1)] = -t22;
         let health_scale = f64::sqrt(
             t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
                 + t15 * t15,
@@ -263,7 +371,7 @@ pub mod five_bar {
         } else {
             0.0
         };
-        (d, health)
+        health
     }
     /// Charts in the atlas.
     pub const NCHARTS: usize = 2;
@@ -314,6 +422,20 @@ pub mod five_bar {
         t: f64,
         b: &SVector<f64, NC>,
     ) -> SVector<f64, NQ> {
+        let mut x = SVector::<f64, NQ>::zeros();
+        solve_dependent_into(q, p, t, b, &mut x);
+        x
+    }
+    /// `solve_dependent` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn solve_dependent_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NC>,
+        out: &mut SVector<f64, NQ>,
+    ) {
         let ph1 = q[2];
         let ph2 = q[3];
         let l2 = p.l2;
@@ -327,10 +449,110 @@ pub mod five_bar {
         let t6 = l3 * cos_ph2 * t5;
         let t7 = 1.0 / (l2 * cos_ph1 - t2 * t6) * (b_1 + t6 * b_0);
         let t8 = t5 * (b_0 + t2 * t7);
-        let mut x = SVector::<f64, NQ>::zeros();
-        x[2] = t7;
-        x[3] = t8;
-        x
+        out[2] = t7;
+        out[3] = t8;
+    }
+    /// What [`kinematics`] returns: `C`, `C_J` and `D` at one configuration.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Kinematics {
+        /// Constraint residual `C(q, p, t)` (as `residual`).
+        pub residual: SVector<f64, NC>,
+        /// Constraint Jacobian `C_J` (as `jacobian`).
+        pub jacobian: SMatrix<f64, NC, NQ>,
+        /// Null-space basis of the primary chart (as `null_space_fixed`).
+        pub null_space: SMatrix<f64, NQ, DOF>,
+        /// Health of the basis (as `null_space_fixed`'s second value).
+        pub health: f64,
+    }
+    /// The residual, the Jacobian and the primary chart's null-space basis (`null_space_fixed`)
+    /// with its health, written into `r`, `m` and `d` from one evaluation: only structurally
+    /// nonzero entries are written (zero the storage once and reuse it). Returns the health.
+    #[allow(clippy::let_and_return)]
+    #[inline]
+    pub fn kinematics_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        r: &mut SVector<f64, NC>,
+        m: &mut SMatrix<f64, NC, NQ>,
+        d: &mut SMatrix<f64, NQ, DOF>,
+    ) -> f64 {
+        let a1 = q[0];
+        let a2 = q[1];
+        let ph1 = q[2];
+        let ph2 = q[3];
+        let l1 = p.l1;
+        let l2 = p.l2;
+        let l3 = p.l3;
+        let l4 = p.l4;
+        let g = p.g;
+        let (sin_a1, cos_a1) = ::mechgen::runtime::sin_cos(a1);
+        let t1 = l1 * cos_a1;
+        let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
+        let t3 = l2 * cos_ph1;
+        let t5 = l1 * sin_a1;
+        let t7 = l2 * sin_ph1;
+        let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
+        let t9 = l4 * cos_a2;
+        let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
+        let t11 = l3 * cos_ph2;
+        let t13 = l4 * sin_a2;
+        let t15 = l3 * sin_ph2;
+        let t16 = t1 + t3 - (g + t9 + t11);
+        let t17 = t5 + t7 - (t13 + t15);
+        let t18 = -t5;
+        let t19 = -t9;
+        let t20 = 1.0 / t15;
+        let t21 = t11 * t20;
+        let t22 = t3 - t7 * t21;
+        let t23 = 1.0 / t22;
+        let t24 = (t1 - t5 * t21) * t23;
+        let t25 = -(t20 * (t7 * t24 + t18));
+        let t26 = (t13 * t21 + t19) * t23;
+        let t27 = -(t20 * (t13 + t7 * t26));
+        r[0] = t16;
+        r[1] = t17;
+        m[(0, 0)] = t18;
+        m[(0, 1)] = t13;
+        m[(0, 2)] = -t7;
+        m[(0, 3)] = t15;
+        m[(1, 0)] = t1;
+        m[(1, 1)] = t19;
+        m[(1, 2)] = t3;
+        m[(1, 3)] = -t11;
+        d[(0, 0)] = 1.0;
+        d[(1, 1)] = 1.0;
+        d[(2, 0)] = -t24;
+        d[(2, 1)] = -t26;
+        d[(3, 0)] = t25;
+        d[(3, 1)] = t27;
+        let health_scale = f64::sqrt(
+            t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
+                + t15 * t15,
+        );
+        let min_pivot = f64::abs(t15).min(f64::abs(t22));
+        let health = if (t15 + t22 + health_scale).is_finite() && health_scale > 0.0 {
+            f64::min(min_pivot / health_scale, 1.0)
+        } else {
+            0.0
+        };
+        health
+    }
+    /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with
+    /// its health (as `residual`, `jacobian` and `null_space_fixed`), from one evaluation: the
+    /// trigonometry and the other subexpressions they share are computed once.
+    #[inline]
+    pub fn kinematics(q: &SVector<f64, NQ>, p: &Params, t: f64) -> Kinematics {
+        let mut kr = SVector::<f64, NC>::zeros();
+        let mut kj = SMatrix::<f64, NC, NQ>::zeros();
+        let mut kd = SMatrix::<f64, NQ, DOF>::zeros();
+        let kh = kinematics_into(q, p, t, &mut kr, &mut kj, &mut kd);
+        Kinematics {
+            residual: kr,
+            jacobian: kj,
+            null_space: kd,
+            health: kh,
+        }
     }
     /// Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, `γ = −(C_J q̇)_q q̇ − 2 C_qt
     /// q̇ − C_tt` (NC entries).
@@ -341,6 +563,20 @@ pub mod five_bar {
         p: &Params,
         t: f64,
     ) -> SVector<f64, NC> {
+        let mut g_ = SVector::<f64, NC>::zeros();
+        gamma_into(q, qd, p, t, &mut g_);
+        g_
+    }
+    /// `gamma` written into `out`: only its structurally nonzero entries are written, the others are
+    /// left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn gamma_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NC>,
+    ) {
         let a1 = q[0];
         let a2 = q[1];
         let ph1 = q[2];
@@ -363,10 +599,8 @@ pub mod five_bar {
         let t10 = a2_dot * (l4 * (sin_a2 * a2_dot)) - a1_dot * (l1 * (sin_a1 * a1_dot)) - ph1_dot
             * (l2 * (sin_ph1 * ph1_dot));
         let t11 = -(ph2_dot * (l3 * (sin_ph2 * ph2_dot)) + t10);
-        let mut g_ = SVector::<f64, NC>::zeros();
-        g_[0] = t9;
-        g_[1] = t11;
-        g_
+        out[0] = t9;
+        out[1] = t11;
     }
     /// The mechanism as a type, for the runtime's generic solvers.
     #[derive(Clone, Copy, Debug, Default)]

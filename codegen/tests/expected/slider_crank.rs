@@ -31,12 +31,14 @@ pub mod slider_crank {
     pub const NOMINAL_Q: [f64; NQ] = [0.3, 1.4721295802647691, 0.39407456415626446];
     /// Operations performed by each generated function (after common-subexpression
     /// elimination), as counted at generation.
-    pub const OP_COUNTS: [(&str, usize); 9] = [
+    pub const OP_COUNTS: [(&str, usize); 11] = [
         ("residual", 9),
         ("jacobian", 7),
+        ("jacobian_values", 7),
         ("jacobian_t", 0),
         ("null_space_fixed", 12),
         ("solve_dependent", 8),
+        ("kinematics", 15),
         ("gamma", 19),
         ("mass_matrix", 35),
         ("forces", 48),
@@ -79,6 +81,19 @@ pub mod slider_crank {
     /// Coordinate order: 0: `theta`, 1: `beta`, 2: `s`.
     #[inline]
     pub fn residual(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
+        let mut r = SVector::<f64, NC>::zeros();
+        residual_into(q, p, t, &mut r);
+        r
+    }
+    /// `residual` written into `out`: only its structurally nonzero entries are written, the others
+    /// are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn residual_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NC>,
+    ) {
         let theta = q[0];
         let beta = q[1];
         let s = q[2];
@@ -88,18 +103,29 @@ pub mod slider_crank {
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = l1 * sin_theta - l2 * cos_beta;
         let t5 = l1 * cos_theta + l2 * sin_beta - s;
-        let mut r = SVector::<f64, NC>::zeros();
         // C[0]: crank + rod == vec2(s, 0.0) [x]
-        r[0] = t5;
+        out[0] = t5;
         // C[1]: crank + rod == vec2(s, 0.0) [y]
-        r[1] = t4;
-        r
+        out[1] = t4;
     }
     /// Constraint Jacobian `C_J = ∂C/∂q` (2 × 3; structural zeros are not written).
     ///
     /// Column order: 0: `theta`, 1: `beta`, 2: `s`.
     #[inline]
     pub fn jacobian(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
+        let mut m = SMatrix::<f64, NC, NQ>::zeros();
+        jacobian_into(q, p, t, &mut m);
+        m
+    }
+    /// `jacobian` written into `out`: only its structurally nonzero entries are written, the others
+    /// are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn jacobian_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SMatrix<f64, NC, NQ>,
+    ) {
         let theta = q[0];
         let beta = q[1];
         let l1 = p.l1;
@@ -110,18 +136,61 @@ pub mod slider_crank {
         let t4 = l2 * sin_beta;
         let t6 = l2 * cos_beta;
         let t7 = -(l1 * sin_theta);
-        let mut m = SMatrix::<f64, NC, NQ>::zeros();
-        m[(0, 0)] = t7;
-        m[(0, 1)] = t6;
-        m[(0, 2)] = -1.0;
-        m[(1, 0)] = t1;
-        m[(1, 1)] = t4;
-        m
+        out[(0, 0)] = t7;
+        out[(0, 1)] = t6;
+        out[(0, 2)] = -1.0;
+        out[(1, 0)] = t1;
+        out[(1, 1)] = t4;
+    }
+    /// Structural nonzeros of the `NC` × `NQ` matrix `jacobian_values` writes.
+    pub const JACOBIAN_NNZ: usize = 5;
+    /// Compressed columns of `jacobian_values`: the values of column `j` are
+    /// `JACOBIAN_COLPTR[j]..JACOBIAN_COLPTR[j + 1]`.
+    pub const JACOBIAN_COLPTR: [usize; NQ + 1] = [0, 2, 4, 5];
+    /// Row of each value `jacobian_values` writes.
+    pub const JACOBIAN_ROWIDX: [usize; JACOBIAN_NNZ] = [0, 1, 0, 1, 0];
+    /// The 5 structural nonzeros of the constraint Jacobian `C_J` (2 × 3) in compressed-column
+    /// order, written into `out`: the values of column `j` are
+    /// `out[JACOBIAN_COLPTR[j]..JACOBIAN_COLPTR[j + 1]]`, in the rows
+    /// `JACOBIAN_ROWIDX[JACOBIAN_COLPTR[j]..JACOBIAN_COLPTR[j + 1]]` (CSC, as CasADi's sparse
+    /// outputs). Costs only the nonzeros: nothing is zeroed or copied.
+    #[inline]
+    pub fn jacobian_values(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut [f64; JACOBIAN_NNZ],
+    ) {
+        let theta = q[0];
+        let beta = q[1];
+        let l1 = p.l1;
+        let l2 = p.l2;
+        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let t1 = l1 * cos_theta;
+        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let t4 = l2 * sin_beta;
+        let t6 = l2 * cos_beta;
+        let t7 = -(l1 * sin_theta);
+        out[0] = t7;
+        out[1] = t1;
+        out[2] = t6;
+        out[3] = t4;
+        out[4] = -1.0;
     }
     /// Partial time derivative `C_t = ∂C/∂t` (2 entries; zero for scleronomic constraints).
     #[inline]
     pub fn jacobian_t(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
         SVector::<f64, NC>::zeros()
+    }
+    /// `jacobian_t` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn jacobian_t_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NC>,
+    ) {
     }
     /// Null-space basis `D` of `C_J` (3 × 1, `C_J D = 0`) by the static LU of the primary chart (the
     /// fixed pivot order: identity rows at `INDEPENDENT`), and its health in `[0, 1]`: `min(1, min_k
@@ -137,6 +206,20 @@ pub mod slider_crank {
         p: &Params,
         t: f64,
     ) -> (SMatrix<f64, NQ, DOF>, f64) {
+        let mut d = SMatrix::<f64, NQ, DOF>::zeros();
+        let h = null_space_fixed_into(q, p, t, &mut d);
+        (d, h)
+    }
+    /// `null_space_fixed` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[allow(clippy::let_and_return)]
+    #[inline(always)]
+    pub fn null_space_fixed_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SMatrix<f64, NQ, DOF>,
+    ) -> f64 {
         let theta = q[0];
         let beta = q[1];
         let l1 = p.l1;
@@ -149,10 +232,9 @@ pub mod slider_crank {
         let t7 = l2 * cos_beta;
         let t8 = t1 * (1.0 / t5);
         let t9 = -t3 - t7 * t8;
-        let mut d = SMatrix::<f64, NQ, DOF>::zeros();
-        d[(0, 0)] = 1.0;
-        d[(1, 0)] = -t8;
-        d[(2, 0)] = t9;
+        out[(0, 0)] = 1.0;
+        out[(1, 0)] = -t8;
+        out[(2, 0)] = t9;
         let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
         let min_pivot = f64::abs(t5).min(1.0);
         let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
@@ -160,7 +242,7 @@ pub mod slider_crank {
         } else {
             0.0
         };
-        (d, health)
+        health
     }
     /// Charts in the atlas.
     pub const NCHARTS: usize = 1;
@@ -202,6 +284,20 @@ pub mod slider_crank {
         t: f64,
         b: &SVector<f64, NC>,
     ) -> SVector<f64, NQ> {
+        let mut x = SVector::<f64, NQ>::zeros();
+        solve_dependent_into(q, p, t, b, &mut x);
+        x
+    }
+    /// `solve_dependent` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn solve_dependent_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NC>,
+        out: &mut SVector<f64, NQ>,
+    ) {
         let beta = q[1];
         let l2 = p.l2;
         let b_0 = b[0];
@@ -209,10 +305,84 @@ pub mod slider_crank {
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t2 = 1.0 / (l2 * sin_beta) * b_1;
         let t3 = -(b_0 - l2 * cos_beta * t2);
-        let mut x = SVector::<f64, NQ>::zeros();
-        x[1] = t2;
-        x[2] = t3;
-        x
+        out[1] = t2;
+        out[2] = t3;
+    }
+    /// What [`kinematics`] returns: `C`, `C_J` and `D` at one configuration.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Kinematics {
+        /// Constraint residual `C(q, p, t)` (as `residual`).
+        pub residual: SVector<f64, NC>,
+        /// Constraint Jacobian `C_J` (as `jacobian`).
+        pub jacobian: SMatrix<f64, NC, NQ>,
+        /// Null-space basis of the primary chart (as `null_space_fixed`).
+        pub null_space: SMatrix<f64, NQ, DOF>,
+        /// Health of the basis (as `null_space_fixed`'s second value).
+        pub health: f64,
+    }
+    /// The residual, the Jacobian and the primary chart's null-space basis (`null_space_fixed`)
+    /// with its health, written into `r`, `m` and `d` from one evaluation: only structurally
+    /// nonzero entries are written (zero the storage once and reuse it). Returns the health.
+    #[allow(clippy::let_and_return)]
+    #[inline]
+    pub fn kinematics_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        r: &mut SVector<f64, NC>,
+        m: &mut SMatrix<f64, NC, NQ>,
+        d: &mut SMatrix<f64, NQ, DOF>,
+    ) -> f64 {
+        let theta = q[0];
+        let beta = q[1];
+        let s = q[2];
+        let l1 = p.l1;
+        let l2 = p.l2;
+        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let t1 = l1 * cos_theta;
+        let t3 = l1 * sin_theta;
+        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let t5 = l2 * sin_beta;
+        let t7 = l2 * cos_beta;
+        let t8 = t3 - t7;
+        let t9 = t1 + t5 - s;
+        let t10 = -t3;
+        let t11 = t1 * (1.0 / t5);
+        let t12 = t10 - t7 * t11;
+        r[0] = t9;
+        r[1] = t8;
+        m[(0, 0)] = t10;
+        m[(0, 1)] = t7;
+        m[(0, 2)] = -1.0;
+        m[(1, 0)] = t1;
+        m[(1, 1)] = t5;
+        d[(0, 0)] = 1.0;
+        d[(1, 0)] = -t11;
+        d[(2, 0)] = t12;
+        let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
+        let min_pivot = f64::abs(t5).min(1.0);
+        let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
+            f64::min(min_pivot / health_scale, 1.0)
+        } else {
+            0.0
+        };
+        health
+    }
+    /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with
+    /// its health (as `residual`, `jacobian` and `null_space_fixed`), from one evaluation: the
+    /// trigonometry and the other subexpressions they share are computed once.
+    #[inline]
+    pub fn kinematics(q: &SVector<f64, NQ>, p: &Params, t: f64) -> Kinematics {
+        let mut kr = SVector::<f64, NC>::zeros();
+        let mut kj = SMatrix::<f64, NC, NQ>::zeros();
+        let mut kd = SMatrix::<f64, NQ, DOF>::zeros();
+        let kh = kinematics_into(q, p, t, &mut kr, &mut kj, &mut kd);
+        Kinematics {
+            residual: kr,
+            jacobian: kj,
+            null_space: kd,
+            health: kh,
+        }
     }
     /// Right-hand side `γ` of the acceleration constraint `C_J q̈ = γ`, `γ = −(C_J q̇)_q q̇ − 2 C_qt
     /// q̇ − C_tt` (NC entries).
@@ -223,6 +393,20 @@ pub mod slider_crank {
         p: &Params,
         t: f64,
     ) -> SVector<f64, NC> {
+        let mut g_ = SVector::<f64, NC>::zeros();
+        gamma_into(q, qd, p, t, &mut g_);
+        g_
+    }
+    /// `gamma` written into `out`: only its structurally nonzero entries are written, the others are
+    /// left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn gamma_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NC>,
+    ) {
         let theta = q[0];
         let beta = q[1];
         let theta_dot = qd[0];
@@ -233,10 +417,8 @@ pub mod slider_crank {
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = -(-(beta_dot * (l2 * (sin_beta * beta_dot))) - theta_dot * (l1 * (cos_theta * theta_dot)));
         let t5 = -(beta_dot * (l2 * (cos_beta * beta_dot)) - theta_dot * (l1 * (sin_theta * theta_dot)));
-        let mut g_ = SVector::<f64, NC>::zeros();
-        g_[0] = t4;
-        g_[1] = t5;
-        g_
+        out[0] = t4;
+        out[1] = t5;
     }
     /// Generalised mass matrix `M(q, p, t)` (3 × 3, symmetric; each entry computed once).
     ///
@@ -247,6 +429,19 @@ pub mod slider_crank {
         p: &Params,
         t: f64,
     ) -> SMatrix<f64, NQ, NQ> {
+        let mut m = SMatrix::<f64, NQ, NQ>::zeros();
+        mass_matrix_into(q, p, t, &mut m);
+        m
+    }
+    /// `mass_matrix` written into `out`: only its structurally nonzero entries are written, the
+    /// others are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn mass_matrix_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SMatrix<f64, NQ, NQ>,
+    ) {
         let theta = q[0];
         let beta = q[1];
         let l1 = p.l1;
@@ -265,14 +460,12 @@ pub mod slider_crank {
         let t10 = l1 * (l1 * m1) / 12.0 + m1 * (0.25 * t8 + 0.25 * t9) + m2 * (t8 + t9);
         let t11 = m2 * (-0.5 * (t3 * t7) + 0.5 * (t1 * t5));
         let t12 = l2 * (l2 * m2) / 12.0 + m2 * (0.25 * (t7 * t7) + 0.25 * (t5 * t5));
-        let mut m = SMatrix::<f64, NQ, NQ>::zeros();
-        m[(0, 0)] = t10;
+        out[(0, 0)] = t10;
         let v = t11;
-        m[(0, 1)] = v;
-        m[(1, 0)] = v;
-        m[(1, 1)] = t12;
-        m[(2, 2)] = m3;
-        m
+        out[(0, 1)] = v;
+        out[(1, 0)] = v;
+        out[(1, 1)] = t12;
+        out[(2, 2)] = m3;
     }
     /// Generalised forces `f(q, q̇, p, t)`: applied forces, gravity, springs and dampers, and the
     /// quadratic-velocity (Coriolis and centrifugal) terms of the kinetic energy, so that `M q̈ = f +
@@ -286,6 +479,20 @@ pub mod slider_crank {
         p: &Params,
         t: f64,
     ) -> SVector<f64, NQ> {
+        let mut f = SVector::<f64, NQ>::zeros();
+        forces_into(q, qd, p, t, &mut f);
+        f
+    }
+    /// `forces` written into `out`: only its structurally nonzero entries are written, the others
+    /// are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn forces_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        out: &mut SVector<f64, NQ>,
+    ) {
         let theta = q[0];
         let beta = q[1];
         let theta_dot = qd[0];
@@ -310,10 +517,8 @@ pub mod slider_crank {
         let t13 = g * t1;
         let t14 = -0.5 * (m2 * (g * t5)) - (0.5 * (t7 * t10) + 0.5 * (t5 * t11));
         let t15 = torque + (t12 - (m2 * t13 + 0.5 * (m1 * t13)));
-        let mut f = SVector::<f64, NQ>::zeros();
-        f[0] = t15;
-        f[1] = t14;
-        f
+        out[0] = t15;
+        out[1] = t14;
     }
     /// Total energy: kinetic energy of the bodies plus the potential energy of gravity and springs.
     #[allow(clippy::let_and_return)]
