@@ -20,6 +20,7 @@
 //! | `spring NAME { a = p1, b = p2, stiffness = k, length = l0, damping = c }` | spring–damper between two points |
 //! | `force COORD = expr;` | generalised force (may use `der(q)` and `t`) |
 //! | `mass_matrix { (a, b) = expr, … }`, `generalized_force { a = expr, … }` | explicit terms |
+//! | `output NAME = expr;` | a named output (scalar, `vec2` or `vec3` of `q`, `p`, `t`; components `NAME_x`, …) |
 //!
 //! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos
 //! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,
@@ -70,6 +71,41 @@
 //! let (d, health) = pendulum::null_space(&q, &p, 0.0);
 //! assert!((pendulum::jacobian(&q, &p, 0.0) * d).norm() < 1e-12);
 //! assert!(health > 0.1);
+//! ```
+//!
+//! Every vector or matrix function `f` also has `f_into(…, out: &mut …)`, which writes only
+//! the structurally nonzero entries into the caller's storage (zero it once, reuse it);
+//! `jacobian_values` writes `C_J`'s nonzeros in compressed-column order (`JACOBIAN_NNZ`,
+//! `JACOBIAN_COLPTR`, `JACOBIAN_ROWIDX`); `kinematics` returns `C`, `C_J` and the primary
+//! chart's basis from one evaluation.
+//!
+//! # Outputs
+//!
+//! `output NAME = expr;` names a point or quantity of the mechanism. The module then has `NO`,
+//! `OUTPUT_NAMES`, `outputs` (o), `output_jacobian` (∂o/∂q), `output_velocity`
+//! (ȯ = ∂o/∂q q̇ + ∂o/∂t), `output_acceleration_bias` (ö = ∂o/∂q q̈ + bias) and
+//! `manipulator_jacobian` (∂o/∂q · D: how the outputs move with the independent velocities).
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     pub mod arm {
+//!         param l = 1.0;
+//!         coord x = 0.6;
+//!         coord y = -0.8;
+//!         independent x;
+//!         constraint x * x + y * y == l * l;
+//!         /// The point halfway along the arm.
+//!         output mid = 0.5 * vec2(x, y);
+//!     }
+//! }
+//! use mechgen::nalgebra::SVector;
+//! let p = arm::Params::default();
+//! let q = SVector::<f64, 2>::from(arm::NOMINAL_Q);
+//! assert_eq!(arm::OUTPUT_NAMES, ["mid_x", "mid_y"]);
+//! assert!((arm::outputs(&q, &p, 0.0)[1] + 0.4).abs() < 1e-15);
+//! // Moving x by u moves y by −x/y · u: the midpoint moves by (0.5, 0.375) · u.
+//! let ju = arm::manipulator_jacobian(&q, &p, 0.0);
+//! assert!((ju[(0, 0)] - 0.5).abs() < 1e-15 && (ju[(1, 0)] - 0.375).abs() < 1e-15);
 //! ```
 //!
 //! # Checked null spaces

@@ -147,12 +147,18 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         ns.notes = notes;
         timings.pivot_lu += t.elapsed();
         let t = Instant::now();
+        let outputs = (!model.outputs.is_empty()).then(|| {
+            let d = derive::outputs::outputs(&mut model);
+            let u = derive::outputs::manipulator_jacobian(&mut model.arena, &d.jacobian, &ns.basis);
+            (d, u)
+        });
         let an = Analysis {
             jacobian: &jac,
             jacobian_t: &jac_t,
             null_space: &ns,
             gamma: &gamma,
             eom: eom.as_ref(),
+            outputs: outputs.as_ref().map(|(d, u)| (d, u.as_slice())),
         };
         let Some((ts, stats)) = errors.check(emit::module(&model, &an, &eopts)) else {
             continue;

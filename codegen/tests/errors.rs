@@ -1163,3 +1163,33 @@ fn an_unknown_file_option_names_the_supported_ones() {
         "unknown option; the supported options are `#![seed = N]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
     );
 }
+
+#[test]
+fn output_misuse_is_located() {
+    // A velocity in an output: outputs are functions of the configuration and time.
+    let src = circle("    constraint x * x + y * y == 1.0;\n    output v = x * der(y);\n");
+    check(
+        &src,
+        &["`der(...)` (a velocity) is only allowed in forces"],
+        "output v = x * der(",
+        "y",
+    );
+    // The same name twice (a vector output's components count: `tip_x`).
+    let src = circle(
+        "    constraint x * x + y * y == 1.0;\n    output tip = vec2(x, y);\n    output tip_x = y;\n",
+    );
+    check(
+        &src,
+        &["output `tip_x` is declared twice"],
+        "output ",
+        "tip_x",
+    );
+    // Not a scalar or vector.
+    let src = circle("    constraint x * x + y * y == 1.0;\n    output r = rot_z(x);\n");
+    check(
+        &src,
+        &["an output must be a scalar, `vec2` or `vec3`, found a 3×3 matrix"],
+        "output r = ",
+        "rot_z(x)",
+    );
+}

@@ -89,20 +89,21 @@ fn user_names_are_kept_and_the_generated_locals_give_way() {
         solve.contains("let mut x_ = SVector::<f64, NQ>::zeros();"),
         "{solve}"
     );
-    let residual = function(&code, "residual");
+    let residual = function(&code, "residual_into");
     assert!(residual.contains("let x = q[0];"), "{residual}");
     assert!(residual.contains("let r = p.r;"), "{residual}");
+    let wrapper = function(&code, "residual");
     assert!(
-        residual.contains("let mut r_ = SVector::<f64, NC>::zeros();"),
-        "{residual}"
+        wrapper.contains("let mut r_ = SVector::<f64, NC>::zeros();"),
+        "{wrapper}"
     );
     let basis = function(&code, "null_space_fixed");
     assert!(
         basis.contains("let mut d_ = SMatrix::<f64, NQ, DOF>::zeros();"),
         "{basis}"
     );
-    assert!(basis.contains("(d_, health)"), "{basis}");
-    let forces = function(&code, "forces");
+    assert!(basis.contains("(d_, h)"), "{basis}");
+    let forces = function(&code, "forces_into");
     assert!(forces.contains("let d = p.d;"), "{forces}");
     assert!(forces.contains("let m = p.m;"), "{forces}");
     // Names no user name claims stay short.
@@ -116,8 +117,8 @@ fn user_names_are_kept_and_the_generated_locals_give_way() {
 #[test]
 fn negations_of_a_name_are_written_where_they_are_stored() {
     let code = code(SLIDER_CRANK);
-    let basis = function(&code, "null_space_fixed");
-    assert!(basis.contains("d[(1, 0)] = -t8;"), "{basis}");
+    let basis = function(&code, "null_space_fixed_into");
+    assert!(basis.contains("out[(1, 0)] = -t8;"), "{basis}");
     for line in code.lines() {
         let l = line.trim();
         if let Some(rest) = l.strip_prefix("let ") {
@@ -144,9 +145,14 @@ fn a_lone_root_negation_is_inlined_unless_the_body_is_chunked() {
     let sched = Schedule::new(&arena, &[s, neg]);
     assert_eq!(sched.binding[neg.index()], Some(Binding::Inline));
     assert_eq!(sched.binding[ab.index()], Some(Binding::Let));
-    // Stored twice: a name of its own.
+    // Stored twice: still written where it is stored (the fused `kinematics` stores a
+    // Jacobian entry twice, in `C_J` and in the basis).
     let sched = Schedule::new(&arena, &[s, neg, neg]);
-    assert_eq!(sched.binding[neg.index()], Some(Binding::Let));
+    assert_eq!(sched.binding[neg.index()], Some(Binding::Inline));
+    // Used by another expression as well: still written where it is used.
+    let e = arena.mul(neg, s);
+    let sched = Schedule::new(&arena, &[e, neg]);
+    assert_eq!(sched.binding[neg.index()], Some(Binding::Inline));
     // A body long enough to be split into chunks keeps every root named (a chunk hands
     // on only its `let`s).
     let mut roots = vec![neg, s];
@@ -165,7 +171,7 @@ fn a_lone_root_negation_is_inlined_unless_the_body_is_chunked() {
 #[test]
 fn health_is_folded_and_flat() {
     let code = code(SLIDER_CRANK);
-    let basis = function(&code, "null_space_fixed");
+    let basis = function(&code, "null_space_fixed_into");
     // The constant pivot `-1` (the slider's column) folds into `1.0` twice, and needs no
     // finiteness check.
     assert!(
@@ -192,7 +198,7 @@ fn long_health_sums_are_flat_chains_under_a_balanced_tree() {
     ))
     .expect("reads");
     let code = code(&src);
-    let basis = function(&code, "null_space_fixed");
+    let basis = function(&code, "null_space_fixed_into");
     // 98 distinct squares (a negated entry is squared once, unsigned) in 13 chains of at
     // most 8 terms (no parentheses inside a chain).
     let chains: Vec<&str> = basis
@@ -225,15 +231,24 @@ fn lint_allowances_name_their_lints() {
     let jt = function(&code, "jacobian_t");
     assert!(jt.contains("SVector::<f64, NC>::zeros()\n    }"), "{jt}");
     assert!(!jt.contains("let mut"), "{jt}");
-    // The scalar `energy` returns its last `let`: allowed there only.
-    let energy_at = code.find("pub fn energy(").expect("energy");
-    let before = &code[..energy_at];
-    assert!(
-        before.ends_with("#[allow(clippy::let_and_return)]\n    #[inline]\n    "),
-        "{}",
-        &before[before.len() - 200..]
-    );
-    assert_eq!(code.matches("clippy::let_and_return").count(), 1);
+    // The scalar `energy` and the two functions whose value is the health figure return
+    // their last `let`: allowed there only.
+    for (f, inline) in [
+        ("energy", "#[inline]"),
+        ("null_space_fixed_into", "#[inline(always)]"),
+        ("kinematics_into", "#[inline]"),
+    ] {
+        let at = code.find(&format!("pub fn {f}(")).expect(f);
+        let before = &code[..at];
+        assert!(
+            before.ends_with(&format!(
+                "#[allow(clippy::let_and_return)]\n    {inline}\n    "
+            )),
+            "{}",
+            &before[before.len() - 200..]
+        );
+    }
+    assert_eq!(code.matches("clippy::let_and_return").count(), 3);
 }
 
 #[test]
@@ -249,7 +264,7 @@ fn a_coordinate_named_like_a_generated_function_keeps_its_name() {
     );
     assert!(!code.contains("let gamma_ ="), "{code}");
     assert!(!code.contains("let residual_ ="), "{code}");
-    let residual = function(&code, "residual");
+    let residual = function(&code, "residual_into");
     assert!(residual.contains("let gamma = q[0];"), "{residual}");
     assert!(residual.contains("let residual = q[1];"), "{residual}");
 }

@@ -2,6 +2,7 @@
 
 pub mod matrix;
 pub mod motion;
+pub mod outputs;
 
 pub use matrix::SymMatrix;
 

@@ -30,6 +30,15 @@ pub(crate) fn items(
                 stats.push(s);
             }
             Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
+            Entry::OutputNames(names) => {
+                let no = idx(names.len());
+                items.extend(quote! {
+                    /// Number of named outputs (scalar components: `output tip = vec2(…)` counts two).
+                    pub const NO: usize = #no;
+                    /// Names of the outputs, in the order of `outputs` (`tip_x`, `tip_y` for a vector).
+                    pub const OUTPUT_NAMES: [&str; NO] = [#(#names),*];
+                });
+            }
         }
     }
     Ok((items, stats))

@@ -49,6 +49,12 @@ pub struct Analysis<'a> {
     pub gamma: &'a [ExprId],
     /// Mass matrix, forces and energy, when the model has dynamics.
     pub eom: Option<&'a EquationsOfMotion>,
+    /// The named outputs' derivatives and manipulator Jacobian (`∂o/∂q D`, `NO × DOF`),
+    /// when the model has outputs.
+    pub outputs: Option<(
+        &'a crate::derive::outputs::OutputDerivatives,
+        &'a [Vec<ExprId>],
+    )>,
 }
 
 /// Options of emission.

@@ -109,11 +109,12 @@ impl Schedule {
                     depth[i] = d;
                     let used_once =
                         uses[i] == 1 && d < MAX_INLINE_DEPTH && sincos_partner[i].is_none();
-                    // A root negating a name, stored once and used nowhere else.
+                    // The negation of a name is written where it is used (`-t3`), never
+                    // a `let` of its own: the compiler folds the repeated negations (into
+                    // subtractions, mostly), and the reader sees one name per value.
                     let negates_name = matches!(node, Node::Neg(a)
                         if binding[a.index()] != Some(Binding::Inline));
-                    let lone_negation =
-                        inline_root_negations && negates_name && root_count[i] == 1 && uses[i] == 2;
+                    let lone_negation = inline_root_negations && negates_name;
                     if used_once || lone_negation {
                         Binding::Inline
                     } else {

@@ -54,6 +54,10 @@ pub(crate) enum Dim {
     Nq,
     /// `NC`, the constraint equations.
     Nc,
+    /// `DOF`, the degrees of freedom.
+    Dof,
+    /// `NO`, the named outputs' scalar components.
+    No,
 }
 
 impl Dim {
@@ -62,6 +66,8 @@ impl Dim {
         match self {
             Dim::Nq => quote!(NQ),
             Dim::Nc => quote!(NC),
+            Dim::Dof => quote!(DOF),
+            Dim::No => quote!(NO),
         }
     }
 }
@@ -212,6 +218,8 @@ pub(crate) struct GenFn {
 pub(crate) enum Entry {
     /// A straight-line function.
     Function(GenFn),
+    /// `NO` and `OUTPUT_NAMES`: the named outputs' components, in order.
+    OutputNames(Vec<String>),
     /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
     /// to the chart functions (named, with their independent coordinates, in chart order).
     Atlas(Vec<(String, Vec<usize>)>),
@@ -301,7 +309,81 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     null_space_fns(&c, &mut out);
     out.push(Entry::Function(kinematics_fn(&c)));
     acceleration_fns(&c, &mut out);
+    output_fns(&c, &mut out);
     out
+}
+
+/// The named outputs (`output NAME = expr;`): values, Jacobian, velocity, acceleration bias
+/// and manipulator Jacobian, when the model has any.
+fn output_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let Some((d, manip)) = c.an.outputs else {
+        return;
+    };
+    let arena = c.arena;
+    let names: Vec<String> = c.model.outputs.iter().map(|o| o.name.clone()).collect();
+    let no = names.len();
+    let (nq, dof) = (c.nq, c.dof);
+    let order = &c.order;
+    let list = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| format!("{k}: `{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.push(Entry::OutputNames(names.clone()));
+    let values: Vec<ExprId> = c.model.outputs.iter().map(|o| o.expr).collect();
+    let mut f = plain(
+        "outputs",
+        format!(" The named outputs `o(q, p, t)` ({no} entries: {list})."),
+        Inputs::Position,
+        Shape::Vector(Dim::No),
+        "o",
+        nonzeros_vec(&values, arena),
+    );
+    f.comments = f.pos.iter().map(|&(i, _)| names[i].clone()).collect();
+    out.push(Entry::Function(f));
+    out.push(Entry::Function(plain(
+        "output_jacobian",
+        format!(
+            " Jacobian of the outputs `∂o/∂q` ({no} × {nq}; structural zeros are not written).\n\n Rows: {list}. Columns: {order}."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::No, Dim::Nq),
+        "m",
+        d.jacobian.nonzeros().map(|(i, j, e)| (e, (i, j))).unzip(),
+    )));
+    out.push(Entry::Function(plain(
+        "output_velocity",
+        format!(" Velocities of the outputs `ȯ = ∂o/∂q q̇ + ∂o/∂t` ({no} entries, exact)."),
+        Inputs::PositionVelocity,
+        Shape::Vector(Dim::No),
+        "v",
+        nonzeros_vec(&d.velocity, arena),
+    )));
+    out.push(Entry::Function(plain(
+        "output_acceleration_bias",
+        format!(
+            " The part of the outputs' acceleration that does not depend on `q̈`: \
+             `ö = output_jacobian · q̈ + output_acceleration_bias` ({no} entries, exact)."
+        ),
+        Inputs::PositionVelocity,
+        Shape::Vector(Dim::No),
+        "a",
+        nonzeros_vec(&d.acceleration_bias, arena),
+    )));
+    out.push(Entry::Function(plain(
+        "manipulator_jacobian",
+        format!(
+            " The manipulator Jacobian `∂o/∂u = ∂o/∂q · D` ({no} × {dof}): how the outputs move \
+             with the independent coordinates' velocities `u` (`ȯ = J u` for scleronomic \
+             constraints), through the primary chart's basis (`null_space_fixed`: check its \
+             health near singular positions)."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::No, Dim::Dof),
+        "j",
+        nonzeros(manip, arena),
+    )));
 }
 
 /// `jacobian_values`: the structural nonzeros of `C_J` in compressed-column order, with

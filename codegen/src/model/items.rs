@@ -35,6 +35,8 @@ pub(super) struct Parts<'m> {
     pub(super) independent_span: Option<Span>,
     /// Bodies, springs, forces, an explicit mass matrix.
     pub(super) dynamics: Dynamics,
+    /// Named outputs, one per scalar component.
+    pub(super) outputs: Vec<super::Output>,
     /// The gravity expression, for the dimension check against the bodies.
     gravity_expr: Option<&'m Expr>,
 }
@@ -92,6 +94,7 @@ impl Lowerer {
                 Ok(())
             }
             Item::MassMatrix { entries } => self.mass_matrix(entries, parts),
+            Item::Output { docs, name, value } => self.output(docs, name, value, parts),
             Item::GeneralizedForce { entries } => {
                 for f in entries {
                     let i = self.scope.coord_index(&f.name)?;
@@ -101,6 +104,51 @@ impl Lowerer {
                 Ok(())
             }
         }
+    }
+
+    /// `output NAME = expr;`: a scalar, or a vector whose components are named
+    /// `NAME_x`, `NAME_y` (, `NAME_z`).
+    fn output(
+        &mut self,
+        docs: &[String],
+        name: &syn::Ident,
+        value: &Expr,
+        parts: &mut Parts,
+    ) -> Result<()> {
+        let base = super::scope::plain(name);
+        let v = self.expr(value)?;
+        let comps = v.components().ok_or_else(|| {
+            Error::spanned(
+                value,
+                format!(
+                    "an output must be a scalar, `vec2` or `vec3`, found {}",
+                    v.kind()
+                ),
+            )
+        })?;
+        let names: Vec<String> = if comps.len() == 1 {
+            vec![base.clone()]
+        } else {
+            ["x", "y", "z"][..comps.len()]
+                .iter()
+                .map(|a| format!("{base}_{a}"))
+                .collect()
+        };
+        for (n, &e) in names.iter().zip(&comps) {
+            if parts.outputs.iter().any(|o| &o.name == n) {
+                return Err(Error::spanned(
+                    name,
+                    format!("output `{n}` is declared twice"),
+                ));
+            }
+            parts.outputs.push(super::Output {
+                name: n.clone(),
+                docs: docs.to_vec(),
+                expr: e,
+                span: name.span(),
+            });
+        }
+        Ok(())
     }
 
     /// `param NAME = default;`

@@ -83,6 +83,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         independent_span: parts.independent_span,
         span: module.span,
         dynamics: parts.dynamics,
+        outputs: parts.outputs,
         arena: l.arena,
     })
 }

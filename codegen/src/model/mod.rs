@@ -98,6 +98,22 @@ pub struct Model {
     pub span: Span,
     /// Bodies, forces or an explicit mass matrix (empty for a purely kinematic model).
     pub dynamics: dynamics::Dynamics,
+    /// Named outputs (`output NAME = expr;`), one per scalar component, in order.
+    pub outputs: Vec<Output>,
     /// The DAG holding every expression of the model.
     pub arena: Arena,
+}
+
+/// One scalar output (`output tip = vec2(…);` gives `tip_x` and `tip_y`): an expression of
+/// the coordinates, parameters and time.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// Its name (`tip_x` for a component of a vector output).
+    pub name: String,
+    /// Its doc lines (those of the `output` item).
+    pub docs: Vec<String>,
+    /// Its expression.
+    pub expr: ExprId,
+    /// Span of the output's name.
+    pub span: Span,
 }

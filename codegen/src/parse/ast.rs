@@ -37,10 +37,11 @@ mod kw {
     syn::custom_keyword!(mass_matrix);
     syn::custom_keyword!(generalized_force);
     syn::custom_keyword!(seed);
+    syn::custom_keyword!(output);
 }
 
 /// The item keywords, for error messages.
-pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force";
+pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output";
 
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
@@ -157,6 +158,15 @@ pub enum Item {
     GeneralizedForce {
         /// Entries.
         entries: Vec<Field>,
+    },
+    /// `output NAME = expr;` (a scalar, `vec2` or `vec3` of the configuration and time).
+    Output {
+        /// Doc lines.
+        docs: Vec<String>,
+        /// Name.
+        name: Ident,
+        /// Value.
+        value: Expr,
     },
 }
 
@@ -341,6 +351,13 @@ impl Parse for Item {
                     .map(|MassEntry(a, b, e)| (a, b, e))
                     .collect(),
             })
+        } else if la.peek(kw::output) {
+            input.parse::<kw::output>()?;
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "output")?;
+            Ok(Item::Output { docs, name, value })
         } else if la.peek(kw::generalized_force) {
             input.parse::<kw::generalized_force>()?;
             Ok(Item::GeneralizedForce {

@@ -500,38 +500,36 @@ pub mod five_bar {
         let t15 = l3 * sin_ph2;
         let t16 = t1 + t3 - (g + t9 + t11);
         let t17 = t5 + t7 - (t13 + t15);
-        let t18 = -t5;
-        let t19 = -t9;
-        let t20 = 1.0 / t15;
-        let t21 = t11 * t20;
-        let t22 = t3 - t7 * t21;
-        let t23 = 1.0 / t22;
-        let t24 = (t1 - t5 * t21) * t23;
-        let t25 = -(t20 * (t7 * t24 + t18));
-        let t26 = (t13 * t21 + t19) * t23;
-        let t27 = -(t20 * (t13 + t7 * t26));
+        let t18 = 1.0 / t15;
+        let t19 = t11 * t18;
+        let t20 = t3 - t7 * t19;
+        let t21 = 1.0 / t20;
+        let t22 = (t1 - t5 * t19) * t21;
+        let t23 = -(t18 * (t7 * t22 - t5));
+        let t24 = (t13 * t19 - t9) * t21;
+        let t25 = -(t18 * (t13 + t7 * t24));
         r[0] = t16;
         r[1] = t17;
-        m[(0, 0)] = t18;
+        m[(0, 0)] = -t5;
         m[(0, 1)] = t13;
         m[(0, 2)] = -t7;
         m[(0, 3)] = t15;
         m[(1, 0)] = t1;
-        m[(1, 1)] = t19;
+        m[(1, 1)] = -t9;
         m[(1, 2)] = t3;
         m[(1, 3)] = -t11;
         d[(0, 0)] = 1.0;
         d[(1, 1)] = 1.0;
-        d[(2, 0)] = -t24;
-        d[(2, 1)] = -t26;
-        d[(3, 0)] = t25;
-        d[(3, 1)] = t27;
+        d[(2, 0)] = -t22;
+        d[(2, 1)] = -t24;
+        d[(3, 0)] = t23;
+        d[(3, 1)] = t25;
         let health_scale = f64::sqrt(
             t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
                 + t15 * t15,
         );
-        let min_pivot = f64::abs(t15).min(f64::abs(t22));
-        let health = if (t15 + t22 + health_scale).is_finite() && health_scale > 0.0 {
+        let min_pivot = f64::abs(t15).min(f64::abs(t20));
+        let health = if (t15 + t20 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
         } else {
             0.0

@@ -38,7 +38,7 @@ pub mod slider_crank {
         ("jacobian_t", 0),
         ("null_space_fixed", 12),
         ("solve_dependent", 8),
-        ("kinematics", 15),
+        ("kinematics", 16),
         ("gamma", 19),
         ("mass_matrix", 35),
         ("forces", 48),
@@ -346,19 +346,18 @@ pub mod slider_crank {
         let t7 = l2 * cos_beta;
         let t8 = t3 - t7;
         let t9 = t1 + t5 - s;
-        let t10 = -t3;
-        let t11 = t1 * (1.0 / t5);
-        let t12 = t10 - t7 * t11;
+        let t10 = t1 * (1.0 / t5);
+        let t11 = -t3 - t7 * t10;
         r[0] = t9;
         r[1] = t8;
-        m[(0, 0)] = t10;
+        m[(0, 0)] = -t3;
         m[(0, 1)] = t7;
         m[(0, 2)] = -1.0;
         m[(1, 0)] = t1;
         m[(1, 1)] = t5;
         d[(0, 0)] = 1.0;
-        d[(1, 0)] = -t11;
-        d[(2, 0)] = t12;
+        d[(1, 0)] = -t10;
+        d[(2, 0)] = t11;
         let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
         let min_pivot = f64::abs(t5).min(1.0);
         let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
