@@ -21,6 +21,7 @@
 //! | `force COORD = expr;` | generalised force (may use `der(q)` and `t`) |
 //! | `mass_matrix { (a, b) = expr, … }`, `generalized_force { a = expr, … }` | explicit terms |
 //! | `output NAME = expr;` | a named output (scalar, `vec2` or `vec3` of `q`, `p`, `t`; components `NAME_x`, …) |
+//! | `inequality NAME: lhs >= rhs (, restitution = e)?;` | unilateral constraint `lhs − rhs ≥ 0` (or `<=`), scalar or vector, with the restitution of impacts on it (default 0) |
 //!
 //! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos
 //! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,
@@ -106,6 +107,40 @@
 //! // Moving x by u moves y by −x/y · u: the midpoint moves by (0.5, 0.375) · u.
 //! let ju = arm::manipulator_jacobian(&q, &p, 0.0);
 //! assert!((ju[(0, 0)] - 0.5).abs() < 1e-15 && (ju[(1, 0)] - 0.375).abs() < 1e-15);
+//! ```
+//!
+//! # Inequality constraints
+//!
+//! `inequality NAME: g >= 0.0;` adds `NI`, `INEQUALITY_NAMES`, `RESTITUTION`, `inequality`,
+//! `inequality_jacobian`, `inequality_jacobian_t` and `inequality_gamma`; with dynamics,
+//! `Model` implements [`runtime::Inequalities`](crate::runtime::Inequalities), and
+//! [`runtime::simulate_contact`](crate::runtime::simulate_contact) keeps the contacts with the
+//! active-set algorithm of Jonquet, Nocent and Remion (an LCP solve where it is not
+//! complementary), locating impacts inside steps:
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     /// A particle pushed into the corner between `x − y ≥ 0` and `y ≥ 0`.
+//!     pub mod corner {
+//!         coord x = 0.0;
+//!         coord y = 0.0;
+//!         body particle { mass = 2.0, com = vec2(x, y) }
+//!         force x = -1.0;
+//!         force y = -2.0;
+//!         inequality g1: x - y >= 0.0;
+//!         inequality g2: y >= 0.0;
+//!     }
+//! }
+//! use mechgen::nalgebra::SVector;
+//! use mechgen::runtime::{contact_accelerations, ContactOptions};
+//! let z = SVector::<f64, 2>::zeros();
+//! let s = contact_accelerations::<corner::Model, 2, 0, 2, 2>(
+//!     &z, &z, &corner::Params::default(), 0.0, &[], &ContactOptions::default(),
+//! )?;
+//! // Both walls push (λ = (1, 3)): the particle stays in the corner.
+//! assert_eq!(s.handled, vec![0, 1]);
+//! assert!(s.qdd.norm() < 1e-12 && (s.lambda[1] - 3.0).abs() < 1e-12);
+//! # Ok::<(), mechgen::runtime::ContactError>(())
 //! ```
 //!
 //! # Checked null spaces

@@ -152,12 +152,15 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             let u = derive::outputs::manipulator_jacobian(&mut model.arena, &d.jacobian, &ns.basis);
             (d, u)
         });
+        let inequalities =
+            (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(&mut model));
         let an = Analysis {
             jacobian: &jac,
             jacobian_t: &jac_t,
             null_space: &ns,
             gamma: &gamma,
             eom: eom.as_ref(),
+            inequalities: inequalities.as_ref(),
             outputs: outputs.as_ref().map(|(d, u)| (d, u.as_slice())),
         };
         let Some((ts, stats)) = errors.check(emit::module(&model, &an, &eopts)) else {

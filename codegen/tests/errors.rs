@@ -1193,3 +1193,42 @@ fn output_misuse_is_located() {
         "rot_z(x)",
     );
 }
+
+#[test]
+fn inequality_misuse_is_located() {
+    let base = "    constraint x * x + y * y == 1.0;\n";
+    let src = circle(&format!("{base}    inequality floor: y > 0.0;\n"));
+    check(&src, &["write `>=` or `<=`"], "floor: y ", ">");
+    let src = circle(&format!(
+        "{base}    inequality floor: y >= 0.0, restitution = 1.5;\n"
+    ));
+    check(
+        &src,
+        &["the restitution coefficient must lie in [0, 1], found 1.5"],
+        "restitution = ",
+        "1.5",
+    );
+    let src = circle(&format!("{base}    inequality floor: y + 1.0;\n"));
+    check(
+        &src,
+        &["an inequality is a comparison `lhs >= rhs`"],
+        "floor: ",
+        "y + 1.0",
+    );
+    let src = circle(&format!(
+        "{base}    inequality w: vec2(x, y) >= vec2(0.0, 0.0);\n    inequality w_y: x >= -2.0;\n"
+    ));
+    check(
+        &src,
+        &["inequality `w_y` is declared twice"],
+        "inequality ",
+        "w_y",
+    );
+    let src = circle(&format!("{base}    inequality floor: y >= der(x);\n"));
+    check(
+        &src,
+        &["`der(...)` (a velocity) is only allowed in forces"],
+        "der(",
+        "x",
+    );
+}

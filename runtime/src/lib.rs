@@ -13,12 +13,14 @@
 //! * [`ali3p`]: the implicit index-3 augmented Lagrangian route (ALI3-P, trapezoidal
 //!   rule), which passes singular configurations and suits stiff models;
 //! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
+//! * [`contact`]: inequality constraints `g ≥ 0` (active sets, LCP, events, impacts);
 //! * [`error`]: the error enums.
 
 #![warn(missing_docs)]
 
 pub mod ali3p;
 pub mod assemble;
+pub mod contact;
 pub mod csv;
 pub mod error;
 pub mod lagrange;
@@ -34,6 +36,10 @@ pub mod velocity;
 pub use ali3p::{simulate_ali3p, Adaptive, Ali3pOptions, Tangent};
 pub use assemble::{
     assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
+};
+pub use contact::{
+    contact_accelerations, contact_impact, simulate_contact, ActiveSet, ContactError,
+    ContactOptions, ContactPath, ContactSolve, ContactTrajectory, Inequalities,
 };
 pub use csv::write_csv;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};

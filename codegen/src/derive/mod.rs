@@ -1,5 +1,6 @@
 //! Derivatives of the model: `C_J = ∂C/∂q` and `C_t = ∂C/∂t`.
 
+pub mod inequality;
 pub mod matrix;
 pub mod motion;
 pub mod outputs;
@@ -19,7 +20,12 @@ pub const GRADIENT_ABOVE: usize = 64;
 pub fn jacobian(model: &mut Model) -> SymMatrix {
     let nq = model.coords.len();
     let rows: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    let a = &mut model.arena;
+    rows_jacobian(&mut model.arena, nq, &rows)
+}
+
+/// The Jacobian (`rows.len() × nq`, sparse) of the expressions `rows`.
+pub fn rows_jacobian(a: &mut crate::expr::Arena, nq: usize, rows: &[ExprId]) -> SymMatrix {
+    let rows = rows.to_vec();
     let mut m = SymMatrix::new(nq);
     for e in rows {
         let coords = a.coords_of(e);
@@ -51,7 +57,15 @@ pub fn jacobian_t(model: &mut Model) -> Vec<ExprId> {
 /// `w = C_J q̇ + C_t` with `q̇` held fixed. Entries are expressions of `q`, `q̇`
 /// (`Sym::Vel`), `p` and `t`.
 pub fn gamma(model: &mut Model, jacobian: &SymMatrix, jacobian_t: &[ExprId]) -> Vec<ExprId> {
-    let a = &mut model.arena;
+    rows_gamma(&mut model.arena, jacobian, jacobian_t)
+}
+
+/// [`gamma`] of any rows given their Jacobian and partial time derivative.
+pub fn rows_gamma(
+    a: &mut crate::expr::Arena,
+    jacobian: &SymMatrix,
+    jacobian_t: &[ExprId],
+) -> Vec<ExprId> {
     jacobian
         .rows()
         .zip(jacobian_t)

@@ -30,6 +30,23 @@ pub(crate) fn items(
                 stats.push(s);
             }
             Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
+            Entry::InequalityNames(list) => {
+                let ni = idx(list.len());
+                let names = list.iter().map(|(n, _)| n);
+                let e: Vec<TokenStream> = list
+                    .iter()
+                    .map(|(_, e)| opts.scalar.literal(*e).unwrap_or_default())
+                    .collect();
+                let ty = &opts.scalar.ty;
+                items.extend(quote! {
+                    /// Number of inequality constraints `g ≥ 0` (scalar components).
+                    pub const NI: usize = #ni;
+                    /// Names of the inequality constraints, in the order of `inequality`.
+                    pub const INEQUALITY_NAMES: [&str; NI] = [#(#names),*];
+                    /// Restitution coefficient of each inequality constraint (impacts).
+                    pub const RESTITUTION: [#ty; NI] = [#(#e),*];
+                });
+            }
             Entry::OutputNames(names) => {
                 let no = idx(names.len());
                 items.extend(quote! {

@@ -49,8 +49,9 @@ pub struct Analysis<'a> {
     pub gamma: &'a [ExprId],
     /// Mass matrix, forces and energy, when the model has dynamics.
     pub eom: Option<&'a EquationsOfMotion>,
-    /// The named outputs' derivatives and manipulator Jacobian (`∂o/∂q D`, `NO × DOF`),
-    /// when the model has outputs.
+    /// `J_g`, `∂g/∂t` and `γ_g` of the inequality constraints, when the model has any.
+    pub inequalities: Option<&'a crate::derive::inequality::InequalityDerivatives>,
+    /// The named outputs' derivatives and manipulator Jacobian (see `outputs` below).
     pub outputs: Option<(
         &'a crate::derive::outputs::OutputDerivatives,
         &'a [Vec<ExprId>],

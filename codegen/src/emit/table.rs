@@ -58,6 +58,8 @@ pub(crate) enum Dim {
     Dof,
     /// `NO`, the named outputs' scalar components.
     No,
+    /// `NI`, the inequality constraints.
+    Ni,
 }
 
 impl Dim {
@@ -68,6 +70,7 @@ impl Dim {
             Dim::Nc => quote!(NC),
             Dim::Dof => quote!(DOF),
             Dim::No => quote!(NO),
+            Dim::Ni => quote!(NI),
         }
     }
 }
@@ -182,6 +185,8 @@ pub(crate) enum Trait {
     Mechanism,
     /// `runtime::Dynamics` (models with bodies or an explicit mass matrix).
     Dynamics,
+    /// `runtime::Inequalities` (models with dynamics and inequality constraints).
+    Inequalities,
 }
 
 /// One generated straight-line function.
@@ -220,6 +225,8 @@ pub(crate) enum Entry {
     Function(GenFn),
     /// `NO` and `OUTPUT_NAMES`: the named outputs' components, in order.
     OutputNames(Vec<String>),
+    /// `NI`, `INEQUALITY_NAMES` and `RESTITUTION`: the inequality constraints, in order.
+    InequalityNames(Vec<(String, f64)>),
     /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
     /// to the chart functions (named, with their independent coordinates, in chart order).
     Atlas(Vec<(String, Vec<usize>)>),
@@ -310,7 +317,91 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     out.push(Entry::Function(kinematics_fn(&c)));
     acceleration_fns(&c, &mut out);
     output_fns(&c, &mut out);
+    inequality_fns(&c, &mut out);
     out
+}
+
+/// The inequality constraints `g ≥ 0`: `inequality`, `inequality_jacobian`,
+/// `inequality_jacobian_t`, `inequality_gamma`, when the model has any.
+fn inequality_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let Some(d) = c.an.inequalities else {
+        return;
+    };
+    let arena = c.arena;
+    let model = c.model;
+    let ni = model.inequalities.len();
+    let nq = c.nq;
+    let order = &c.order;
+    let dynamics = c.an.eom.is_some();
+    let tr = |name: &'static str, rank: u8| {
+        if dynamics {
+            method(Trait::Inequalities, name, rank)
+        } else {
+            None
+        }
+    };
+    out.push(Entry::InequalityNames(
+        model
+            .inequalities
+            .iter()
+            .map(|g| (g.name.clone(), g.restitution))
+            .collect(),
+    ));
+    let values: Vec<ExprId> = model.inequalities.iter().map(|g| g.expr).collect();
+    let mut f = plain(
+        "inequality",
+        format!(
+            " The inequality constraints `g(q, p, t)` ({ni} entries, allowed where all are `≥ 0`; \
+             names in `INEQUALITY_NAMES`)."
+        ),
+        Inputs::Position,
+        Shape::Vector(Dim::Ni),
+        "g",
+        nonzeros_vec(&values, arena),
+    );
+    f.comments = f
+        .pos
+        .iter()
+        .map(|&(i, _)| model.inequalities[i].name.clone())
+        .collect();
+    f.implements = tr("inequality", 0);
+    out.push(Entry::Function(f));
+    let mut f = plain(
+        "inequality_jacobian",
+        format!(
+            " Jacobian `J_g = ∂g/∂q` of the inequality constraints ({ni} × {nq}; structural zeros \
+             are not written).\n\n Column order: {order}."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::Ni, Dim::Nq),
+        "m",
+        d.jacobian.nonzeros().map(|(i, j, e)| (e, (i, j))).unzip(),
+    );
+    f.implements = tr("inequality_jacobian", 1);
+    out.push(Entry::Function(f));
+    let mut f = plain(
+        "inequality_jacobian_t",
+        format!(" Partial time derivative `∂g/∂t` of the inequality constraints ({ni} entries)."),
+        Inputs::Position,
+        Shape::Vector(Dim::Ni),
+        "v",
+        nonzeros_vec(&d.jacobian_t, arena),
+    );
+    f.implements = tr("inequality_jacobian_t", 2);
+    out.push(Entry::Function(f));
+    let mut f = plain(
+        "inequality_gamma",
+        format!(
+            " Right-hand side `γ_g` of `J_g q̈ = γ_g` for the inequality constraints: \
+             `g̈ = J_g q̈ − γ_g` ({ni} entries)."
+        ),
+        Inputs::PositionVelocity,
+        Shape::Vector(Dim::Ni),
+        "g",
+        nonzeros_vec(&d.gamma, arena),
+    );
+    f.implements = tr("inequality_gamma", 3);
+    out.push(Entry::Function(f));
 }
 
 /// The named outputs (`output NAME = expr;`): values, Jacobian, velocity, acceleration bias

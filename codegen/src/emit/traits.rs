@@ -14,6 +14,18 @@ pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> To
     let ty = &opts.scalar.ty;
     let mechanism = methods(table, Trait::Mechanism, opts);
     let dynamics = methods(table, Trait::Dynamics, opts);
+    let inequalities = methods(table, Trait::Inequalities, opts);
+    let inequalities_impl = if inequalities.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            impl #krate::runtime::Inequalities<NQ, NC, DOF, NI> for Model {
+                const INEQUALITY_NAMES: [&'static str; NI] = INEQUALITY_NAMES;
+                const RESTITUTION: [#ty; NI] = RESTITUTION;
+                #inequalities
+            }
+        }
+    };
     let dynamics_impl = if dynamics.is_empty() {
         TokenStream::new()
     } else {
@@ -40,6 +52,7 @@ pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> To
         }
 
         #dynamics_impl
+        #inequalities_impl
     }
 }
 

@@ -37,6 +37,8 @@ pub(super) struct Parts<'m> {
     pub(super) dynamics: Dynamics,
     /// Named outputs, one per scalar component.
     pub(super) outputs: Vec<super::Output>,
+    /// Inequality constraints, one per scalar component.
+    pub(super) inequalities: Vec<super::Inequality>,
     /// The gravity expression, for the dimension check against the bodies.
     gravity_expr: Option<&'m Expr>,
 }
@@ -95,6 +97,11 @@ impl Lowerer {
             }
             Item::MassMatrix { entries } => self.mass_matrix(entries, parts),
             Item::Output { docs, name, value } => self.output(docs, name, value, parts),
+            Item::Inequality {
+                name,
+                condition,
+                restitution,
+            } => self.inequality(name, condition, restitution.as_deref(), parts),
             Item::GeneralizedForce { entries } => {
                 for f in entries {
                     let i = self.scope.coord_index(&f.name)?;
@@ -104,6 +111,86 @@ impl Lowerer {
                 Ok(())
             }
         }
+    }
+
+    /// `inequality NAME: lhs >= rhs (, restitution = e)?;` (or `<=`): `lhs − rhs ≥ 0` per
+    /// component, named `NAME` or `NAME_x`, `NAME_y` (, `NAME_z`).
+    fn inequality(
+        &mut self,
+        name: &syn::Ident,
+        condition: &Expr,
+        restitution: Option<&Expr>,
+        parts: &mut Parts,
+    ) -> Result<()> {
+        const SHAPE: &str =
+            "an inequality is a comparison `lhs >= rhs` (or `lhs <= rhs`) of scalars or vectors";
+        let Expr::Binary(b) = condition else {
+            return Err(Error::spanned(condition, SHAPE));
+        };
+        let flip =
+            match b.op {
+                BinOp::Ge(_) => false,
+                BinOp::Le(_) => true,
+                BinOp::Gt(_) | BinOp::Lt(_) => return Err(Error::new(
+                    b.op.span(),
+                    "write `>=` or `<=`: an inequality constraint includes its boundary (contact)",
+                )),
+                _ => return Err(Error::spanned(condition, SHAPE)),
+            };
+        let lhs = self.expr(&b.left)?;
+        let rhs = self.expr(&b.right)?;
+        let (lc, rc) = match (lhs.components(), rhs.components()) {
+            (Some(x), Some(y)) if x.len() == y.len() => (x, y),
+            _ => {
+                return Err(Error::new(
+                    b.op.span(),
+                    format!(
+                        "the two sides of the inequality differ: {} and {}",
+                        lhs.kind(),
+                        rhs.kind()
+                    ),
+                ))
+            }
+        };
+        let e = match restitution {
+            Some(r) => {
+                let e = self.constant(r, "the restitution coefficient")?;
+                if !(0.0..=1.0).contains(&e) {
+                    return Err(Error::spanned(
+                        r,
+                        format!("the restitution coefficient must lie in [0, 1], found {e}"),
+                    ));
+                }
+                e
+            }
+            None => 0.0,
+        };
+        let base = super::scope::plain(name);
+        for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
+            let g = if flip {
+                self.arena.sub(y, x)
+            } else {
+                self.arena.sub(x, y)
+            };
+            let n = if lc.len() == 1 {
+                base.clone()
+            } else {
+                format!("{base}_{}", ["x", "y", "z"][k])
+            };
+            if parts.inequalities.iter().any(|i| i.name == n) {
+                return Err(Error::spanned(
+                    name,
+                    format!("inequality `{n}` is declared twice"),
+                ));
+            }
+            parts.inequalities.push(super::Inequality {
+                name: n,
+                expr: g,
+                restitution: e,
+                span: name.span(),
+            });
+        }
+        Ok(())
     }
 
     /// `output NAME = expr;`: a scalar, or a vector whose components are named

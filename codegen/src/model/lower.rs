@@ -84,6 +84,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         span: module.span,
         dynamics: parts.dynamics,
         outputs: parts.outputs,
+        inequalities: parts.inequalities,
         arena: l.arena,
     })
 }

@@ -100,8 +100,24 @@ pub struct Model {
     pub dynamics: dynamics::Dynamics,
     /// Named outputs (`output NAME = expr;`), one per scalar component, in order.
     pub outputs: Vec<Output>,
+    /// Inequality constraints `g(q, p, t) ≥ 0`, one per scalar component, in order.
+    pub inequalities: Vec<Inequality>,
     /// The DAG holding every expression of the model.
     pub arena: Arena,
+}
+
+/// One scalar inequality constraint `expr ≥ 0` (`inequality wall: lhs >= rhs;` has
+/// `expr = lhs − rhs`; a vector inequality gives one per component, `wall_x`, …).
+#[derive(Clone, Debug)]
+pub struct Inequality {
+    /// Its name.
+    pub name: String,
+    /// `g`, nonnegative where allowed.
+    pub expr: ExprId,
+    /// Restitution coefficient `e ∈ [0, 1]` of impacts on it.
+    pub restitution: f64,
+    /// Span of its name.
+    pub span: Span,
 }
 
 /// One scalar output (`output tip = vec2(…);` gives `tip_x` and `tip_y`): an expression of

@@ -38,10 +38,12 @@ mod kw {
     syn::custom_keyword!(generalized_force);
     syn::custom_keyword!(seed);
     syn::custom_keyword!(output);
+    syn::custom_keyword!(inequality);
+    syn::custom_keyword!(restitution);
 }
 
 /// The item keywords, for error messages.
-pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output";
+pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality";
 
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
@@ -158,6 +160,15 @@ pub enum Item {
     GeneralizedForce {
         /// Entries.
         entries: Vec<Field>,
+    },
+    /// `inequality NAME: lhs >= rhs (, restitution = e)?;`
+    Inequality {
+        /// Name.
+        name: Ident,
+        /// The comparison as written.
+        condition: Expr,
+        /// Restitution coefficient of impacts on it (default 0: plastic).
+        restitution: Option<Box<Expr>>,
     },
     /// `output NAME = expr;` (a scalar, `vec2` or `vec3` of the configuration and time).
     Output {
@@ -350,6 +361,25 @@ impl Parse for Item {
                     .into_iter()
                     .map(|MassEntry(a, b, e)| (a, b, e))
                     .collect(),
+            })
+        } else if la.peek(kw::inequality) {
+            input.parse::<kw::inequality>()?;
+            let name: Ident = input.parse()?;
+            input.parse::<Token![:]>()?;
+            let condition = input.parse()?;
+            let restitution = if input.peek(Token![,]) {
+                input.parse::<Token![,]>()?;
+                input.parse::<kw::restitution>()?;
+                input.parse::<Token![=]>()?;
+                Some(Box::new(input.parse()?))
+            } else {
+                None
+            };
+            semi(input, "inequality")?;
+            Ok(Item::Inequality {
+                name,
+                condition,
+                restitution,
             })
         } else if la.peek(kw::output) {
             input.parse::<kw::output>()?;

@@ -1,0 +1,673 @@
+//! Inequality (unilateral) constraints `g(q, p, t) ≥ 0` in the Lagrange-multiplier
+//! formulation, after Jonquet, Nocent and Remion, "The art to keep in touch: the good use
+//! of Lagrange multipliers" (GRAPP 2007):
+//!
+//! `M q̈ = f + C_Jᵀ μ + J_Hᵀ λ`, `C_J q̈ = d_C`, `J_H q̈ = d_H`, with `H` the *handled*
+//! inequalities and Baumgarte's stabilisation in `d` (`d = γ − 2α ẇ − β² w` for a
+//! constraint value `w`).
+//!
+//! * [`ActiveSet::Right`] (the paper's algorithm 3, the default): at each evaluation the
+//!   active inequalities (`|g_k| ≤ active_tol`) are found, `H` starts empty, and every active
+//!   `k` whose *violation tendency* `J_k q̈ < d_k` holds for the current accelerations is
+//!   added, until none is. The result is then checked for complementarity (`λ_k ≥ 0` on `H`,
+//!   `J_k q̈ ≥ d_k` on the rest of the active set); where that fails (the paper's algorithm
+//!   never removes a row), a principal-pivoting LCP solve (Murty's least-index rule, from
+//!   `H`) finishes, and [`ContactPath::Lcp`] says so. Every loop is bounded: an
+//!   [`ContactError::NoConvergence`] instead of a cycle.
+//! * [`ActiveSet::Platt`] (algorithm 1) and [`ActiveSet::Tendency`] (algorithm 2): the
+//!   earlier methods the paper shows failing, to reproduce its figures.
+//!
+//! [`simulate_contact`] integrates with semi-implicit Euler steps, locates the first
+//! crossing of an inactive inequality inside a step (bisection on the step length), and
+//! applies an impact there: the same active-set algorithm on impulses,
+//! `M Δq̇ = J_Hᵀ Λ`, `J_k (q̇ + Δq̇) ≥ −e_k J_k q̇`, so kinetic energy never increases for
+//! `e ≤ 1`.
+
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
+
+use crate::mechanism::Dynamics;
+
+/// Inequality constraints `g(q, p, t) ≥ 0` of a mechanism with dynamics (generated for
+/// models with `inequality` items and bodies or forces).
+pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>:
+    Dynamics<NQ, NC, DOF>
+{
+    /// Names of the inequality constraints.
+    const INEQUALITY_NAMES: [&'static str; NI];
+    /// Restitution coefficient `e ∈ [0, 1]` of impacts on each inequality.
+    const RESTITUTION: [f64; NI];
+    /// `g(q, p, t)`.
+    fn inequality(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NI>;
+    /// `J_g = ∂g/∂q`.
+    fn inequality_jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NI, NQ>;
+    /// `∂g/∂t`.
+    fn inequality_jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NI>;
+    /// `γ_g` of `J_g q̈ = γ_g` (`g̈ = J_g q̈ − γ_g`).
+    fn inequality_gamma(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NI>;
+}
+
+/// Which active-set method chooses the handled inequalities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActiveSet {
+    /// Algorithm 3 of the paper, completed by an LCP solve where complementarity fails.
+    Right,
+    /// Algorithm 1 (Platt): `H` carried from step to step, a row dropped when its
+    /// multiplier is `≤ 0`, added when its inequality is violated (`g_k < 0`) after a step.
+    Platt,
+    /// Algorithm 2: the active rows whose violation tendency holds for the accelerations
+    /// without inequalities, solved once.
+    Tendency,
+}
+
+/// Options of the contact solver and simulator.
+#[derive(Clone, Copy, Debug)]
+pub struct ContactOptions {
+    /// The active-set method.
+    pub algorithm: ActiveSet,
+    /// `|g_k| ≤ active_tol` makes inequality `k` active.
+    pub active_tol: f64,
+    /// A violation tendency `J_k q̈ < d_k − tendency_tol`, a negative multiplier
+    /// `λ_k < −tendency_tol` (relative to the largest of `|d|`, `|f|` and 1).
+    pub tendency_tol: f64,
+    /// Baumgarte's `α` (velocity feedback `2α`) and `β` (position feedback `β²`).
+    pub baumgarte: (f64, f64),
+    /// Finish with the LCP solve where algorithm 3's result fails complementarity.
+    pub lcp_fallback: bool,
+    /// Locate crossings of inactive inequalities inside a step and apply impacts there
+    /// ([`simulate_contact`]); off, a step may end beyond a boundary (as in the paper's
+    /// comparison of the algorithms).
+    pub locate_events: bool,
+    /// Most events (crossings) located in one step before [`ContactError::TooManyEvents`].
+    pub max_events_per_step: usize,
+}
+
+impl Default for ContactOptions {
+    fn default() -> Self {
+        Self {
+            algorithm: ActiveSet::Right,
+            active_tol: 1e-9,
+            tendency_tol: 1e-12,
+            baumgarte: (0.0, 0.0),
+            lcp_fallback: true,
+            locate_events: true,
+            max_events_per_step: 64,
+        }
+    }
+}
+
+/// How the handled set of a solve was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContactPath {
+    /// The active-set method alone.
+    ActiveSet,
+    /// Algorithm 3 left a negative multiplier (or an unhandled violation); the LCP solve
+    /// finished in this many pivots.
+    Lcp {
+        /// Principal pivots taken.
+        pivots: usize,
+    },
+}
+
+/// Failures of the contact solver.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ContactError {
+    /// The constrained system has no solution (rows inconsistent or the mass matrix
+    /// singular on the free directions).
+    Singular {
+        /// Time.
+        t: f64,
+    },
+    /// A bounded loop ended without a consistent handled set.
+    NoConvergence {
+        /// Time.
+        t: f64,
+        /// Iterations taken.
+        iterations: usize,
+    },
+    /// More crossings than [`ContactOptions::max_events_per_step`] in one step (a Zeno-like
+    /// accumulation of impacts).
+    TooManyEvents {
+        /// Time of the step.
+        t: f64,
+    },
+    /// A non-finite value in the state or the model's functions.
+    NonFinite {
+        /// Time.
+        t: f64,
+    },
+    /// An option out of range.
+    InvalidOptions(&'static str),
+}
+
+impl std::fmt::Display for ContactError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContactError::Singular { t } => write!(
+                f,
+                "the constrained equations of motion are singular at t = {t} (inconsistent \
+                 constraints, or a mass matrix singular on the free directions)"
+            ),
+            ContactError::NoConvergence { t, iterations } => write!(
+                f,
+                "the active-set solve found no consistent set of contacts at t = {t} after \
+                 {iterations} iterations"
+            ),
+            ContactError::TooManyEvents { t } => write!(
+                f,
+                "too many contact events in one step at t = {t} (impacts accumulating: \
+                 shorten the step or raise max_events_per_step)"
+            ),
+            ContactError::NonFinite { t } => {
+                write!(f, "a non-finite value in the contact solve at t = {t}")
+            }
+            ContactError::InvalidOptions(m) => write!(f, "invalid contact options: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ContactError {}
+
+/// The result of one contact solve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactSolve<const NQ: usize> {
+    /// Accelerations `q̈` (or, for an impact, the velocity change `Δq̇`).
+    pub qdd: SVector<f64, NQ>,
+    /// Handled inequalities, ascending.
+    pub handled: Vec<usize>,
+    /// Their multipliers (impulses for an impact), in the order of `handled`.
+    pub lambda: Vec<f64>,
+    /// Multipliers of the equality constraints.
+    pub mu: Vec<f64>,
+    /// Linear solves made.
+    pub iterations: usize,
+    /// How the handled set was found.
+    pub path: ContactPath,
+}
+
+/// Accelerations, equality multipliers and handled multipliers of one solve.
+type Solved = (DVector<f64>, Vec<f64>, Vec<f64>);
+
+/// One linear problem of the active-set methods: `M a = f + C_Jᵀ μ + J_Hᵀ λ`, `C_J a =
+/// d_C`, `J_k a = d_k` for `k ∈ H`.
+struct Problem<'a> {
+    m: &'a DMatrix<f64>,
+    f: &'a DVector<f64>,
+    cj: &'a DMatrix<f64>,
+    dc: &'a DVector<f64>,
+    jg: &'a DMatrix<f64>,
+    dg: &'a DVector<f64>,
+    t: f64,
+}
+
+impl Problem<'_> {
+    /// `(a, μ, λ_H)` for the handled set `h`.
+    fn solve(&self, h: &[usize]) -> Result<Solved, ContactError> {
+        let nq = self.m.nrows();
+        let nc = self.cj.nrows();
+        let n = nq + nc + h.len();
+        let mut k = DMatrix::<f64>::zeros(n, n);
+        let mut rhs = DVector::<f64>::zeros(n);
+        k.view_mut((0, 0), (nq, nq)).copy_from(self.m);
+        rhs.rows_mut(0, nq).copy_from(self.f);
+        for i in 0..nc {
+            for j in 0..nq {
+                k[(nq + i, j)] = self.cj[(i, j)];
+                k[(j, nq + i)] = -self.cj[(i, j)];
+            }
+            rhs[nq + i] = self.dc[i];
+        }
+        for (r, &g) in h.iter().enumerate() {
+            for j in 0..nq {
+                k[(nq + nc + r, j)] = self.jg[(g, j)];
+                k[(j, nq + nc + r)] = -self.jg[(g, j)];
+            }
+            rhs[nq + nc + r] = self.dg[g];
+        }
+        let x = match k.clone().lu().solve(&rhs) {
+            Some(x) if x.iter().all(|v| v.is_finite()) => x,
+            // Dependent rows (more contacts than directions): the least-squares solution
+            // of the consistent system.
+            _ => {
+                let svd =
+                    crate::linalg::svd(k.clone()).ok_or(ContactError::Singular { t: self.t })?;
+                let x = svd
+                    .solve(&rhs, 1e-12 * svd.singular_values.max())
+                    .map_err(|_| ContactError::Singular { t: self.t })?;
+                let res = (&k * &x - &rhs).norm();
+                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
+                    return Err(ContactError::Singular { t: self.t });
+                }
+                x
+            }
+        };
+        let a = x.rows(0, nq).into_owned();
+        let mu = x.rows(nq, nc).iter().copied().collect();
+        let lambda = x.rows(nq + nc, h.len()).iter().copied().collect();
+        Ok((a, mu, lambda))
+    }
+
+    /// `J_k a − d_k`: negative where row `k` tends to be violated.
+    fn tendency(&self, a: &DVector<f64>, k: usize) -> f64 {
+        (self.jg.row(k) * a)[0] - self.dg[k]
+    }
+
+    /// The scale of the tolerances: the largest of `|f|`, `|d|` and 1.
+    fn scale(&self) -> f64 {
+        self.f
+            .amax()
+            .max(self.dg.amax())
+            .max(self.dc.amax())
+            .max(1.0)
+    }
+}
+
+/// Solves for the handled set of `active` rows by `algorithm` (`carried`: Platt's set from
+/// the last step).
+fn active_set_solve<const NQ: usize>(
+    pb: &Problem<'_>,
+    active: &[usize],
+    carried: &[usize],
+    opts: &ContactOptions,
+) -> Result<ContactSolve<NQ>, ContactError> {
+    let tol = opts.tendency_tol * pb.scale();
+    let to_fixed = |a: &DVector<f64>| SVector::<f64, NQ>::from_iterator(a.iter().copied());
+    let finish = |h: Vec<usize>, a: DVector<f64>, mu, lambda, iterations, path| ContactSolve {
+        qdd: to_fixed(&a),
+        handled: h,
+        lambda,
+        mu,
+        iterations,
+        path,
+    };
+    match opts.algorithm {
+        ActiveSet::Platt => {
+            let mut h: Vec<usize> = carried.to_vec();
+            h.sort_unstable();
+            h.dedup();
+            let (a, mu, lambda) = pb.solve(&h)?;
+            Ok(finish(h, a, mu, lambda, 1, ContactPath::ActiveSet))
+        }
+        ActiveSet::Tendency => {
+            let (a0, _, _) = pb.solve(&[])?;
+            let h: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&k| pb.tendency(&a0, k) < -tol)
+                .collect();
+            let (a, mu, lambda) = pb.solve(&h)?;
+            Ok(finish(h, a, mu, lambda, 2, ContactPath::ActiveSet))
+        }
+        ActiveSet::Right => {
+            let mut h: Vec<usize> = Vec::new();
+            let mut iterations = 0;
+            // Algorithm 3: H only grows, so at most |active| + 1 solves.
+            let (a, mu, lambda) = loop {
+                let (a, mu, lambda) = pb.solve(&h)?;
+                iterations += 1;
+                let add: Vec<usize> = active
+                    .iter()
+                    .copied()
+                    .filter(|k| !h.contains(k) && pb.tendency(&a, *k) < -tol)
+                    .collect();
+                if add.is_empty() {
+                    break (a, mu, lambda);
+                }
+                h.extend(add);
+                h.sort_unstable();
+            };
+            let complementary = lambda.iter().all(|&l| l >= -tol);
+            if complementary || !opts.lcp_fallback {
+                return Ok(finish(h, a, mu, lambda, iterations, ContactPath::ActiveSet));
+            }
+            lcp(pb, active, h, iterations, tol).map(|(h, a, mu, lambda, it, pivots)| {
+                finish(h, a, mu, lambda, it, ContactPath::Lcp { pivots })
+            })
+        }
+    }
+}
+
+type LcpResult = (Vec<usize>, DVector<f64>, Vec<f64>, Vec<f64>, usize, usize);
+
+/// Principal pivoting (Murty's least-index rule) on the active rows, from the set `h`: the
+/// first row that is handled with `λ < 0` leaves, or unhandled with `J_k a < d_k` enters,
+/// until neither exists. Finite for a positive definite Schur complement (independent
+/// active rows); bounded here, an error past the bound.
+fn lcp(
+    pb: &Problem<'_>,
+    active: &[usize],
+    mut h: Vec<usize>,
+    mut iterations: usize,
+    tol: f64,
+) -> Result<LcpResult, ContactError> {
+    let limit = 50 * (active.len() + 1) * (active.len() + 1);
+    for pivots in 0..limit {
+        let (a, mu, lambda) = pb.solve(&h)?;
+        iterations += 1;
+        let mut flip = None;
+        for &k in active {
+            let bad = match h.iter().position(|&x| x == k) {
+                Some(i) => lambda[i] < -tol,
+                None => pb.tendency(&a, k) < -tol,
+            };
+            if bad {
+                flip = Some(k);
+                break;
+            }
+        }
+        match flip {
+            None => return Ok((h, a, mu, lambda, iterations, pivots)),
+            Some(k) => {
+                if let Some(i) = h.iter().position(|&x| x == k) {
+                    h.remove(i);
+                } else {
+                    h.push(k);
+                    h.sort_unstable();
+                }
+            }
+        }
+    }
+    Err(ContactError::NoConvergence {
+        t: pb.t,
+        iterations,
+    })
+}
+
+fn dmat<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> DMatrix<f64> {
+    DMatrix::from_fn(R, C, |i, j| m[(i, j)])
+}
+
+fn dvec<const R: usize>(v: &SVector<f64, R>) -> DVector<f64> {
+    DVector::from_iterator(R, v.iter().copied())
+}
+
+/// The accelerations with the inequality constraints handled by `opts.algorithm`
+/// (`carried`: for [`ActiveSet::Platt`], the handled set of the last step; ignored by the
+/// others).
+pub fn contact_accelerations<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    carried: &[usize],
+    opts: &ContactOptions,
+) -> Result<ContactSolve<NQ>, ContactError>
+where
+    M: Inequalities<NQ, NC, DOF, NI>,
+{
+    let (alpha, beta) = opts.baumgarte;
+    let m = dmat(&M::mass_matrix(q, p, t));
+    let f = dvec(&M::forces(q, qd, p, t));
+    let cj = M::jacobian(q, p, t);
+    let w = cj * qd + M::jacobian_t(q, p, t);
+    let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+    let g = M::inequality(q, p, t);
+    let jg = M::inequality_jacobian(q, p, t);
+    let gd = jg * qd + M::inequality_jacobian_t(q, p, t);
+    let dg = M::inequality_gamma(q, qd, p, t) - gd * (2.0 * alpha) - g * (beta * beta);
+    let finite = |s: &[f64]| s.iter().all(|v| v.is_finite());
+    let all = [
+        m.as_slice(),
+        f.as_slice(),
+        dc.as_slice(),
+        g.as_slice(),
+        jg.as_slice(),
+        dg.as_slice(),
+    ];
+    if !all.iter().all(|s| finite(s)) {
+        return Err(ContactError::NonFinite { t });
+    }
+    let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
+    let (cjd, dcd, jgd, dgd) = (dmat(&cj), dvec(&dc), dmat(&jg), dvec(&dg));
+    let pb = Problem {
+        m: &m,
+        f: &f,
+        cj: &cjd,
+        dc: &dcd,
+        jg: &jgd,
+        dg: &dgd,
+        t,
+    };
+    active_set_solve(&pb, &active, carried, opts)
+}
+
+/// The impact at `(q, q̇)`: the velocity change `Δq̇` (in `qdd`) and impulses for the
+/// active contacts, by algorithm 3 on impulses with restitution: `M Δq̇ = C_Jᵀ μ + J_Hᵀ Λ`,
+/// `C_J (q̇ + Δq̇) = −C_t`, and for each active `k` with normal velocity `v_k = J_k q̇ + ∂g_k/∂t`
+/// the post-impact `J_k (q̇ + Δq̇) + ∂g_k/∂t ≥ −e_k min(v_k, 0)`, complementary with
+/// `Λ ≥ 0` (a resting contact, `v_k = 0`, takes part: a ball struck in a row of touching
+/// balls passes the impulse on).
+pub fn contact_impact<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &ContactOptions,
+) -> Result<ContactSolve<NQ>, ContactError>
+where
+    M: Inequalities<NQ, NC, DOF, NI>,
+{
+    let m = dmat(&M::mass_matrix(q, p, t));
+    let cj = M::jacobian(q, p, t);
+    let dc = -(cj * qd + M::jacobian_t(q, p, t));
+    let g = M::inequality(q, p, t);
+    let jg = M::inequality_jacobian(q, p, t);
+    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
+    let dg = SVector::<f64, NI>::from_fn(|k, _| -vn[k] - M::RESTITUTION[k] * vn[k].min(0.0));
+    let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
+    let f = DVector::<f64>::zeros(NQ);
+    let (cjd, dcd, jgd, dgd) = (dmat(&cj), dvec(&dc), dmat(&jg), dvec(&dg));
+    let pb = Problem {
+        m: &m,
+        f: &f,
+        cj: &cjd,
+        dc: &dcd,
+        jg: &jgd,
+        dg: &dgd,
+        t,
+    };
+    let right = ContactOptions {
+        algorithm: ActiveSet::Right,
+        ..*opts
+    };
+    active_set_solve(&pb, &active, &[], &right)
+}
+
+/// A simulated motion with contacts, at the step times.
+#[derive(Clone, Debug, Default)]
+pub struct ContactTrajectory<const NQ: usize> {
+    /// Times: `t0` and the end of each step.
+    pub t: Vec<f64>,
+    /// Coordinates.
+    pub q: Vec<SVector<f64, NQ>>,
+    /// Velocities.
+    pub qd: Vec<SVector<f64, NQ>>,
+    /// Accelerations of each step (from its start), one fewer than `t`.
+    pub qdd: Vec<SVector<f64, NQ>>,
+    /// Handled inequalities of each step.
+    pub handled: Vec<Vec<usize>>,
+    /// Linear solves of each step's active-set method.
+    pub iterations: Vec<usize>,
+    /// Steps finished by the LCP fallback.
+    pub lcp_steps: usize,
+    /// Times of the located events (impacts and activations).
+    pub events: Vec<f64>,
+    /// Impacts applied (events where some contact took an impulse).
+    pub impacts: usize,
+    /// Contacts that took an impulse at each impact.
+    pub impact_contacts: Vec<Vec<usize>>,
+}
+
+/// One semi-implicit Euler step of length `h`: `q̇' = q̇ + h q̈`, `q' = q + h q̇'`.
+fn euler<const NQ: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    qdd: &SVector<f64, NQ>,
+    h: f64,
+) -> (SVector<f64, NQ>, SVector<f64, NQ>) {
+    let v = qd + qdd * h;
+    (q + v * h, v)
+}
+
+/// Simulates `steps` semi-implicit Euler steps of length `h` from `(q0, q̇0)` at `t0` with
+/// the inequality constraints handled by `opts.algorithm`; with `opts.locate_events`, a step
+/// that would carry an inactive inequality below `−active_tol` is cut at the crossing
+/// (bisection on the step length, to `active_tol`), an impact is applied there, and the
+/// step goes on.
+pub fn simulate_contact<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t0: f64,
+    h: f64,
+    steps: usize,
+    opts: &ContactOptions,
+) -> Result<ContactTrajectory<NQ>, ContactError>
+where
+    M: Inequalities<NQ, NC, DOF, NI>,
+{
+    if !(h > 0.0 && h.is_finite()) {
+        return Err(ContactError::InvalidOptions(
+            "the step must be positive and finite",
+        ));
+    }
+    if !(opts.active_tol > 0.0 && opts.active_tol.is_finite()) {
+        return Err(ContactError::InvalidOptions(
+            "active_tol must be positive and finite",
+        ));
+    }
+    let mut out = ContactTrajectory::<NQ> {
+        t: vec![t0],
+        q: vec![*q0],
+        qd: vec![*qd0],
+        ..Default::default()
+    };
+    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
+    // Platt's handled set, carried from step to step: the active ones at the start.
+    let g0 = M::inequality(&q, p, t);
+    let mut carried: Vec<usize> = (0..NI)
+        .filter(|&k| g0[k].abs() <= opts.active_tol)
+        .collect();
+    for _ in 0..steps {
+        let t_end = t + h;
+        let mut first = true;
+        let mut events = 0;
+        while t < t_end {
+            if opts.locate_events {
+                // An active contact approaching (reached at the end of the last step, or
+                // within the tolerance): the impact first.
+                let g = M::inequality(&q, p, t);
+                let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+                let vtol = 1e-12 * (1.0 + vn.amax());
+                if (0..NI).any(|k| g[k].abs() <= opts.active_tol && vn[k] < -vtol) {
+                    events += 1;
+                    if events > opts.max_events_per_step {
+                        return Err(ContactError::TooManyEvents { t });
+                    }
+                    let imp = contact_impact::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts)?;
+                    if !imp.handled.is_empty() {
+                        out.impacts += 1;
+                        out.impact_contacts.push(imp.handled.clone());
+                        out.events.push(t);
+                    }
+                    qd += imp.qdd;
+                }
+            }
+            let hs = t_end - t;
+            let s = contact_accelerations::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &carried, opts)?;
+            if first {
+                out.qdd.push(s.qdd);
+                out.handled.push(s.handled.clone());
+                out.iterations.push(s.iterations);
+                if matches!(s.path, ContactPath::Lcp { .. }) {
+                    out.lcp_steps += 1;
+                }
+                first = false;
+            }
+            let (q1, qd1) = euler(&q, &qd, &s.qdd, hs);
+            if !(q1.iter().all(|v| v.is_finite()) && qd1.iter().all(|v| v.is_finite())) {
+                return Err(ContactError::NonFinite { t });
+            }
+            let g_start = M::inequality(&q, p, t);
+            let crossing = |qq: &SVector<f64, NQ>, tt: f64| {
+                let g = M::inequality(qq, p, tt);
+                (0..NI)
+                    .filter(|&k| g_start[k] > opts.active_tol)
+                    .map(|k| g[k])
+                    .fold(f64::INFINITY, f64::min)
+            };
+            if opts.locate_events && crossing(&q1, t_end) < -opts.active_tol {
+                events += 1;
+                if events > opts.max_events_per_step {
+                    return Err(ContactError::TooManyEvents { t });
+                }
+                // Bisection on the step length: the largest step whose new position keeps
+                // every inactive inequality above −active_tol.
+                let (mut lo, mut hi) = (0.0, hs);
+                for _ in 0..200 {
+                    let mid = 0.5 * (lo + hi);
+                    let (qm, _) = euler(&q, &qd, &s.qdd, mid);
+                    let gm = crossing(&qm, t + mid);
+                    if gm < -opts.active_tol {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                        if gm <= opts.active_tol {
+                            break;
+                        }
+                    }
+                    if hi - lo <= 1e-15 * hs.max(t.abs()) {
+                        break;
+                    }
+                }
+                let (qe, qde) = euler(&q, &qd, &s.qdd, lo);
+                q = qe;
+                qd = qde;
+                t += lo;
+                out.events.push(t);
+                let imp = contact_impact::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts)?;
+                if !imp.handled.is_empty() {
+                    out.impacts += 1;
+                    out.impact_contacts.push(imp.handled.clone());
+                }
+                qd += imp.qdd;
+                if lo == 0.0 && imp.handled.is_empty() {
+                    // No progress and nothing to change: the crossing is not resolvable by
+                    // an impact (e.g. a separating contact below the tolerance).
+                    return Err(ContactError::TooManyEvents { t });
+                }
+                continue;
+            }
+            q = q1;
+            qd = qd1;
+            t = t_end;
+            if opts.algorithm == ActiveSet::Platt {
+                // Rows with a multiplier ≤ 0 leave, violated rows enter.
+                let g = M::inequality(&q, p, t);
+                let mut next: Vec<usize> = s
+                    .handled
+                    .iter()
+                    .zip(&s.lambda)
+                    .filter(|(_, &l)| l > 0.0)
+                    .map(|(&k, _)| k)
+                    .collect();
+                next.extend((0..NI).filter(|&k| g[k] < 0.0 && !s.handled.contains(&k)));
+                carried = next;
+            }
+        }
+        out.t.push(t);
+        out.q.push(q);
+        out.qd.push(qd);
+    }
+    Ok(out)
+}

@@ -1,0 +1,294 @@
+//! Inequality constraints (`inequality NAME: g >= 0;`) with the paper's corner particle
+//! (Jonquet, Nocent, Remion, GRAPP 2007): a particle of mass m in the corner between
+//! g1 = x − y ≥ 0 and g2 = y ≥ 0, a constant force f, at rest in the corner at t = 0.
+
+use mechgen::nalgebra::{SMatrix, SVector};
+use mechgen::runtime::{
+    contact_accelerations, simulate_contact, ActiveSet, ContactOptions, ContactPath, Dynamics,
+    Inequalities, Mechanism,
+};
+
+mechgen::mechanism! {
+    pub mod corner {
+        param m = 2.0;
+        param fx = 2.0;
+        param fy = -1.0;
+        coord x = 0.0;
+        coord y = 0.0;
+        body particle { mass = m, com = vec2(x, y) }
+        force x = fx;
+        force y = fy;
+        inequality g1: x - y >= 0.0;
+        inequality g2: y >= 0.0;
+    }
+}
+
+type M = corner::Model;
+type V = SVector<f64, 2>;
+
+fn params(m: f64, f: (f64, f64)) -> corner::Params {
+    corner::Params {
+        m,
+        fx: f.0,
+        fy: f.1,
+    }
+}
+
+fn opts(algorithm: ActiveSet) -> ContactOptions {
+    ContactOptions {
+        algorithm,
+        locate_events: false,
+        ..ContactOptions::default()
+    }
+}
+
+#[test]
+fn the_generated_inequalities_are_the_model() {
+    assert_eq!(corner::NI, 2);
+    assert_eq!(
+        <M as Inequalities<2, 0, 2, 2>>::INEQUALITY_NAMES,
+        ["g1", "g2"]
+    );
+    let q = V::new(0.7, 0.2);
+    let p = params(2.0, (2.0, -1.0));
+    assert!((corner::inequality(&q, &p, 0.0) - V::new(0.7 - 0.2, 0.2)).norm() == 0.0);
+    assert_eq!(
+        corner::inequality_jacobian(&q, &p, 0.0),
+        SMatrix::<f64, 2, 2>::new(1.0, -1.0, 0.0, 1.0)
+    );
+    assert_eq!(
+        corner::inequality_gamma(&q, &V::new(1.0, 2.0), &p, 0.0),
+        V::zeros()
+    );
+    assert_eq!(corner::RESTITUTION, [0.0, 0.0]);
+}
+
+#[test]
+fn algorithm_3_gives_the_papers_multipliers() {
+    for m in [2.0, 3.0] {
+        // f = (2, −1): only g2 is handled, λ2 = 1, q̈ = (2/m, 0).
+        let p = params(m, (2.0, -1.0));
+        let s = contact_accelerations::<M, 2, 0, 2, 2>(
+            &V::zeros(),
+            &V::zeros(),
+            &p,
+            0.0,
+            &[],
+            &opts(ActiveSet::Right),
+        )
+        .expect("solves");
+        assert_eq!(s.handled, vec![1]);
+        assert!((s.lambda[0] - 1.0).abs() < 1e-12, "{:?}", s.lambda);
+        assert!((s.qdd - V::new(2.0 / m, 0.0)).norm() < 1e-12);
+        assert_eq!(s.path, ContactPath::ActiveSet);
+        // f = (−1, −2): g2 first, then g1; λ = (1, 3) and the particle stays in the corner.
+        let p = params(m, (-1.0, -2.0));
+        let s = contact_accelerations::<M, 2, 0, 2, 2>(
+            &V::zeros(),
+            &V::zeros(),
+            &p,
+            0.0,
+            &[],
+            &opts(ActiveSet::Right),
+        )
+        .expect("solves");
+        assert_eq!(s.handled, vec![0, 1]);
+        assert!((s.lambda[0] - 1.0).abs() < 1e-12 && (s.lambda[1] - 3.0).abs() < 1e-12);
+        assert!(s.qdd.norm() < 1e-12);
+        assert_eq!(s.iterations, 3);
+    }
+}
+
+/// The lowest `y` and `x − y` over `steps` steps of `h` from rest in the corner.
+fn lowest(algorithm: ActiveSet, m: f64, f: (f64, f64)) -> (f64, f64) {
+    let p = params(m, f);
+    let tr = simulate_contact::<M, 2, 0, 2, 2>(
+        &V::zeros(),
+        &V::zeros(),
+        &p,
+        0.0,
+        0.01,
+        100,
+        &opts(algorithm),
+    )
+    .expect("simulates");
+    let y = tr.q.iter().map(|q| q[1]).fold(f64::INFINITY, f64::min);
+    let g1 =
+        tr.q.iter()
+            .map(|q| q[0] - q[1])
+            .fold(f64::INFINITY, f64::min);
+    (y, g1)
+}
+
+#[test]
+fn algorithm_3_keeps_the_particle_legal_and_the_others_do_not() {
+    for m in [2.0, 3.0] {
+        // Algorithm 3: y ≥ −1e-8 and x − y ≥ −1e-8 for both forces.
+        for f in [(2.0, -1.0), (-1.0, -2.0)] {
+            let (y, g1) = lowest(ActiveSet::Right, m, f);
+            assert!(
+                y >= -1e-8 && g1 >= -1e-8,
+                "m = {m}, f = {f:?}: y {y:e}, x − y {g1:e}"
+            );
+        }
+        // Platt (f = (2, −1)): both rows handled at the start with negative multipliers,
+        // dropped, and the particle falls below y = 0 by about h²/m before g2 is re-added.
+        let (y, _) = lowest(ActiveSet::Platt, m, (2.0, -1.0));
+        eprintln!("Platt, m = {m}: lowest y {y:e}");
+        assert!(y < -0.5e-4 / m && y > -1e-2, "Platt, m = {m}: y {y:e}");
+        // Algorithm 2 (f = (−1, −2)): g2 only; λ2 pushes the particle through g1.
+        let (_, g1) = lowest(ActiveSet::Tendency, m, (-1.0, -2.0));
+        eprintln!("algorithm 2, m = {m}: lowest x − y {g1:e}");
+        assert!(g1 < -1e-3, "algorithm 2, m = {m}: x − y {g1:e}");
+    }
+}
+
+mechgen::mechanism! {
+    /// A particle on the wedge y ≥ 0, x + y ≥ 0 (apex at the origin).
+    pub mod wedge {
+        param fx = 1.0;
+        param fy = -2.0;
+        coord x = 0.0;
+        coord y = 0.0;
+        body particle { mass = 1.0, com = vec2(x, y) }
+        force x = fx;
+        force y = fy;
+        inequality floor: y >= 0.0;
+        inequality slope: x + y >= 0.0;
+    }
+}
+
+#[test]
+fn the_lcp_finishes_where_algorithm_3_leaves_a_negative_multiplier() {
+    // f = (1, −2): both rows tend to be violated by the free acceleration, so algorithm 3
+    // handles both, and the slope's multiplier is −1 (it pulls). The complementary answer
+    // handles the floor alone: q̈ = (1, 0), λ = 2, and the slope separates (J q̈ = 1 > 0).
+    let p = wedge::Params::default();
+    let z = SVector::<f64, 2>::zeros();
+    let alone = ContactOptions {
+        lcp_fallback: false,
+        ..ContactOptions::default()
+    };
+    let s = contact_accelerations::<wedge::Model, 2, 0, 2, 2>(&z, &z, &p, 0.0, &[], &alone)
+        .expect("solves");
+    assert_eq!(s.handled, vec![0, 1]);
+    assert!((s.lambda[1] + 1.0).abs() < 1e-12, "{:?}", s.lambda);
+    let s = contact_accelerations::<wedge::Model, 2, 0, 2, 2>(
+        &z,
+        &z,
+        &p,
+        0.0,
+        &[],
+        &ContactOptions::default(),
+    )
+    .expect("solves");
+    assert_eq!(s.handled, vec![0]);
+    assert!(
+        matches!(s.path, ContactPath::Lcp { pivots: 1 }),
+        "{:?}",
+        s.path
+    );
+    assert!((s.lambda[0] - 2.0).abs() < 1e-12);
+    assert!((s.qdd - SVector::<f64, 2>::new(1.0, 0.0)).norm() < 1e-12);
+}
+
+mechgen::mechanism! {
+    /// Four unit balls of radius 1/2 on a line (Newton's cradle without strings): ball 1
+    /// comes in, balls 2, 3, 4 touch.
+    pub mod cradle {
+        param e = 1.0;
+        coord x1 = 0.0;
+        coord x2 = 2.0;
+        coord x3 = 3.0;
+        coord x4 = 4.0;
+        body b1 { mass = 1.0, com = vec2(x1, 0.0) }
+        body b2 { mass = 1.0, com = vec2(x2, 0.0) }
+        body b3 { mass = 1.0, com = vec2(x3, 0.0) }
+        body b4 { mass = 1.0, com = vec2(x4, 0.0) }
+        inequality c12: x2 - x1 >= 1.0, restitution = 1.0;
+        inequality c23: x3 - x2 >= 1.0, restitution = 1.0;
+        inequality c34: x4 - x3 >= 1.0, restitution = 1.0;
+    }
+}
+
+mechgen::mechanism! {
+    /// The same cradle with restitution 1/2.
+    pub mod soft_cradle {
+        coord x1 = 0.0;
+        coord x2 = 2.0;
+        coord x3 = 3.0;
+        coord x4 = 4.0;
+        body b1 { mass = 1.0, com = vec2(x1, 0.0) }
+        body b2 { mass = 1.0, com = vec2(x2, 0.0) }
+        body b3 { mass = 1.0, com = vec2(x3, 0.0) }
+        body b4 { mass = 1.0, com = vec2(x4, 0.0) }
+        inequality c12: x2 - x1 >= 1.0, restitution = 0.5;
+        inequality c23: x3 - x2 >= 1.0, restitution = 0.5;
+        inequality c34: x4 - x3 >= 1.0, restitution = 0.5;
+    }
+}
+
+#[test]
+fn impacts_are_located_and_pass_through_three_simultaneous_contacts() {
+    let q0 = SVector::<f64, 4>::from(cradle::NOMINAL_Q);
+    let v0 = SVector::<f64, 4>::new(1.0, 0.0, 0.0, 0.0);
+    // e = 1: the impact comes at t = 1 (the gap is 1 at speed 1), inside the step from
+    // 0.99 to 1.02 (located by bisection); three contacts take impulses at once; kinetic energy and momentum are
+    // kept, and no pair overlaps.
+    let p = cradle::Params::default();
+    let tr = simulate_contact::<cradle::Model, 4, 0, 4, 3>(
+        &q0,
+        &v0,
+        &p,
+        0.0,
+        0.03,
+        70,
+        &ContactOptions::default(),
+    )
+    .expect("simulates");
+    assert_eq!(
+        tr.impacts,
+        1,
+        "{:?} {:?} {:?}",
+        tr.events,
+        tr.q.last(),
+        tr.q[99]
+    );
+    assert!((tr.events[0] - 1.0).abs() < 1e-9, "{:?}", tr.events);
+    assert_eq!(tr.impact_contacts[0], vec![0, 1, 2]);
+    let e0 = <cradle::Model as Dynamics<4, 0, 4>>::energy(&q0, &v0, &p, 0.0).expect("energy");
+    for (q, v) in tr.q.iter().zip(&tr.qd) {
+        let g = cradle::inequality(q, &p, 0.0);
+        assert!(g.min() >= -1e-8, "overlap {g:?}");
+        let e = <cradle::Model as Dynamics<4, 0, 4>>::energy(q, v, &p, 0.0).expect("energy");
+        assert!((e - e0).abs() <= 1e-8 * e0, "energy {e} vs {e0}");
+        assert!((v.sum() - 1.0).abs() < 1e-12, "momentum {}", v.sum());
+    }
+    // e = 1/2: energy never increases and drops at the impact.
+    let p = soft_cradle::Params::default();
+    let tr = simulate_contact::<soft_cradle::Model, 4, 0, 4, 3>(
+        &q0,
+        &v0,
+        &p,
+        0.0,
+        0.01,
+        200,
+        &ContactOptions::default(),
+    )
+    .expect("simulates");
+    let energy = |q: &SVector<f64, 4>, v: &SVector<f64, 4>| {
+        <soft_cradle::Model as Dynamics<4, 0, 4>>::energy(q, v, &p, 0.0).expect("energy")
+    };
+    let mut last = energy(&q0, &v0);
+    for (q, v) in tr.q.iter().zip(&tr.qd) {
+        let e = energy(q, v);
+        assert!(e <= last * (1.0 + 1e-12), "energy rose: {e} after {last}");
+        assert!(soft_cradle::inequality(q, &p, 0.0).min() >= -1e-8);
+        last = e;
+    }
+    assert!(last < 0.99 * energy(&q0, &v0), "energy {last}");
+    assert_eq!(
+        <soft_cradle::Model as Mechanism<4, 0, 4>>::NAME,
+        "soft_cradle"
+    );
+}
