@@ -246,14 +246,7 @@ fn impacts_are_located_and_pass_through_three_simultaneous_contacts() {
         &ContactOptions::default(),
     )
     .expect("simulates");
-    assert_eq!(
-        tr.impacts,
-        1,
-        "{:?} {:?} {:?}",
-        tr.events,
-        tr.q.last(),
-        tr.q[99]
-    );
+    assert_eq!(tr.impacts, 1, "events at {:?}", tr.events);
     assert!((tr.events[0] - 1.0).abs() < 1e-9, "{:?}", tr.events);
     assert_eq!(tr.impact_contacts[0], vec![0, 1, 2]);
     let e0 = <cradle::Model as Dynamics<4, 0, 4>>::energy(&q0, &v0, &p, 0.0).expect("energy");
