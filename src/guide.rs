@@ -21,7 +21,31 @@
 //! | `force COORD = expr;` | generalised force (may use `der(q)` and `t`) |
 //! | `mass_matrix { (a, b) = expr, … }`, `generalized_force { a = expr, … }` | explicit terms |
 //! | `output NAME = expr;` | a named output (scalar, `vec2` or `vec3` of `q`, `p`, `t`; components `NAME_x`, …) |
+//! | `for i in 0..N { items }` | the items repeated for `i = 0, …, N − 1` (see families below) |
 //! | `inequality NAME: lhs >= rhs (, restitution = e)?;` | unilateral constraint `lhs − rhs ≥ 0` (or `<=`), scalar or vector, with the restitution of impacts on it (default 0) |
+//!
+//! Families: `for i in 0..6 { items }` repeats its items (bounds: constant integer
+//! expressions; loops nest; inside, `i` is a number); `NAME[index]` with a constant integer
+//! index (integer literals and loop variables, `+ - * / %`) is the name `NAME_index`, in
+//! declarations and uses alike (`coord a[i] = …;` declares `a_0`, `a_1`, …); `const w = [e0,
+//! e1, …];` declares `w_0`, `w_1`, … and `w[k]` past its end is an error.
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     /// Three links in a row, each a fixed distance from the next.
+//!     pub mod chain {
+//!         const gap = [1.0, 2.0];
+//!         for i in 0..3 {
+//!             coord x[i] = 0.5 * i;
+//!         }
+//!         for i in 0..2 {
+//!             constraint x[i + 1] - x[i] == gap[i];
+//!         }
+//!     }
+//! }
+//! assert_eq!(chain::COORD_NAMES, ["x_0", "x_1", "x_2"]);
+//! assert_eq!((chain::NC, chain::DOF), (2, 1));
+//! ```
 //!
 //! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos
 //! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,

@@ -1232,3 +1232,69 @@ fn inequality_misuse_is_located() {
         "x",
     );
 }
+
+#[test]
+fn family_misuse_is_located() {
+    let base = "    constraint x * x + y * y == 1.0;\n    param n = 3.0;\n";
+    // A bound that is not a constant integer (a parameter).
+    let src = circle(&format!(
+        "{base}    for i in 0..n {{ coord z[i] = 0.0; }}\n"
+    ));
+    check(&src, &["must be a constant integer expression"], "0..", "n");
+    // Past the end of a constant array.
+    let src = circle(&format!(
+        "{base}    const w = [1.0, 2.0];\n    for i in 0..3 {{ param k[i] = w[i]; }}\n"
+    ));
+    check(
+        &src,
+        &["index 2 is out of range for `w` (length 2)"],
+        "= w",
+        "[i]",
+    );
+    // An index that is not constant.
+    let src = circle(&format!(
+        "{base}    const w = [1.0, 2.0];\n    param k = w[n];\n"
+    ));
+    check(&src, &["must be a constant integer expression"], "w[", "n");
+    // Too many repetitions.
+    let src = circle(&format!(
+        "{base}    for i in 0..100000 {{ param k[i] = 1.0; }}\n"
+    ));
+    check(
+        &src,
+        &["the loop repeats 100000 times; at most 10000"],
+        "in ",
+        "0",
+    );
+    // No range.
+    let src = circle(&format!("{base}    for i in 3 {{ param k[i] = 1.0; }}\n"));
+    check(&src, &["expected a range `A..B`"], "in ", "3");
+}
+
+#[test]
+fn families_expand_to_indexed_names() {
+    let src = "pub mod chain {
+        const len = [1.0, 2.0, 3.0];
+        for i in 0..3 {
+            param l[i] = len[i];
+            coord q[i] = 0.1 * i;
+        }
+        for i in 0..2 {
+            constraint q[i + 1] - q[i] == 0.1 * l[2 - i];
+        }
+    }";
+    let opts = Options {
+        comments: true,
+        ..Options::default()
+    };
+    let g = generate_str(src, &opts).expect("generates");
+    let m = &g.modules[0];
+    assert_eq!((m.nq, m.nc), (3, 2));
+    let code = mechgen_codegen::pretty(&g.tokens);
+    for name in ["\"q_0\"", "\"q_1\"", "\"q_2\"", "pub l_2: f64"] {
+        assert!(code.contains(name), "{name} in\n{code}");
+    }
+    // The residual's comments show each equation as expanded.
+    assert!(code.contains("// C[0]: q_1 - q_0 == 0.1 * l_2"), "{code}");
+    assert!(code.contains("// C[1]: q_2 - q_1 == 0.1 * l_1"), "{code}");
+}

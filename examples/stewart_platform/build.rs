@@ -1,9 +1,11 @@
 //! Generates the Stewart platform module from `stewart.mech`, exactly as a user's crate
-//! would: `mechgen-build` as a build-dependency, output included from `OUT_DIR`.
+//! would: `mechgen-build` as a build-dependency, output included from `OUT_DIR`; and the
+//! same platform written with a loop over its legs (`stewart_loop.mech`).
 
 fn main() {
     if let Err(e) = mechgen_build::Builder::new()
         .file("stewart.mech")
+        .file("stewart_loop.mech")
         .generate()
     {
         eprintln!("{e}");

@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod depth;
+pub mod unroll;
 
 use proc_macro2::TokenStream;
 
@@ -18,6 +19,7 @@ pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
     let mut errors = crate::error::Errors::new();
     stray_characters(tokens.clone(), &mut errors);
     errors.finish()?;
+    let tokens = unroll::unroll(tokens)?;
     Ok(syn::parse2::<ast::File>(tokens)?)
 }
 
