@@ -285,3 +285,80 @@ fn impacts_are_located_and_pass_through_three_simultaneous_contacts() {
         "soft_cradle"
     );
 }
+
+include!("../examples/mechanisms/billiard.rs");
+billiard!(elastic_billiard, 1.0);
+billiard!(lossy_billiard, 0.8);
+
+/// The cue ball's initial velocity: toward the rack.
+fn cue() -> SVector<f64, 22> {
+    let mut v = SVector::<f64, 22>::zeros();
+    v[20] = -2.0;
+    v[21] = -1.4;
+    v
+}
+
+macro_rules! billiard_run {
+    ($m:ident) => {{
+        let p = $m::Params::default();
+        let q0 = SVector::<f64, 22>::from($m::NOMINAL_Q);
+        let tr = simulate_contact::<$m::Model, 22, 0, 22, 77>(
+            &q0,
+            &cue(),
+            &p,
+            0.0,
+            0.01,
+            300,
+            &ContactOptions::default(),
+        )
+        .expect("simulates");
+        let energy: Vec<f64> =
+            tr.q.iter()
+                .zip(&tr.qd)
+                .map(|(q, v)| {
+                    <$m::Model as Dynamics<22, 0, 22>>::energy(q, v, &p, 0.0).expect("energy")
+                })
+                .collect();
+        let deepest =
+            tr.q.iter()
+                .map(|q| $m::inequality(q, &p, 0.0).min())
+                .fold(f64::INFINITY, f64::min);
+        (tr, energy, deepest)
+    }};
+}
+
+#[test]
+fn the_billiard_keeps_its_balls_apart_and_its_energy() {
+    assert_eq!(elastic_billiard::NI, 77);
+    assert_eq!(elastic_billiard::INEQUALITY_NAMES[2], "touch_0_1");
+    // e = 1: kinetic energy kept to 1e-8 (relative) at every step, no overlap beyond 1e-8.
+    let (tr, energy, deepest) = billiard_run!(elastic_billiard);
+    eprintln!(
+        "elastic billiard: {} impacts, deepest {deepest:e}, energy {} → {}",
+        tr.impacts,
+        energy[0],
+        energy.last().copied().unwrap_or(f64::NAN)
+    );
+    assert!(tr.impacts >= 5, "{} impacts", tr.impacts);
+    assert!(deepest >= -1e-8, "overlap {deepest:e}");
+    for e in &energy {
+        assert!(
+            (e - energy[0]).abs() <= 1e-8 * energy[0],
+            "{e} vs {}",
+            energy[0]
+        );
+    }
+    // e = 0.8: never more energy than before, and less in the end.
+    let (tr, energy, deepest) = billiard_run!(lossy_billiard);
+    assert!(tr.impacts >= 5, "{} impacts", tr.impacts);
+    assert!(deepest >= -1e-8, "overlap {deepest:e}");
+    for w in energy.windows(2) {
+        assert!(
+            w[1] <= w[0] * (1.0 + 1e-12),
+            "energy rose {} → {}",
+            w[0],
+            w[1]
+        );
+    }
+    assert!(energy.last().copied().unwrap_or(f64::NAN) < 0.95 * energy[0]);
+}

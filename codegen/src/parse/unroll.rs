@@ -51,29 +51,9 @@ fn expand(
             TokenTree::Ident(id) => {
                 if let Some(TokenTree::Group(g)) = tts.get(k + 1) {
                     if g.delimiter() == Delimiter::Bracket && !is_keyword(id) {
-                        let index = eval(g.stream(), vars, g.span())?;
-                        let name = id.to_string();
-                        if let Some(&len) = arrays.get(&name) {
-                            if index < 0 || index as usize >= len {
-                                return Err(Error::new(
-                                    g.span(),
-                                    format!(
-                                        "index {index} is out of range for `{name}` (length {len})"
-                                    ),
-                                ));
-                            }
-                        }
-                        if index < 0 {
-                            return Err(Error::new(
-                                g.span(),
-                                format!("index {index} of `{name}` is negative"),
-                            ));
-                        }
-                        out.extend([TokenTree::Ident(Ident::new(
-                            &format!("{name}_{index}"),
-                            id.span(),
-                        ))]);
-                        k += 2;
+                        let (name, next) = indexed_name(&tts, k, vars, arrays)?;
+                        out.extend([TokenTree::Ident(Ident::new(&name, id.span()))]);
+                        k = next;
                         continue;
                     }
                 }
@@ -93,6 +73,41 @@ fn expand(
         k += 1;
     }
     Ok(out)
+}
+
+/// `NAME[i][j]…` at `tts[k]` (an identifier and at least one bracket): the name
+/// `NAME_i_j…` and the index after the last bracket.
+fn indexed_name(
+    tts: &[TokenTree],
+    k: usize,
+    vars: &HashMap<String, i64>,
+    arrays: &HashMap<String, usize>,
+) -> Result<(String, usize)> {
+    let mut name = tts[k].to_string();
+    let mut next = k + 1;
+    while let Some(TokenTree::Group(g)) = tts.get(next) {
+        if g.delimiter() != Delimiter::Bracket {
+            break;
+        }
+        let index = eval(g.stream(), vars, g.span())?;
+        if let Some(&len) = arrays.get(&name) {
+            if index < 0 || index as usize >= len {
+                return Err(Error::new(
+                    g.span(),
+                    format!("index {index} is out of range for `{name}` (length {len})"),
+                ));
+            }
+        }
+        if index < 0 {
+            return Err(Error::new(
+                g.span(),
+                format!("index {index} of `{name}` is negative"),
+            ));
+        }
+        name = format!("{name}_{index}");
+        next += 1;
+    }
+    Ok((name, next))
 }
 
 /// `k` as a number of the language (`3.0`, `(-3.0)`).
