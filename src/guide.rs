@@ -4,8 +4,9 @@
 //!
 //! The body of [`mechanism!`](crate::mechanism) and the contents of a `.mech` file read by
 //! `mechgen_build::Builder` are the same language: an optional `#![seed = N]` (the probe
-//! seed), an optional `#![crate = "::path"]` (macro only: where the run-time crate is),
-//! then one or more modules.
+//! seed), an optional `#![crate = "::path"]` (macro only: where the run-time crate is), an
+//! optional `#![scalar = f32]` (the generated functions in single precision, without the
+//! runtime's trait impls, which are for `f64`), then one or more modules.
 //!
 //! | item | meaning |
 //! | --- | --- |

@@ -96,7 +96,12 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     })?;
     let eopts = EmitOptions {
         crate_path,
-        scalar: ScalarType::default(),
+        scalar: match file.scalar.as_deref() {
+            Some("f32") => ScalarType {
+                ty: quote::quote!(f32),
+            },
+            _ => ScalarType::default(),
+        },
         comments: opts.comments,
     };
     let mut tokens = TokenStream::new();

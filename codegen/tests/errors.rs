@@ -1160,7 +1160,7 @@ fn an_unknown_file_option_names_the_supported_ones() {
     let e = err(&src);
     assert_eq!(
         e.message,
-        "unknown option; the supported options are `#![seed = N]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
+        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
     );
 }
 
@@ -1297,4 +1297,34 @@ fn families_expand_to_indexed_names() {
     // The residual's comments show each equation as expanded.
     assert!(code.contains("// C[0]: q_1 - q_0 == 0.1 * l_2"), "{code}");
     assert!(code.contains("// C[1]: q_2 - q_1 == 0.1 * l_1"), "{code}");
+}
+
+#[test]
+fn scalar_option_is_checked() {
+    let src = format!(
+        "#![scalar = f16]\n{}",
+        circle("    constraint x * x + y * y == 1.0;\n")
+    );
+    check(
+        &src,
+        &["the scalar type is `f64` (the default) or `f32`"],
+        "scalar = ",
+        "f16",
+    );
+    let src = format!(
+        "#![scalar = f32]\n{}",
+        circle("    constraint x * x + y * y == 1.0;\n")
+    );
+    let code =
+        mechgen_codegen::pretty(&generate_str(&src, &Options::default()).expect("f32").tokens);
+    assert!(
+        !code.contains("f64")
+            && code.contains("pub fn residual(q: &SVector<f32, NQ>, p: &Params, t: f32)"),
+        "{code}"
+    );
+    // No runtime trait impls (they are for f64).
+    assert!(
+        !code.contains("impl ::mechgen::runtime::Mechanism"),
+        "{code}"
+    );
 }

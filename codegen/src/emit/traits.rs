@@ -12,6 +12,10 @@ use super::EmitOptions;
 pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> TokenStream {
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;
+    if ty.to_string() != "f64" {
+        // The runtime's traits and solvers are for f64: other scalars get the functions only.
+        return TokenStream::new();
+    }
     let mechanism = methods(table, Trait::Mechanism, opts);
     let dynamics = methods(table, Trait::Dynamics, opts);
     let inequalities = methods(table, Trait::Inequalities, opts);

@@ -50,6 +50,8 @@ pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independe
 pub struct File {
     /// Seed for probing given in the input (`#![seed = N]`), if any.
     pub seed: Option<u64>,
+    /// Scalar type of the generated functions (`#![scalar = f32]`), if given.
+    pub scalar: Option<String>,
     /// The mechanism modules.
     pub modules: Vec<Module>,
 }
@@ -476,8 +478,22 @@ fn skip_item(input: ParseStream) {
 impl Parse for File {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut seed = None;
+        let mut scalar = None;
         for attr in input.call(Attribute::parse_inner)? {
-            if attr.path().is_ident("seed") {
+            if attr.path().is_ident("scalar") {
+                const SCALAR: &str =
+                    "the scalar type is `f64` (the default) or `f32`: `#![scalar = f32]`";
+                let nv = attr
+                    .meta
+                    .require_name_value()
+                    .map_err(|e| syn::Error::new(e.span(), SCALAR))?;
+                match &nv.value {
+                    Expr::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64") => {
+                        scalar = p.path.get_ident().map(|i| i.to_string());
+                    }
+                    other => return Err(syn::Error::new_spanned(other, SCALAR)),
+                }
+            } else if attr.path().is_ident("seed") {
                 const SEED: &str =
                     "the seed must be a non-negative integer literal below 2^64: `#![seed = 42]`";
                 let nv = attr
@@ -499,7 +515,7 @@ impl Parse for File {
             } else {
                 return Err(syn::Error::new(
                     attr.span(),
-                    "unknown option; the supported options are `#![seed = N]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
+                    "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
                 ));
             }
         }
@@ -521,6 +537,10 @@ impl Parse for File {
         if modules.is_empty() {
             return Err(input.error("expected at least one mechanism: `pub mod NAME { ... }`"));
         }
-        Ok(File { seed, modules })
+        Ok(File {
+            seed,
+            scalar,
+            modules,
+        })
     }
 }
