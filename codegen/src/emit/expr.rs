@@ -30,8 +30,21 @@ impl ScalarType {
             return None;
         }
         let a = v.abs();
+        // The shortest text that reads back as the value in this type: an f64 written for an
+        // f32 would carry digits the type cannot hold.
+        let single = self.ty.to_string() == "f32";
         let s = if a == a.trunc() && a < 1e15 {
             format!("{a:.1}")
+        } else if single {
+            let b = a as f32;
+            if !b.is_finite() {
+                return None;
+            }
+            if (1e-4..1e15).contains(&a) {
+                format!("{b}")
+            } else {
+                format!("{b:e}")
+            }
         } else if (1e-4..1e15).contains(&a) {
             format!("{a}")
         } else {
