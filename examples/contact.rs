@@ -12,20 +12,7 @@ use mechgen::nalgebra::SVector;
 use mechgen::runtime::{simulate_contact, ActiveSet, ContactOptions, Dynamics};
 use plotters::prelude::*;
 
-mechgen::mechanism! {
-    pub mod corner {
-        param m = 2.0;
-        param fx = 2.0;
-        param fy = -1.0;
-        coord x = 0.0;
-        coord y = 0.0;
-        body particle { mass = m, com = vec2(x, y) }
-        force x = fx;
-        force y = fy;
-        inequality g1: x - y >= 0.0;
-        inequality g2: y >= 0.0;
-    }
-}
+include!("mechanisms/corner.rs");
 
 include!("mechanisms/billiard.rs");
 billiard!(lossy_billiard, 0.8);

@@ -8,20 +8,7 @@ use mechgen::runtime::{
     Inequalities, Mechanism,
 };
 
-mechgen::mechanism! {
-    pub mod corner {
-        param m = 2.0;
-        param fx = 2.0;
-        param fy = -1.0;
-        coord x = 0.0;
-        coord y = 0.0;
-        body particle { mass = m, com = vec2(x, y) }
-        force x = fx;
-        force y = fy;
-        inequality g1: x - y >= 0.0;
-        inequality g2: y >= 0.0;
-    }
-}
+include!("../examples/mechanisms/corner.rs");
 
 type M = corner::Model;
 type V = SVector<f64, 2>;
@@ -192,41 +179,31 @@ fn the_lcp_finishes_where_algorithm_3_leaves_a_negative_multiplier() {
     assert!((s.qdd - SVector::<f64, 2>::new(1.0, 0.0)).norm() < 1e-12);
 }
 
-mechgen::mechanism! {
-    /// Four unit balls of radius 1/2 on a line (Newton's cradle without strings): ball 1
-    /// comes in, balls 2, 3, 4 touch.
-    pub mod cradle {
-        param e = 1.0;
-        coord x1 = 0.0;
-        coord x2 = 2.0;
-        coord x3 = 3.0;
-        coord x4 = 4.0;
-        body b1 { mass = 1.0, com = vec2(x1, 0.0) }
-        body b2 { mass = 1.0, com = vec2(x2, 0.0) }
-        body b3 { mass = 1.0, com = vec2(x3, 0.0) }
-        body b4 { mass = 1.0, com = vec2(x4, 0.0) }
-        inequality c12: x2 - x1 >= 1.0, restitution = 1.0;
-        inequality c23: x3 - x2 >= 1.0, restitution = 1.0;
-        inequality c34: x4 - x3 >= 1.0, restitution = 1.0;
-    }
+/// Four unit balls of radius 1/2 on a line (Newton's cradle without strings) in module `$m`
+/// with restitution `$e`: ball 1 comes in, balls 2, 3, 4 touch.
+macro_rules! cradle {
+    ($m:ident, $e:tt) => {
+        mechgen::mechanism! {
+            pub mod $m {
+                const e = $e;
+                coord x1 = 0.0;
+                coord x2 = 2.0;
+                coord x3 = 3.0;
+                coord x4 = 4.0;
+                body b1 { mass = 1.0, com = vec2(x1, 0.0) }
+                body b2 { mass = 1.0, com = vec2(x2, 0.0) }
+                body b3 { mass = 1.0, com = vec2(x3, 0.0) }
+                body b4 { mass = 1.0, com = vec2(x4, 0.0) }
+                inequality c12: x2 - x1 >= 1.0, restitution = e;
+                inequality c23: x3 - x2 >= 1.0, restitution = e;
+                inequality c34: x4 - x3 >= 1.0, restitution = e;
+            }
+        }
+    };
 }
 
-mechgen::mechanism! {
-    /// The same cradle with restitution 1/2.
-    pub mod soft_cradle {
-        coord x1 = 0.0;
-        coord x2 = 2.0;
-        coord x3 = 3.0;
-        coord x4 = 4.0;
-        body b1 { mass = 1.0, com = vec2(x1, 0.0) }
-        body b2 { mass = 1.0, com = vec2(x2, 0.0) }
-        body b3 { mass = 1.0, com = vec2(x3, 0.0) }
-        body b4 { mass = 1.0, com = vec2(x4, 0.0) }
-        inequality c12: x2 - x1 >= 1.0, restitution = 0.5;
-        inequality c23: x3 - x2 >= 1.0, restitution = 0.5;
-        inequality c34: x4 - x3 >= 1.0, restitution = 0.5;
-    }
-}
+cradle!(cradle, 1.0);
+cradle!(soft_cradle, 0.5);
 
 #[test]
 fn impacts_are_located_and_pass_through_three_simultaneous_contacts() {

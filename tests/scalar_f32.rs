@@ -5,46 +5,34 @@
 use mechgen::nalgebra::SVector;
 use mechgen_test_support as common;
 
-mod single {
-    mechgen::mechanism! {
-        #![scalar = f32]
-        pub mod slider_crank {
-            param l1 = 0.1;
-            param l2 = 0.3;
-            param m = 1.0;
-            coord theta = 0.3;
-            coord beta = 1.4721295802647691;
-            coord s = 0.39407456415626446;
-            independent theta;
-            let crank = vec2(l1 * cos(theta), l1 * sin(theta));
-            let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
-            constraint crank + rod == vec2(s, 0.0);
-            body slider { mass = m, com = vec2(s, 0.0) }
-            body pin { mass = m, com = crank }
-            gravity = vec2(0.0, -9.81);
+/// The slider crank with bodies, in module `$m`, with the file option `#![$opt]` if given.
+macro_rules! slider_crank {
+    ($m:ident $(, $($opt:tt)+)?) => {
+        mod $m {
+            mechgen::mechanism! {
+                $(#![$($opt)+])?
+                pub mod slider_crank {
+                    param l1 = 0.1;
+                    param l2 = 0.3;
+                    param m = 1.0;
+                    coord theta = 0.3;
+                    coord beta = 1.4721295802647691;
+                    coord s = 0.39407456415626446;
+                    independent theta;
+                    let crank = vec2(l1 * cos(theta), l1 * sin(theta));
+                    let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
+                    constraint crank + rod == vec2(s, 0.0);
+                    body slider { mass = m, com = vec2(s, 0.0) }
+                    body pin { mass = m, com = crank }
+                    gravity = vec2(0.0, -9.81);
+                }
+            }
         }
-    }
+    };
 }
 
-mod double {
-    mechgen::mechanism! {
-        pub mod slider_crank {
-            param l1 = 0.1;
-            param l2 = 0.3;
-            param m = 1.0;
-            coord theta = 0.3;
-            coord beta = 1.4721295802647691;
-            coord s = 0.39407456415626446;
-            independent theta;
-            let crank = vec2(l1 * cos(theta), l1 * sin(theta));
-            let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
-            constraint crank + rod == vec2(s, 0.0);
-            body slider { mass = m, com = vec2(s, 0.0) }
-            body pin { mass = m, com = crank }
-            gravity = vec2(0.0, -9.81);
-        }
-    }
-}
+slider_crank!(single, scalar = f32);
+slider_crank!(double);
 
 use double::slider_crank as d;
 use single::slider_crank as s;

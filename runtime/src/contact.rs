@@ -194,17 +194,39 @@ type Solved = (DVector<f64>, Vec<f64>, Vec<f64>);
 
 /// One linear problem of the active-set methods: `M a = f + C_Jᵀ μ + J_Hᵀ λ`, `C_J a =
 /// d_C`, `J_k a = d_k` for `k ∈ H`.
-struct Problem<'a> {
-    m: &'a DMatrix<f64>,
-    f: &'a DVector<f64>,
-    cj: &'a DMatrix<f64>,
-    dc: &'a DVector<f64>,
-    jg: &'a DMatrix<f64>,
-    dg: &'a DVector<f64>,
+struct Problem {
+    m: DMatrix<f64>,
+    f: DVector<f64>,
+    cj: DMatrix<f64>,
+    dc: DVector<f64>,
+    jg: DMatrix<f64>,
+    dg: DVector<f64>,
     t: f64,
 }
 
-impl Problem<'_> {
+impl Problem {
+    /// The problem of the generated (fixed-size) values at time `t`.
+    #[allow(clippy::too_many_arguments)]
+    fn new<const NQ: usize, const NC: usize, const NI: usize>(
+        m: DMatrix<f64>,
+        f: DVector<f64>,
+        cj: &SMatrix<f64, NC, NQ>,
+        dc: &SVector<f64, NC>,
+        jg: &SMatrix<f64, NI, NQ>,
+        dg: &SVector<f64, NI>,
+        t: f64,
+    ) -> Self {
+        Self {
+            m,
+            f,
+            cj: dmat(cj),
+            dc: dvec(dc),
+            jg: dmat(jg),
+            dg: dvec(dg),
+            t,
+        }
+    }
+
     /// `(a, μ, λ_H)` for the handled set `h`.
     fn solve(&self, h: &[usize]) -> Result<Solved, ContactError> {
         let nq = self.m.nrows();
@@ -212,8 +234,8 @@ impl Problem<'_> {
         let n = nq + nc + h.len();
         let mut k = DMatrix::<f64>::zeros(n, n);
         let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(self.m);
-        rhs.rows_mut(0, nq).copy_from(self.f);
+        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
+        rhs.rows_mut(0, nq).copy_from(&self.f);
         for i in 0..nc {
             for j in 0..nq {
                 k[(nq + i, j)] = self.cj[(i, j)];
@@ -269,7 +291,7 @@ impl Problem<'_> {
 /// Solves for the handled set of `active` rows by `algorithm` (`carried`: Platt's set from
 /// the last step).
 fn active_set_solve<const NQ: usize>(
-    pb: &Problem<'_>,
+    pb: &Problem,
     active: &[usize],
     carried: &[usize],
     opts: &ContactOptions,
@@ -338,7 +360,7 @@ type LcpResult = (Vec<usize>, DVector<f64>, Vec<f64>, Vec<f64>, usize, usize);
 /// until neither exists. Finite for a positive definite Schur complement (independent
 /// active rows); bounded here, an error past the bound.
 fn lcp(
-    pb: &Problem<'_>,
+    pb: &Problem,
     active: &[usize],
     mut h: Vec<usize>,
     mut iterations: usize,
@@ -428,16 +450,7 @@ where
         return Err(ContactError::NonFinite { t });
     }
     let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
-    let (cjd, dcd, jgd, dgd) = (dmat(&cj), dvec(&dc), dmat(&jg), dvec(&dg));
-    let pb = Problem {
-        m: &m,
-        f: &f,
-        cj: &cjd,
-        dc: &dcd,
-        jg: &jgd,
-        dg: &dgd,
-        t,
-    };
+    let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
     active_set_solve(&pb, &active, carried, opts)
 }
 
@@ -466,16 +479,7 @@ where
     let dg = SVector::<f64, NI>::from_fn(|k, _| -vn[k] - M::RESTITUTION[k] * vn[k].min(0.0));
     let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
     let f = DVector::<f64>::zeros(NQ);
-    let (cjd, dcd, jgd, dgd) = (dmat(&cj), dvec(&dc), dmat(&jg), dvec(&dg));
-    let pb = Problem {
-        m: &m,
-        f: &f,
-        cj: &cjd,
-        dc: &dcd,
-        jg: &jgd,
-        dg: &dgd,
-        t,
-    };
+    let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
     let right = ContactOptions {
         algorithm: ActiveSet::Right,
         ..*opts

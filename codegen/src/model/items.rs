@@ -137,21 +137,7 @@ impl Lowerer {
                 )),
                 _ => return Err(Error::spanned(condition, SHAPE)),
             };
-        let lhs = self.expr(&b.left)?;
-        let rhs = self.expr(&b.right)?;
-        let (lc, rc) = match (lhs.components(), rhs.components()) {
-            (Some(x), Some(y)) if x.len() == y.len() => (x, y),
-            _ => {
-                return Err(Error::new(
-                    b.op.span(),
-                    format!(
-                        "the two sides of the inequality differ: {} and {}",
-                        lhs.kind(),
-                        rhs.kind()
-                    ),
-                ))
-            }
-        };
+        let (lc, rc) = self.sides(b, "inequality", " and ")?;
         let e = match restitution {
             Some(r) => {
                 let e = self.constant(r, "the restitution coefficient")?;
@@ -191,6 +177,29 @@ impl Lowerer {
             });
         }
         Ok(())
+    }
+
+    /// The scalar components of the two sides of a comparison (`what`: "equation" or
+    /// "inequality"), which must have the same shape (`sep` joins their kinds in the error).
+    fn sides(
+        &mut self,
+        b: &syn::ExprBinary,
+        what: &str,
+        sep: &str,
+    ) -> Result<(Vec<crate::expr::ExprId>, Vec<crate::expr::ExprId>)> {
+        let lhs = self.expr(&b.left)?;
+        let rhs = self.expr(&b.right)?;
+        match (lhs.components(), rhs.components()) {
+            (Some(x), Some(y)) if x.len() == y.len() => Ok((x, y)),
+            _ => Err(Error::new(
+                b.op.span(),
+                format!(
+                    "the two sides of the {what} differ: {}{sep}{}",
+                    lhs.kind(),
+                    rhs.kind()
+                ),
+            )),
+        }
     }
 
     /// `output NAME = expr;`: a scalar, or a vector whose components are named
@@ -320,22 +329,8 @@ impl Lowerer {
                 "a constraint must be an equation `lhs == rhs`",
             ));
         }
-        let lhs = self.expr(&b.left)?;
-        let rhs = self.expr(&b.right)?;
+        let (lc, rc) = self.sides(b, "equation", " == ")?;
         let text = source_text(equation);
-        let (lc, rc) = match (lhs.components(), rhs.components()) {
-            (Some(x), Some(y)) if x.len() == y.len() => (x, y),
-            _ => {
-                return Err(Error::new(
-                    b.op.span(),
-                    format!(
-                        "the two sides of the equation differ: {} == {}",
-                        lhs.kind(),
-                        rhs.kind()
-                    ),
-                ))
-            }
-        };
         let axes = ["x", "y", "z"];
         for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
             let e = self.arena.sub(x, y);
