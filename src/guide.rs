@@ -23,6 +23,7 @@
 //! | `mass_matrix { (a, b) = expr, … }`, `generalized_force { a = expr, … }` | explicit terms |
 //! | `output NAME = expr;` | a named output (scalar, `vec2` or `vec3` of `q`, `p`, `t`; components `NAME_x`, …) |
 //! | `for i in 0..N { items }` | the items repeated for `i = 0, …, N − 1` (see families below) |
+//! | `fn NAME(a, b) -> vec2 { let x = …; value }` | a function, inlined at each call (see below) |
 //! | `inequality NAME: lhs >= rhs (, restitution = e)?;` | unilateral constraint `lhs − rhs ≥ 0` (or `<=`), scalar or vector, with the restitution of impacts on it (default 0) |
 //!
 //! Families: `for i in 0..6 { items }` repeats its items (bounds: constant integer
@@ -46,6 +47,23 @@
 //! }
 //! assert_eq!(chain::COORD_NAMES, ["x_0", "x_1", "x_2"]);
 //! assert_eq!((chain::NC, chain::DOF), (2, 1));
+//! ```
+//!
+//! Functions: `fn NAME(a, b) -> TYPE { let x = …; value }` is inlined at each call (the
+//! `-> TYPE` is documentation; recursion is an error):
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     pub mod two_link {
+//!         fn polar(r, a) -> vec2 { vec2(r * cos(a), r * sin(a)) }
+//!         coord a = 0.3;
+//!         coord b = 1.2;
+//!         coord x = 1.2;
+//!         independent a;
+//!         constraint polar(1.0, a) + polar(1.0, b) == vec2(x, 0.8);
+//!     }
+//! }
+//! assert_eq!((two_link::NQ, two_link::NC), (3, 2));
 //! ```
 //!
 //! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos

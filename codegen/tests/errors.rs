@@ -1328,3 +1328,89 @@ fn scalar_option_is_checked() {
         "{code}"
     );
 }
+
+#[test]
+fn function_misuse_is_located() {
+    let base = "    constraint x * x + y * y == 1.0;\n";
+    let src = circle(&format!(
+        "{base}    fn f(a) {{ f(a) + 1.0 }}\n    param k = f(2.0);\n"
+    ));
+    check(
+        &src,
+        &["function `f` calls itself (through f): recursion is not allowed"],
+        "{ ",
+        "f",
+    );
+    let src = circle(&format!(
+        "{base}    fn f(a) {{ g(a) }}\n    fn g(a) {{ f(a) }}\n    param k = f(2.0);\n"
+    ));
+    check(
+        &src,
+        &["function `f` calls itself (through f → g): recursion is not allowed"],
+        "fn g(a) { ",
+        "f",
+    );
+    let src = circle(&format!(
+        "{base}    fn f(a, b) {{ a + b }}\n    param k = f(2.0);\n"
+    ));
+    check(
+        &src,
+        &["function `f` takes 2 arguments, 1 given"],
+        "k = f(",
+        "2.0",
+    );
+    let src = circle(&format!("{base}    fn f(a) {{ a }}\n    fn f(b) {{ b }}\n"));
+    check(
+        &src,
+        &["function `f` is defined twice"],
+        "fn f(a) { a }\n    fn ",
+        "f",
+    );
+    let src = circle(&format!("{base}    fn f(a) {{ let b = a; }}\n"));
+    check(
+        &src,
+        &["a function's body ends with its value"],
+        "fn f(a) ",
+        "{ let b = a; }",
+    );
+}
+
+#[test]
+fn functions_inline_to_the_same_model() {
+    // The five-bar's loop equation through a function, and written out: same operations.
+    let with_fn = "pub mod fb {
+        param l = 1.0;
+        param g = 1.5;
+        fn arm(base, r, a, s, b) -> vec2 {
+            let elbow = base + vec2(r * cos(a), r * sin(a));
+            elbow + vec2(s * cos(b), s * sin(b))
+        }
+        coord a1 = 1.9;
+        coord a2 = 1.164454;
+        coord ph1 = 0.966718;
+        coord ph2 = 2.158655;
+        independent a1, a2;
+        constraint arm(vec2(0.0, 0.0), l, a1, 2.0 * l, ph1) == arm(vec2(g, 0.0), l, a2, 2.0 * l, ph2);
+    }";
+    let written = "pub mod fb {
+        param l = 1.0;
+        param g = 1.5;
+        coord a1 = 1.9;
+        coord a2 = 1.164454;
+        coord ph1 = 0.966718;
+        coord ph2 = 2.158655;
+        independent a1, a2;
+        constraint vec2(0.0, 0.0) + vec2(l * cos(a1), l * sin(a1)) + vec2(2.0 * l * cos(ph1), 2.0 * l * sin(ph1))
+            == vec2(g, 0.0) + vec2(l * cos(a2), l * sin(a2)) + vec2(2.0 * l * cos(ph2), 2.0 * l * sin(ph2));
+    }";
+    let a = generate_str(with_fn, &Options::default()).expect("with a function");
+    let b = generate_str(written, &Options::default()).expect("written out");
+    let ops = |g: &mechgen_codegen::Generated| {
+        g.modules[0]
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), f.ops.total()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ops(&a), ops(&b));
+}

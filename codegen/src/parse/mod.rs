@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod depth;
+pub mod functions;
 pub mod unroll;
 
 use proc_macro2::TokenStream;
@@ -20,6 +21,7 @@ pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
     stray_characters(tokens.clone(), &mut errors);
     errors.finish()?;
     let tokens = unroll::unroll(tokens)?;
+    let tokens = functions::inline(tokens)?;
     Ok(syn::parse2::<ast::File>(tokens)?)
 }
 
