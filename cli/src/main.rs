@@ -127,6 +127,9 @@ fn print_stats(g: &Generated, code: &str) {
             m.dof,
             m.independent
         );
+        for e in &m.equations {
+            out!("  {e}");
+        }
         for f in &m.functions {
             let chunks = if f.chunks > 0 {
                 format!(", {} chunks", f.chunks)

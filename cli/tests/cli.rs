@@ -83,6 +83,8 @@ fn standard_input_generates_and_stats_and_check_write_nothing() {
         "{s}"
     );
     assert!(!s.contains("pub mod"), "stats printed code:\n{s}");
+    // The equations as written.
+    assert!(s.contains("  C[0]: x * x + y * y == 1.0\n"), "{s}");
     let o = run(&["check", "-"], Some(CIRCLE));
     assert!(o.status.success());
     assert!(text(&o.stdout).starts_with("ok: module `circle`"));

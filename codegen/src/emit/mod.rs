@@ -103,6 +103,9 @@ pub struct ModuleStats {
     pub functions: Vec<FunctionStats>,
     /// Notes of the analysis (redundant constraints, probe retries).
     pub notes: Vec<String>,
+    /// The scalar constraint equations as written (a vector equation's components marked
+    /// `[x]`, `[y]`, `[z]`), the inequality constraints' names and the outputs' names.
+    pub equations: Vec<String>,
 }
 
 /// Emits the module for one model.
@@ -176,19 +179,36 @@ fn module_with(
     let (mut body, functions) = items::items(model, &em, &table, opts)?;
     body.extend(traits::model_impls(&model.name, &table, opts));
     let tokens = header::module_tokens(model, ns, opts, names, &functions, body)?;
-    let stats = ModuleStats {
-        name: model.name.clone(),
-        nq: model.coords.len(),
-        nc: model.constraints.len(),
-        rank: ns.rank,
-        dof: model.coords.len() - ns.rank,
-        independent: ns
-            .independent
-            .iter()
-            .map(|&i| coord_names[i].clone())
-            .collect(),
-        functions,
-        notes: ns.notes.clone(),
-    };
+    let stats =
+        ModuleStats {
+            name: model.name.clone(),
+            nq: model.coords.len(),
+            nc: model.constraints.len(),
+            rank: ns.rank,
+            dof: model.coords.len() - ns.rank,
+            independent: ns
+                .independent
+                .iter()
+                .map(|&i| coord_names[i].clone())
+                .collect(),
+            functions,
+            notes: ns.notes.clone(),
+            equations: model
+                .constraints
+                .iter()
+                .enumerate()
+                .map(|(i, c)| format!("C[{i}]: {}", c.label))
+                .chain(model.inequalities.iter().enumerate().map(|(k, g)| {
+                    format!("g[{k}]: {} ≥ 0 (restitution {})", g.name, g.restitution)
+                }))
+                .chain(
+                    model
+                        .outputs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, o)| format!("o[{k}]: {}", o.name)),
+                )
+                .collect(),
+        };
     Ok((tokens, stats))
 }
