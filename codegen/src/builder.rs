@@ -22,6 +22,7 @@ pub struct Builder {
     seed: Option<u64>,
     crate_path: Option<String>,
     emit_cargo: bool,
+    generic: bool,
 }
 
 /// An error of [`Builder::generate`].
@@ -273,6 +274,14 @@ impl Builder {
         self
     }
 
+    /// Also emit every module's generic family (`pub mod generic`: the functions over any
+    /// scalar `S: Real`, e.g. dual numbers for exact derivatives), as `#![generic]` in a
+    /// file does.
+    pub fn generic(mut self, on: bool) -> Self {
+        self.generic = on;
+        self
+    }
+
     /// Path of the run-time crate (`mechgen`) in generated code (default `::mechgen`).
     pub fn crate_path(mut self, path: impl Into<String>) -> Self {
         self.crate_path = Some(path.into());
@@ -293,7 +302,8 @@ impl Builder {
                 .map(PathBuf::from)
                 .ok_or(BuildError::NoOutDir)?,
         };
-        let opts = file_options(self.seed, self.crate_path.as_deref());
+        let mut opts = file_options(self.seed, self.crate_path.as_deref());
+        opts.generic |= self.generic;
         let mut written = Vec::new();
         for path in &self.files {
             if self.emit_cargo {

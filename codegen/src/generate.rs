@@ -23,6 +23,9 @@ pub struct Options {
     /// Write `//` comments naming each equation (pretty-printed output only; the proc
     /// macro leaves them out).
     pub comments: bool,
+    /// Also emit the generic family of every module (`pub mod generic`: the functions over
+    /// any `S: runtime::Real`, e.g. dual numbers), as `#![generic]` in the input does.
+    pub generic: bool,
 }
 
 impl Default for Options {
@@ -31,6 +34,7 @@ impl Default for Options {
             seed: 0x6d65_6368_6765_6e00,
             crate_path: "::mechgen".to_string(),
             comments: false,
+            generic: false,
         }
     }
 }
@@ -97,12 +101,11 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     let eopts = EmitOptions {
         crate_path,
         scalar: match file.scalar.as_deref() {
-            Some("f32") => ScalarType {
-                ty: quote::quote!(f32),
-            },
+            Some("f32") => ScalarType::concrete(quote::quote!(f32)),
             _ => ScalarType::default(),
         },
         comments: opts.comments,
+        generic: opts.generic || file.generic,
     };
     let mut tokens = TokenStream::new();
     let mut modules = Vec::new();

@@ -13,7 +13,11 @@
 //! * [`ali3p`]: the implicit index-3 augmented Lagrangian route (ALI3-P, trapezoidal
 //!   rule), which passes singular configurations and suits stiff models;
 //! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
+//! * [`step`](mod@step): a fixed-step projection integrator over any scalar and its exact
+//!   Jacobians (`step_jacobians`, by dual numbers) for `#![generic]` modules;
 //! * [`contact`]: inequality constraints `g ≥ 0` (active sets, LCP, events, impacts);
+//! * [`Real`] and [`Dual`]: the scalars `#![generic]` modules compute in (`f64`, `f32`,
+//!   forward-mode dual numbers);
 //! * [`error`]: the error enums.
 
 #![warn(missing_docs)]
@@ -22,6 +26,7 @@ pub mod ali3p;
 pub mod assemble;
 pub mod contact;
 pub mod csv;
+mod dual;
 pub mod error;
 pub mod lagrange;
 mod linalg;
@@ -29,7 +34,9 @@ pub mod mechanism;
 pub mod null_space;
 pub mod ode;
 pub mod projection;
+mod real;
 pub mod simulate;
+pub mod step;
 mod trig;
 pub mod velocity;
 
@@ -42,6 +49,7 @@ pub use contact::{
     ContactOptions, ContactPath, ContactSolve, ContactTrajectory, Inequalities,
 };
 pub use csv::write_csv;
+pub use dual::Dual;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
 pub use lagrange::{
     lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
@@ -59,9 +67,13 @@ pub use projection::{
     multipliers, projection_accelerations, projection_accelerations_in,
     projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
+pub use real::Real;
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
     DEFAULT_SWITCH_THRESHOLD, MAX_SWITCHES_PER_STEP,
+};
+pub use step::{
+    step, step_generic, step_jacobians, GenericDynamics, StepError, StepJacobians, StepOptions,
 };
 pub use trig::sin_cos;
 pub use velocity::{

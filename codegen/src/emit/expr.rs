@@ -7,24 +7,77 @@ use super::ops::OpCount;
 use super::schedule::{Binding, Schedule};
 use crate::expr::{Arena, ExprId, Node, Sym};
 
-/// The scalar type generated code computes in. Only `f64` is emitted today; the type
-/// and literal spelling go through here so that `f32`, SIMD lanes and dual numbers can
-/// follow through the same code path.
+/// The scalar type generated code computes in: `f64` (the default), `f32`, or the type
+/// parameter `S` of the generic family (`#![generic]`), whose functions take any
+/// `S: runtime::Real` (dual numbers, …). Types and literals are spelled through here.
 #[derive(Clone, Debug)]
 pub struct ScalarType {
-    /// The type, e.g. `f64`.
+    /// The type, e.g. `f64`, or `S` for the generic family.
     pub ty: TokenStream,
+    /// The generic family's bound on `S` (`::mechgen::runtime::Real`); `None` for a
+    /// concrete type.
+    pub bound: Option<TokenStream>,
 }
 
 impl Default for ScalarType {
     fn default() -> Self {
-        Self { ty: quote!(f64) }
+        Self {
+            ty: quote!(f64),
+            bound: None,
+        }
     }
 }
 
 impl ScalarType {
+    /// A concrete scalar type (`f64`, `f32`).
+    pub fn concrete(ty: TokenStream) -> Self {
+        Self { ty, bound: None }
+    }
+
+    /// The type parameter `S: bound` of the generic family.
+    pub fn generic(bound: TokenStream) -> Self {
+        Self {
+            ty: quote!(S),
+            bound: Some(bound),
+        }
+    }
+
+    /// Whether this is the generic family's type parameter.
+    pub fn is_generic(&self) -> bool {
+        self.bound.is_some()
+    }
+
+    /// The generic parameter list of a function (`<S: Real>`), empty for a concrete type.
+    pub fn generics(&self) -> TokenStream {
+        match &self.bound {
+            Some(b) => quote!(<S: #b>),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// The type of health figures: `f64` for the generic family (computed from the values
+    /// of its pivots), the scalar itself otherwise.
+    pub fn health_ty(&self) -> TokenStream {
+        if self.is_generic() {
+            quote!(f64)
+        } else {
+            self.ty.clone()
+        }
+    }
+
+    /// A zero-filled `target` (`SMatrix::<T, R, C>`): `zeros()`, or for the generic
+    /// family `from_element` (the bound has no `Zero`).
+    pub fn zeros(&self, target: &TokenStream) -> TokenStream {
+        if self.is_generic() {
+            quote!(#target::from_element(S::from_f64(0.0)))
+        } else {
+            quote!(#target::zeros())
+        }
+    }
+
     /// A non-negative literal of this type (of `|v|`), or `None` when `v` is not finite:
-    /// infinities and NaN have no literal, and emission reports them as errors.
+    /// infinities and NaN have no literal, and emission reports them as errors. For the
+    /// generic family, the `f64` literal converted: `S::from_f64(1.5)`.
     pub fn literal(&self, v: f64) -> Option<TokenStream> {
         if !v.is_finite() {
             return None;
@@ -51,6 +104,9 @@ impl ScalarType {
             format!("{a:e}")
         };
         let lit = syn::LitFloat::new(&s, Span::call_site());
+        if self.is_generic() {
+            return Some(quote!(S::from_f64(#lit)));
+        }
         Some(quote!(#lit))
     }
 }
@@ -133,7 +189,7 @@ impl ExprWriter<'_> {
                     // Reported by the caller (`Body::nonfinite`); the placeholder is
                     // never returned to the user.
                     self.nonfinite.get_or_insert(id);
-                    let ty = &self.scalar.ty;
+                    let ty = &self.scalar.health_ty();
                     return (quote!(#ty::NAN), Prec::Atom);
                 };
                 if v < 0.0 {

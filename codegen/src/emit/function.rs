@@ -61,6 +61,10 @@ impl Emitter<'_> {
                     let i = idx(i as usize);
                     quote!(let #name = qd[#i];)
                 }
+                Sym::Param(i) if self.scalar.is_generic() => {
+                    let i = idx(i as usize);
+                    quote!(let #name = p[#i];)
+                }
                 Sym::Param(i) => {
                     let f = &self.names.field[i as usize];
                     quote!(let #name = p.#f;)
@@ -333,6 +337,7 @@ impl Emitter<'_> {
         let buf = format_ident!("out_roots");
         let scratch = format_ident!("scratch");
         let ty = &self.scalar.ty;
+        let generics = self.scalar.generics();
         let params = &sig.params;
         let args = &sig.args;
         let zero = self.scalar.literal(0.0).unwrap_or_else(|| quote!(0.0));
@@ -376,7 +381,7 @@ impl Emitter<'_> {
                 #[doc = #doc]
                 #[inline(never)]
                 #[allow(unused_variables)]
-                fn #name(#params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]) {
+                fn #name #generics (#params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]) {
                     #unpack
                     #inputs
                     #body

@@ -78,14 +78,23 @@ pub(crate) fn health_tokens(
     d: &Ident,
     sc: &ScalarType,
 ) -> TokenStream {
+    // The generic family computes the figure in `f64`, from its pivots' values.
+    let generic = sc.is_generic();
+    let f64_type = ScalarType::default();
+    let sc = if generic { &f64_type } else { sc };
     let ty = &sc.ty;
     let lit = |v: f64| sc.literal(v).unwrap_or_default();
     let (one, zero) = (lit(1.0), lit(0.0));
     let health = local("health");
     if pivots.is_empty() {
         // No constraints: D = I, healthy unless the inputs are not finite.
+        let finite = if generic {
+            quote!(#d.iter().all(|x| Real::value(*x).is_finite()))
+        } else {
+            quote!(#d.sum().is_finite())
+        };
         return quote! {
-            let #health = if #d.sum().is_finite() { #one } else { #zero };
+            let #health = if #finite { #one } else { #zero };
         };
     }
     let scale_name = local("health_scale");

@@ -64,15 +64,16 @@ pub(crate) fn items(
 /// One straight-line function (and its chunks): for an output of fixed shape, the body goes
 /// to `{name}_into`, which writes the structural nonzeros into the caller's storage, and
 /// `{name}` is a thin allocating wrapper around it (one body, two calling conventions).
-fn function(
+pub(crate) fn function(
     model: &Model,
     em: &Emitter<'_>,
     f: &GenFn,
     opts: &EmitOptions,
 ) -> crate::error::Result<(TokenStream, FunctionStats)> {
     let ty = &opts.scalar.ty;
+    let generics = opts.scalar.generics();
     let sig = Signature {
-        params: f.inputs.params(ty),
+        params: f.inputs.params(&opts.scalar),
         args: f.inputs.args(),
     };
     let body = em.body(&f.name, &f.roots, &sig);
@@ -99,7 +100,7 @@ fn function(
                 #doc
                 #[allow(clippy::let_and_return)]
                 #[inline]
-                pub fn #name(#params) -> #ty {
+                pub fn #name #generics (#params) -> #ty {
                     #stmts
                     #value
                 }
@@ -145,7 +146,7 @@ fn function(
                 #(#chunks)*
                 #doc
                 #[inline]
-                pub fn #name(#params, #out: &mut [#ty; #nnz]) {
+                pub fn #name #generics (#params, #out: &mut [#ty; #nnz]) {
                     #stmts
                     #(#sets)*
                 }
@@ -153,8 +154,10 @@ fn function(
         }
         Shape::Kinematics { .. } => kinematics(model, f, &body, &sig, opts),
         shape => {
-            let ret = shape.ret(ty);
+            let ret = shape.ret(&opts.scalar);
             let target = shape.target(ty);
+            let zeros = opts.scalar.zeros(&target);
+            let health_ty = opts.scalar.health_ty();
             let into = format_ident!("{}_into", f.name);
             let sets = output_sets(model, f, &body.roots, &out, opts);
             let into_doc = wrapped_doc(&format!(
@@ -172,21 +175,21 @@ fn function(
                 Shape::Basis { .. } => {
                     let (d, h) = (local("d"), local("h"));
                     (
-                        quote!(-> #ty),
+                        quote!(-> #health_ty),
                         quote! {
-                            let mut #d = #target::zeros();
+                            let mut #d = #zeros;
                             let #h = #into(#args, &mut #d);
                             (#d, #h)
                         },
                     )
                 }
-                _ if f.roots.is_empty() => (TokenStream::new(), quote!(#target::zeros())),
+                _ if f.roots.is_empty() => (TokenStream::new(), zeros.clone()),
                 _ => {
                     let buf = local(f.buffer);
                     (
                         TokenStream::new(),
                         quote! {
-                            let mut #buf = #target::zeros();
+                            let mut #buf = #zeros;
                             #into(#args, &mut #buf);
                             #buf
                         },
@@ -197,13 +200,13 @@ fn function(
                 #(#chunks)*
                 #doc
                 #[inline]
-                pub fn #name(#params) -> #ret {
+                pub fn #name #generics (#params) -> #ret {
                     #wrapper
                 }
                 #into_doc
                 #allow
                 #[inline(always)]
-                pub fn #into(#params, #out: &mut #target) #into_ret {
+                pub fn #into #generics (#params, #out: &mut #target) #into_ret {
                     #stmts
                     #sets
                 }
@@ -287,10 +290,18 @@ fn basis_sets(
 ) -> TokenStream {
     let health_name = local("health");
     let sets = matrix_sets(entries, pos, out);
+    // The generic family's health figure is an `f64` of its pivots' values.
     let terms: Vec<(TokenStream, Option<f64>)> = extra
         .iter()
         .zip(extra_roots)
-        .map(|(v, &r)| (v.clone(), model.arena.as_const(r)))
+        .map(|(v, &r)| {
+            let v = if opts.scalar.is_generic() {
+                quote!(Real::value(#v))
+            } else {
+                v.clone()
+            };
+            (v, model.arena.as_const(r))
+        })
         .collect();
     let health = health_tokens(&terms[..pivots], &terms[pivots..], out, &opts.scalar);
     quote! {

@@ -4,6 +4,7 @@ mod docs;
 mod expr;
 pub mod format;
 mod function;
+mod generic;
 mod header;
 mod health;
 mod items;
@@ -69,6 +70,9 @@ pub struct EmitOptions {
     /// Emit `//` comment markers naming each equation (only for pretty-printed output:
     /// the markers are removed by [`pretty`](crate::pretty)).
     pub comments: bool,
+    /// Also emit the generic family (`pub mod generic`, functions over any
+    /// `S: runtime::Real`) and, with dynamics, `impl runtime::GenericDynamics for Model`.
+    pub generic: bool,
 }
 
 /// Statistics of one generated function.
@@ -178,6 +182,9 @@ fn module_with(
     let table = table::table(model, an);
     let (mut body, functions) = items::items(model, &em, &table, opts)?;
     body.extend(traits::model_impls(&model.name, &table, opts));
+    if opts.generic && !opts.scalar.is_generic() {
+        body.extend(generic::generic_module(model, &em, &table, opts)?);
+    }
     let tokens = header::module_tokens(model, ns, opts, names, &functions, body)?;
     let stats =
         ModuleStats {

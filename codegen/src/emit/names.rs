@@ -115,8 +115,39 @@ fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) {
                     out.insert(plain(id));
                 }
                 if kw == "fn" {
+                    // Generic parameters (`<S: Real>`): each type parameter is taken too.
+                    let mut after = next + 1;
+                    if matches!(tokens.get(after), Some(TokenTree::Punct(p)) if p.as_char() == '<')
+                    {
+                        let mut depth = 0usize;
+                        while let Some(tt) = tokens.get(after) {
+                            if let TokenTree::Punct(p) = tt {
+                                match p.as_char() {
+                                    '<' => depth += 1,
+                                    '>' => depth -= 1,
+                                    // `S:` right after `<` or `,` (not a path's `::`).
+                                    ':' if depth == 1 => {
+                                        let opens = matches!(
+                                            tokens.get(after - 2),
+                                            Some(TokenTree::Punct(o)) if matches!(o.as_char(), '<' | ',')
+                                        );
+                                        if let (Some(TokenTree::Ident(id)), true) =
+                                            (tokens.get(after - 1), opens)
+                                        {
+                                            out.insert(plain(id));
+                                        }
+                                    }
+                                    _ => {}
+                                }
+                            }
+                            after += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                    }
                     // Parameters: the identifier before each top-level `:`.
-                    if let Some(TokenTree::Group(g)) = tokens.get(next + 1) {
+                    if let Some(TokenTree::Group(g)) = tokens.get(after) {
                         if g.delimiter() == Delimiter::Parenthesis {
                             let ps: Vec<TokenTree> = g.stream().into_iter().collect();
                             for w in ps.windows(2) {

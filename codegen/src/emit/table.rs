@@ -8,6 +8,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::docs::coord_order_doc;
+use super::expr::ScalarType;
 use super::Analysis;
 use crate::expr::{Arena, ExprId};
 use crate::model::Model;
@@ -24,15 +25,23 @@ pub(crate) enum Inputs {
 }
 
 impl Inputs {
-    /// The parameter list, e.g. `q: &SVector<f64, NQ>, p: &Params, t: f64`.
-    pub fn params(self, ty: &TokenStream) -> TokenStream {
+    /// The parameter list, e.g. `q: &SVector<f64, NQ>, p: &Params, t: f64`; the generic
+    /// family takes the parameters' values as `p: &[S; NP]` (so that derivatives with
+    /// respect to them can be carried too).
+    pub fn params(self, sc: &ScalarType) -> TokenStream {
+        let ty = &sc.ty;
+        let params = if sc.is_generic() {
+            quote!([#ty; NP])
+        } else {
+            quote!(Params)
+        };
         match self {
-            Inputs::Position => quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty),
+            Inputs::Position => quote!(q: &SVector<#ty, NQ>, p: &#params, t: #ty),
             Inputs::PositionRhs => {
-                quote!(q: &SVector<#ty, NQ>, p: &Params, t: #ty, b: &SVector<#ty, NC>)
+                quote!(q: &SVector<#ty, NQ>, p: &#params, t: #ty, b: &SVector<#ty, NC>)
             }
             Inputs::PositionVelocity => {
-                quote!(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &Params, t: #ty)
+                quote!(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &#params, t: #ty)
             }
         }
     }
@@ -123,7 +132,8 @@ pub(crate) enum Shape {
 
 impl Shape {
     /// The return type of a function of this shape.
-    pub fn ret(&self, ty: &TokenStream) -> TokenStream {
+    pub fn ret(&self, sc: &ScalarType) -> TokenStream {
+        let ty = &sc.ty;
         match self {
             Shape::Vector(n) => {
                 let n = n.tokens();
@@ -138,7 +148,10 @@ impl Shape {
                 quote!(SMatrix<#ty, #n, #n>)
             }
             Shape::Scalar => quote!(#ty),
-            Shape::Basis { .. } => quote!((SMatrix<#ty, NQ, DOF>, #ty)),
+            Shape::Basis { .. } => {
+                let h = sc.health_ty();
+                quote!((SMatrix<#ty, NQ, DOF>, #h))
+            }
             Shape::Values { .. } | Shape::Kinematics { .. } => quote!(()),
         }
     }

@@ -62,7 +62,6 @@ pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> To
 
 /// The methods of trait `tr`, in their rank order, each calling its function.
 fn methods(table: &[Entry], tr: Trait, opts: &EmitOptions) -> TokenStream {
-    let ty = &opts.scalar.ty;
     let mut fns: Vec<&GenFn> = table
         .iter()
         .filter_map(|e| match e {
@@ -76,9 +75,9 @@ fn methods(table: &[Entry], tr: Trait, opts: &EmitOptions) -> TokenStream {
         let Some(m) = f.implements else { continue };
         let method = format_ident!("{}", m.method);
         let name = format_ident!("{}", f.name);
-        let params = f.inputs.params(ty);
+        let params = f.inputs.params(&opts.scalar);
         let args = f.inputs.args();
-        let ret = f.shape.ret(ty);
+        let ret = f.shape.ret(&opts.scalar);
         out.extend(if m.optional {
             quote! {
                 fn #method(#params) -> Option<#ret> {

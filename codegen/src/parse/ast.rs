@@ -52,6 +52,8 @@ pub struct File {
     pub seed: Option<u64>,
     /// Scalar type of the generated functions (`#![scalar = f32]`), if given.
     pub scalar: Option<String>,
+    /// `#![generic]`: also emit the generic family (functions over any `S: Real`).
+    pub generic: bool,
     /// The mechanism modules.
     pub modules: Vec<Module>,
 }
@@ -479,8 +481,17 @@ impl Parse for File {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut seed = None;
         let mut scalar = None;
+        let mut generic = false;
         for attr in input.call(Attribute::parse_inner)? {
-            if attr.path().is_ident("scalar") {
+            if attr.path().is_ident("generic") {
+                attr.meta.require_path_only().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`#![generic]` takes no value: it adds a `generic` submodule whose functions take any scalar `S: Real`",
+                    )
+                })?;
+                generic = true;
+            } else if attr.path().is_ident("scalar") {
                 const SCALAR: &str =
                     "the scalar type is `f64` (the default) or `f32`: `#![scalar = f32]`";
                 let nv = attr
@@ -515,7 +526,7 @@ impl Parse for File {
             } else {
                 return Err(syn::Error::new(
                     attr.span(),
-                    "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
+                    "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
                 ));
             }
         }
@@ -540,6 +551,7 @@ impl Parse for File {
         Ok(File {
             seed,
             scalar,
+            generic,
             modules,
         })
     }

@@ -1,0 +1,119 @@
+//! The generic family (`#![generic]`): the module's straight-line functions once more,
+//! over any scalar `S: runtime::Real` (dual numbers for exact derivatives, `f32`, …),
+//! in a `generic` submodule, with the parameters' values as an array `p: &[S; NP]` so that
+//! derivatives with respect to them can be carried as well. The fused and sparse forms
+//! (`kinematics`, `jacobian_values`) and the atlas dispatch are left out: the family is
+//! for derivatives and batch evaluation, the `f64` functions stay the fast path.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::expr::{idx, ScalarType};
+use super::function::Emitter;
+use super::items::function;
+use super::table::{Entry, Shape};
+use super::EmitOptions;
+use crate::model::Model;
+
+/// `pub mod generic { … }` for the table's functions, and (for models with dynamics) the
+/// parent's `impl runtime::GenericDynamics for Model`.
+pub(crate) fn generic_module(
+    model: &Model,
+    em: &Emitter<'_>,
+    table: &[Entry],
+    opts: &EmitOptions,
+) -> crate::error::Result<TokenStream> {
+    let krate = &opts.crate_path;
+    let gopts = EmitOptions {
+        crate_path: opts.crate_path.clone(),
+        scalar: ScalarType::generic(quote!(#krate::runtime::Real)),
+        comments: opts.comments,
+        generic: false,
+    };
+    let gem = Emitter {
+        arena: em.arena,
+        names: em.names,
+        scalar: &gopts.scalar,
+        coord_names: em.coord_names,
+        sin_cos: None,
+    };
+    let mut items = TokenStream::new();
+    let mut names = Vec::new();
+    for entry in table {
+        let Entry::Function(f) = entry else { continue };
+        if matches!(f.shape, Shape::Values { .. } | Shape::Kinematics { .. }) {
+            continue;
+        }
+        let (ts, _) = function(model, &gem, f, &gopts)?;
+        items.extend(ts);
+        names.push(f.name.clone());
+    }
+    let np = idx(model.params.len());
+    let fields: Vec<&proc_macro2::Ident> = em.names.field.iter().collect();
+    let param_names: Vec<&str> = model.params.iter().map(|p| p.name.as_str()).collect();
+    let has = |n: &str| names.iter().any(|m| m == n);
+    let dynamics = if opts.scalar.ty.to_string() == "f64"
+        && has("mass_matrix")
+        && has("forces")
+        && has("gamma")
+    {
+        quote! {
+            impl #krate::runtime::GenericDynamics<NQ, NC, DOF, { generic::NP }> for Model {
+                fn param_values(p: &Params) -> [f64; generic::NP] {
+                    generic::param_values(p)
+                }
+                fn residual_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NC> {
+                    generic::residual(q, p, t)
+                }
+                fn jacobian_t_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NC> {
+                    generic::jacobian_t(q, p, t)
+                }
+                fn null_space_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> (SMatrix<S, NQ, DOF>, f64) {
+                    generic::null_space_fixed(q, p, t)
+                }
+                fn solve_dependent_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S, b: &SVector<S, NC>) -> SVector<S, NQ> {
+                    generic::solve_dependent(q, p, t, b)
+                }
+                fn gamma_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NC> {
+                    generic::gamma(q, qd, p, t)
+                }
+                fn mass_matrix_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SMatrix<S, NQ, NQ> {
+                    generic::mass_matrix(q, p, t)
+                }
+                fn forces_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NQ> {
+                    generic::forces(q, qd, p, t)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let conv = fields.iter().map(|f| quote!(S::from_f64(p.#f)));
+    let conv64 = fields.iter().map(|f| quote!(p.#f));
+    Ok(quote! {
+        /// The functions of this module generic over the scalar (`#![generic]`): any
+        /// `S: runtime::Real` — `f64`, `f32`, or `runtime::Dual<N>` for exact first
+        /// derivatives along `N` directions per call. The parameters are passed as their
+        /// values `p: &[S; NP]` (see [`param_values`](generic::param_values)) so that
+        /// derivatives with respect to them can be carried too. Health figures are `f64`s
+        /// of the pivots' values.
+        pub mod generic {
+            use super::*;
+            use #krate::runtime::Real;
+            /// Number of parameters (the length of the `p` array the functions take).
+            pub const NP: usize = #np;
+            /// The parameters' names, in the order of the `p` array.
+            pub const PARAM_NAMES: [&str; NP] = [#(#param_names),*];
+            /// The parameters' values as the `p` array of this family's functions.
+            pub fn params<S: Real>(p: &Params) -> [S; NP] {
+                [#(#conv),*]
+            }
+            /// The parameters' values as an `f64` array (`p` of the functions for `S = f64`).
+            pub fn param_values(p: &Params) -> [f64; NP] {
+                [#(#conv64),*]
+            }
+            #items
+        }
+        #dynamics
+    })
+}

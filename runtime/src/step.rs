@@ -1,0 +1,470 @@
+//! A documented fixed-step integrator of the projection method, generic over the scalar,
+//! and the exact Jacobians of its discrete map by forward-mode dual numbers.
+//!
+//! The state is `x = (q, u)`: all `NQ` coordinates and the `DOF` independent velocities of
+//! the module's primary chart (`INDEPENDENT`). One [`step`] of length `h` from time `t` is
+//! semi-implicit Euler on the projection equations, then a projection of the positions:
+//!
+//! ```text
+//! D, x_t       = D(q), −J_dep⁻¹ C_t          (null_space_fixed, solve_dependent)
+//! q̇            = D u + x_t
+//! Ḋu           = J_dep⁻¹ γ(q, q̇)             (zero independent part)
+//! u̇            = (Dᵀ M D)⁻¹ Dᵀ (f(q, q̇) − M Ḋu)
+//! u'           = u + h u̇
+//! q̃            = q + h (D u' + x_t)
+//! q'           = q̃ with its dependent part moved by Newton until C(q', p, t + h) = 0
+//!                (independent part kept: q'_ind = q̃_ind)
+//! ```
+//!
+//! [`step_jacobians`] returns `∂x'/∂x` in the blocks of Nimble/DiffDART (pos-pos `∂q'/∂q`,
+//! pos-vel `∂q'/∂u`, vel-pos `∂u'/∂q`, vel-vel `∂u'/∂u`) and `∂x'/∂p` with respect to the
+//! parameters (the force-vel block, while the language has no inputs): the same step is run
+//! over [`Dual<8>`] numbers, eight seed directions per pass, so the Jacobian is exact for
+//! the discrete map, projection included, up to rounding. The Newton projection iterates
+//! until the real part converges and then takes one more step in dual arithmetic: at a
+//! converged point that step's derivative part is the implicit-function derivative
+//! `−J_dep⁻¹ ∂C/∂(q̃, p)` exactly, whatever the iterations before it carried.
+//!
+//! The chart is fixed: a step whose basis health falls below
+//! [`StepOptions::min_health`] returns [`StepError::Chart`] (switching charts inside a
+//! differentiated map would make it discontinuous; use the simulators of
+//! [`simulate`](crate::simulate) to pass turning points).
+//!
+//! Vector–Jacobian (adjoint) products for long horizons are
+//! [`StepJacobians::vjp`]: the transposed blocks applied to `(λ_q, λ_u)`.
+
+use std::fmt;
+
+use nalgebra::{SMatrix, SVector};
+
+use crate::dual::Dual;
+use crate::mechanism::Dynamics;
+use crate::real::Real;
+
+/// The generated functions of a `#![generic]` module with dynamics, over any scalar:
+/// what [`step`] and [`step_jacobians`] need. Implemented by the generated `Model`;
+/// `NP` is the number of parameters, passed by value as `p: &[S; NP]`.
+pub trait GenericDynamics<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
+    Dynamics<NQ, NC, DOF>
+{
+    /// The parameters' values in the order of the `p` arrays.
+    fn param_values(p: &Self::Params) -> [f64; NP];
+    /// `C(q, p, t)`.
+    fn residual_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NC>;
+    /// `C_t = ∂C/∂t`.
+    fn jacobian_t_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NC>;
+    /// The primary chart's basis `D` and its health (an `f64` of the pivots' values).
+    fn null_space_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> (SMatrix<S, NQ, DOF>, f64);
+    /// `x` with `C_J x = b` and zero independent part.
+    fn solve_dependent_s<S: Real>(
+        q: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+        b: &SVector<S, NC>,
+    ) -> SVector<S, NQ>;
+    /// `γ(q, q̇)` of `C_J q̈ = γ`.
+    fn gamma_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NC>;
+    /// `M(q)`.
+    fn mass_matrix_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NQ, NQ>;
+    /// `f(q, q̇)`.
+    fn forces_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NQ>;
+}
+
+/// Options of [`step`] and [`step_jacobians`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepOptions {
+    /// Smallest accepted health of the primary chart's basis (default `1e-6`).
+    pub min_health: f64,
+    /// Newton projection: converged when the largest coordinate update is at most
+    /// `tol · (1 + max |q|)` (default `1e-13`).
+    pub tol: f64,
+    /// Newton projection: most iterations (default 25).
+    pub max_iter: usize,
+}
+
+impl Default for StepOptions {
+    fn default() -> Self {
+        Self {
+            min_health: 1e-6,
+            tol: 1e-13,
+            max_iter: 25,
+        }
+    }
+}
+
+/// Why a [`step`] failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepError {
+    /// The primary chart's basis is not healthy at the step's start.
+    Chart {
+        /// The health figure found.
+        health: f64,
+        /// The time of the step's start.
+        t: f64,
+    },
+    /// `Dᵀ M D` has a pivot that is not positive (singular or indefinite reduced mass).
+    ReducedMass {
+        /// The smallest pivot relative to the largest diagonal entry.
+        ratio: f64,
+        /// The time of the step's start.
+        t: f64,
+    },
+    /// The position projection did not converge.
+    Projection {
+        /// The last update's size.
+        update: f64,
+        /// Iterations taken.
+        iterations: usize,
+        /// The time of the step's end.
+        t: f64,
+    },
+    /// A quantity of the step is not finite (NaN or infinite inputs, or overflow).
+    NonFinite {
+        /// Which quantity.
+        what: &'static str,
+        /// The time of the step's start.
+        t: f64,
+    },
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepError::Chart { health, t } => write!(
+                f,
+                "at t = {t}: the primary chart's basis has health {health:e}, below the step's \
+                 threshold (a turning point or singular position of the fixed chart)"
+            ),
+            StepError::ReducedMass { ratio, t } => write!(
+                f,
+                "at t = {t}: the reduced mass matrix DᵀMD is singular or indefinite (pivot \
+                 ratio {ratio:e})"
+            ),
+            StepError::Projection {
+                update,
+                iterations,
+                t,
+            } => write!(
+                f,
+                "at t = {t}: the position projection did not converge in {iterations} \
+                 iterations (last update {update:e})"
+            ),
+            StepError::NonFinite { what, t } => write!(f, "at t = {t}: {what} is not finite"),
+        }
+    }
+}
+
+impl std::error::Error for StepError {}
+
+fn finite<S: Real>(v: &[S]) -> bool {
+    v.iter().all(|x| x.value().is_finite())
+}
+
+/// `m v` without nalgebra's `Zero`/`One` bounds (dual numbers have neither).
+fn mat_vec<S: Real, const R: usize, const C: usize>(
+    m: &SMatrix<S, R, C>,
+    v: &SVector<S, C>,
+) -> SVector<S, R> {
+    SVector::<S, R>::from_fn(|i, _| {
+        let mut acc = S::from_f64(0.0);
+        for j in 0..C {
+            acc += m[(i, j)] * v[j];
+        }
+        acc
+    })
+}
+
+/// Solves `a x = b` by LU with partial pivoting on the values (for dual numbers the pivot
+/// order is the value's, and the derivative parts follow it exactly). `None` when a pivot
+/// is at most `1e-14` of the largest entry.
+fn lu_solve<S: Real, const N: usize>(
+    mut a: SMatrix<S, N, N>,
+    mut b: SVector<S, N>,
+) -> Result<SVector<S, N>, f64> {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.value().abs()));
+    let mut worst = f64::INFINITY;
+    for k in 0..N {
+        let mut p = k;
+        for i in k + 1..N {
+            if a[(i, k)].value().abs() > a[(p, k)].value().abs() {
+                p = i;
+            }
+        }
+        let piv = a[(p, k)].value().abs();
+        worst = worst.min(piv / scale);
+        // (NaN fails the comparison too.)
+        if piv.partial_cmp(&(1e-14 * scale)) != Some(std::cmp::Ordering::Greater) {
+            return Err(worst);
+        }
+        if p != k {
+            a.swap_rows(p, k);
+            b.swap_rows(p, k);
+        }
+        for i in k + 1..N {
+            let l = a[(i, k)] / a[(k, k)];
+            for j in k..N {
+                let akj = a[(k, j)];
+                a[(i, j)] -= l * akj;
+            }
+            let bk = b[k];
+            b[i] -= l * bk;
+        }
+    }
+    for k in (0..N).rev() {
+        let mut acc = b[k];
+        for j in k + 1..N {
+            acc -= a[(k, j)] * b[j];
+        }
+        b[k] = acc / a[(k, k)];
+    }
+    Ok(b)
+}
+
+/// One step of the projection method over any scalar (see the [module docs](self)):
+/// `(q, u)` at time `t` to `(q', u')` at `t + h`, with the parameters' values `p`.
+///
+/// This is the map that [`step`] evaluates in `f64` and [`step_jacobians`] in dual
+/// numbers; call it with your own [`Real`] to carry other derivatives.
+#[allow(clippy::type_complexity)]
+pub fn step_generic<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<S, NQ>,
+    u: &SVector<S, DOF>,
+    p: &[S; NP],
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<(SVector<S, NQ>, SVector<S, DOF>), StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    S: Real,
+{
+    let ts = S::from_f64(t);
+    let hs = S::from_f64(h);
+    if !finite(q.as_slice()) || !finite(u.as_slice()) || !finite(p) || !h.is_finite() {
+        return Err(StepError::NonFinite {
+            what: "the state, the parameters or the step",
+            t,
+        });
+    }
+    let (d, health) = M::null_space_s(q, p, ts);
+    if health.is_nan() || health < opts.min_health {
+        return Err(StepError::Chart { health, t });
+    }
+    let ct = M::jacobian_t_s(q, p, ts);
+    let xt = M::solve_dependent_s(q, p, ts, &ct.map(|c| -c));
+    let qd = mat_vec(&d, u) + xt;
+    let ddu = M::solve_dependent_s(q, p, ts, &M::gamma_s(q, &qd, p, ts));
+    let mass = M::mass_matrix_s(q, p, ts);
+    let rhs = M::forces_s(q, &qd, p, ts) - mat_vec(&mass, &ddu);
+    // Dᵀ M D and Dᵀ rhs.
+    let md = SMatrix::<S, NQ, DOF>::from_fn(|i, j| {
+        let mut acc = S::from_f64(0.0);
+        for k in 0..NQ {
+            acc += mass[(i, k)] * d[(k, j)];
+        }
+        acc
+    });
+    let a = SMatrix::<S, DOF, DOF>::from_fn(|i, j| {
+        let mut acc = S::from_f64(0.0);
+        for k in 0..NQ {
+            acc += d[(k, i)] * md[(k, j)];
+        }
+        acc
+    });
+    let b = SVector::<S, DOF>::from_fn(|i, _| {
+        let mut acc = S::from_f64(0.0);
+        for k in 0..NQ {
+            acc += d[(k, i)] * rhs[k];
+        }
+        acc
+    });
+    if !finite(a.as_slice()) || !finite(b.as_slice()) {
+        return Err(StepError::NonFinite {
+            what: "the reduced mass matrix or forces",
+            t,
+        });
+    }
+    let ud = lu_solve(a, b).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
+    let u1 = u + ud.map(|x| x * hs);
+    let v = mat_vec(&d, &u1) + xt;
+    let mut qn = q + v.map(|x| x * hs);
+    // Newton on the dependent part at t + h (the independent part is kept by
+    // `solve_dependent`'s zero independent entries).
+    let t1 = t + h;
+    let t1s = S::from_f64(t1);
+    let size = 1.0 + qn.iter().fold(0.0f64, |m, x| m.max(x.value().abs()));
+    let mut update = f64::INFINITY;
+    for it in 0..opts.max_iter {
+        let r = M::residual_s(&qn, p, t1s);
+        let dx = M::solve_dependent_s(&qn, p, t1s, &r);
+        if !finite(dx.as_slice()) {
+            return Err(StepError::NonFinite {
+                what: "the position projection's update",
+                t: t1,
+            });
+        }
+        qn -= dx;
+        let converged = update <= opts.tol * size;
+        update = dx.iter().fold(0.0f64, |m, x| m.max(x.value().abs()));
+        if converged {
+            // This update followed a converged one: its derivative part is exact.
+            return Ok((qn, u1));
+        }
+        if it + 1 == opts.max_iter {
+            break;
+        }
+    }
+    Err(StepError::Projection {
+        update,
+        iterations: opts.max_iter,
+        t: t1,
+    })
+}
+
+/// One step of the projection method in `f64` (see the [module docs](self)), e.g.
+/// `step::<crank::Model, 3, 2, 1, 8>(&q, &u, &params, t, 1e-3, &StepOptions::default())?`
+/// for a `#![generic]` module `crank` (sizes `NQ`, `NC`, `DOF`, `generic::NP`).
+#[allow(clippy::type_complexity)]
+pub fn step<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<(SVector<f64, NQ>, SVector<f64, DOF>), StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+{
+    step_generic::<M, f64, NQ, NC, DOF, NP>(q, u, &M::param_values(p), t, h, opts)
+}
+
+/// Seed directions per dual-number pass of [`step_jacobians`].
+pub const JACOBIAN_CHUNK: usize = 8;
+
+/// The result of [`step_jacobians`]: the step's value and its exact Jacobians.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepJacobians<const NQ: usize, const DOF: usize, const NP: usize> {
+    /// `q'`.
+    pub q: SVector<f64, NQ>,
+    /// `u'`.
+    pub u: SVector<f64, DOF>,
+    /// Pos-pos block `∂q'/∂q`.
+    pub dq_dq: SMatrix<f64, NQ, NQ>,
+    /// Pos-vel block `∂q'/∂u`.
+    pub dq_du: SMatrix<f64, NQ, DOF>,
+    /// Vel-pos block `∂u'/∂q`.
+    pub du_dq: SMatrix<f64, DOF, NQ>,
+    /// Vel-vel block `∂u'/∂u`.
+    pub du_du: SMatrix<f64, DOF, DOF>,
+    /// `∂q'/∂p` (parameters in the order of `generic::PARAM_NAMES`).
+    pub dq_dp: SMatrix<f64, NQ, NP>,
+    /// `∂u'/∂p`.
+    pub du_dp: SMatrix<f64, DOF, NP>,
+}
+
+impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
+    /// The vector–Jacobian product `(∂x'/∂x)ᵀ λ'` and `(∂x'/∂p)ᵀ λ'` for the adjoint
+    /// `λ' = (λ_q, λ_u)` of the step's output: `(λ_q, λ_u, λ_p)` of its input, for a
+    /// backward sweep over a horizon (accumulate `λ_p` over the steps).
+    #[allow(clippy::type_complexity)]
+    pub fn vjp(
+        &self,
+        lq: &SVector<f64, NQ>,
+        lu: &SVector<f64, DOF>,
+    ) -> (SVector<f64, NQ>, SVector<f64, DOF>, SVector<f64, NP>) {
+        (
+            self.dq_dq.transpose() * lq + self.du_dq.transpose() * lu,
+            self.dq_du.transpose() * lq + self.du_du.transpose() * lu,
+            self.dq_dp.transpose() * lq + self.du_dp.transpose() * lu,
+        )
+    }
+
+    /// The Jacobian–vector product: the change of `(q', u')` for a change `(δq, δu, δp)`
+    /// of the step's input.
+    pub fn jvp(
+        &self,
+        dq: &SVector<f64, NQ>,
+        du: &SVector<f64, DOF>,
+        dp: &SVector<f64, NP>,
+    ) -> (SVector<f64, NQ>, SVector<f64, DOF>) {
+        (
+            self.dq_dq * dq + self.dq_du * du + self.dq_dp * dp,
+            self.du_dq * dq + self.du_du * du + self.du_dp * dp,
+        )
+    }
+}
+
+/// One [`step`] and its exact Jacobians with respect to the state `(q, u)` and the
+/// parameters (see [`StepJacobians`]): `⌈(NQ + DOF + NP) / 8⌉` evaluations of the step
+/// over [`Dual<8>`] numbers.
+#[allow(clippy::type_complexity)]
+pub fn step_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<StepJacobians<NQ, DOF, NP>, StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+{
+    const K: usize = JACOBIAN_CHUNK;
+    let pv = M::param_values(p);
+    let n = NQ + DOF + NP;
+    let mut out = StepJacobians {
+        q: *q,
+        u: *u,
+        dq_dq: SMatrix::zeros(),
+        dq_du: SMatrix::zeros(),
+        du_dq: SMatrix::zeros(),
+        du_du: SMatrix::zeros(),
+        dq_dp: SMatrix::zeros(),
+        du_dp: SMatrix::zeros(),
+    };
+    let mut start = 0;
+    while start < n {
+        // Direction `start + k` seeds input number `start + k` of (q, u, p).
+        let seed = |i: usize, v: f64| Dual::<K>::variable(v, i.wrapping_sub(start));
+        let qs = SVector::<Dual<K>, NQ>::from_fn(|i, _| seed(i, q[i]));
+        let us = SVector::<Dual<K>, DOF>::from_fn(|i, _| seed(NQ + i, u[i]));
+        let ps: [Dual<K>; NP] = std::array::from_fn(|i| seed(NQ + DOF + i, pv[i]));
+        let (q1, u1) = step_generic::<M, Dual<K>, NQ, NC, DOF, NP>(&qs, &us, &ps, t, h, opts)?;
+        if start == 0 {
+            out.q = q1.map(|x| x.re);
+            out.u = u1.map(|x| x.re);
+        }
+        for k in 0..K.min(n.saturating_sub(start)) {
+            let j = start + k;
+            for i in 0..NQ {
+                let v = q1[i].eps[k];
+                match j {
+                    j if j < NQ => out.dq_dq[(i, j)] = v,
+                    j if j < NQ + DOF => out.dq_du[(i, j - NQ)] = v,
+                    j => out.dq_dp[(i, j - NQ - DOF)] = v,
+                }
+            }
+            for i in 0..DOF {
+                let v = u1[i].eps[k];
+                match j {
+                    j if j < NQ => out.du_dq[(i, j)] = v,
+                    j if j < NQ + DOF => out.du_du[(i, j - NQ)] = v,
+                    j => out.du_dp[(i, j - NQ - DOF)] = v,
+                }
+            }
+        }
+        start += K;
+    }
+    Ok(out)
+}
