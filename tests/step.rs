@@ -6,11 +6,10 @@
 //! differences (ε = 2e-4 and 1e-4: truncation ~ε⁴, rounding ~1e-16/ε); 1e-12 for identities
 //! that hold exactly up to rounding.
 
-use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{
-    assemble, step, step_jacobians, AssemblyOptions, Dual, Mechanism, Real, StepError, StepOptions,
-};
-use rand::{Rng, RngExt, SeedableRng};
+use mechgen::nalgebra::SVector;
+use mechgen::runtime::{step, step_jacobians, Dual, Mechanism, Real, StepError, StepOptions};
+use mechgen_test_support::step::check_step_jacobians;
+use rand::{RngExt, SeedableRng};
 
 mechgen::mechanism! {
     #![generic]
@@ -75,139 +74,12 @@ fn generic_functions_over_dual_numbers_give_the_symbolic_jacobian() {
     }
 }
 
-/// A random state near the nominal: the independent coordinates moved, the mechanism
-/// assembled, random independent velocities.
-fn random_state<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    rng: &mut impl Rng,
-    p: &M::Params,
-    spread: f64,
-    vel: f64,
-) -> Option<(SVector<f64, NQ>, SVector<f64, DOF>)>
-where
-    M: Mechanism<NQ, NC, DOF>,
-{
-    let mut q = M::nominal_q();
-    for &i in &M::INDEPENDENT {
-        q[i] += rng.random_range(-spread..spread);
-    }
-    let q = assemble::<M, NQ, NC, DOF>(&q, p, 0.0, &AssemblyOptions::default())
-        .ok()?
-        .q;
-    let u = SVector::<f64, DOF>::from_fn(|_, _| rng.random_range(-vel..vel));
-    Some((q, u))
-}
-
-fn rel(a: f64, b: f64, scale: f64) -> f64 {
-    (a - b).abs() / scale.max(1e-300)
-}
-
-/// Central differences of `step` (positions, velocities, parameters) against
-/// `step_jacobians`, block by block, relative to each block's norm.
-macro_rules! check_step_jacobians {
-    ($m:ident, $rng:expr, $states:expr, $spread:expr, $vel:expr, $h:expr, $tol:expr) => {{
-        use $m as m;
-        const NQ: usize = m::NQ;
-        const DOF: usize = m::DOF;
-        const NP: usize = m::generic::NP;
-        let p = m::Params::default();
-        let opts = StepOptions::default();
-        let mut done = 0;
-        let mut worst = 0.0f64;
-        while done < $states {
-            let Some((q, u)) =
-                random_state::<m::Model, NQ, { m::NC }, DOF>($rng, &p, $spread, $vel)
-            else {
-                continue;
-            };
-            let t = 0.0;
-            let j = step_jacobians::<m::Model, NQ, { m::NC }, DOF, NP>(&q, &u, &p, t, $h, &opts)
-                .expect("step_jacobians at a regular state");
-            let (q1, u1) =
-                step::<m::Model, NQ, { m::NC }, DOF, NP>(&q, &u, &p, t, $h, &opts).unwrap();
-            assert!((j.q - q1).norm() <= 1e-14 * (1.0 + q1.norm()));
-            assert!((j.u - u1).norm() <= 1e-14 * (1.0 + u1.norm()));
-            // Richardson-extrapolated central differences: truncation O(ε⁴), rounding
-            // ~1e-16/ε (plain central differences at ε = 1e-6 carry ~1e-10 of rounding,
-            // 1e-7 of a block as small as h·D).
-            let eps = 2e-4;
-            let pv = <m::Model as mechgen::runtime::GenericDynamics<NQ, { m::NC }, DOF, NP>>::param_values(&p);
-            // Columns: q, u, p.
-            let mut fd_q = SMatrix::<f64, NQ, { NQ + DOF + NP }>::zeros();
-            let mut fd_u = SMatrix::<f64, DOF, { NQ + DOF + NP }>::zeros();
-            for c in 0..NQ + DOF + NP {
-                let run = |e: f64| {
-                    let (mut qq, mut uu, mut pp) = (q, u, pv);
-                    if c < NQ {
-                        qq[c] += e * (1.0 + q[c].abs());
-                    } else if c < NQ + DOF {
-                        uu[c - NQ] += e * (1.0 + u[c - NQ].abs());
-                    } else {
-                        pp[c - NQ - DOF] += e * (1.0 + pv[c - NQ - DOF].abs());
-                    }
-                    mechgen::runtime::step_generic::<m::Model, f64, NQ, { m::NC }, DOF, NP>(
-                        &qq, &uu, &pp, t, $h, &opts,
-                    )
-                    .unwrap()
-                };
-                let central = |e: f64| {
-                    let ((qa, ua), (qb, ub)) = (run(e), run(-e));
-                    ((qa - qb) / (2.0 * e), (ua - ub) / (2.0 * e))
-                };
-                let ((q1a, u1a), (q2a, u2a)) = (central(eps), central(eps / 2.0));
-                let (dq, du) = ((q2a * 4.0 - q1a) / 3.0, (u2a * 4.0 - u1a) / 3.0);
-                let scale = if c < NQ {
-                    1.0 + q[c].abs()
-                } else if c < NQ + DOF {
-                    1.0 + u[c - NQ].abs()
-                } else {
-                    1.0 + pv[c - NQ - DOF].abs()
-                };
-                let (dq, du) = (dq / scale, du / scale);
-                fd_q.set_column(c, &dq);
-                fd_u.set_column(c, &du);
-            }
-            let blocks: [(&str, Vec<f64>, Vec<f64>); 6] = [
-                ("∂q'/∂q", j.dq_dq.as_slice().to_vec(), fd_q.columns(0, NQ).iter().copied().collect()),
-                ("∂q'/∂u", j.dq_du.as_slice().to_vec(), fd_q.columns(NQ, DOF).iter().copied().collect()),
-                ("∂q'/∂p", j.dq_dp.as_slice().to_vec(), fd_q.columns(NQ + DOF, NP).iter().copied().collect()),
-                ("∂u'/∂q", j.du_dq.as_slice().to_vec(), fd_u.columns(0, NQ).iter().copied().collect()),
-                ("∂u'/∂u", j.du_du.as_slice().to_vec(), fd_u.columns(NQ, DOF).iter().copied().collect()),
-                ("∂u'/∂p", j.du_dp.as_slice().to_vec(), fd_u.columns(NQ + DOF, NP).iter().copied().collect()),
-            ];
-            for (name, exact, fd) in blocks {
-                let norm = exact.iter().map(|x| x * x).sum::<f64>().sqrt();
-                for (a, b) in exact.iter().zip(&fd) {
-                    let e = rel(*a, *b, norm.max(1e-3));
-                    worst = worst.max(e);
-                    assert!(e <= $tol, "{name}: exact {a} vs central difference {b} (block norm {norm})");
-                }
-            }
-            // The adjoint product is the transposed Jacobian.
-            let lq = SVector::<f64, NQ>::from_fn(|_, _| $rng.random_range(-1.0..1.0));
-            let lu = SVector::<f64, DOF>::from_fn(|_, _| $rng.random_range(-1.0..1.0));
-            let (aq, au, ap) = j.vjp(&lq, &lu);
-            for c in 0..NQ + DOF + NP {
-                let mut e = SVector::<f64, { NQ + DOF + NP }>::zeros();
-                e[c] = 1.0;
-                let (dq, du) = j.jvp(
-                    &SVector::from_fn(|i, _| e[i]),
-                    &SVector::from_fn(|i, _| e[NQ + i]),
-                    &SVector::from_fn(|i, _| e[NQ + DOF + i]),
-                );
-                let want = lq.dot(&dq) + lu.dot(&du);
-                let got = if c < NQ { aq[c] } else if c < NQ + DOF { au[c - NQ] } else { ap[c - NQ - DOF] };
-                assert!((got - want).abs() <= 1e-12 * (1.0 + want.abs()), "adjoint column {c}: {got} vs {want}");
-            }
-            done += 1;
-        }
-        worst
-    }};
-}
-
 #[test]
 fn slider_crank_step_jacobians_equal_central_differences() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-    let worst = check_step_jacobians!(crank, &mut rng, 100, 2.5, 3.0, 1e-3, 1e-7);
+    let p = crank::Params::default();
+    let worst =
+        check_step_jacobians::<crank::Model, 3, 2, 1, 8>(&mut rng, &p, 100, 2.5, 3.0, 1e-3, 1e-7);
     eprintln!("slider crank: worst relative difference {worst:e}");
 }
 

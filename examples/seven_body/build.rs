@@ -3,6 +3,8 @@
 fn main() {
     if let Err(e) = mechgen_build::Builder::new()
         .file("andrews.mech")
+        // The generic family: exact step Jacobians by dual numbers (tests/step.rs).
+        .generic(true)
         .generate()
     {
         eprintln!("{e}");

@@ -6,6 +6,8 @@ fn main() {
     if let Err(e) = mechgen_build::Builder::new()
         .file("stewart.mech")
         .file("stewart_loop.mech")
+        // The generic family: exact step Jacobians by dual numbers (tests/step.rs).
+        .generic(true)
         .generate()
     {
         eprintln!("{e}");

@@ -4,6 +4,7 @@
 //! [`report`] holds the timing and reporting helpers the example programs share.
 
 pub mod report;
+pub mod step;
 
 use mechgen::nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use mechgen::runtime::Mechanism;
