@@ -22,8 +22,13 @@ fn main() {
         println!("cargo:rerun-if-changed={f}");
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-    let opts = mechgen_codegen::Options::default();
     for s in sources::compiled() {
+        // The generic family (step Jacobians by dual numbers, benches/step.rs) for the
+        // three mechanisms the step benchmark runs; the large families stay f64 only.
+        let opts = mechgen_codegen::Options {
+            generic: matches!(s.module.as_ref(), "slider_crank" | "andrews" | "stewart"),
+            ..mechgen_codegen::Options::default()
+        };
         let g = match mechgen_codegen::generate_str(&s.text, &opts) {
             Ok(g) => g,
             Err(e) => {

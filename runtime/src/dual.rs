@@ -146,6 +146,7 @@ assign!(MulAssign, mul_assign, *);
 assign!(DivAssign, div_assign, /);
 
 impl<const N: usize> Real for Dual<N> {
+    const DERIVATIVES: bool = true;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         Self::constant(v)
@@ -153,6 +154,10 @@ impl<const N: usize> Real for Dual<N> {
     #[inline(always)]
     fn value(self) -> f64 {
         self.re
+    }
+    #[inline(always)]
+    fn is_zero(self) -> bool {
+        self.re == 0.0 && self.eps.iter().all(|&e| e == 0.0)
     }
     #[inline(always)]
     fn sin(self) -> Self {

@@ -40,10 +40,20 @@ pub trait Real:
     + MulAssign
     + DivAssign
 {
+    /// Whether the type carries derivatives (dual numbers): iterations that converge on the
+    /// values then take one step in this type to get exact derivatives (see
+    /// [`step_generic`](crate::step_generic)).
+    const DERIVATIVES: bool = false;
     /// The constant `v` (generated code writes every literal through this).
     fn from_f64(v: f64) -> Self;
     /// The value as an `f64`: the number itself, or a dual number's real part.
     fn value(self) -> f64;
+    /// Whether the number is exactly zero (for a dual number: its value and every
+    /// derivative), so that products with it can be skipped.
+    #[inline(always)]
+    fn is_zero(self) -> bool {
+        self.value() == 0.0
+    }
     /// Sine.
     fn sin(self) -> Self;
     /// Cosine.

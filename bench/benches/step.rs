@@ -1,0 +1,216 @@
+//! Cost of the step Jacobians and of the generic family, as ratios against a baseline
+//! measured in the same run (issue 13's benchmarks):
+//!
+//! * `step_jacobians` (all of ∂x'/∂(x, p) by `Dual<8>` passes) / `step`;
+//! * central differences of the step in every input (2·(NQ + DOF + NP) steps) /
+//!   `step_jacobians`;
+//! * the residual's Jacobian by one `Dual<NQ>`-free pass per 8 coordinates
+//!   (`generic::residual::<Dual<8>>`) / the symbolic `jacobian`;
+//! * `generic::null_space_fixed::<f32>` / the `f64` `null_space_fixed`.
+//!
+//! Timing: each pair is measured in alternation (rounds of a fixed number of calls, the
+//! median round per call), so machine load affects both sides alike.
+//!
+//! `cargo bench -p mechgen-bench --bench step`
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use mechgen::nalgebra::SVector;
+use mechgen::runtime::{
+    self, step, step_generic, step_jacobians, AssemblyOptions, Dual, GenericDynamics, StepOptions,
+};
+use mechgen_bench::generated as g;
+
+/// Median nanoseconds per call of `a` and of `b`, measured in alternating rounds.
+fn pair(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    // Calibrate a round to ~2 ms of `a`.
+    let mut n = 1usize;
+    loop {
+        let t = Instant::now();
+        for _ in 0..n {
+            a();
+        }
+        if t.elapsed().as_secs_f64() > 2e-3 || n > 1 << 24 {
+            break;
+        }
+        n *= 2;
+    }
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..15 {
+        let t = Instant::now();
+        for _ in 0..n {
+            a();
+        }
+        ta.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+        let t = Instant::now();
+        for _ in 0..n {
+            b();
+        }
+        tb.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+    }
+    ta.sort_by(f64::total_cmp);
+    tb.sort_by(f64::total_cmp);
+    (ta[ta.len() / 2], tb[tb.len() / 2])
+}
+
+fn row(mech: &str, what: &str, base: &str, (a, b): (f64, f64)) {
+    println!(
+        "| {mech} | {what} | {a:.0} | {base} | {b:.0} | {:.2} |",
+        a / b
+    );
+}
+
+fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    name: &str,
+    h: f64,
+    u: f64,
+) where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    M::Params: Default,
+{
+    let p = M::Params::default();
+    let q =
+        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, 0.0, &AssemblyOptions::default())
+            .expect("nominal configuration assembles")
+            .q;
+    let u = SVector::<f64, DOF>::from_element(u);
+    let opts = StepOptions::default();
+    let pv = M::param_values(&p);
+    let n = NQ + DOF + NP;
+    let sj = || {
+        black_box(step_jacobians::<M, NQ, NC, DOF, NP>(
+            black_box(&q),
+            black_box(&u),
+            black_box(&p),
+            0.0,
+            h,
+            &opts,
+        ))
+        .ok();
+    };
+    let st = || {
+        black_box(step::<M, NQ, NC, DOF, NP>(
+            black_box(&q),
+            black_box(&u),
+            black_box(&p),
+            0.0,
+            h,
+            &opts,
+        ))
+        .ok();
+    };
+    row(
+        name,
+        &format!("step_jacobians (n = {n} inputs)"),
+        "step",
+        pair(sj, st),
+    );
+    let state_only = StepOptions {
+        parameter_jacobians: false,
+        ..opts
+    };
+    let sx = || {
+        black_box(step_jacobians::<M, NQ, NC, DOF, NP>(
+            black_box(&q),
+            black_box(&u),
+            black_box(&p),
+            0.0,
+            h,
+            &state_only,
+        ))
+        .ok();
+    };
+    row(
+        name,
+        &format!("step_jacobians, state only (n = {})", NQ + DOF),
+        "step",
+        pair(sx, st),
+    );
+    let fd = || {
+        for c in 0..n {
+            for s in [1.0, -1.0] {
+                let (mut qq, mut uu, mut pp) = (q, u, pv);
+                let e = s * 1e-6;
+                if c < NQ {
+                    qq[c] += e;
+                } else if c < NQ + DOF {
+                    uu[c - NQ] += e;
+                } else {
+                    pp[c - NQ - DOF] += e;
+                }
+                black_box(step_generic::<M, f64, NQ, NC, DOF, NP>(
+                    black_box(&qq),
+                    &uu,
+                    &pp,
+                    0.0,
+                    h,
+                    &opts,
+                ))
+                .ok();
+            }
+        }
+    };
+    row(
+        name,
+        "central differences of step",
+        "step_jacobians",
+        pair(fd, sj),
+    );
+    let dual_jac = || {
+        let pd: [Dual<8>; NP] = std::array::from_fn(|i| Dual::constant(pv[i]));
+        let mut start = 0;
+        while start < NQ {
+            let qs =
+                SVector::<Dual<8>, NQ>::from_fn(|i, _| Dual::variable(q[i], i.wrapping_sub(start)));
+            black_box(M::residual_s(black_box(&qs), &pd, Dual::constant(0.0)));
+            start += 8;
+        }
+    };
+    let sym_jac = || {
+        black_box(M::jacobian(black_box(&q), black_box(&p), 0.0));
+    };
+    row(
+        name,
+        "C_J by Dual<8> residual passes",
+        "symbolic jacobian",
+        pair(dual_jac, sym_jac),
+    );
+    let p32: [f32; NP] = std::array::from_fn(|i| pv[i] as f32);
+    let q32 = q.map(|x| x as f32);
+    let ns32 = || {
+        black_box(M::null_space_s(black_box(&q32), black_box(&p32), 0.0f32));
+    };
+    let ns64 = || {
+        black_box(M::null_space_s(black_box(&q), black_box(&pv), 0.0f64));
+    };
+    row(
+        name,
+        "null_space_fixed over f32",
+        "over f64",
+        pair(ns32, ns64),
+    );
+}
+
+macro_rules! run {
+    ($m:ident, $h:expr, $u:expr) => {
+        bench::<g::$m::Model, { g::$m::NQ }, { g::$m::NC }, { g::$m::DOF }, { g::$m::generic::NP }>(
+            stringify!($m),
+            $h,
+            $u,
+        )
+    };
+}
+
+fn main() {
+    // `cargo test --benches` runs bench targets with `--bench` absent: keep that quick.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("step benchmark: run with `cargo bench -p mechgen-bench --bench step`");
+        return;
+    }
+    println!("| mechanism | measured | ns | baseline | ns | ratio |");
+    println!("| --- | --- | ---: | --- | ---: | ---: |");
+    run!(slider_crank, 1e-3, 2.0);
+    run!(andrews, 1e-5, 100.0);
+    run!(stewart, 1e-3, 0.3);
+}
