@@ -5,12 +5,12 @@
 use mechgen::nalgebra::SVector;
 use mechgen_test_support as common;
 
-/// The slider crank with bodies, in module `$m`, with the file option `#![$opt]` if given.
+/// The slider crank with bodies, in module `$m`, with the file options `#![$opt]` given.
 macro_rules! slider_crank {
-    ($m:ident $(, $($opt:tt)+)?) => {
+    ($m:ident $(, [$($opt:tt)+])*) => {
         mod $m {
             mechgen::mechanism! {
-                $(#![$($opt)+])?
+                $(#![$($opt)+])*
                 pub mod slider_crank {
                     param l1 = 0.1;
                     param l2 = 0.3;
@@ -31,8 +31,10 @@ macro_rules! slider_crank {
     };
 }
 
-slider_crank!(single, scalar = f32);
+slider_crank!(single, [scalar = f32]);
 slider_crank!(double);
+slider_crank!(generic_family, [generic]);
+slider_crank!(single_generic, [scalar = f32], [generic]);
 
 use double::slider_crank as d;
 use single::slider_crank as s;
@@ -75,5 +77,57 @@ fn single_precision_functions_match_the_double_ones() {
             s::gamma(&q32, &qd32, &ps, 0.0).as_slice(),
             d::gamma(&q, &qd, &pd, 0.0).as_slice()
         ));
+    }
+}
+
+#[test]
+fn the_generic_family_over_f32_and_f64_is_the_single_and_double_module() {
+    use generic_family::slider_crank as g;
+    use single_generic::slider_crank as sg;
+    let (ps, pd) = (s::Params::default(), d::Params::default());
+    let (p32, p64) = (
+        g::generic::params::<f32>(&g::Params::default()),
+        g::generic::param_values(&g::Params::default()),
+    );
+    // A single-precision module's generic family reads its `f32` parameters.
+    assert_eq!(sg::generic::params::<f32>(&sg::Params::default()), p32);
+    let mut rng = common::rng(6);
+    let nominal = SVector::<f64, 3>::from(d::NOMINAL_Q);
+    for q in common::random_points(&nominal, 200, &mut rng) {
+        let qd = SVector::<f64, 3>::new(0.3, -0.2, 0.1);
+        let (q32, qd32) = (q.cast::<f32>(), qd.cast::<f32>());
+        assert_eq!(
+            g::generic::residual(&q, &p64, 0.0),
+            d::residual(&q, &pd, 0.0)
+        );
+        assert_eq!(
+            g::generic::jacobian(&q, &p64, 0.0),
+            d::jacobian(&q, &pd, 0.0)
+        );
+        assert_eq!(
+            g::generic::null_space_fixed(&q, &p64, 0.0),
+            d::null_space_fixed(&q, &pd, 0.0)
+        );
+        assert_eq!(
+            g::generic::forces(&q, &qd, &p64, 0.0),
+            d::forces(&q, &qd, &pd, 0.0)
+        );
+        assert_eq!(
+            g::generic::residual(&q32, &p32, 0.0),
+            s::residual(&q32, &ps, 0.0)
+        );
+        assert_eq!(
+            g::generic::mass_matrix(&q32, &p32, 0.0),
+            s::mass_matrix(&q32, &ps, 0.0)
+        );
+        assert_eq!(
+            g::generic::gamma(&q32, &qd32, &p32, 0.0),
+            sg::generic::gamma(&q32, &qd32, &p32, 0.0)
+        );
+        let (d32, h32) = g::generic::null_space_fixed(&q32, &p32, 0.0);
+        let (ds, hs) = s::null_space_fixed(&q32, &ps, 0.0);
+        assert_eq!(d32, ds);
+        // The generic family's health is an f64 of the f32 pivots.
+        assert!((h32 - f64::from(hs)).abs() <= 1e-6, "{h32} vs {hs}");
     }
 }

@@ -2,7 +2,7 @@
 //! check it.
 //!
 //! ```text
-//! mechgen [FILE.mech | -] [-o OUT.rs] [--stats] [--seed N] [--crate-path PATH]
+//! mechgen [FILE.mech | -] [-o OUT.rs] [--stats] [--seed N] [--crate-path PATH] [--generic]
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
 //! mechgen stats [FILE.mech | -] [--seed N]
 //! mechgen check [FILE.mech | -] [--seed N]
@@ -83,6 +83,10 @@ struct Input {
     /// Path of the run-time crate in the generated code (default `::mechgen`).
     #[arg(long, value_name = "PATH")]
     crate_path: Option<String>,
+    /// Also emit each module's generic family (`pub mod generic`: the functions over any
+    /// scalar `S: Real`, e.g. dual numbers), as `#![generic]` in the file does.
+    #[arg(long)]
+    generic: bool,
 }
 
 #[derive(Args, Debug, Default)]
@@ -165,7 +169,8 @@ fn generate(input: &Input) -> Result<(Generated, String, std::time::Duration), E
         eprintln!("error: {e}");
         ExitCode::from(1)
     })?;
-    let opts = file_options(input.seed, input.crate_path.as_deref());
+    let mut opts = file_options(input.seed, input.crate_path.as_deref());
+    opts.generic |= input.generic;
     let t = std::time::Instant::now();
     match generate_file_text(&path, &src, &opts) {
         Ok((g, code)) => Ok((g, code, t.elapsed())),

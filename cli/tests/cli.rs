@@ -121,3 +121,20 @@ fn builtin_is_the_stewart_example() {
         "cli/src/stewart.mech differs from the example's file"
     );
 }
+
+#[test]
+fn generic_flag_adds_the_generic_family() {
+    let o = run(&["-"], Some(CIRCLE));
+    assert!(!text(&o.stdout).contains("pub mod generic"));
+    let o = run(&["-", "--generic"], Some(CIRCLE));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let code = text(&o.stdout);
+    assert!(code.contains("pub mod generic"), "{code}");
+    assert!(
+        code.contains("pub fn residual<S: ::mechgen::runtime::Real>("),
+        "{code}"
+    );
+    // The attribute in the file does the same.
+    let o = run(&["-"], Some(&format!("#![generic]\n{CIRCLE}")));
+    assert_eq!(text(&o.stdout), code);
+}

@@ -1300,6 +1300,20 @@ fn families_expand_to_indexed_names() {
 }
 
 #[test]
+fn generic_option_takes_no_value() {
+    let src = format!(
+        "#![generic = true]\n{}",
+        circle("    constraint x * x + y * y == 1.0;\n")
+    );
+    check(
+        &src,
+        &["`#![generic]` takes no value"],
+        "",
+        "generic = true",
+    );
+}
+
+#[test]
 fn scalar_option_is_checked() {
     let src = format!(
         "#![scalar = f16]\n{}",

@@ -88,8 +88,10 @@ pub(crate) fn generic_module(
     } else {
         TokenStream::new()
     };
-    let conv = fields.iter().map(|f| quote!(S::from_f64(p.#f)));
-    let conv64 = fields.iter().map(|f| quote!(p.#f));
+    let conv = fields
+        .iter()
+        .map(|f| quote!(S::from_f64(Real::value(p.#f))));
+    let conv64 = fields.iter().map(|f| quote!(Real::value(p.#f)));
     Ok(quote! {
         /// The functions of this module generic over the scalar (`#![generic]`): any
         /// `S: runtime::Real` — `f64`, `f32`, or `runtime::Dual<N>` for exact first

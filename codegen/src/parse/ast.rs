@@ -484,9 +484,9 @@ impl Parse for File {
         let mut generic = false;
         for attr in input.call(Attribute::parse_inner)? {
             if attr.path().is_ident("generic") {
-                attr.meta.require_path_only().map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
+                attr.meta.require_path_only().map_err(|_| {
+                    syn::Error::new_spanned(
+                        &attr.meta,
                         "`#![generic]` takes no value: it adds a `generic` submodule whose functions take any scalar `S: Real`",
                     )
                 })?;
