@@ -6,7 +6,8 @@
 //! `mechgen_build::Builder` are the same language: an optional `#![seed = N]` (the probe
 //! seed), an optional `#![crate = "::path"]` (macro only: where the run-time crate is), an
 //! optional `#![scalar = f32]` (the generated functions in single precision, without the
-//! runtime's trait impls, which are for `f64`), then one or more modules.
+//! runtime's trait impls, which are for `f64`), an optional `#![generic]` (the generic family,
+//! see below), then one or more modules.
 //!
 //! | item | meaning |
 //! | --- | --- |
@@ -184,6 +185,52 @@
 //! assert_eq!(s.handled, vec![0, 1]);
 //! assert!(s.qdd.norm() < 1e-12 && (s.lambda[1] - 3.0).abs() < 1e-12);
 //! # Ok::<(), mechgen::runtime::ContactError>(())
+//! ```
+//!
+//! # The generic family and step Jacobians
+//!
+//! `#![generic]` (in build.rs `Builder::generic(true)`, on the command line `--generic`) adds
+//! `pub mod generic` to each module: the straight-line functions over any scalar
+//! `S: runtime::Real` (`f64`, `f32`, [`Dual<N>`](crate::runtime::Dual)), with the parameters'
+//! values as `p: &[S; NP]`. Dual numbers give exact derivatives through the generated code;
+//! [`step_jacobians`](crate::runtime::step_jacobians) uses them to differentiate one step of
+//! the projection method, projection included:
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     #![generic]
+//!     pub mod pendulum {
+//!         param l = 1.0;
+//!         param m = 1.0;
+//!         param g = 9.81;
+//!         coord x = 0.6;
+//!         coord y = -0.8;
+//!         independent x;
+//!         constraint x * x + y * y == l * l;
+//!         body bob { mass = m, com = vec2(x, y) }
+//!         gravity = vec2(0.0, -g);
+//!     }
+//! }
+//! use mechgen::nalgebra::SVector;
+//! use mechgen::runtime::{step, step_jacobians, Dual, StepOptions};
+//! # fn main() -> Result<(), mechgen::runtime::StepError> {
+//! let p = pendulum::Params::default();
+//! // ∂C/∂q by one evaluation over dual numbers equals the symbolic Jacobian.
+//! let q = SVector::<f64, 2>::new(0.6, -0.8);
+//! let qd = SVector::<Dual<2>, 2>::from_fn(|i, _| Dual::variable(q[i], i));
+//! let c = pendulum::generic::residual(&qd, &pendulum::generic::params(&p), Dual::constant(0.0));
+//! let j = pendulum::jacobian(&q, &p, 0.0);
+//! assert_eq!(c[0].eps, [j[(0, 0)], j[(0, 1)]]);
+//! // One step of 1 ms and its Jacobians (sizes NQ, NC, DOF, NP).
+//! let u = SVector::<f64, 1>::new(0.5);
+//! let opts = StepOptions::default();
+//! let (q1, u1) = step::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
+//! let jac = step_jacobians::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
+//! assert!((jac.q - q1).norm() < 1e-15 && (jac.u - u1).norm() < 1e-15);
+//! // ∂u'/∂g: gravity pulls the bob back towards x = 0, whichever way it swings.
+//! assert!(jac.du_dp[(0, 2)] < 0.0);
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! # Checked null spaces
