@@ -7,38 +7,15 @@
 //! that hold exactly up to rounding.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{step, step_jacobians, Dual, Mechanism, Real, StepError, StepOptions};
+use mechgen::runtime::{
+    rollout_adjoint, step, step_generic, step_jacobians, Dual, Mechanism, Real, StepError,
+    StepOptions,
+};
 use mechgen_test_support::step::check_step_jacobians;
 use rand::{RngExt, SeedableRng};
 
-mechgen::mechanism! {
-    #![generic]
-    /// The planar slider crank of examples/mechanisms/slider_crank.rs, with a spring on the
-    /// slider (a parameter to differentiate with respect to) and a crank torque.
-    pub mod crank {
-        param l1 = 0.1;
-        param l2 = 0.3;
-        param m1 = 0.5;
-        param m2 = 1.0;
-        param m3 = 0.8;
-        param g = 9.81;
-        param torque = 0.4;
-        param k = 30.0;
-        coord theta = 0.3;
-        coord beta = 1.4721295802647691;
-        coord s = 0.39407456415626446;
-        independent theta;
-        let crank = vec2(l1 * cos(theta), l1 * sin(theta));
-        let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
-        constraint crank + rod == vec2(s, 0.0);
-        body crank_bar { mass = m1, inertia = m1 * l1 * l1 / 12.0, com = crank / 2.0, angle = theta }
-        body rod_bar { mass = m2, inertia = m2 * l2 * l2 / 12.0, com = crank + rod / 2.0, angle = beta }
-        body slider { mass = m3, com = vec2(s, 0.0) }
-        gravity = vec2(0.0, -g);
-        force theta = torque;
-        force s = -k * (s - 0.3);
-    }
-}
+include!("../examples/mechanisms/sprung_crank.rs");
+use sprung_crank as crank;
 
 #[test]
 fn generic_functions_over_dual_numbers_give_the_symbolic_jacobian() {
@@ -79,7 +56,7 @@ fn slider_crank_step_jacobians_equal_central_differences() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
     let p = crank::Params::default();
     let worst =
-        check_step_jacobians::<crank::Model, 3, 2, 1, 8>(&mut rng, &p, 100, 2.5, 3.0, 1e-3, 1e-7);
+        check_step_jacobians::<crank::Model, 3, 2, 1, 10>(&mut rng, &p, 100, 2.5, 3.0, 1e-3, 1e-7);
     eprintln!("slider crank: worst relative difference {worst:e}");
 }
 
@@ -92,17 +69,17 @@ fn a_step_where_the_chart_is_singular_or_the_state_not_finite_is_an_error() {
     let opts = StepOptions::default();
     let u = SVector::<f64, 1>::new(0.5);
     let q = SVector::<f64, 3>::new(0.3, 0.0, 0.4);
-    let e = step::<crank::Model, 3, 2, 1, 8>(&q, &u, &p, 0.0, 1e-3, &opts);
+    let e = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
     assert!(
         matches!(e, Err(StepError::Chart { health, .. }) if health < 1e-12),
         "{e:?}"
     );
-    let e = step_jacobians::<crank::Model, 3, 2, 1, 8>(&q, &u, &p, 0.0, 1e-3, &opts);
+    let e = step_jacobians::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
     assert!(matches!(e, Err(StepError::Chart { .. })), "{e:?}");
     let q = SVector::<f64, 3>::new(f64::NAN, 1.4, 0.4);
-    let e = step::<crank::Model, 3, 2, 1, 8>(&q, &u, &p, 0.0, 1e-3, &opts);
+    let e = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
     assert!(matches!(e, Err(StepError::NonFinite { .. })), "{e:?}");
-    let e = step::<crank::Model, 3, 2, 1, 8>(
+    let e = step::<crank::Model, 3, 2, 1, 10>(
         &crank::Model::nominal_q(),
         &u,
         &p,
@@ -130,7 +107,7 @@ fn energy_error(h: f64, steps: usize) -> f64 {
     let mut worst = 0.0f64;
     for k in 0..steps {
         let t = k as f64 * h;
-        (q, u) = step::<crank::Model, 3, 2, 1, 8>(&q, &u, &p, t, h, &opts).unwrap();
+        (q, u) = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, t, h, &opts).unwrap();
         assert!(crank::residual(&q, &p, t + h).norm() < 1e-12);
         let qd = crank::null_space_fixed(&q, &p, 0.0).0 * u;
         worst = worst.max((crank::energy(&q, &qd, &p, 0.0) - e0).abs() / e0.abs());
@@ -149,5 +126,65 @@ fn the_step_is_first_order_and_keeps_the_constraints() {
     assert!(
         (1.7..2.3).contains(&(a / b)),
         "energy error {a:e} at h, {b:e} at h/2"
+    );
+}
+
+#[test]
+fn the_adjoint_gradient_of_a_300_step_rollout_equals_central_differences() {
+    // Loss: the slider's distance to 0.35 m and the crank's speed, after 0.3 s.
+    let p = crank::Params::default();
+    let opts = StepOptions::default();
+    let q0 = crank::Model::nominal_q();
+    let u0 = SVector::<f64, 1>::new(1.0);
+    let (h, steps) = (1e-3, 300);
+    let loss = |q: &SVector<f64, 3>, u: &SVector<f64, 1>| {
+        let e = q[2] - 0.35;
+        (
+            e * e + 0.01 * u[0] * u[0],
+            SVector::<f64, 3>::new(0.0, 0.0, 2.0 * e),
+            SVector::<f64, 1>::new(0.02 * u[0]),
+        )
+    };
+    let g = rollout_adjoint::<crank::Model, 3, 2, 1, 10>(&q0, &u0, &p, 0.0, h, steps, &opts, loss)
+        .expect("rollout");
+    let run = |pv: [f64; 10], u: f64| {
+        let (mut q, mut u) = (q0, SVector::<f64, 1>::new(u));
+        for k in 0..steps {
+            (q, u) =
+                step_generic::<crank::Model, f64, 3, 2, 1, 10>(&q, &u, &pv, k as f64 * h, h, &opts)
+                    .expect("step");
+        }
+        loss(&q, &u).0
+    };
+    let pv = crank::generic::param_values(&p);
+    assert!((run(pv, u0[0]) - g.loss).abs() <= 1e-14);
+    // Richardson central differences of the whole rollout, relative steps of 1e-3.
+    let fd = |f: &dyn Fn(f64) -> f64, x: f64| {
+        let e = 1e-3 * x.abs().max(1.0);
+        let c = |e: f64| (f(x + e) - f(x - e)) / (2.0 * e);
+        (4.0 * c(e / 2.0) - c(e)) / 3.0
+    };
+    let scale = g.dp.norm().max(g.du0.norm());
+    for i in 0..10 {
+        let d = fd(
+            &|x| {
+                let mut pp = pv;
+                pp[i] = x;
+                run(pp, u0[0])
+            },
+            pv[i],
+        );
+        assert!(
+            (d - g.dp[i]).abs() <= 1e-6 * scale,
+            "∂L/∂{}: adjoint {} vs differences {d}",
+            crank::generic::PARAM_NAMES[i],
+            g.dp[i]
+        );
+    }
+    let d = fd(&|x| run(pv, x), u0[0]);
+    assert!(
+        (d - g.du0[0]).abs() <= 1e-6 * scale,
+        "∂L/∂u0: {} vs {d}",
+        g.du0[0]
     );
 }

@@ -73,7 +73,8 @@ pub use simulate::{
     DEFAULT_SWITCH_THRESHOLD, MAX_SWITCHES_PER_STEP,
 };
 pub use step::{
-    step, step_generic, step_jacobians, GenericDynamics, StepError, StepJacobians, StepOptions,
+    rollout_adjoint, step, step_generic, step_jacobians, GenericDynamics, RolloutGradient,
+    StepError, StepJacobians, StepOptions,
 };
 pub use trig::sin_cos;
 pub use velocity::{
