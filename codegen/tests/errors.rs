@@ -1160,7 +1160,7 @@ fn an_unknown_file_option_names_the_supported_ones() {
     let e = err(&src);
     assert_eq!(
         e.message,
-        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
+        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
     );
 }
 
