@@ -188,3 +188,41 @@ fn the_adjoint_gradient_of_a_300_step_rollout_equals_central_differences() {
         g.du0[0]
     );
 }
+
+#[test]
+fn four_lanes_equal_four_scalar_calls() {
+    use mechgen::nalgebra::SMatrix;
+    use mechgen::runtime::F64x4;
+    let p = crank::Params::default();
+    let pv = crank::generic::param_values(&p);
+    let p4 = crank::generic::params::<F64x4>(&p);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    for _ in 0..50 {
+        let qs: [SVector<f64, 3>; 4] =
+            std::array::from_fn(|_| SVector::from_fn(|_, _| rng.random_range(-3.0..3.0)));
+        let qds: [SVector<f64, 3>; 4] =
+            std::array::from_fn(|_| SVector::from_fn(|_, _| rng.random_range(-3.0..3.0)));
+        let q4 = SVector::<F64x4, 3>::from_fn(|i, _| F64x4(std::array::from_fn(|l| qs[l][i])));
+        let qd4 = SVector::<F64x4, 3>::from_fn(|i, _| F64x4(std::array::from_fn(|l| qds[l][i])));
+        let t4 = F64x4::splat(0.0);
+        let (d4, _) = crank::generic::null_space_fixed(&q4, &p4, t4);
+        let m4 = crank::generic::mass_matrix(&q4, &p4, t4);
+        let f4 = crank::generic::forces(&q4, &qd4, &p4, t4);
+        let g4 = crank::generic::gamma(&q4, &qd4, &p4, t4);
+        for l in 0..4 {
+            let lane = |v: &[F64x4]| v.iter().map(|x| x.lane(l)).collect::<Vec<f64>>();
+            let (d, _) = crank::generic::null_space_fixed(&qs[l], &pv, 0.0);
+            assert_eq!(lane(d4.as_slice()), d.as_slice());
+            let m: SMatrix<f64, 3, 3> = crank::generic::mass_matrix(&qs[l], &pv, 0.0);
+            assert_eq!(lane(m4.as_slice()), m.as_slice());
+            assert_eq!(
+                lane(f4.as_slice()),
+                crank::generic::forces(&qs[l], &qds[l], &pv, 0.0).as_slice()
+            );
+            assert_eq!(
+                lane(g4.as_slice()),
+                crank::generic::gamma(&qs[l], &qds[l], &pv, 0.0).as_slice()
+            );
+        }
+    }
+}

@@ -6,7 +6,9 @@
 //!   `step_jacobians`;
 //! * the residual's Jacobian by one `Dual<NQ>`-free pass per 8 coordinates
 //!   (`generic::residual::<Dual<8>>`) / the symbolic `jacobian`;
-//! * `generic::null_space_fixed::<f32>` / the `f64` `null_space_fixed`.
+//! * `generic::null_space_fixed::<f32>` / the `f64` `null_space_fixed`;
+//! * four configurations in `F64x4` lanes / four `f64` calls (`null_space_fixed`,
+//!   `mass_matrix`).
 //!
 //! Timing: each pair is measured in alternation (rounds of a fixed number of calls, the
 //! median round per call), so machine load affects both sides alike.
@@ -18,7 +20,8 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, step, step_generic, step_jacobians, AssemblyOptions, Dual, GenericDynamics, StepOptions,
+    self, step, step_generic, step_jacobians, AssemblyOptions, Dual, F64x4, GenericDynamics,
+    StepOptions,
 };
 use mechgen_bench::generated as g;
 
@@ -189,6 +192,46 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "null_space_fixed over f32",
         "over f64",
         pair(ns32, ns64),
+    );
+    // Four configurations per call in F64x4 lanes against four f64 calls.
+    let qs: [SVector<f64, NQ>; 4] = std::array::from_fn(|l| q.map(|x| x + 1e-3 * (l as f64 + 1.0)));
+    let q4 = SVector::<F64x4, NQ>::from_fn(|i, _| F64x4(std::array::from_fn(|l| qs[l][i])));
+    let p4: [F64x4; NP] = std::array::from_fn(|i| F64x4::splat(pv[i]));
+    let lanes_ns = || {
+        black_box(M::null_space_s(
+            black_box(&q4),
+            black_box(&p4),
+            F64x4::splat(0.0),
+        ));
+    };
+    let scalar_ns = || {
+        for ql in &qs {
+            black_box(M::null_space_s(black_box(ql), black_box(&pv), 0.0f64));
+        }
+    };
+    row(
+        name,
+        "null_space_fixed, 4 configs in F64x4",
+        "4 f64 calls",
+        pair(lanes_ns, scalar_ns),
+    );
+    let lanes_m = || {
+        black_box(M::mass_matrix_s(
+            black_box(&q4),
+            black_box(&p4),
+            F64x4::splat(0.0),
+        ));
+    };
+    let scalar_m = || {
+        for ql in &qs {
+            black_box(M::mass_matrix_s(black_box(ql), black_box(&pv), 0.0f64));
+        }
+    };
+    row(
+        name,
+        "mass_matrix, 4 configs in F64x4",
+        "4 f64 calls",
+        pair(lanes_m, scalar_m),
     );
 }
 

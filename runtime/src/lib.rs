@@ -16,8 +16,8 @@
 //! * [`step`](mod@step): a fixed-step projection integrator over any scalar and its exact
 //!   Jacobians (`step_jacobians`, by dual numbers) for `#![generic]` modules;
 //! * [`contact`]: inequality constraints `g ≥ 0` (active sets, LCP, events, impacts);
-//! * [`Real`] and [`Dual`]: the scalars `#![generic]` modules compute in (`f64`, `f32`,
-//!   forward-mode dual numbers);
+//! * [`Real`], [`Dual`] and [`F64x4`]: the scalars `#![generic]` modules compute in (`f64`,
+//!   `f32`, forward-mode dual numbers, four lanes);
 //! * [`error`]: the error enums.
 
 #![warn(missing_docs)]
@@ -29,6 +29,7 @@ pub mod csv;
 mod dual;
 pub mod error;
 pub mod lagrange;
+mod lanes;
 mod linalg;
 pub mod mechanism;
 pub mod null_space;
@@ -54,6 +55,7 @@ pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError
 pub use lagrange::{
     lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
 };
+pub use lanes::F64x4;
 pub use mechanism::{Dynamics, Mechanism};
 pub use nalgebra;
 pub use null_space::{
