@@ -175,18 +175,25 @@ fn finite<S: Real>(v: &[S]) -> bool {
     v.iter().all(|x| x.value().is_finite())
 }
 
-/// `m v` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping
-/// the exact zeros of `m`.
-fn mat_vec<S: Real, const R: usize, const C: usize>(
-    m: &SMatrix<S, R, C>,
-    v: &SVector<S, C>,
-) -> SVector<S, R> {
-    let mut out = SVector::<S, R>::from_element(S::from_f64(0.0));
-    for j in 0..C {
+/// `a b` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping
+/// exact zeros (mass matrices and bases are sparse: the Stewart platform's 24 × 24 `M` has
+/// 10 % nonzeros, and a product of dual numbers costs `2N + 1` multiplications).
+fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
+    a: &SMatrix<S, R, K>,
+    b: &SMatrix<S, K, C>,
+) -> SMatrix<S, R, C> {
+    let mut out = SMatrix::<S, R, C>::from_element(S::from_f64(0.0));
+    for k in 0..K {
         for i in 0..R {
-            let mij = m[(i, j)];
-            if !mij.is_zero() {
-                out[i] += mij * v[j];
+            let aik = a[(i, k)];
+            if aik.is_zero() {
+                continue;
+            }
+            for j in 0..C {
+                let bkj = b[(k, j)];
+                if !bkj.is_zero() {
+                    out[(i, j)] += aik * bkj;
+                }
             }
         }
     }
@@ -271,47 +278,13 @@ where
     }
     let ct = M::jacobian_t_s(q, p, ts);
     let xt = M::solve_dependent_s(q, p, ts, &ct.map(|c| -c));
-    let qd = mat_vec(&d, u) + xt;
+    let qd = mat_mul(&d, u) + xt;
     let ddu = M::solve_dependent_s(q, p, ts, &M::gamma_s(q, &qd, p, ts));
     let mass = M::mass_matrix_s(q, p, ts);
-    let rhs = M::forces_s(q, &qd, p, ts) - mat_vec(&mass, &ddu);
-    // Dᵀ M D and Dᵀ rhs, skipping exact zeros (mass matrices and bases are sparse: the
-    // Stewart platform's 24 × 24 M has 10 % nonzeros, and a product of dual numbers costs
-    // 2N + 1 multiplications).
-    let mut md = SMatrix::<S, NQ, DOF>::from_element(S::from_f64(0.0));
-    for k in 0..NQ {
-        for i in 0..NQ {
-            let m = mass[(i, k)];
-            if m.is_zero() {
-                continue;
-            }
-            for j in 0..DOF {
-                let dkj = d[(k, j)];
-                if !dkj.is_zero() {
-                    md[(i, j)] += m * dkj;
-                }
-            }
-        }
-    }
-    let mut a = SMatrix::<S, DOF, DOF>::from_element(S::from_f64(0.0));
-    for k in 0..NQ {
-        for i in 0..DOF {
-            let dki = d[(k, i)];
-            if dki.is_zero() {
-                continue;
-            }
-            for j in 0..DOF {
-                a[(i, j)] += dki * md[(k, j)];
-            }
-        }
-    }
-    let b = SVector::<S, DOF>::from_fn(|i, _| {
-        let mut acc = S::from_f64(0.0);
-        for k in 0..NQ {
-            acc += d[(k, i)] * rhs[k];
-        }
-        acc
-    });
+    let rhs = M::forces_s(q, &qd, p, ts) - mat_mul(&mass, &ddu);
+    let dt = d.transpose();
+    let a = mat_mul(&dt, &mat_mul(&mass, &d));
+    let b = mat_mul(&dt, &rhs);
     if !finite(a.as_slice()) || !finite(b.as_slice()) {
         return Err(StepError::NonFinite {
             what: "the reduced mass matrix or forces",
@@ -320,7 +293,7 @@ where
     }
     let ud = lu_solve(a, b).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
     let u1 = u + ud.map(|x| x * hs);
-    let v = mat_vec(&d, &u1) + xt;
+    let v = mat_mul(&d, &u1) + xt;
     let qn = q + v.map(|x| x * hs);
     // Newton on the dependent part at t + h (the independent part is kept by
     // `solve_dependent`'s zero independent entries), on the values.
