@@ -174,6 +174,29 @@ fn a02_projection_with_forty_windows_returns_and_meets_the_level() {
 }
 
 #[test]
+fn a02_projection_with_forty_windows_at_rtol_1e_10_stops_with_a_located_singular_chart() {
+    // Before: "non-finite u at t = 10.55": after a stage met the singular chart (a flat
+    // position), the later stages of the same step were built from its NaN derivative and
+    // rejected as a non-finite state, instead of letting the integrator shrink the step.
+    // Now the step size collapses at the flat position (every chart is singular there: a
+    // bifurcation, which the projection route does not pass at this tolerance; ALI3-P does)
+    // and the run says where and why.
+    let p = Problem::A02 { n: 40 };
+    let o = RunOptions {
+        rtol: 1e-10,
+        atol: 1e-12,
+        ..opts(p, 20.0)
+    };
+    let e = run(p, Route::Projection, &o).expect_err("stops at a flat position");
+    assert!(
+        e.message
+            .contains("the independent coordinates do not parametrise the mechanism at t = 10.5"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn a02_lagrange_meets_high_precision_up_to_the_first_flat_position() {
     // The Lagrange route needs no partition: up to 0.65 s (the first flat position is at
     // t ≈ 0.709 s for every N) it follows the parallelogram branch within 1e-3 for
