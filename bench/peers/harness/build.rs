@@ -94,14 +94,23 @@ pub mod adapt_{m} {{
     /// The timed forms: results handed to `black_box`, no copies.
     pub fn call(f: &str) -> fn(&SVector<f64, {{ m::NQ }}>, &m::Params) {{
         match f {{
-            "residual" => |q, p| {{ std::hint::black_box(m::residual(q, p, 0.0)); }},
-            "jacobian" => |q, p| {{ std::hint::black_box(m::jacobian(q, p, 0.0)); }},
+            "residual" => |q, p| {{ let v = m::residual(q, p, 0.0); std::hint::black_box(&v); }},
+            "jacobian" => |q, p| {{ let v = m::jacobian(q, p, 0.0); std::hint::black_box(&v); }},
+            "jacobian_into" => |q, p| {{
+                // The caller's storage, zeroed once (only the structural nonzeros are written).
+                thread_local! {{ static BUF: std::cell::RefCell<Box<mechgen::nalgebra::SMatrix<f64, {{ m::NC }}, {{ m::NQ }}>>> = std::cell::RefCell::new(Box::new(mechgen::nalgebra::SMatrix::zeros())); }}
+                BUF.with(|b| {{
+                    let mut b = b.borrow_mut();
+                    m::jacobian_into(q, p, 0.0, &mut b);
+                    std::hint::black_box(&*b);
+                }});
+            }},
             "jacobian_sparse" => |q, p| {{
                 let mut v = [0.0; m::JACOBIAN_NNZ];
                 m::jacobian_values(q, p, 0.0, &mut v);
                 std::hint::black_box(&v);
             }},
-            _ => |q, p| {{ std::hint::black_box(m::null_space_fixed(q, p, 0.0)); }},
+            _ => |q, p| {{ let v = m::null_space_fixed(q, p, 0.0); std::hint::black_box(&v); }},
         }}
     }}
     pub fn bench(f: &str, qs: &[f64], ps: &[f64], n: usize) {{

@@ -37,7 +37,13 @@ pub struct Mech {
 
 include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 
-const FUNCS: [&str; 4] = ["residual", "jacobian", "jacobian_sparse", "null_space"];
+const FUNCS: [&str; 5] = [
+    "residual",
+    "jacobian",
+    "jacobian_into",
+    "jacobian_sparse",
+    "null_space",
+];
 
 /// A reproducible configuration near the nominal one (every coordinate moved by ≤ 0.05).
 fn config(m: &Mech, k: u64) -> Vec<f64> {
@@ -65,7 +71,7 @@ fn mechgen_values(m: &Mech, func: &str, q: &[f64], p: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; dense_len(m, func)];
     let f = match func {
         "residual" => m.residual,
-        "jacobian" => m.jacobian,
+        "jacobian" | "jacobian_into" => m.jacobian,
         "jacobian_sparse" => m.jacobian_sparse,
         _ => m.null_space,
     };
@@ -127,7 +133,11 @@ fn main() {
         for m in &mechs {
             for f in FUNCS {
                 println!("{} {f} mechgen", m.module);
-                for pe in peers.iter().filter(|p| p.module == m.module && p.func == f) {
+                let pf = if f == "jacobian_into" { "jacobian" } else { f };
+                for pe in peers
+                    .iter()
+                    .filter(|p| p.module == m.module && p.func == pf)
+                {
                     println!("{} {f} {}", m.module, pe.peer);
                 }
             }
@@ -147,9 +157,14 @@ fn main() {
         if imp == "mechgen" {
             (m.bench)(func, &q, &p, n);
         } else {
+            let pf = if func == "jacobian_into" {
+                "jacobian"
+            } else {
+                func.as_str()
+            };
             let pe = peers
                 .iter()
-                .find(|pe| pe.module == module && pe.func == func && pe.peer == imp)
+                .find(|pe| pe.module == module && pe.func == pf && pe.peer == imp)
                 .unwrap();
             let mut out = vec![0.0; pe.len.max(1)];
             let pp = if p.is_empty() { vec![0.0] } else { p.clone() };
@@ -172,9 +187,15 @@ fn main() {
     for m in &mechs {
         let p = m.defaults.to_vec();
         for func in FUNCS {
+            // `jacobian_into` (mechgen's storage-reusing form) against the peers' dense one.
+            let peer_func = if func == "jacobian_into" {
+                "jacobian"
+            } else {
+                func
+            };
             let mine: Vec<&Peer> = peers
                 .iter()
-                .filter(|pe| pe.module == m.module && pe.func == func)
+                .filter(|pe| pe.module == m.module && pe.func == peer_func)
                 .collect();
             // Values: 20 configurations.
             for k in 0..20 {
