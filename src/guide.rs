@@ -12,6 +12,7 @@
 //! | item | meaning |
 //! | --- | --- |
 //! | `param NAME = 0.1;` | run-time parameter, a field of `Params` (the value is its default, also used for probing) |
+//! | `input NAME;` | run-time input, a field of `Params` (default 0) set by a controller between intervals ([`simulate_controlled`](crate::runtime::simulate_controlled)); only in `force` / `generalized_force` |
 //! | `const NAME = pi / 180.0;` | constant, folded at generation |
 //! | `coord NAME = 0.3;` | generalised coordinate and its nominal value (on or near the constraints) |
 //! | `let NAME = expr;` | scalar, 2-vector, 3-vector or 3×3 rotation, inlined into the expression DAG |

@@ -1300,6 +1300,36 @@ fn families_expand_to_indexed_names() {
 }
 
 #[test]
+fn an_input_is_only_allowed_in_forces() {
+    let msg = "the input `tau` can only be used in `force` and `generalized_force` items";
+    let src = circle("    input tau;\n    constraint x * x + y * y == 1.0 + tau;\n");
+    check(&src, &[msg], "1.0 + ", "tau");
+    let src =
+        circle("    input tau;\n    let k = 2.0 * tau;\n    constraint x * x + y * y == 1.0;\n");
+    check(&src, &[msg], "2.0 * ", "tau");
+    let src = circle(
+        "    input tau;\n    constraint x * x + y * y == 1.0;\n    body b { mass = tau, com = vec2(x, y) }\n",
+    );
+    check(&src, &[msg], "mass = ", "tau");
+    // In a force it lowers, and `Params` documents it as an input.
+    let src = circle(
+        "    input tau = 0.5;\n    constraint x * x + y * y == 1.0;\n    body b { mass = 1.0, com = vec2(x, y) }\n    force x = tau;\n",
+    );
+    let code = mechgen_codegen::pretty(
+        &generate_str(&src, &Options::default())
+            .expect("input")
+            .tokens,
+    );
+    assert!(code.contains("/// Input `tau` (default 0.5)."), "{code}");
+    assert!(code.contains("pub tau: f64,"), "{code}");
+    // A second declaration of the name is the usual error.
+    let src =
+        circle("    input tau;\n    param tau = 1.0;\n    constraint x * x + y * y == 1.0;\n");
+    let e = err(&src);
+    assert!(e.message.contains("tau"), "{}", e.message);
+}
+
+#[test]
 fn generic_option_takes_no_value() {
     let src = format!(
         "#![generic = true]\n{}",

@@ -15,6 +15,7 @@
 //! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
 //! * [`step`](mod@step): a fixed-step projection integrator over any scalar and its exact
 //!   Jacobians (`step_jacobians`, by dual numbers) for `#![generic]` modules;
+//! * [`controlled`]: simulation with a controller setting the model's `input`s per interval;
 //! * [`contact`]: inequality constraints `g ≥ 0` (active sets, LCP, events, impacts);
 //! * [`Real`], [`Dual`] and [`F64x4`]: the scalars `#![generic]` modules compute in (`f64`,
 //!   `f32`, forward-mode dual numbers, four lanes);
@@ -25,6 +26,7 @@
 pub mod ali3p;
 pub mod assemble;
 pub mod contact;
+pub mod controlled;
 pub mod csv;
 mod dual;
 pub mod error;
@@ -49,6 +51,7 @@ pub use contact::{
     contact_accelerations, contact_impact, simulate_contact, ActiveSet, ContactError,
     ContactOptions, ContactPath, ContactSolve, ContactTrajectory, Inequalities,
 };
+pub use controlled::{simulate_controlled, ControlRoute, MAX_CONTROL_INTERVALS};
 pub use csv::write_csv;
 pub use dual::Dual;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};

@@ -153,7 +153,7 @@ struct Defects {
 }
 
 /// `a.max(b)` that keeps a NaN (a NaN defect must show).
-fn max_nan(a: f64, b: f64) -> f64 {
+pub(crate) fn max_nan(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
@@ -865,7 +865,7 @@ where
 }
 
 /// Adds the counters of a restarted integration.
-fn add_stats(total: &mut Stats, s: &Stats) {
+pub(crate) fn add_stats(total: &mut Stats, s: &Stats) {
     total.steps += s.steps;
     total.rejected += s.rejected;
     total.rhs_calls += s.rhs_calls;

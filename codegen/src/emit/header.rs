@@ -117,12 +117,19 @@ fn params(model: &Model, sc: &ScalarType, names: &SymNames) -> crate::error::Res
     let fields = model.params.iter().zip(&names.field).map(|(p, f)| {
         let d = if p.docs.is_empty() {
             let s = match p.default {
+                Some(v) if p.input => format!(" Input `{}` (default {v}).", p.name),
                 Some(v) => format!(" Parameter `{}` (default {v}).", p.name),
                 None => format!(" Parameter `{}`.", p.name),
             };
             quote!(#[doc = #s])
         } else {
             doc_lines(&p.docs)
+        };
+        // An input says so whatever its own docs: a controller sets it between intervals.
+        let d = if p.input && !p.docs.is_empty() {
+            quote!(#d #[doc = ""] #[doc = " (An `input`: set between control intervals, see `runtime::simulate_controlled`.)"])
+        } else {
+            d
         };
         quote!(#d pub #f: #ty,)
     });

@@ -70,7 +70,12 @@ impl Lowerer {
                 docs,
                 name,
                 default,
-            } => self.param(docs, name, default.as_ref(), parts),
+            } => self.param(docs, name, default.as_ref(), false, parts),
+            Item::Input {
+                docs,
+                name,
+                default,
+            } => self.param(docs, name, default.as_ref(), true, parts),
             Item::Const { name, value } => self.const_item(name, value),
             Item::Coord { name, nominal } => self.coord(name, nominal.as_ref(), parts),
             Item::Let { name, value } => {
@@ -248,25 +253,37 @@ impl Lowerer {
     }
 
     /// `param NAME = default;`
+    /// `param NAME (= default)?;`, or with `input` an input (default 0: it starts at rest).
     fn param(
         &mut self,
         docs: &[String],
         name: &Ident,
         default: Option<&Expr>,
+        input: bool,
         parts: &mut Parts,
     ) -> Result<()> {
         let d = match default {
-            Some(e) => Some(self.constant(e, "a parameter default")?),
+            Some(e) => Some(self.constant(
+                e,
+                if input {
+                    "an input default"
+                } else {
+                    "a parameter default"
+                },
+            )?),
+            None if input => Some(0.0),
             None => None,
         };
         let i = parts.params.len();
         let v = Value::Scalar(self.arena.sym(Sym::Param(i as u32)));
-        self.scope.declare(name, Kind::Param, v, i)?;
+        let kind = if input { Kind::Input } else { Kind::Param };
+        self.scope.declare(name, kind, v, i)?;
         parts.params.push(Param {
             name: plain(name),
             default: d,
             docs: docs.to_vec(),
             span: name.span(),
+            input,
         });
         Ok(())
     }

@@ -87,6 +87,12 @@ impl Lowerer {
             "t" => Ok(Value::Scalar(self.arena.sym(Sym::Time))),
             "pi" | "PI" => Ok(Value::Scalar(self.arena.constant(std::f64::consts::PI))),
             _ => match self.scope.get(&s) {
+                Some(b) if b.kind == Kind::Input && !self.allow_velocity => Err(Error::new(
+                    id.span(),
+                    format!(
+                        "the input `{s}` can only be used in `force` and `generalized_force` items (a controller sets it between intervals: constraints, bodies, outputs and `let`s cannot follow a value that jumps)"
+                    ),
+                )),
                 Some(b) => Ok(b.value.clone()),
                 None => Err(self.scope.unknown(id)),
             },

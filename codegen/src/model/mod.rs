@@ -61,6 +61,8 @@ pub struct Param {
     pub docs: Vec<String>,
     /// Where it was declared.
     pub span: Span,
+    /// Declared with `input`: set by a controller between intervals, used only in forces.
+    pub input: bool,
 }
 
 /// One scalar constraint equation `expr = 0` (`lhs − rhs` of the source equation).

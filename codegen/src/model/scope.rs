@@ -19,6 +19,8 @@ use crate::parse::ast::Item;
 pub(super) enum Kind {
     /// A `param`.
     Param,
+    /// An `input` (a parameter usable only in forces).
+    Input,
     /// A `const`.
     Const,
     /// A `coord`.
@@ -32,6 +34,7 @@ impl Kind {
     pub(super) fn describe(self) -> &'static str {
         match self {
             Kind::Param => "a parameter",
+            Kind::Input => "an input",
             Kind::Const => "a constant",
             Kind::Coord => "a coordinate",
             Kind::Let => "a `let` binding",
@@ -62,6 +65,7 @@ pub(crate) fn plain(id: &Ident) -> String {
 pub(super) fn declared(item: &Item) -> Option<&Ident> {
     match item {
         Item::Param { name, .. }
+        | Item::Input { name, .. }
         | Item::Const { name, .. }
         | Item::Coord { name, .. }
         | Item::Let { name, .. } => Some(name),
@@ -201,7 +205,11 @@ impl Scope {
     pub(super) fn name_of(&self, kind: Kind, index: usize) -> String {
         self.names
             .iter()
-            .find(|(_, b)| b.kind == kind && b.index == index)
+            // Inputs are parameters (`Sym::Param`) too.
+            .find(|(_, b)| {
+                (b.kind == kind || (kind == Kind::Param && b.kind == Kind::Input))
+                    && b.index == index
+            })
             .map(|(n, _)| n.clone())
             .unwrap_or_default()
     }

@@ -27,6 +27,7 @@ use syn::{braced, parenthesized, Attribute, Expr, Ident, Token};
 
 mod kw {
     syn::custom_keyword!(param);
+    syn::custom_keyword!(input);
     syn::custom_keyword!(coord);
     syn::custom_keyword!(constraint);
     syn::custom_keyword!(independent);
@@ -92,6 +93,16 @@ pub enum Item {
         /// Name.
         name: Ident,
         /// Default value.
+        default: Option<Expr>,
+    },
+    /// `input NAME (= default)?;`: a run-time input (a field of `Params` that a controller
+    /// sets between intervals), usable only in `force` and `generalized_force`.
+    Input {
+        /// Doc lines.
+        docs: Vec<String>,
+        /// Name.
+        name: Ident,
+        /// Default value (0 when not given).
         default: Option<Expr>,
     },
     /// `const NAME = value;`
@@ -283,6 +294,21 @@ impl Parse for Item {
             };
             semi(input, "parameter")?;
             Ok(Item::Param {
+                docs,
+                name,
+                default,
+            })
+        } else if la.peek(kw::input) {
+            input.parse::<kw::input>()?;
+            let name: Ident = input.parse()?;
+            let default = if input.peek(Token![=]) {
+                input.parse::<Token![=]>()?;
+                Some(input.parse()?)
+            } else {
+                None
+            };
+            semi(input, "input")?;
+            Ok(Item::Input {
                 docs,
                 name,
                 default,

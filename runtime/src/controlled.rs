@@ -1,0 +1,153 @@
+//! Simulation with a controller in the loop: the model's `input`s (fields of `Params`) are
+//! set by a Rust callback at the start of every control interval and held over it
+//! (zero-order hold), so a controller closes the loop without regenerating the model.
+
+use nalgebra::SVector;
+
+use crate::error::SimError;
+use crate::mechanism::Dynamics;
+use crate::simulate::{
+    add_stats, max_nan, simulate_lagrange, simulate_projection, SimOptions, Trajectory,
+};
+
+/// The formulation [`simulate_controlled`] integrates each interval with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlRoute {
+    /// [`simulate_projection`]: the state is `q` and the independent velocities.
+    Projection,
+    /// [`simulate_lagrange`]: the state is `q` and `q̇`.
+    Lagrange,
+}
+
+/// Most control intervals of one [`simulate_controlled`] run.
+pub const MAX_CONTROL_INTERVALS: usize = 10_000_000;
+
+/// Simulates from `(q0, q̇0)` over `[t0, t1]` with a controller: at `t0` and then every
+/// `interval` seconds, `control(t, q, q̇, &mut params)` sets the inputs (any field of
+/// `Params`, usually those declared `input`), which are held until the next call; each
+/// interval is integrated by `route` with `opts`. The trajectory holds the states at `t0`,
+/// at `opts.output_times` and at `t1`, as [`simulate_projection`] reports them; counters
+/// are summed and maxima kept (`energy_change` is the largest change within one interval:
+/// the controller does work between intervals).
+///
+/// For [`ControlRoute::Projection`], `q̇0` gives the initial independent velocities (its
+/// entries at `Mechanism::INDEPENDENT`).
+///
+/// Errors: [`SimError::InvalidInput`] for an interval that is not positive and finite or
+/// that would need more than [`MAX_CONTROL_INTERVALS`]; any error of the route, at the
+/// time it occurred.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_controlled<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    route: ControlRoute,
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    params: &M::Params,
+    t0: f64,
+    t1: f64,
+    interval: f64,
+    opts: &SimOptions,
+    mut control: impl FnMut(f64, &SVector<f64, NQ>, &SVector<f64, NQ>, &mut M::Params),
+) -> Result<Trajectory<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+    M::Params: Clone,
+{
+    if !(interval.is_finite() && interval > 0.0) {
+        return Err(SimError::InvalidInput(
+            "the control interval must be positive and finite",
+        ));
+    }
+    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
+        return Err(SimError::InvalidInput("need finite t0 < t1"));
+    }
+    if (t1 - t0) / interval > MAX_CONTROL_INTERVALS as f64 {
+        return Err(SimError::InvalidInput(
+            "too many control intervals (more than MAX_CONTROL_INTERVALS)",
+        ));
+    }
+    let mut p = params.clone();
+    let (mut q, mut qd) = (*q0, *qd0);
+    let mut out: Option<Trajectory<NQ, NC>> = None;
+    let mut k = 0usize;
+    loop {
+        let t = t0 + k as f64 * interval;
+        // The last interval ends at t1 (no sliver shorter than a thousandth of one).
+        let tn = if t + interval * 1.001 >= t1 {
+            t1
+        } else {
+            t + interval
+        };
+        control(t, &q, &qd, &mut p);
+        // A requested output time within rounding of the interval's end is that end.
+        let near_end = |s: f64| (s - tn).abs() <= 1e-9 * interval;
+        let o = SimOptions {
+            output_times: opts
+                .output_times
+                .iter()
+                .copied()
+                // (one near the start was this interval's start, reported before)
+                .filter(|&s| s > t + 1e-9 * interval && s < tn && !near_end(s))
+                .collect(),
+            ..opts.clone()
+        };
+        let end_requested = tn >= t1 || opts.output_times.iter().any(|&s| near_end(s));
+        let tr = match route {
+            ControlRoute::Projection => {
+                let u = SVector::<f64, DOF>::from_fn(|j, _| qd[M::INDEPENDENT[j]]);
+                simulate_projection::<M, NQ, NC, DOF>(&q, &u, &p, t, tn, &o)?
+            }
+            ControlRoute::Lagrange => simulate_lagrange::<M, NQ, NC, DOF>(&q, &qd, &p, t, tn, &o)?,
+        };
+        let (Some(&ql), Some(&qdl)) = (tr.q.last(), tr.qd.last()) else {
+            return Err(SimError::InvalidInput("an interval returned no state"));
+        };
+        (q, qd) = (ql, qdl);
+        let mut all = match out {
+            None => tr,
+            Some(mut all) => {
+                append(&mut all, tr);
+                all
+            }
+        };
+        // Interval ends are reported only where an output was asked for (and at t1).
+        if !end_requested {
+            all.t.pop();
+            all.q.pop();
+            all.qd.pop();
+            if let Some(l) = all.lambda.as_mut() {
+                l.pop();
+            }
+        }
+        out = Some(all);
+        if tn >= t1 {
+            break;
+        }
+        k += 1;
+    }
+    out.ok_or(SimError::InvalidInput("no interval was simulated"))
+}
+
+/// Appends interval `b` (whose first output repeats `a`'s last) to `a`.
+fn append<const NQ: usize, const NC: usize>(a: &mut Trajectory<NQ, NC>, b: Trajectory<NQ, NC>) {
+    a.t.extend(b.t.into_iter().skip(1));
+    a.q.extend(b.q.into_iter().skip(1));
+    a.qd.extend(b.qd.into_iter().skip(1));
+    if let (Some(la), Some(lb)) = (a.lambda.as_mut(), b.lambda) {
+        la.extend(lb.into_iter().skip(1));
+    }
+    let (s, r) = (&mut a.stats, &b.stats);
+    add_stats(&mut s.ode, &r.ode);
+    s.newton_iterations += r.newton_iterations;
+    s.numeric_fallbacks += r.numeric_fallbacks;
+    s.max_residual = max_nan(s.max_residual, r.max_residual);
+    s.max_position_correction = max_nan(s.max_position_correction, r.max_position_correction);
+    s.max_velocity_correction = max_nan(s.max_velocity_correction, r.max_velocity_correction);
+    s.energy_change = match (s.energy_change, r.energy_change) {
+        (Some(x), Some(y)) => Some(max_nan(x, y)),
+        (x, y) => x.or(y),
+    };
+    s.partition_switches += r.partition_switches;
+    s.max_velocity_residual = max_nan(s.max_velocity_residual, r.max_velocity_residual);
+    a.switch_times.extend(b.switch_times);
+    a.rank_drop_times.extend(b.rank_drop_times);
+}

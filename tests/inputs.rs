@@ -1,0 +1,150 @@
+//! `input` items: run-time inputs set by a Rust controller between intervals
+//! (`runtime::simulate_controlled`, zero-order hold). A pendulum in Cartesian coordinates
+//! (one constraint) driven by an input torque under PD control reaches its set point, and
+//! follows the same model with the control law written into the force (continuous control)
+//! to within the hold's O(interval) error; both routes agree.
+
+use mechgen::nalgebra::SVector;
+use mechgen::runtime::{simulate_controlled, ControlRoute, SimOptions};
+
+mechgen::mechanism! {
+    /// A pendulum of length `l` in Cartesian coordinates with a torque `tau` at its pivot.
+    pub mod driven {
+        param l = 1.0;
+        param m = 1.0;
+        param g = 9.81;
+        /// Torque at the pivot (N m): set by the controller.
+        input tau;
+        coord x = 0.0;
+        coord y = -1.0;
+        independent x;
+        constraint x * x + y * y == l * l;
+        body bob { mass = m, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        // The torque as a force on the bob, perpendicular to the rod.
+        generalized_force { x = -tau * y / (l * l), y = tau * x / (l * l) }
+    }
+}
+
+mechgen::mechanism! {
+    /// The same pendulum with the PD law of the test written into the force.
+    pub mod closed {
+        param l = 1.0;
+        param m = 1.0;
+        param g = 9.81;
+        param kp = 40.0;
+        param kd = 8.0;
+        param target = 0.5;
+        coord x = 0.0;
+        coord y = -1.0;
+        independent x;
+        constraint x * x + y * y == l * l;
+        body bob { mass = m, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        // (`der` is only allowed in forces: the law is a function inlined there.)
+        fn torque(x, y, vx, vy) -> scalar {
+            -kp * (atan2(x, -y) - target) - kd * (-y * vx + x * vy) / (l * l)
+        }
+        generalized_force {
+            x = -torque(x, y, der(x), der(y)) * y / (l * l),
+            y = torque(x, y, der(x), der(y)) * x / (l * l)
+        }
+    }
+}
+
+const KP: f64 = 40.0;
+const KD: f64 = 8.0;
+const TARGET: f64 = 0.5;
+
+fn angle(q: &SVector<f64, 2>) -> f64 {
+    q[0].atan2(-q[1])
+}
+
+fn rate(q: &SVector<f64, 2>, qd: &SVector<f64, 2>) -> f64 {
+    (-q[1] * qd[0] + q[0] * qd[1]) / q.norm_squared()
+}
+
+fn opts() -> SimOptions {
+    SimOptions {
+        output_times: (1..100).map(|k| k as f64 * 0.05).collect(),
+        ..SimOptions::default()
+    }
+}
+
+#[test]
+fn a_pd_controller_through_an_input_reaches_its_set_point_and_matches_continuous_control() {
+    let q0 = SVector::<f64, 2>::new(0.0, -1.0);
+    let qd0 = SVector::<f64, 2>::zeros();
+    let reference = mechgen::runtime::simulate_projection::<closed::Model, 2, 1, 1>(
+        &q0,
+        &SVector::<f64, 1>::zeros(),
+        &closed::Params::default(),
+        0.0,
+        5.0,
+        &opts(),
+    )
+    .expect("continuous control");
+    for route in [ControlRoute::Projection, ControlRoute::Lagrange] {
+        let mut calls = 0usize;
+        let tr = simulate_controlled::<driven::Model, 2, 1, 1>(
+            route,
+            &q0,
+            &qd0,
+            &driven::Params::default(),
+            0.0,
+            5.0,
+            1e-3,
+            &opts(),
+            |_, q, qd, p| {
+                calls += 1;
+                p.tau = -KP * (angle(q) - TARGET) - KD * rate(q, qd);
+            },
+        )
+        .expect("controlled simulation");
+        assert_eq!(calls, 5_000, "one call per interval");
+        assert_eq!(tr.t.len(), reference.t.len(), "the same output times");
+        let mut worst = 0.0f64;
+        for (k, (q, r)) in tr.q.iter().zip(&reference.q).enumerate() {
+            assert!((tr.t[k] - reference.t[k]).abs() < 1e-12);
+            worst = worst.max((angle(q) - angle(r)).abs());
+        }
+        eprintln!("{route:?}: {worst:e} rad from continuous control");
+        // Zero-order hold over 1 ms against continuous control: measured 6.9e-4 rad.
+        assert!(
+            worst < 2e-3,
+            "{route:?}: {worst:e} rad from continuous control"
+        );
+        // PD against gravity settles where kp (target − θ) = m g l sin θ.
+        let mut eq = TARGET;
+        for _ in 0..50 {
+            let f = KP * (TARGET - eq) - 9.81 * eq.sin();
+            eq += f / (KP + 9.81 * eq.cos());
+        }
+        let last = tr.q.last().expect("states");
+        assert!(
+            (angle(last) - eq).abs() < 1e-3,
+            "{route:?}: settles at {} (equilibrium {eq})",
+            angle(last)
+        );
+        assert!(tr.stats.max_residual < 1e-6);
+    }
+}
+
+#[test]
+fn a_bad_control_interval_is_an_error() {
+    let q0 = SVector::<f64, 2>::new(0.0, -1.0);
+    for h in [0.0, -1.0, f64::NAN, 1e-12] {
+        let e = simulate_controlled::<driven::Model, 2, 1, 1>(
+            ControlRoute::Projection,
+            &q0,
+            &SVector::zeros(),
+            &driven::Params::default(),
+            0.0,
+            5.0,
+            h,
+            &opts(),
+            |_, _, _, _| {},
+        );
+        assert!(e.is_err(), "interval {h}");
+    }
+}
