@@ -226,3 +226,71 @@ fn four_lanes_equal_four_scalar_calls() {
         }
     }
 }
+
+#[test]
+fn symbolic_derivatives_of_the_dynamics_terms_equal_dual_numbers() {
+    // ∂f/∂q, ∂f/∂q̇, ∂f/∂p, ∂(M b)/∂q, ∂γ/∂q, ∂γ/∂q̇ (generated with #![generic]) against
+    // one evaluation of the generic functions over dual numbers, at 200 random states.
+    use crank::generic as g;
+    const NP: usize = crank::NP;
+    let p = crank::Params {
+        c: 0.7,
+        ..crank::Params::default()
+    };
+    let pv = g::param_values(&p);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    let close = |a: f64, b: f64, what: &str| {
+        assert!(
+            (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+            "{what}: symbolic {a} vs dual {b}"
+        );
+    };
+    for _ in 0..200 {
+        let q = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-3.0..3.0));
+        let qd = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-3.0..3.0));
+        let b = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-3.0..3.0));
+        let c = |x: f64| Dual::<3>::constant(x);
+        // Seeds on q, on q̇.
+        let qs = SVector::<Dual<3>, 3>::from_fn(|i, _| Dual::variable(q[i], i));
+        let qds = SVector::<Dual<3>, 3>::from_fn(|i, _| Dual::variable(qd[i], i));
+        let pc: [Dual<3>; NP] = std::array::from_fn(|i| c(pv[i]));
+        let f_q = g::forces(&qs, &qd.map(c), &pc, c(0.0));
+        let f_qd = g::forces(&q.map(c), &qds, &pc, c(0.0));
+        let g_q = g::gamma(&qs, &qd.map(c), &pc, c(0.0));
+        let g_qd = g::gamma(&q.map(c), &qds, &pc, c(0.0));
+        let m = g::mass_matrix(&qs, &pc, c(0.0));
+        let (sf_q, sf_qd) = (
+            crank::forces_jacobian_q(&q, &qd, &p, 0.0),
+            crank::forces_jacobian_qd(&q, &qd, &p, 0.0),
+        );
+        let (sg_q, sg_qd) = (
+            crank::gamma_jacobian_q(&q, &qd, &p, 0.0),
+            crank::gamma_jacobian_qd(&q, &qd, &p, 0.0),
+        );
+        let smb = crank::mass_times_jacobian(&q, &p, 0.0, &b);
+        for i in 0..3 {
+            for j in 0..3 {
+                close(sf_q[(i, j)], f_q[i].eps[j], "∂f/∂q");
+                close(sf_qd[(i, j)], f_qd[i].eps[j], "∂f/∂q̇");
+                let mb: f64 = (0..3).map(|k| m[(i, k)].eps[j] * b[k]).sum();
+                close(smb[(i, j)], mb, "∂(M b)/∂q");
+            }
+        }
+        for i in 0..2 {
+            for j in 0..3 {
+                close(sg_q[(i, j)], g_q[i].eps[j], "∂γ/∂q");
+                close(sg_qd[(i, j)], g_qd[i].eps[j], "∂γ/∂q̇");
+            }
+        }
+        // ∂f/∂p: one parameter at a time.
+        let sf_p = crank::forces_jacobian_p(&q, &qd, &p, 0.0);
+        for k in 0..NP {
+            let ps: [Dual<3>; NP] =
+                std::array::from_fn(|i| Dual::variable(pv[i], if i == k { 0 } else { 9 }));
+            let f = g::forces(&q.map(c), &qd.map(c), &ps, c(0.0));
+            for i in 0..3 {
+                close(sf_p[(i, k)], f[i].eps[0], g::PARAM_NAMES[k]);
+            }
+        }
+    }
+}

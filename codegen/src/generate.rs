@@ -162,6 +162,12 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         });
         let inequalities =
             (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(&mut model));
+        let derivatives = match (&eom, eopts.generic) {
+            (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
+                &mut model, e, &gamma,
+            )),
+            _ => None,
+        };
         let an = Analysis {
             jacobian: &jac,
             jacobian_t: &jac_t,
@@ -169,6 +175,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             gamma: &gamma,
             eom: eom.as_ref(),
             inequalities: inequalities.as_ref(),
+            derivatives: derivatives.as_ref(),
             outputs: outputs.as_ref().map(|(d, u)| (d, u.as_slice())),
         };
         let Some((ts, stats)) = errors.check(emit::module(&model, &an, &eopts)) else {

@@ -4,6 +4,7 @@ pub mod inequality;
 pub mod matrix;
 pub mod motion;
 pub mod outputs;
+pub mod sensitivity;
 
 pub use matrix::SymMatrix;
 

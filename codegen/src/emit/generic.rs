@@ -41,7 +41,9 @@ pub(crate) fn generic_module(
     let mut names = Vec::new();
     for entry in table {
         let Entry::Function(f) = entry else { continue };
-        if matches!(f.shape, Shape::Values { .. } | Shape::Kinematics { .. }) {
+        if matches!(f.shape, Shape::Values { .. } | Shape::Kinematics { .. })
+            || super::table::DERIVATIVE_FNS.contains(&f.name.as_str())
+        {
             continue;
         }
         let (ts, _) = function(model, &gem, f, &gopts)?;

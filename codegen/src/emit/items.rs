@@ -30,6 +30,13 @@ pub(crate) fn items(
                 stats.push(s);
             }
             Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
+            Entry::ParamCount(n) => {
+                let n = idx(*n);
+                items.extend(quote! {
+                    /// Number of parameters (inputs included): the columns of `forces_jacobian_p`.
+                    pub const NP: usize = #n;
+                });
+            }
             Entry::InequalityNames(list) => {
                 let ni = idx(list.len());
                 let names = list.iter().map(|(n, _)| n);

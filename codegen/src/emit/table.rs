@@ -22,6 +22,8 @@ pub(crate) enum Inputs {
     PositionRhs,
     /// `(q, qd, p, t)`: positions and velocities.
     PositionVelocity,
+    /// `(q, p, t, b)`: a vector `b` of `NQ` entries besides the position.
+    PositionVector,
 }
 
 impl Inputs {
@@ -43,6 +45,9 @@ impl Inputs {
             Inputs::PositionVelocity => {
                 quote!(q: &SVector<#ty, NQ>, qd: &SVector<#ty, NQ>, p: &#params, t: #ty)
             }
+            Inputs::PositionVector => {
+                quote!(q: &SVector<#ty, NQ>, p: &#params, t: #ty, b: &SVector<#ty, NQ>)
+            }
         }
     }
 
@@ -52,6 +57,7 @@ impl Inputs {
             Inputs::Position => quote!(q, p, t),
             Inputs::PositionRhs => quote!(q, p, t, b),
             Inputs::PositionVelocity => quote!(q, qd, p, t),
+            Inputs::PositionVector => quote!(q, p, t, b),
         }
     }
 }
@@ -69,6 +75,8 @@ pub(crate) enum Dim {
     No,
     /// `NI`, the inequality constraints.
     Ni,
+    /// `NP`, the parameters.
+    Np,
 }
 
 impl Dim {
@@ -80,6 +88,7 @@ impl Dim {
             Dim::Dof => quote!(DOF),
             Dim::No => quote!(NO),
             Dim::Ni => quote!(NI),
+            Dim::Np => quote!(NP),
         }
     }
 }
@@ -240,6 +249,8 @@ pub(crate) enum Entry {
     OutputNames(Vec<String>),
     /// `NI`, `INEQUALITY_NAMES` and `RESTITUTION`: the inequality constraints, in order.
     InequalityNames(Vec<(String, f64)>),
+    /// `NP`, the number of parameters (the columns of `forces_jacobian_p`).
+    ParamCount(usize),
     /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
     /// to the chart functions (named, with their independent coordinates, in chart order).
     Atlas(Vec<(String, Vec<usize>)>),
@@ -331,7 +342,93 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
     acceleration_fns(&c, &mut out);
     output_fns(&c, &mut out);
     inequality_fns(&c, &mut out);
+    derivative_fns(&c, &mut out);
     out
+}
+
+/// Names of the functions [`derivative_fns`] adds (left out of the generic family).
+pub(crate) const DERIVATIVE_FNS: [&str; 6] = [
+    "forces_jacobian_q",
+    "forces_jacobian_qd",
+    "forces_jacobian_p",
+    "mass_times_jacobian",
+    "gamma_jacobian_q",
+    "gamma_jacobian_qd",
+];
+
+/// The derivatives of the dynamics terms (`#![generic]` with dynamics): `∂f/∂q`, `∂f/∂q̇`,
+/// `∂f/∂p`, `∂(M a)/∂q`, `∂γ/∂q`, `∂γ/∂q̇`.
+fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
+    let Some(d) = c.an.derivatives else {
+        return;
+    };
+    let order = &c.order;
+    out.push(Entry::ParamCount(c.model.params.len()));
+    let params: Vec<&str> = c.model.params.iter().map(|p| p.name.as_str()).collect();
+    let entries = |m: &crate::derive::SymMatrix| -> (Vec<ExprId>, Vec<(usize, usize)>) {
+        m.nonzeros().map(|(i, j, e)| (e, (i, j))).unzip()
+    };
+    let specs: [(&str, String, Inputs, Dim, Dim, &crate::derive::SymMatrix, bool); 6] = [
+        (
+            DERIVATIVE_FNS[0],
+            format!(" `∂f/∂q` (NQ × NQ): the partial derivatives of `forces` with respect to the coordinates (velocities held).\n\n Rows and columns: {order}."),
+            Inputs::PositionVelocity,
+            Dim::Nq,
+            Dim::Nq,
+            &d.forces_q,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[1],
+            format!(" `∂f/∂q̇` (NQ × NQ): the partial derivatives of `forces` with respect to the velocities.\n\n Rows and columns: {order}."),
+            Inputs::PositionVelocity,
+            Dim::Nq,
+            Dim::Nq,
+            &d.forces_qd,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[2],
+            format!(" `∂f/∂p` (NQ × NP): the partial derivatives of `forces` with respect to the parameters (inputs included).\n\n Rows: {order}. Columns: {params:?}."),
+            Inputs::PositionVelocity,
+            Dim::Nq,
+            Dim::Np,
+            &d.forces_p,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[3],
+            format!(" `∂(M(q) b)/∂q` (NQ × NQ) for a vector `b` (e.g. the accelerations): the mass matrix's derivative applied to `b`.\n\n Rows and columns: {order}."),
+            Inputs::PositionVector,
+            Dim::Nq,
+            Dim::Nq,
+            &d.mass_a_q,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[4],
+            format!(" `∂γ/∂q` (NC × NQ): the partial derivatives of `gamma` with respect to the coordinates.\n\n Columns: {order}."),
+            Inputs::PositionVelocity,
+            Dim::Nc,
+            Dim::Nq,
+            &d.gamma_q,
+            true,
+        ),
+        (
+            DERIVATIVE_FNS[5],
+            format!(" `∂γ/∂q̇` (NC × NQ): the partial derivatives of `gamma` with respect to the velocities.\n\n Columns: {order}."),
+            Inputs::PositionVelocity,
+            Dim::Nc,
+            Dim::Nq,
+            &d.gamma_qd,
+            true,
+        ),
+    ];
+    for (name, doc, inputs, r, col, m, rows_c) in specs {
+        let mut f = plain(name, doc, inputs, Shape::Matrix(r, col), "m", entries(m));
+        f.rows_are_constraints = rows_c;
+        out.push(Entry::Function(f));
+    }
 }
 
 /// The inequality constraints `g ≥ 0`: `inequality`, `inequality_jacobian`,

@@ -1,0 +1,78 @@
+//! Symbolic derivatives of the dynamics terms (the generic family, `#![generic]`): what
+//! linearisation, MPC and exact step Jacobians need, from the same DAG (memoised
+//! differentiation, shared subexpressions).
+
+use super::matrix::SymMatrix;
+use super::motion::EquationsOfMotion;
+use crate::expr::{Arena, ExprId, Sym};
+use crate::model::Model;
+
+/// `∂f/∂q`, `∂f/∂q̇`, `∂f/∂p`, `∂(M(q) a)/∂q` (for a vector `a`, `Sym::Rhs`), `∂γ/∂q`,
+/// `∂γ/∂q̇`, each sparse.
+#[derive(Clone, Debug)]
+pub struct DynamicsDerivatives {
+    /// `∂f/∂q` (`NQ × NQ`).
+    pub forces_q: SymMatrix,
+    /// `∂f/∂q̇` (`NQ × NQ`).
+    pub forces_qd: SymMatrix,
+    /// `∂f/∂p` (`NQ × NP`).
+    pub forces_p: SymMatrix,
+    /// `∂(M(q) a)/∂q` (`NQ × NQ`), `a` the symbols `Sym::Rhs(0..NQ)`.
+    pub mass_a_q: SymMatrix,
+    /// `∂γ/∂q` (`NC × NQ`).
+    pub gamma_q: SymMatrix,
+    /// `∂γ/∂q̇` (`NC × NQ`).
+    pub gamma_qd: SymMatrix,
+}
+
+/// The Jacobian of `rows` with respect to the symbols `sym(0..n)`: each row's partials
+/// with respect to the symbols it contains.
+fn jacobian_of(a: &mut Arena, rows: &[ExprId], n: usize, sym: impl Fn(u32) -> Sym) -> SymMatrix {
+    let mut m = SymMatrix::new(n);
+    for &e in rows {
+        let present: std::collections::BTreeSet<Sym> = a.symbols(&[e]).into_iter().collect();
+        let entries: Vec<(usize, ExprId)> = (0..n as u32)
+            .filter(|&j| present.contains(&sym(j)))
+            .map(|j| (j as usize, a.diff(e, sym(j))))
+            .collect();
+        m.push_row(a, entries);
+    }
+    m
+}
+
+/// The derivatives of the equations of motion `eom` and of `γ`.
+pub fn dynamics_derivatives(
+    model: &mut Model,
+    eom: &EquationsOfMotion,
+    gamma: &[ExprId],
+) -> DynamicsDerivatives {
+    let nq = model.coords.len();
+    let np = model.params.len();
+    let a = &mut model.arena;
+    let forces_q = jacobian_of(a, &eom.forces, nq, Sym::Coord);
+    let forces_qd = jacobian_of(a, &eom.forces, nq, Sym::Vel);
+    let forces_p = jacobian_of(a, &eom.forces, np, Sym::Param);
+    let zero = a.constant(0.0);
+    let ma: Vec<ExprId> = eom
+        .mass
+        .iter()
+        .map(|row| {
+            row.iter().enumerate().fold(zero, |acc, (j, &m)| {
+                let aj = a.sym(Sym::Rhs(j as u32));
+                let t = a.mul(m, aj);
+                a.add(acc, t)
+            })
+        })
+        .collect();
+    let mass_a_q = jacobian_of(a, &ma, nq, Sym::Coord);
+    let gamma_q = jacobian_of(a, gamma, nq, Sym::Coord);
+    let gamma_qd = jacobian_of(a, gamma, nq, Sym::Vel);
+    DynamicsDerivatives {
+        forces_q,
+        forces_qd,
+        forces_p,
+        mass_a_q,
+        gamma_q,
+        gamma_qd,
+    }
+}
