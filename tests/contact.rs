@@ -389,12 +389,84 @@ fn a_closed_loop_mechanism_hits_its_end_stop() {
             .map(|q| stopped_crank::residual(q, &p, 0.0).norm())
             .fold(0.0, f64::max);
     eprintln!(
-        "stopped crank: s from {:.4} to at most {s_max:.9} (stop 0.36), {} impacts, |C| ≤ {drift:e}, lcp steps {}",
-        q0[2], tr.impacts, tr.lcp_steps
+        "stopped crank: s from {:.4} to at most {s_max:.9} (stop 0.36), {} impacts (last at {:?}), |C| ≤ {drift:e}, lcp steps {}",
+        q0[2], tr.impacts, tr.events.last(), tr.lcp_steps
     );
-    // (Resting on the stop, nearly every step ends with a tiny approaching velocity that an
-    // impulse removes: 2,478 impulses in 3,000 steps; the slider stays within 1e-8.)
+    // Before: resting on the stop with restitution 1/2, nearly every step ended with a tiny
+    // approaching velocity whose bounce the next step undid (a Zeno sequence): 2,478
+    // impulses in 3,000 steps. Impacts slower than twice the step's acceleration times the
+    // step are plastic now: a few bounces, then the stop is handled at acceleration level.
     assert!(tr.impacts >= 1, "the slider never reached the stop");
+    assert!(tr.impacts <= 20, "{} impacts (Zeno chatter)", tr.impacts);
+    let last_event = tr.events.last().copied().unwrap_or(0.0);
+    assert!(last_event < 2.0, "impacts until t = {last_event}");
+    let resting = tr.handled.iter().rev().take(500).all(|h| h == &[0]);
+    assert!(resting, "the stop is not handled over the last 500 steps");
     assert!(s_max <= 0.36 + 1e-8, "through the stop: {s_max}");
     assert!(drift < 1e-4, "the loop drifts apart: {drift:e}");
+}
+
+mechgen::mechanism! {
+    /// A bouncing ball: a particle above a floor with restitution 0.8.
+    pub mod bouncing {
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 1.0;
+        body ball { mass = 1.0, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        inequality floor: y >= 0.0, restitution = 0.8;
+    }
+}
+
+#[test]
+fn a_bouncing_ball_comes_to_rest_after_finitely_many_impacts() {
+    // The exact bounces (e = 0.8 from 1 m) are infinitely many before t = 4.0 s: the first
+    // lands at 0.4515 s, each next after 0.8 times the last flight, the sum is 0.4515 (1 +
+    // 2·0.8/0.2) = 4.06 s. The fixed step cuts the tail: impacts slower than twice the
+    // step's acceleration times the step are plastic, and the ball rests on the floor.
+    let h = 1e-3;
+    let tr = simulate_contact::<bouncing::Model, 2, 0, 2, 1>(
+        &SVector::<f64, 2>::new(0.0, 1.0),
+        &SVector::<f64, 2>::new(0.2, 0.0),
+        &bouncing::Params::default(),
+        0.0,
+        h,
+        6000,
+        &ContactOptions::default(),
+    )
+    .expect("simulates");
+    let first = tr.events.first().copied().unwrap_or(f64::NAN);
+    assert!(
+        (first - (2.0f64 / 9.81).sqrt()).abs() < 2e-3,
+        "first impact at {first}"
+    );
+    assert!(
+        tr.impacts >= 10 && tr.impacts <= 60,
+        "{} impacts",
+        tr.impacts
+    );
+    let last = tr.events.last().copied().unwrap_or(f64::NAN);
+    assert!(
+        last < 4.2,
+        "last impact at {last} (the exact series ends at 4.06 s)"
+    );
+    let (q, qd) = (tr.q.last().expect("state"), tr.qd.last().expect("state"));
+    assert!(
+        q[1].abs() < 1e-8 && qd[1].abs() < 1e-8,
+        "at rest: y = {}, ẏ = {}",
+        q[1],
+        qd[1]
+    );
+    // Energy never rises by more than semi-implicit Euler's own O(g² h²) per step.
+    let e = |k: usize| 0.5 * tr.qd[k].norm_squared() + 9.81 * tr.q[k][1];
+    let slack = 9.81f64.powi(2) * h * h;
+    for k in 1..tr.q.len() {
+        assert!(
+            e(k) <= e(k - 1) + slack,
+            "energy rose at step {k}: {} → {}",
+            e(k - 1),
+            e(k)
+        );
+    }
+    assert!(e(tr.q.len() - 1) < 0.01 * e(0));
 }
