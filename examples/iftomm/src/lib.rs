@@ -206,6 +206,8 @@ pub struct Report {
     pub newton_iterations: usize,
     /// Right-hand sides that used a numeric null-space basis.
     pub numeric_fallbacks: usize,
+    /// Projection route: switches of the independent coordinates (0 for the other routes).
+    pub partition_switches: usize,
 }
 
 /// A run that did not reach its end: the runtime's error, with where it happened.
@@ -343,6 +345,7 @@ fn report<const NQ: usize, const NC: usize>(
         ode: s.ode,
         newton_iterations: s.newton_iterations,
         numeric_fallbacks: s.numeric_fallbacks,
+        partition_switches: s.partition_switches,
     }
 }
 

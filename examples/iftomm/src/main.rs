@@ -99,10 +99,10 @@ fn main() {
         }
     };
     println!(
-        "| problem | NQ/NC/DOF | route | span (s) | rtol (DOPRI5) or h (ALI3-P) | wall (s) | quantity | error | high precision (1e-3) | max |E - E0| (J) | steps (rejected) | RHS | OpenSim 3.2, other hardware (s / simulated s) |"
+        "| problem | NQ/NC/DOF | route | span (s) | rtol (DOPRI5) or h (ALI3-P) | wall (s) | quantity | error | high precision (1e-3) | max |E - E0| (J) | steps (rejected) | RHS | partition switches (per simulated s) | OpenSim 3.2, other hardware (s / simulated s) |"
     );
     println!(
-        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | --- |"
+        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"
     );
     let mut failed = false;
     for problem in problems {
@@ -136,7 +136,7 @@ fn main() {
                     let ok = r.error <= HIGH_PRECISION;
                     failed |= !ok;
                     println!(
-                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | {:.2e} | {} | {} | {} ({}) | {} | {opensim} |",
+                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | {:.2e} | {} | {} | {} ({}) | {} | {} ({:.2}) | {opensim} |",
                         problem.label(),
                         r.t_end,
                         r.wall.as_secs_f64(),
@@ -147,11 +147,13 @@ fn main() {
                         r.ode.steps,
                         r.ode.rejected,
                         r.ode.rhs_calls,
+                        r.partition_switches,
+                        r.partition_switches as f64 / r.t_end,
                     );
                 }
                 Err(e) => {
                     println!(
-                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | – | failed: {} | – | – | – | {opensim} |",
+                        "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | – | failed: {} | – | – | – | – | {opensim} |",
                         problem.label(),
                         opts.t_end,
                         e.wall.as_secs_f64(),
