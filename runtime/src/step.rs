@@ -277,7 +277,12 @@ where
         return Err(StepError::Chart { health, t });
     }
     let ct = M::jacobian_t_s(q, p, ts);
-    let xt = M::solve_dependent_s(q, p, ts, &ct.map(|c| -c));
+    // Scleronomic constraints (`C_t = 0`, most mechanisms): no solve for `x_t`.
+    let xt = if ct.iter().all(|c| c.is_zero()) {
+        SVector::<S, NQ>::from_element(S::from_f64(0.0))
+    } else {
+        M::solve_dependent_s(q, p, ts, &ct.map(|c| -c))
+    };
     let qd = mat_mul(&d, u) + xt;
     let ddu = M::solve_dependent_s(q, p, ts, &M::gamma_s(q, &qd, p, ts));
     let mass = M::mass_matrix_s(q, p, ts);
