@@ -195,7 +195,7 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     );
     // Four configurations per call in F64x4 lanes against four f64 calls.
     let qs: [SVector<f64, NQ>; 4] = std::array::from_fn(|l| q.map(|x| x + 1e-3 * (l as f64 + 1.0)));
-    let q4 = SVector::<F64x4, NQ>::from_fn(|i, _| F64x4(std::array::from_fn(|l| qs[l][i])));
+    let q4 = SVector::<F64x4, NQ>::from_fn(|i, _| F64x4::new(std::array::from_fn(|l| qs[l][i])));
     let p4: [F64x4; NP] = std::array::from_fn(|i| F64x4::splat(pv[i]));
     let lanes_ns = || {
         black_box(M::null_space_s(
