@@ -64,6 +64,26 @@ fn row(mech: &str, what: &str, base: &str, (a, b): (f64, f64)) {
     );
 }
 
+/// One row: `M::$f` on four configurations in `F64x4` lanes against four `f64` calls.
+macro_rules! lanes_row {
+    ($name:expr, $label:expr, $f:ident, $q4:expr, $p4:expr, $qs:expr, $pv:expr) => {{
+        let lanes = || {
+            black_box(M::$f(black_box(&$q4), black_box(&$p4), F64x4::splat(0.0)));
+        };
+        let scalar = || {
+            for ql in &$qs {
+                black_box(M::$f(black_box(ql), black_box(&$pv), 0.0f64));
+            }
+        };
+        row(
+            $name,
+            &format!("{}, 4 configs in F64x4", $label),
+            "4 f64 calls",
+            pair(lanes, scalar),
+        );
+    }};
+}
+
 fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     name: &str,
     h: f64,
@@ -197,42 +217,8 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     let qs: [SVector<f64, NQ>; 4] = std::array::from_fn(|l| q.map(|x| x + 1e-3 * (l as f64 + 1.0)));
     let q4 = SVector::<F64x4, NQ>::from_fn(|i, _| F64x4::new(std::array::from_fn(|l| qs[l][i])));
     let p4: [F64x4; NP] = std::array::from_fn(|i| F64x4::splat(pv[i]));
-    let lanes_ns = || {
-        black_box(M::null_space_s(
-            black_box(&q4),
-            black_box(&p4),
-            F64x4::splat(0.0),
-        ));
-    };
-    let scalar_ns = || {
-        for ql in &qs {
-            black_box(M::null_space_s(black_box(ql), black_box(&pv), 0.0f64));
-        }
-    };
-    row(
-        name,
-        "null_space_fixed, 4 configs in F64x4",
-        "4 f64 calls",
-        pair(lanes_ns, scalar_ns),
-    );
-    let lanes_m = || {
-        black_box(M::mass_matrix_s(
-            black_box(&q4),
-            black_box(&p4),
-            F64x4::splat(0.0),
-        ));
-    };
-    let scalar_m = || {
-        for ql in &qs {
-            black_box(M::mass_matrix_s(black_box(ql), black_box(&pv), 0.0f64));
-        }
-    };
-    row(
-        name,
-        "mass_matrix, 4 configs in F64x4",
-        "4 f64 calls",
-        pair(lanes_m, scalar_m),
-    );
+    lanes_row!(name, "null_space_fixed", null_space_s, q4, p4, qs, pv);
+    lanes_row!(name, "mass_matrix", mass_matrix_s, q4, p4, qs, pv);
 }
 
 macro_rules! run {

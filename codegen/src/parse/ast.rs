@@ -278,6 +278,19 @@ fn stray(input: ParseStream) -> Option<syn::Error> {
     })
 }
 
+/// `NAME (= default)?;` after `param` or `input` (`what` names the item in errors).
+fn name_and_default(input: ParseStream, what: &str) -> syn::Result<(Ident, Option<Expr>)> {
+    let name: Ident = input.parse()?;
+    let default = if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        Some(input.parse()?)
+    } else {
+        None
+    };
+    semi(input, what)?;
+    Ok((name, default))
+}
+
 impl Parse for Item {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
@@ -285,14 +298,7 @@ impl Parse for Item {
         let la = input.lookahead1();
         if la.peek(kw::param) {
             input.parse::<kw::param>()?;
-            let name: Ident = input.parse()?;
-            let default = if input.peek(Token![=]) {
-                input.parse::<Token![=]>()?;
-                Some(input.parse()?)
-            } else {
-                None
-            };
-            semi(input, "parameter")?;
+            let (name, default) = name_and_default(input, "parameter")?;
             Ok(Item::Param {
                 docs,
                 name,
@@ -300,14 +306,7 @@ impl Parse for Item {
             })
         } else if la.peek(kw::input) {
             input.parse::<kw::input>()?;
-            let name: Ident = input.parse()?;
-            let default = if input.peek(Token![=]) {
-                input.parse::<Token![=]>()?;
-                Some(input.parse()?)
-            } else {
-                None
-            };
-            semi(input, "input")?;
+            let (name, default) = name_and_default(input, "input")?;
             Ok(Item::Input {
                 docs,
                 name,
