@@ -241,7 +241,7 @@ fn four_lanes_equal_four_scalar_calls() {
 
 #[test]
 fn symbolic_derivatives_of_the_dynamics_terms_equal_dual_numbers() {
-    // ∂f/∂q, ∂f/∂q̇, ∂f/∂p, ∂(M b)/∂q, ∂γ/∂q, ∂γ/∂q̇ (generated with #![generic]) against
+    // ∂f/∂q, ∂f/∂q̇, ∂f/∂p, ∂(M b)/∂q, ∂γ/∂q, ∂γ/∂q̇, (∂D/∂q) q̇ (generated with #![generic]) against
     // one evaluation of the generic functions over dual numbers, at 200 random states.
     use crank::generic as g;
     const NP: usize = crank::NP;
@@ -293,6 +293,16 @@ fn symbolic_derivatives_of_the_dynamics_terms_equal_dual_numbers() {
                 close(sg_q[(i, j)], g_q[i].eps[j], "∂γ/∂q");
                 close(sg_qd[(i, j)], g_qd[i].eps[j], "∂γ/∂q̇");
             }
+        }
+        // (∂D/∂q) q̇ against the dual part of D(q + ε q̇).
+        let qv = SVector::<Dual<3>, 3>::from_fn(|i, _| Dual {
+            re: q[i],
+            eps: [qd[i], 0.0, 0.0],
+        });
+        let (dv, _) = g::null_space_fixed(&qv, &pc, c(0.0));
+        let sdv = crank::null_space_directional(&q, &qd, &p, 0.0);
+        for i in 0..3 {
+            close(sdv[(i, 0)], dv[(i, 0)].eps[0], "(∂D/∂q) q̇");
         }
         // ∂f/∂p: one parameter at a time.
         let sf_p = crank::forces_jacobian_p(&q, &qd, &p, 0.0);

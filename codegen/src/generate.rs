@@ -164,7 +164,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(&mut model));
         let derivatives = match (&eom, eopts.generic) {
             (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
-                &mut model, e, &gamma,
+                &mut model, e, &gamma, &ns.basis,
             )),
             _ => None,
         };

@@ -23,6 +23,9 @@ pub struct DynamicsDerivatives {
     pub gamma_q: SymMatrix,
     /// `∂γ/∂q̇` (`NC × NQ`).
     pub gamma_qd: SymMatrix,
+    /// `(∂D/∂q) v` (`NQ × DOF`, dense rows) for the primary chart's basis `D`, the
+    /// direction `v` the velocity symbols (`Ḋ` along `q̇` for scleronomic constraints).
+    pub basis_q_v: Vec<Vec<ExprId>>,
 }
 
 /// The Jacobian of `rows` with respect to the symbols `sym(0..n)`: each row's partials
@@ -45,6 +48,7 @@ pub fn dynamics_derivatives(
     model: &mut Model,
     eom: &EquationsOfMotion,
     gamma: &[ExprId],
+    basis: &[Vec<ExprId>],
 ) -> DynamicsDerivatives {
     let nq = model.coords.len();
     let np = model.params.len();
@@ -67,6 +71,22 @@ pub fn dynamics_derivatives(
     let mass_a_q = jacobian_of(a, &ma, nq, Sym::Coord);
     let gamma_q = jacobian_of(a, gamma, nq, Sym::Coord);
     let gamma_qd = jacobian_of(a, gamma, nq, Sym::Vel);
+    let basis_q_v = basis
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|&e| {
+                    let coords = a.coords_of(e);
+                    coords.into_iter().fold(zero, |acc, k| {
+                        let d = a.diff(e, Sym::Coord(k));
+                        let v = a.sym(Sym::Vel(k));
+                        let t = a.mul(d, v);
+                        a.add(acc, t)
+                    })
+                })
+                .collect()
+        })
+        .collect();
     DynamicsDerivatives {
         forces_q,
         forces_qd,
@@ -74,5 +94,6 @@ pub fn dynamics_derivatives(
         mass_a_q,
         gamma_q,
         gamma_qd,
+        basis_q_v,
     }
 }

@@ -347,13 +347,14 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 6] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 7] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
     "mass_times_jacobian",
     "gamma_jacobian_q",
     "gamma_jacobian_qd",
+    "null_space_directional",
 ];
 
 /// The derivatives of the dynamics terms (`#![generic]` with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -429,6 +430,17 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         f.rows_are_constraints = rows_c;
         out.push(Entry::Function(f));
     }
+    let dof = c.dof;
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[6],
+        format!(
+            " `(∂D/∂q) q̇` (NQ × {dof}): the derivative of the primary chart's basis (`null_space_fixed`) along the direction `qd` (its time derivative `Ḋ` for scleronomic constraints).\n\n Rows: {order}."
+        ),
+        Inputs::PositionVelocity,
+        Shape::Matrix(Dim::Nq, Dim::Dof),
+        "m",
+        nonzeros(&d.basis_q_v, c.arena),
+    )));
 }
 
 /// The inequality constraints `g ≥ 0`: `inequality`, `inequality_jacobian`,
