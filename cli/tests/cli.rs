@@ -138,3 +138,20 @@ fn generic_flag_adds_the_generic_family() {
     let o = run(&["-"], Some(&format!("#![generic]\n{CIRCLE}")));
     assert_eq!(text(&o.stdout), code);
 }
+
+#[test]
+fn scalar_flag_generates_single_precision() {
+    let o = run(&["-", "--scalar", "f32"], Some(CIRCLE));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let code = text(&o.stdout);
+    assert!(code.contains("q: &SVector<f32, NQ>"), "{code}");
+    assert!(!code.contains("f64"), "{code}");
+    // The file's attribute wins over the flag.
+    let o = run(
+        &["-", "--scalar", "f32"],
+        Some(&format!("#![scalar = f64]\n{CIRCLE}")),
+    );
+    assert!(text(&o.stdout).contains("q: &SVector<f64, NQ>"));
+    let o = run(&["-", "--scalar", "f16"], Some(CIRCLE));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}

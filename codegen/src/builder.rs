@@ -23,6 +23,7 @@ pub struct Builder {
     crate_path: Option<String>,
     emit_cargo: bool,
     generic: bool,
+    scalar: Option<String>,
 }
 
 /// An error of [`Builder::generate`].
@@ -282,6 +283,14 @@ impl Builder {
         self
     }
 
+    /// The scalar type of the generated functions: `"f64"` (the default) or `"f32"`, as
+    /// `#![scalar = f32]` in a file does (a file's attribute wins; another name is an error
+    /// of [`Builder::generate`]).
+    pub fn scalar(mut self, ty: impl Into<String>) -> Self {
+        self.scalar = Some(ty.into());
+        self
+    }
+
     /// Path of the run-time crate (`mechgen`) in generated code (default `::mechgen`).
     pub fn crate_path(mut self, path: impl Into<String>) -> Self {
         self.crate_path = Some(path.into());
@@ -304,6 +313,7 @@ impl Builder {
         };
         let mut opts = file_options(self.seed, self.crate_path.as_deref());
         opts.generic |= self.generic;
+        opts.scalar = self.scalar.clone();
         let mut written = Vec::new();
         for path in &self.files {
             if self.emit_cargo {

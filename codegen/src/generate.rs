@@ -26,6 +26,9 @@ pub struct Options {
     /// Also emit the generic family of every module (`pub mod generic`: the functions over
     /// any `S: runtime::Real`, e.g. dual numbers), as `#![generic]` in the input does.
     pub generic: bool,
+    /// The scalar type, `"f64"` (the default) or `"f32"`, as `#![scalar = f32]` in the input
+    /// does (the input's attribute wins).
+    pub scalar: Option<String>,
 }
 
 impl Default for Options {
@@ -35,6 +38,7 @@ impl Default for Options {
             crate_path: "::mechgen".to_string(),
             comments: false,
             generic: false,
+            scalar: None,
         }
     }
 }
@@ -98,9 +102,19 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             format!("invalid crate path `{}`: {e}", opts.crate_path),
         )
     })?;
+    let scalar = match file.scalar.as_deref().or(opts.scalar.as_deref()) {
+        None | Some("f64") => None,
+        Some("f32") => Some("f32"),
+        Some(other) => return Err(Error::new(
+            proc_macro2::Span::call_site(),
+            format!(
+                "unknown scalar type `{other}`: the scalar type is `f64` (the default) or `f32`"
+            ),
+        )),
+    };
     let eopts = EmitOptions {
         crate_path,
-        scalar: match file.scalar.as_deref() {
+        scalar: match scalar {
             Some("f32") => ScalarType::concrete(quote::quote!(f32)),
             _ => ScalarType::default(),
         },

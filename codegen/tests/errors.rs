@@ -1330,6 +1330,27 @@ fn an_input_is_only_allowed_in_forces() {
 }
 
 #[test]
+fn the_scalar_option_of_the_builder_is_checked() {
+    let src = circle("    constraint x * x + y * y == 1.0;\n");
+    let opts = Options {
+        scalar: Some("f16".into()),
+        ..Options::default()
+    };
+    let e = generate_str(&src, &opts).expect_err("f16");
+    assert!(
+        e.message.contains("unknown scalar type `f16`"),
+        "{}",
+        e.message
+    );
+    let opts = Options {
+        scalar: Some("f32".into()),
+        ..Options::default()
+    };
+    let code = mechgen_codegen::pretty(&generate_str(&src, &opts).expect("f32").tokens);
+    assert!(code.contains("SVector<f32, NQ>"), "{code}");
+}
+
+#[test]
 fn generic_option_takes_no_value() {
     let src = format!(
         "#![generic = true]\n{}",
