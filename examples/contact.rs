@@ -2,7 +2,8 @@
 //!
 //! 1. the paper's corner particle (g1 = x − y ≥ 0, g2 = y ≥ 0, at rest in the corner) with
 //!    f = (2, −1) and f = (−1, −2), m = 2 and 3: `y` and `ÿ` per step for Platt's algorithm,
-//!    the paper's first approach and its algorithm 3 (as in its figures 4 and 5);
+//!    the paper's first approach and its algorithm 3 (as in its figures 4 and 5), printed and
+//!    drawn to `target/corner_f…_m….svg`;
 //! 2. the billiard: 11 balls, 77 inequalities, restitution 0.8 and 1; the balls' paths are
 //!    drawn to `target/billiard.svg`.
 //!
@@ -55,8 +56,72 @@ fn corner_table() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 println!();
             }
+            plot_corner(f, m, &runs)?;
         }
     }
+    Ok(())
+}
+
+/// `y` and `ÿ` per step of the three algorithms, as in the paper's figures 4 and 5:
+/// `target/corner_f{fx}_{fy}_m{m}.svg`.
+fn plot_corner(
+    f: (f64, f64),
+    m: f64,
+    runs: &[mechgen::runtime::ContactTrajectory<2>; 3],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let name = format!("target/corner_f{}_{}_m{}.svg", f.0, f.1, m);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(&name);
+    let root = SVGBackend::new(&path, (720, 360)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let halves = root.split_evenly((1, 2));
+    let labels = [
+        "Platt (algorithm 1)",
+        "first approach (algorithm 2)",
+        "algorithm 3",
+    ];
+    let colors = [RED, BLUE, BLACK];
+    for (panel, (what, get)) in halves.iter().zip([
+        (
+            "y",
+            Box::new(|r: &mechgen::runtime::ContactTrajectory<2>, k: usize| r.q[k + 1][1])
+                as Box<dyn Fn(&mechgen::runtime::ContactTrajectory<2>, usize) -> f64>,
+        ),
+        (
+            "ÿ",
+            Box::new(|r: &mechgen::runtime::ContactTrajectory<2>, k: usize| r.qdd[k][1]),
+        ),
+    ]) {
+        let vals: Vec<f64> = runs
+            .iter()
+            .flat_map(|r| (0..6).map(|k| get(r, k)))
+            .collect();
+        let lo = vals.iter().cloned().fold(0.0f64, f64::min);
+        let hi = vals.iter().cloned().fold(0.0f64, f64::max);
+        let pad = 0.1 * (hi - lo).max(1e-6);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(format!("{what}, f = {f:?}, m = {m}"), ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(28)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0usize..6, (lo - pad)..(hi + pad))?;
+        chart.configure_mesh().x_desc("step").draw()?;
+        for ((r, label), color) in runs.iter().zip(labels).zip(colors) {
+            chart
+                .draw_series(LineSeries::new(
+                    (0..6).map(|k| (k, get(r, k))),
+                    color.stroke_width(2),
+                ))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    println!("  wrote {name}");
     Ok(())
 }
 

@@ -105,12 +105,14 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     let scalar = match file.scalar.as_deref().or(opts.scalar.as_deref()) {
         None | Some("f64") => None,
         Some("f32") => Some("f32"),
-        Some(other) => return Err(Error::new(
-            proc_macro2::Span::call_site(),
-            format!(
+        Some(other) => {
+            return Err(Error::new(
+                proc_macro2::Span::call_site(),
+                format!(
                 "unknown scalar type `{other}`: the scalar type is `f64` (the default) or `f32`"
             ),
-        )),
+            ))
+        }
     };
     let eopts = EmitOptions {
         crate_path,
