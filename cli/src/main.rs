@@ -2,7 +2,7 @@
 //! check it.
 //!
 //! ```text
-//! mechgen [FILE.mech | -] [-o OUT.rs] [--stats] [--seed N] [--crate-path PATH] [--generic] [--scalar f32]
+//! mechgen [FILE.mech | -] [-o OUT.rs] [--stats] [--seed N] [--crate-path PATH] [--generic] [--derivatives] [--scalar f32]
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
 //! mechgen stats [FILE.mech | -] [--seed N]
 //! mechgen check [FILE.mech | -] [--seed N]
@@ -87,6 +87,10 @@ struct Input {
     /// scalar `S: Real`, e.g. dual numbers), as `#![generic]` in the file does.
     #[arg(long)]
     generic: bool,
+    /// Also emit the derivatives of the dynamics terms (`forces_jacobian_q`, …), as
+    /// `#![derivatives]` in the file does.
+    #[arg(long)]
+    derivatives: bool,
     /// The scalar type of the generated functions, `f64` (default) or `f32`, as
     /// `#![scalar = f32]` in the file does (the file's attribute wins).
     #[arg(long, value_name = "TYPE", value_parser = ["f64", "f32"])]
@@ -175,6 +179,7 @@ fn generate(input: &Input) -> Result<(Generated, String, std::time::Duration), E
     })?;
     let mut opts = file_options(input.seed, input.crate_path.as_deref());
     opts.generic |= input.generic;
+    opts.derivatives |= input.derivatives;
     opts.scalar = input.scalar.clone();
     let t = std::time::Instant::now();
     match generate_file_text(&path, &src, &opts) {

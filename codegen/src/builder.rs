@@ -23,6 +23,7 @@ pub struct Builder {
     crate_path: Option<String>,
     emit_cargo: bool,
     generic: bool,
+    derivatives: bool,
     scalar: Option<String>,
 }
 
@@ -283,6 +284,15 @@ impl Builder {
         self
     }
 
+    /// Also emit the derivatives of the dynamics terms of every module with dynamics
+    /// (`forces_jacobian_q`, `forces_jacobian_qd`, `forces_jacobian_p`, `mass_times_jacobian`,
+    /// `gamma_jacobian_q`, `gamma_jacobian_qd`, `null_space_directional`), as
+    /// `#![derivatives]` in a file does.
+    pub fn derivatives(mut self, on: bool) -> Self {
+        self.derivatives = on;
+        self
+    }
+
     /// The scalar type of the generated functions: `"f64"` (the default) or `"f32"`, as
     /// `#![scalar = f32]` in a file does (a file's attribute wins; another name is an error
     /// of [`Builder::generate`]).
@@ -313,6 +323,7 @@ impl Builder {
         };
         let mut opts = file_options(self.seed, self.crate_path.as_deref());
         opts.generic |= self.generic;
+        opts.derivatives |= self.derivatives;
         opts.scalar = self.scalar.clone();
         let mut written = Vec::new();
         for path in &self.files {

@@ -26,6 +26,9 @@ pub struct Options {
     /// Also emit the generic family of every module (`pub mod generic`: the functions over
     /// any `S: runtime::Real`, e.g. dual numbers), as `#![generic]` in the input does.
     pub generic: bool,
+    /// Also emit the derivatives of the dynamics terms (`forces_jacobian_q`, …), as
+    /// `#![derivatives]` in the input does.
+    pub derivatives: bool,
     /// The scalar type, `"f64"` (the default) or `"f32"`, as `#![scalar = f32]` in the input
     /// does (the input's attribute wins).
     pub scalar: Option<String>,
@@ -38,6 +41,7 @@ impl Default for Options {
             crate_path: "::mechgen".to_string(),
             comments: false,
             generic: false,
+            derivatives: false,
             scalar: None,
         }
     }
@@ -178,7 +182,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         });
         let inequalities =
             (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(&mut model));
-        let derivatives = match (&eom, eopts.generic) {
+        let derivatives = match (&eom, opts.derivatives || file.derivatives) {
             (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
                 &mut model, e, &gamma, &ns.basis,
             )),

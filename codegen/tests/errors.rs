@@ -1160,7 +1160,7 @@ fn an_unknown_file_option_names_the_supported_ones() {
     let e = err(&src);
     assert_eq!(
         e.message,
-        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
+        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]`, `#![derivatives]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)"
     );
 }
 
@@ -1348,6 +1348,42 @@ fn the_scalar_option_of_the_builder_is_checked() {
     };
     let code = mechgen_codegen::pretty(&generate_str(&src, &opts).expect("f32").tokens);
     assert!(code.contains("SVector<f32, NQ>"), "{code}");
+}
+
+#[test]
+fn derivatives_come_with_their_own_option() {
+    let body = circle(
+        "    constraint x * x + y * y == 1.0;\n    body b { mass = 1.0, com = vec2(x, y) }\n",
+    );
+    let code = |src: &str| {
+        mechgen_codegen::pretty(
+            &generate_str(src, &Options::default())
+                .expect("generates")
+                .tokens,
+        )
+    };
+    assert!(!code(&format!("#![generic]\n{body}")).contains("forces_jacobian_q"));
+    let with = code(&format!("#![derivatives]\n{body}"));
+    for f in [
+        "pub fn forces_jacobian_q(",
+        "pub fn forces_jacobian_qd(",
+        "pub fn forces_jacobian_p(",
+        "pub fn mass_times_jacobian(",
+        "pub fn gamma_jacobian_q(",
+        "pub fn gamma_jacobian_qd(",
+        "pub fn null_space_directional(",
+        "pub const NP: usize = 0;",
+    ] {
+        assert!(with.contains(f), "{f} missing");
+    }
+    assert!(!with.contains("pub mod generic"));
+    let src = format!("#![derivatives = 1]\n{body}");
+    check(
+        &src,
+        &["`#![derivatives]` takes no value"],
+        "",
+        "derivatives = 1",
+    );
 }
 
 #[test]

@@ -1,8 +1,10 @@
-// A slider crank with a spring on the slider, in the generic family (`#![generic]`): the
+// A slider crank with a spring on the slider, in the generic family (`#![generic]`) and with
+// the derivatives of its dynamics terms (`#![derivatives]`): the
 // step-Jacobian tests and the gradient example share it.
 
 mechgen::mechanism! {
     #![generic]
+    #![derivatives]
     /// The planar slider crank of `slider_crank.rs` with a linear spring of stiffness `k`
     /// pulling the slider towards `s = s0`, a damper `c` on it, and a constant crank torque.
     pub mod sprung_crank {

@@ -1,4 +1,4 @@
-//! Symbolic derivatives of the dynamics terms (the generic family, `#![generic]`): what
+//! Symbolic derivatives of the dynamics terms (`#![derivatives]`): what
 //! linearisation, MPC and exact step Jacobians need, from the same DAG (memoised
 //! differentiation, shared subexpressions).
 

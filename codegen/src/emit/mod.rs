@@ -52,7 +52,7 @@ pub struct Analysis<'a> {
     pub eom: Option<&'a EquationsOfMotion>,
     /// `J_g`, `∂g/∂t` and `γ_g` of the inequality constraints, when the model has any.
     pub inequalities: Option<&'a crate::derive::inequality::InequalityDerivatives>,
-    /// The derivatives of the dynamics terms (the generic family, with dynamics).
+    /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics).
     pub derivatives: Option<&'a crate::derive::sensitivity::DynamicsDerivatives>,
     /// The named outputs' derivatives and manipulator Jacobian (see `outputs` below).
     pub outputs: Option<(

@@ -357,7 +357,7 @@ pub(crate) const DERIVATIVE_FNS: [&str; 7] = [
     "null_space_directional",
 ];
 
-/// The derivatives of the dynamics terms (`#![generic]` with dynamics): `∂f/∂q`, `∂f/∂q̇`,
+/// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
 /// `∂f/∂p`, `∂(M a)/∂q`, `∂γ/∂q`, `∂γ/∂q̇`.
 fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     let Some(d) = c.an.derivatives else {

@@ -55,6 +55,8 @@ pub struct File {
     pub scalar: Option<String>,
     /// `#![generic]`: also emit the generic family (functions over any `S: Real`).
     pub generic: bool,
+    /// `#![derivatives]`: also emit the derivatives of the dynamics terms.
+    pub derivatives: bool,
     /// The mechanism modules.
     pub modules: Vec<Module>,
 }
@@ -507,8 +509,17 @@ impl Parse for File {
         let mut seed = None;
         let mut scalar = None;
         let mut generic = false;
+        let mut derivatives = false;
         for attr in input.call(Attribute::parse_inner)? {
-            if attr.path().is_ident("generic") {
+            if attr.path().is_ident("derivatives") {
+                attr.meta.require_path_only().map_err(|_| {
+                    syn::Error::new_spanned(
+                        &attr.meta,
+                        "`#![derivatives]` takes no value: it adds the derivatives of the dynamics terms (`forces_jacobian_q`, …)",
+                    )
+                })?;
+                derivatives = true;
+            } else if attr.path().is_ident("generic") {
                 attr.meta.require_path_only().map_err(|_| {
                     syn::Error::new_spanned(
                         &attr.meta,
@@ -551,7 +562,7 @@ impl Parse for File {
             } else {
                 return Err(syn::Error::new(
                     attr.span(),
-                    "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
+                    "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]`, `#![derivatives]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
                 ));
             }
         }
@@ -577,6 +588,7 @@ impl Parse for File {
             seed,
             scalar,
             generic,
+            derivatives,
             modules,
         })
     }
