@@ -17,12 +17,12 @@ fn run(args: &[&str], stdin: Option<&str>) -> Output {
         .spawn()
         .expect("run mechgen");
     if let Some(s) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(s.as_bytes())
-            .expect("write stdin");
+        // A command that fails on its arguments exits before reading: a broken pipe then
+        // is the command's doing, not the test's.
+        match child.stdin.take().expect("stdin").write_all(s.as_bytes()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+            _ => {}
+        }
     }
     drop(child.stdin.take());
     child.wait_with_output().expect("wait")
@@ -152,6 +152,6 @@ fn scalar_flag_generates_single_precision() {
         Some(&format!("#![scalar = f64]\n{CIRCLE}")),
     );
     assert!(text(&o.stdout).contains("q: &SVector<f64, NQ>"));
-    let o = run(&["-", "--scalar", "f16"], Some(CIRCLE));
+    let o = run(&["-", "--scalar", "f16"], None);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
