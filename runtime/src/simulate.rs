@@ -901,11 +901,14 @@ fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
     if !linalg::finite(w.as_slice()) {
         return None;
     }
-    let n = w
-        .symmetric_eigenvalues()
-        .iter()
-        .filter(|&&m| m <= 0.0)
-        .count();
+    // Bounded (nalgebra's `symmetric_eigenvalues` iterates without a limit): 30 sweeps per
+    // row. Where it does not converge, a failed Cholesky factorisation still says that some
+    // eigenvalue is not positive (at least one flip), a successful one that none is.
+    let Some(eig) = nalgebra::SymmetricEigen::try_new(w.clone(), f64::EPSILON, 30 * n.max(1))
+    else {
+        return w.cholesky().is_none().then_some(1);
+    };
+    let n = eig.eigenvalues.iter().filter(|&&m| m <= 0.0).count();
     (n > 0).then_some(n)
 }
 
