@@ -42,10 +42,13 @@
 //! assert!(health > 0.0);
 //! ```
 
+// Without `std` (and with `libm`): generated functions and the traits they implement only.
+#![cfg_attr(not(feature = "std"), no_std)]
+
 #[cfg(feature = "macros")]
 pub use mechgen_macros::mechanism;
 
-#[cfg(feature = "macros")]
+#[cfg(all(feature = "macros", feature = "std"))]
 pub mod guide;
 pub use mechgen_runtime as runtime;
 pub use mechgen_runtime::nalgebra;

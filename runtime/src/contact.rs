@@ -25,31 +25,7 @@
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use crate::mechanism::Dynamics;
-
-/// Inequality constraints `g(q, p, t) ≥ 0` of a mechanism with dynamics (generated for
-/// models with `inequality` items and bodies or forces).
-pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>:
-    Dynamics<NQ, NC, DOF>
-{
-    /// Names of the inequality constraints.
-    const INEQUALITY_NAMES: [&'static str; NI];
-    /// Restitution coefficient `e ∈ [0, 1]` of impacts on each inequality.
-    const RESTITUTION: [f64; NI];
-    /// `g(q, p, t)`.
-    fn inequality(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NI>;
-    /// `J_g = ∂g/∂q`.
-    fn inequality_jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NI, NQ>;
-    /// `∂g/∂t`.
-    fn inequality_jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NI>;
-    /// `γ_g` of `J_g q̈ = γ_g` (`g̈ = J_g q̈ − γ_g`).
-    fn inequality_gamma(
-        q: &SVector<f64, NQ>,
-        qd: &SVector<f64, NQ>,
-        p: &Self::Params,
-        t: f64,
-    ) -> SVector<f64, NI>;
-}
+pub use crate::mechanism::Inequalities;
 
 /// Which active-set method chooses the handled inequalities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

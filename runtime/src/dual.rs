@@ -2,7 +2,7 @@
 //! generated code (`generic::…::<Dual<N>>`) to get exact first derivatives of anything
 //! computed from it, `N` directions per evaluation.
 
-use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use crate::real::Real;
 
@@ -98,7 +98,7 @@ impl<const N: usize> Mul for Dual<N> {
     type Output = Self;
     #[inline(always)]
     fn mul(self, o: Self) -> Self {
-        let eps = std::array::from_fn(|k| self.eps[k] * o.re + self.re * o.eps[k]);
+        let eps = core::array::from_fn(|k| self.eps[k] * o.re + self.re * o.eps[k]);
         Self {
             re: self.re * o.re,
             eps,
@@ -113,7 +113,7 @@ impl<const N: usize> Div for Dual<N> {
     fn div(self, o: Self) -> Self {
         let inv = 1.0 / o.re;
         let re = self.re * inv;
-        let eps = std::array::from_fn(|k| (self.eps[k] - re * o.eps[k]) * inv);
+        let eps = core::array::from_fn(|k| (self.eps[k] - re * o.eps[k]) * inv);
         Self { re, eps }
     }
 }
@@ -195,7 +195,7 @@ impl<const N: usize> Real for Dual<N> {
     fn atan2(self, x: Self) -> Self {
         // d atan2(y, x) = (x dy − y dx) / (x² + y²)
         let inv = 1.0 / (x.re * x.re + self.re * self.re);
-        let eps = std::array::from_fn(|k| (x.re * self.eps[k] - self.re * x.eps[k]) * inv);
+        let eps = core::array::from_fn(|k| (x.re * self.eps[k] - self.re * x.eps[k]) * inv);
         Self {
             re: self.re.atan2(x.re),
             eps,

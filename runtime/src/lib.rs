@@ -22,66 +22,102 @@
 //! * [`error`]: the error enums.
 
 #![warn(missing_docs)]
+// Without `std` only what generated functions call is here (the traits, the scalars and
+// `sin_cos`): the crate is `no_std` and takes its elementary functions from `libm`.
+#![cfg_attr(not(feature = "std"), no_std)]
 
+#[cfg(not(any(feature = "std", feature = "libm")))]
+compile_error!(
+    "mechgen-runtime needs its `std` feature (the default) or, on `no_std` targets, `libm` \
+     for the elementary functions"
+);
+
+#[cfg(feature = "std")]
 pub mod ali3p;
+#[cfg(feature = "std")]
 pub mod assemble;
+#[cfg(feature = "std")]
 pub mod contact;
+#[cfg(feature = "std")]
 pub mod controlled;
+#[cfg(feature = "std")]
 pub mod csv;
 mod dual;
+#[cfg(feature = "std")]
 pub mod error;
+#[cfg(feature = "std")]
 pub mod lagrange;
 mod lanes;
+#[cfg(feature = "std")]
 mod linalg;
 pub mod mechanism;
+#[cfg(feature = "std")]
 pub mod null_space;
+#[cfg(feature = "std")]
 pub mod ode;
+#[cfg(feature = "std")]
 pub mod projection;
 mod real;
+#[cfg(feature = "std")]
 pub mod simulate;
+#[cfg(feature = "std")]
 pub mod step;
 mod trig;
+#[cfg(feature = "std")]
 pub mod velocity;
 
+#[cfg(feature = "std")]
 pub use ali3p::{simulate_ali3p, Adaptive, Ali3pOptions, Tangent};
+#[cfg(feature = "std")]
 pub use assemble::{
     assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
 };
+#[cfg(feature = "std")]
 pub use contact::{
     contact_accelerations, contact_impact, simulate_contact, ActiveSet, ContactError,
-    ContactOptions, ContactPath, ContactSolve, ContactTrajectory, Inequalities,
+    ContactOptions, ContactPath, ContactSolve, ContactTrajectory,
 };
+#[cfg(feature = "std")]
 pub use controlled::{simulate_controlled, ControlRoute, MAX_CONTROL_INTERVALS};
+#[cfg(feature = "std")]
 pub use csv::write_csv;
 pub use dual::Dual;
+#[cfg(feature = "std")]
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
+#[cfg(feature = "std")]
 pub use lagrange::{
     lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
 };
 pub use lanes::F64x4;
-pub use mechanism::{Dynamics, Mechanism};
+pub use mechanism::{Dynamics, GenericDynamics, Inequalities, Mechanism};
 pub use nalgebra;
+#[cfg(feature = "std")]
 pub use null_space::{
     best_chart, chart_health, lu_null_space, null_space_checked, svd_null_space, Chart,
     NullSpaceOutcome, NullSpacePath, DEFAULT_PIVOT_THRESHOLD,
 };
+#[cfg(feature = "std")]
 pub use ode::{
     dopri5, rk4, Dopri5Options, OdeState, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
 };
+#[cfg(feature = "std")]
 pub use projection::{
     multipliers, projection_accelerations, projection_accelerations_in,
     projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
 pub use real::Real;
+#[cfg(feature = "std")]
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
     DEFAULT_SWITCH_THRESHOLD, MAX_SWITCHES_PER_STEP,
 };
+#[cfg(feature = "std")]
 pub use step::{
-    rollout_adjoint, step, step_generic, step_jacobians, GenericDynamics, RolloutGradient,
-    StepError, StepJacobians, StepOptions,
+    rollout_adjoint, step, step_generic, step_jacobians, RolloutGradient, StepError, StepJacobians,
+    StepOptions,
 };
 pub use trig::sin_cos;
+#[cfg(feature = "std")]
 pub use velocity::{
     independent_part, project_velocity, project_velocity_min_norm, velocity_from_independent,
     velocity_from_independent_in,

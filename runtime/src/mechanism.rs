@@ -6,6 +6,8 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use crate::real::Real;
+
 /// Kinematics of a constrained mechanism: `C(q, p, t) = 0` with `NC` equations in
 /// `NQ` generalised coordinates, `DOF = NQ - rank(C_J)` degrees of freedom.
 ///
@@ -76,4 +78,67 @@ pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
     ) -> Option<f64> {
         None
     }
+}
+
+/// The generated functions of a `#![generic]` module with dynamics, over any scalar:
+/// what [`step`](crate::step()) and [`step_jacobians`](crate::step_jacobians) need. Implemented by the generated `Model`;
+/// `NP` is the number of parameters, passed by value as `p: &[S; NP]`.
+pub trait GenericDynamics<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
+    Dynamics<NQ, NC, DOF>
+{
+    /// The parameters' values in the order of the `p` arrays.
+    fn param_values(p: &Self::Params) -> [f64; NP];
+    /// `C(q, p, t)`.
+    fn residual_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NC>;
+    /// `C_t = ∂C/∂t`.
+    fn jacobian_t_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NC>;
+    /// The primary chart's basis `D` and its health (an `f64` of the pivots' values).
+    fn null_space_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> (SMatrix<S, NQ, DOF>, f64);
+    /// `x` with `C_J x = b` and zero independent part.
+    fn solve_dependent_s<S: Real>(
+        q: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+        b: &SVector<S, NC>,
+    ) -> SVector<S, NQ>;
+    /// `γ(q, q̇)` of `C_J q̈ = γ`.
+    fn gamma_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NC>;
+    /// `M(q)`.
+    fn mass_matrix_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NQ, NQ>;
+    /// `f(q, q̇)`.
+    fn forces_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NQ>;
+}
+
+/// Inequality constraints `g(q, p, t) ≥ 0` of a mechanism with dynamics (generated for
+/// models with `inequality` items and bodies or forces).
+pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>:
+    Dynamics<NQ, NC, DOF>
+{
+    /// Names of the inequality constraints.
+    const INEQUALITY_NAMES: [&'static str; NI];
+    /// Restitution coefficient `e ∈ [0, 1]` of impacts on each inequality.
+    const RESTITUTION: [f64; NI];
+    /// `g(q, p, t)`.
+    fn inequality(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NI>;
+    /// `J_g = ∂g/∂q`.
+    fn inequality_jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NI, NQ>;
+    /// `∂g/∂t`.
+    fn inequality_jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NI>;
+    /// `γ_g` of `J_g q̈ = γ_g` (`g̈ = J_g q̈ − γ_g`).
+    fn inequality_gamma(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NI>;
 }

@@ -7,8 +7,8 @@
 //! constants from `f64` literals, the elementary functions of the language, and the
 //! value (real part) that health figures and convergence tests read.
 
-use std::fmt::Debug;
-use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+use core::fmt::Debug;
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// A real scalar for generated code: `f64`, `f32`, or [`Dual`](crate::Dual) numbers
 /// carrying derivatives.
@@ -84,8 +84,11 @@ pub trait Real:
     fn powi(self, n: i32) -> Self;
 }
 
+/// `Real` for a primitive float: the inherent methods with `std`, the `libm` functions
+/// without (`no_std`); `sin_cos` by the given function.
 macro_rules! float_real {
-    ($t:ty, $sin_cos:expr) => {
+    ($t:ty, $sin_cos:expr, $libm:ident, [$sin:ident, $cos:ident, $tan:ident, $asin:ident, $acos:ident,
+     $atan:ident, $atan2:ident, $sqrt:ident, $exp:ident, $ln:ident, $powi:ident]) => {
         impl Real for $t {
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
@@ -97,11 +100,11 @@ macro_rules! float_real {
             }
             #[inline(always)]
             fn sin(self) -> Self {
-                <$t>::sin(self)
+                $libm::$sin(self)
             }
             #[inline(always)]
             fn cos(self) -> Self {
-                <$t>::cos(self)
+                $libm::$cos(self)
             }
             #[inline(always)]
             fn sin_cos(self) -> (Self, Self) {
@@ -109,35 +112,35 @@ macro_rules! float_real {
             }
             #[inline(always)]
             fn tan(self) -> Self {
-                <$t>::tan(self)
+                $libm::$tan(self)
             }
             #[inline(always)]
             fn asin(self) -> Self {
-                <$t>::asin(self)
+                $libm::$asin(self)
             }
             #[inline(always)]
             fn acos(self) -> Self {
-                <$t>::acos(self)
+                $libm::$acos(self)
             }
             #[inline(always)]
             fn atan(self) -> Self {
-                <$t>::atan(self)
+                $libm::$atan(self)
             }
             #[inline(always)]
             fn atan2(self, x: Self) -> Self {
-                <$t>::atan2(self, x)
+                $libm::$atan2(self, x)
             }
             #[inline(always)]
             fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
+                $libm::$sqrt(self)
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                $libm::$exp(self)
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                $libm::$ln(self)
             }
             #[inline(always)]
             fn abs(self) -> Self {
@@ -149,11 +152,98 @@ macro_rules! float_real {
             }
             #[inline(always)]
             fn powi(self, n: i32) -> Self {
-                <$t>::powi(self, n)
+                $libm::$powi(self, n)
             }
         }
     };
 }
 
-float_real!(f64, crate::trig::sin_cos);
-float_real!(f32, f32::sin_cos);
+/// The elementary functions of `f64` and `f32` under one spelling: the inherent methods
+/// (which call the platform's C library or LLVM intrinsics).
+#[cfg(feature = "std")]
+mod float {
+    macro_rules! forward {
+        ($t:ty: $($name:ident => $method:ident),*) => {
+            $(
+                #[inline(always)]
+                pub fn $name(x: $t) -> $t {
+                    x.$method()
+                }
+            )*
+        };
+    }
+    forward!(f64: sin => sin, cos => cos, tan => tan, asin => asin, acos => acos, atan => atan,
+        sqrt => sqrt, exp => exp, log => ln);
+    forward!(f32: sinf => sin, cosf => cos, tanf => tan, asinf => asin, acosf => acos,
+        atanf => atan, sqrtf => sqrt, expf => exp, logf => ln);
+    #[inline(always)]
+    pub fn atan2(y: f64, x: f64) -> f64 {
+        y.atan2(x)
+    }
+    #[inline(always)]
+    pub fn atan2f(y: f32, x: f32) -> f32 {
+        y.atan2(x)
+    }
+    #[inline(always)]
+    pub fn powi(x: f64, n: i32) -> f64 {
+        x.powi(n)
+    }
+    #[inline(always)]
+    pub fn powif(x: f32, n: i32) -> f32 {
+        x.powi(n)
+    }
+}
+
+/// The elementary functions of `f64` and `f32` without `std`: the `libm` crate (a port of
+/// musl's), and integer powers by repeated squaring.
+#[cfg(not(feature = "std"))]
+mod float {
+    pub use libm::{
+        acos, acosf, asin, asinf, atan, atan2, atan2f, atanf, cos, cosf, exp, expf, log, logf, sin,
+        sinf, sqrt, sqrtf, tan, tanf,
+    };
+    /// `x^n` by repeated squaring (`1/x^|n|` for negative `n`).
+    #[inline]
+    pub fn powi(x: f64, n: i32) -> f64 {
+        powi_any(x, n)
+    }
+    /// `x^n` for `f32`.
+    #[inline]
+    pub fn powif(x: f32, n: i32) -> f32 {
+        powi_any(x, n)
+    }
+    #[inline]
+    fn powi_any<T>(x: T, n: i32) -> T
+    where
+        T: Copy + core::ops::Mul<Output = T> + core::ops::Div<Output = T> + From<i8>,
+    {
+        let mut base = x;
+        let mut m = n.unsigned_abs();
+        let mut acc = T::from(1);
+        while m > 0 {
+            if m & 1 == 1 {
+                acc = acc * base;
+            }
+            base = base * base;
+            m >>= 1;
+        }
+        if n < 0 {
+            T::from(1) / acc
+        } else {
+            acc
+        }
+    }
+}
+
+float_real!(
+    f64,
+    crate::trig::sin_cos,
+    float,
+    [sin, cos, tan, asin, acos, atan, atan2, sqrt, exp, log, powi]
+);
+float_real!(
+    f32,
+    |x: f32| (float::sinf(x), float::cosf(x)),
+    float,
+    [sinf, cosf, tanf, asinf, acosf, atanf, atan2f, sqrtf, expf, logf, powif]
+);

@@ -38,47 +38,8 @@ use std::fmt;
 use nalgebra::{SMatrix, SVector};
 
 use crate::dual::Dual;
-use crate::mechanism::Dynamics;
+pub use crate::mechanism::GenericDynamics;
 use crate::real::Real;
-
-/// The generated functions of a `#![generic]` module with dynamics, over any scalar:
-/// what [`step`] and [`step_jacobians`] need. Implemented by the generated `Model`;
-/// `NP` is the number of parameters, passed by value as `p: &[S; NP]`.
-pub trait GenericDynamics<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
-    Dynamics<NQ, NC, DOF>
-{
-    /// The parameters' values in the order of the `p` arrays.
-    fn param_values(p: &Self::Params) -> [f64; NP];
-    /// `C(q, p, t)`.
-    fn residual_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NC>;
-    /// `C_t = ∂C/∂t`.
-    fn jacobian_t_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NC>;
-    /// The primary chart's basis `D` and its health (an `f64` of the pivots' values).
-    fn null_space_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> (SMatrix<S, NQ, DOF>, f64);
-    /// `x` with `C_J x = b` and zero independent part.
-    fn solve_dependent_s<S: Real>(
-        q: &SVector<S, NQ>,
-        p: &[S; NP],
-        t: S,
-        b: &SVector<S, NC>,
-    ) -> SVector<S, NQ>;
-    /// `γ(q, q̇)` of `C_J q̈ = γ`.
-    fn gamma_s<S: Real>(
-        q: &SVector<S, NQ>,
-        qd: &SVector<S, NQ>,
-        p: &[S; NP],
-        t: S,
-    ) -> SVector<S, NC>;
-    /// `M(q)`.
-    fn mass_matrix_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NQ, NQ>;
-    /// `f(q, q̇)`.
-    fn forces_s<S: Real>(
-        q: &SVector<S, NQ>,
-        qd: &SVector<S, NQ>,
-        p: &[S; NP],
-        t: S,
-    ) -> SVector<S, NQ>;
-}
 
 /// Options of [`step`] and [`step_jacobians`].
 #[derive(Clone, Copy, Debug, PartialEq)]

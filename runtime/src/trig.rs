@@ -10,7 +10,7 @@
 #![allow(clippy::excessive_precision)]
 
 // fdlibm's constants, digits as published (the compiler rounds them to the same bits).
-const INV_PIO2: f64 = std::f64::consts::FRAC_2_PI;
+const INV_PIO2: f64 = core::f64::consts::FRAC_2_PI;
 const PIO2_1: f64 = 1.570_796_326_734_125_614_17e+00;
 const PIO2_1T: f64 = 6.077_100_506_506_192_249_32e-11;
 const PIO2_2: f64 = 6.077_100_506_303_965_976_60e-11;
@@ -70,12 +70,12 @@ fn exponent(x: f64) -> i32 {
 #[inline]
 pub fn sin_cos(x: f64) -> (f64, f64) {
     let ax = x.abs();
-    if ax <= std::f64::consts::FRAC_PI_4 {
+    if ax <= core::f64::consts::FRAC_PI_4 {
         return (kernel_sin(x, 0.0), kernel_cos(x, 0.0));
     }
     // Beyond 2^20·π/2 the three-step reduction loses bits; NaN and ∞ land here too.
     if ax.is_nan() || ax >= 1_647_099.0 {
-        return x.sin_cos();
+        return (crate::Real::sin(x), crate::Real::cos(x));
     }
     // Round to the nearest integer by adding and removing 1.5·2⁵²: no libm call (the
     // sum's low bits are the quadrant).

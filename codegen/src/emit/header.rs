@@ -78,6 +78,11 @@ pub(crate) fn module_tokens(
         #[allow(unused_variables, non_snake_case, clippy::approx_constant)]
         #vis mod #name {
             use #krate::nalgebra::{SMatrix, SVector};
+            // The elementary functions (`x.sqrt()`, `f64::atan2`) are `f64`/`f32` methods
+            // with `std`; on `no_std` (the runtime's `libm` feature) they resolve to this
+            // trait's, so the same code compiles for both.
+            #[allow(unused_imports)]
+            use #krate::runtime::Real as _;
 
             /// Number of generalised coordinates.
             pub const NQ: usize = #nq_lit;

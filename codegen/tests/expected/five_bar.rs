@@ -16,6 +16,8 @@
 #[allow(unused_variables, non_snake_case, clippy::approx_constant)]
 pub mod five_bar {
     use ::mechgen::nalgebra::{SMatrix, SVector};
+    #[allow(unused_imports)]
+    use ::mechgen::runtime::Real as _;
     /// Number of generalised coordinates.
     pub const NQ: usize = 4;
     /// Number of scalar constraint equations.
