@@ -215,14 +215,16 @@ fn four_lanes_equal_four_scalar_calls() {
         let qd4 =
             SVector::<F64x4, 3>::from_fn(|i, _| F64x4::new(std::array::from_fn(|l| qds[l][i])));
         let t4 = F64x4::splat(0.0);
-        let (d4, _) = crank::generic::null_space_fixed(&q4, &p4, t4);
+        let (d4, h4) = crank::generic::null_space_fixed(&q4, &p4, t4);
+        let mut worst_lane = f64::INFINITY;
         let m4 = crank::generic::mass_matrix(&q4, &p4, t4);
         let f4 = crank::generic::forces(&q4, &qd4, &p4, t4);
         let g4 = crank::generic::gamma(&q4, &qd4, &p4, t4);
         for l in 0..4 {
             let lane = |v: &[F64x4]| v.iter().map(|x| x.lane(l)).collect::<Vec<f64>>();
-            let (d, _) = crank::generic::null_space_fixed(&qs[l], &pv, 0.0);
+            let (d, h) = crank::generic::null_space_fixed(&qs[l], &pv, 0.0);
             same(lane(d4.as_slice()), d.as_slice(), "null_space_fixed");
+            worst_lane = worst_lane.min(h);
             let m: SMatrix<f64, 3, 3> = crank::generic::mass_matrix(&qs[l], &pv, 0.0);
             same(lane(m4.as_slice()), m.as_slice(), "mass_matrix");
             same(
@@ -236,7 +238,18 @@ fn four_lanes_equal_four_scalar_calls() {
                 "gamma",
             );
         }
+        // The lanes' health is the worst lane's (each lane's figure computed lane-wise).
+        assert_eq!(h4, worst_lane, "lanes' health vs the worst lane's");
     }
+    // A NaN lane makes the figure 0 (an error for callers that check it), whatever the
+    // other lanes are.
+    let q = SVector::<f64, 3>::from(crank::NOMINAL_Q);
+    let mut q4 = q.map(F64x4::splat);
+    q4[1] = F64x4::new([q[1], q[1], f64::NAN, q[1]]);
+    let (_, h4) = crank::generic::null_space_fixed(&q4, &p4, F64x4::splat(0.0));
+    assert_eq!(h4, 0.0, "health with a NaN lane");
+    let (_, h) = crank::generic::null_space_fixed(&q, &pv, 0.0);
+    assert!(h > 0.1, "nominal health {h}");
 }
 
 #[test]

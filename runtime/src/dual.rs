@@ -147,9 +147,24 @@ assign!(DivAssign, div_assign, /);
 
 impl<const N: usize> Real for Dual<N> {
     const DERIVATIVES: bool = true;
+    type Part = f64;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         Self::constant(v)
+    }
+    #[inline(always)]
+    fn part(self) -> f64 {
+        self.re
+    }
+    /// The operand with the smaller value, derivatives included (a NaN value gives the
+    /// other, as `f64::min`).
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        if other.re < self.re || self.re.is_nan() {
+            other
+        } else {
+            self
+        }
     }
     #[inline(always)]
     fn value(self) -> f64 {

@@ -3,17 +3,19 @@
 //!
 //! The lanes are a plain `[f64; 4]` with lane-wise operations written so that the compiler
 //! vectorises them (two SSE2 operations per lane-wise operation on the baseline x86-64
-//! target, one AVX operation with `-C target-cpu=…` that has it). Elementary functions are
-//! evaluated lane by lane (the runtime's `sin_cos`, the C library otherwise), so each lane
-//! is bitwise the scalar result.
+//! target, one AVX operation with `-C target-cpu=…` that has it). `sin_cos` runs fdlibm's
+//! reduction and kernels on the four lanes together ([`sin_cos_lanes`], bitwise equal to
+//! the scalar [`sin_cos`](crate::sin_cos)); the other elementary functions go lane by lane.
+//! A basis's health figure is computed lane-wise (`Real::Part` is `F64x4`) and reported as
+//! the worst lane's.
 //!
-//! Measured (README, step benchmark): lanes pay only on the smallest mechanisms. On the
-//! Stewart platform's mass matrix the generic function over `F64x4` executes about twice
-//! the instructions of four `f64` calls (callgrind: 19,100 against 10,000 per four
-//! configurations); `wide::f64x4` and `wide::f64x2` with their vectorised sin/cos were tried
-//! in its place and did no better, so the runtime keeps no dependency for it.
+//! Measured (README, step benchmark): four configurations per call cost 0.63–0.80× four
+//! `f64` calls on the baseline target. Two things had made lanes several times *slower*:
+//! nalgebra's `from_element` (an iterator of clones, not turned into a fill for a 32-byte
+//! element) and health figures read through `Real::value` per pivot (a branchy reduction
+//! over lanes, 121 of them in the Stewart platform's basis).
 
-use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use crate::real::Real;
 
@@ -101,10 +103,69 @@ impl Neg for F64x4 {
     }
 }
 
+/// `(sin x, cos x)` of each lane, bitwise equal to the scalar
+/// [`sin_cos`](crate::sin_cos): the same fdlibm reduction and kernels, computed on the four
+/// lanes together (the compiler vectorises the loops) when every lane needs only the first
+/// Cody–Waite step (`|x| < 2²⁰·π/2`, not near a multiple of π/2); lane by lane otherwise.
+#[inline]
+pub fn sin_cos_lanes(x: F64x4) -> (F64x4, F64x4) {
+    use crate::trig::{
+        exponent, kernel_cos, kernel_sin, INV_PIO2, PIO2_1, PIO2_1T, REDUCTION_LIMIT, SHIFT,
+    };
+    let x = x.0;
+    let mut fast = true;
+    let mut y0 = [0.0; 4];
+    let mut y1 = [0.0; 4];
+    let mut quadrant = [0u64; 4];
+    for l in 0..4 {
+        // Lanes within π/4 take the scalar shortcut's values: with f = 0 and quadrant 0 the
+        // arithmetic below gives y0 = x, y1 = 0 exactly.
+        let small = x[l].abs() <= core::f64::consts::FRAC_PI_4;
+        let biased = x[l] * INV_PIO2 + SHIFT;
+        let f = if small { 0.0 } else { biased - SHIFT };
+        quadrant[l] = if small { 0 } else { biased.to_bits() & 3 };
+        let r = x[l] - f * PIO2_1;
+        let w = f * PIO2_1T;
+        y0[l] = r - w;
+        y1[l] = (r - y0[l]) - w;
+        // `!(… < …)` is also true for NaN.
+        fast &= x[l].abs() < REDUCTION_LIMIT && exponent(x[l]) - exponent(y0[l]) <= 16;
+    }
+    if !fast {
+        let f = crate::trig::sin_cos;
+        let r = [f(x[0]), f(x[1]), f(x[2]), f(x[3])];
+        return (
+            F64x4([r[0].0, r[1].0, r[2].0, r[3].0]),
+            F64x4([r[0].1, r[1].1, r[2].1, r[3].1]),
+        );
+    }
+    let mut s = [0.0; 4];
+    let mut c = [0.0; 4];
+    for l in 0..4 {
+        let ks = kernel_sin(y0[l], y1[l]);
+        let kc = kernel_cos(y0[l], y1[l]);
+        // Quadrant q: sin = (s, c, −s, −c)[q], cos = (c, −s, −c, s)[q].
+        let q = quadrant[l];
+        let (a, b) = if q & 1 == 0 { (ks, kc) } else { (kc, ks) };
+        s[l] = f64::from_bits(a.to_bits() ^ ((q >> 1) << 63));
+        c[l] = f64::from_bits(b.to_bits() ^ ((((q + 1) >> 1) & 1) << 63));
+    }
+    (F64x4(s), F64x4(c))
+}
+
 impl Real for F64x4 {
+    type Part = F64x4;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         Self::splat(v)
+    }
+    #[inline(always)]
+    fn part(self) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        self.zip(other, f64::min)
     }
     /// The smallest lane by modulus with its sign (a health figure or a convergence test on
     /// lanes must hold for every lane); NaN if any lane is NaN.
@@ -124,19 +185,15 @@ impl Real for F64x4 {
     }
     #[inline(always)]
     fn sin(self) -> Self {
-        self.map(|a| crate::trig::sin_cos(a).0)
+        sin_cos_lanes(self).0
     }
     #[inline(always)]
     fn cos(self) -> Self {
-        self.map(|a| crate::trig::sin_cos(a).1)
+        sin_cos_lanes(self).1
     }
     #[inline(always)]
     fn sin_cos(self) -> (Self, Self) {
-        let r = self.0.map(crate::trig::sin_cos);
-        (
-            Self([r[0].0, r[1].0, r[2].0, r[3].0]),
-            Self([r[0].1, r[1].1, r[2].1, r[3].1]),
-        )
+        sin_cos_lanes(self)
     }
     #[inline(always)]
     fn tan(self) -> Self {
@@ -181,5 +238,59 @@ impl Real for F64x4 {
     #[inline(always)]
     fn powi(self, n: i32) -> Self {
         self.map(|a| a.powi(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sin_cos_lanes, F64x4};
+
+    /// The lanes equal the scalar `sin_cos` bit for bit, on the fast path (all lanes of
+    /// moderate size), near π/4 and multiples of π/2 (where the reduction needs more steps),
+    /// and with large, infinite and NaN lanes mixed in (the lane-by-lane path).
+    #[test]
+    fn lanes_equal_the_scalar_bit_for_bit() {
+        let mut s: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let pio4 = core::f64::consts::FRAC_PI_4;
+        let mut specials = vec![
+            0.0,
+            -0.0,
+            pio4,
+            -pio4,
+            pio4.next_up(),
+            pio4.next_down(),
+            1e-300,
+        ];
+        for k in -50i32..50 {
+            let x = f64::from(k) * core::f64::consts::FRAC_PI_2;
+            specials.extend([x, x.next_up(), x.next_down()]);
+        }
+        specials.extend([1e7, -3e9, f64::INFINITY, f64::NAN, 1_647_098.9]);
+        let mut checked = 0;
+        let mut check = |lanes: [f64; 4]| {
+            let (sv, cv) = sin_cos_lanes(F64x4(lanes));
+            for (l, &x) in lanes.iter().enumerate() {
+                let (ss, cs) = crate::sin_cos(x);
+                assert_eq!(sv.0[l].to_bits(), ss.to_bits(), "sin {x:e}");
+                assert_eq!(cv.0[l].to_bits(), cs.to_bits(), "cos {x:e}");
+            }
+            checked += 1;
+        };
+        for &range in &[0.5, 0.8, 4.0, 100.0, 1e5] {
+            for _ in 0..50_000 {
+                check(core::array::from_fn(|_| (2.0 * next() - 1.0) * range));
+            }
+        }
+        for (i, &x) in specials.iter().enumerate() {
+            check([x, 0.3 * i as f64, -1.2, x * 0.5]);
+            check([x; 4]);
+        }
+        assert!(checked > 250_000);
     }
 }

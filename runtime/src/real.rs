@@ -44,8 +44,17 @@ pub trait Real:
     /// values then take one step in this type to get exact derivatives (see
     /// [`step_generic`](crate::step_generic)).
     const DERIVATIVES: bool = false;
+    /// The type that value-level figures (a basis's health) are computed in: `f64` for the
+    /// scalars and dual numbers (their values), the lanes themselves for
+    /// [`F64x4`](crate::F64x4) (a figure per lane; its [`Real::value`] is the worst lane's).
+    type Part: Real;
     /// The constant `v` (generated code writes every literal through this).
     fn from_f64(v: f64) -> Self;
+    /// `self` as a [`Real::Part`]: the value, or the lanes.
+    fn part(self) -> Self::Part;
+    /// The smaller of the two (by value for dual numbers, lane by lane for lanes; as
+    /// `f64::min`, a NaN operand gives the other).
+    fn min(self, other: Self) -> Self;
     /// The value as an `f64`: the number itself, or a dual number's real part.
     fn value(self) -> f64;
     /// Whether the number is exactly zero (for a dual number: its value and every
@@ -90,9 +99,18 @@ macro_rules! float_real {
     ($t:ty, $sin_cos:expr, $libm:ident, [$sin:ident, $cos:ident, $tan:ident, $asin:ident, $acos:ident,
      $atan:ident, $atan2:ident, $sqrt:ident, $exp:ident, $ln:ident, $powi:ident]) => {
         impl Real for $t {
+            type Part = f64;
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 v as $t
+            }
+            #[inline(always)]
+            fn part(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn min(self, other: Self) -> Self {
+                <$t>::min(self, other)
             }
             #[inline(always)]
             fn value(self) -> f64 {

@@ -10,9 +10,9 @@
 #![allow(clippy::excessive_precision)]
 
 // fdlibm's constants, digits as published (the compiler rounds them to the same bits).
-const INV_PIO2: f64 = core::f64::consts::FRAC_2_PI;
-const PIO2_1: f64 = 1.570_796_326_734_125_614_17e+00;
-const PIO2_1T: f64 = 6.077_100_506_506_192_249_32e-11;
+pub(crate) const INV_PIO2: f64 = core::f64::consts::FRAC_2_PI;
+pub(crate) const PIO2_1: f64 = 1.570_796_326_734_125_614_17e+00;
+pub(crate) const PIO2_1T: f64 = 6.077_100_506_506_192_249_32e-11;
 const PIO2_2: f64 = 6.077_100_506_303_965_976_60e-11;
 const PIO2_2T: f64 = 2.022_266_248_795_950_631_54e-21;
 const PIO2_3: f64 = 2.022_266_248_711_166_455_80e-21;
@@ -32,9 +32,14 @@ const C4: f64 = -2.755_731_435_139_066_330_35e-07;
 const C5: f64 = 2.087_572_321_298_174_827_90e-09;
 const C6: f64 = -1.135_964_755_778_819_482_65e-11;
 
+/// `1.5·2⁵²`: adding and removing it rounds to the nearest integer.
+pub(crate) const SHIFT: f64 = 6_755_399_441_055_744.0;
+/// Largest `|x|` the three-step reduction serves.
+pub(crate) const REDUCTION_LIMIT: f64 = 1_647_099.0;
+
 /// `sin(x + y)` for `|x + y| ≤ π/4`, `y` the tail of the reduced argument.
 #[inline(always)]
-fn kernel_sin(x: f64, y: f64) -> f64 {
+pub(crate) fn kernel_sin(x: f64, y: f64) -> f64 {
     let z = x * x;
     let w = z * z;
     let r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
@@ -44,7 +49,7 @@ fn kernel_sin(x: f64, y: f64) -> f64 {
 
 /// `cos(x + y)` for `|x + y| ≤ π/4`.
 #[inline(always)]
-fn kernel_cos(x: f64, y: f64) -> f64 {
+pub(crate) fn kernel_cos(x: f64, y: f64) -> f64 {
     let z = x * x;
     let w = z * z;
     let r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
@@ -55,7 +60,7 @@ fn kernel_cos(x: f64, y: f64) -> f64 {
 
 /// Biased exponent of `x`.
 #[inline(always)]
-fn exponent(x: f64) -> i32 {
+pub(crate) fn exponent(x: f64) -> i32 {
     ((x.to_bits() >> 52) & 0x7ff) as i32
 }
 
@@ -74,12 +79,11 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
         return (kernel_sin(x, 0.0), kernel_cos(x, 0.0));
     }
     // Beyond 2^20·π/2 the three-step reduction loses bits; NaN and ∞ land here too.
-    if ax.is_nan() || ax >= 1_647_099.0 {
+    if ax.is_nan() || ax >= REDUCTION_LIMIT {
         return (crate::Real::sin(x), crate::Real::cos(x));
     }
     // Round to the nearest integer by adding and removing 1.5·2⁵²: no libm call (the
     // sum's low bits are the quadrant).
-    const SHIFT: f64 = 6_755_399_441_055_744.0;
     let biased = x * INV_PIO2 + SHIFT;
     let f = biased - SHIFT;
     let quadrant = biased.to_bits() & 3;

@@ -72,19 +72,45 @@ fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStrea
 /// `local("health")`, from the pivots and the scale entries (structural entries of the
 /// pivot rows of `C_J`); `d` is the basis. Constant pivots and scale entries are folded
 /// at generation (and a constant is finite: it needs no check).
+///
+/// The generic family computes it in `<S as Real>::Part` (its terms are `Real::part(x)`):
+/// `f64` for scalars and dual numbers (their values: no derivative work), `F64x4` for
+/// lanes, so that each lane gets its own figure and the result (`Real::value`, the smallest
+/// lane) is the worst lane's, computed with lane-wise operations.
 pub(crate) fn health_tokens(
     pivots: &[Term],
     scale: &[Term],
     d: &Ident,
     sc: &ScalarType,
 ) -> TokenStream {
-    // The generic family computes the figure in `f64`, from its pivots' values.
     let generic = sc.is_generic();
-    let f64_type = ScalarType::default();
-    let sc = if generic { &f64_type } else { sc };
     let ty = &sc.ty;
-    let lit = |v: f64| sc.literal(v).unwrap_or_default();
-    let (one, zero) = (lit(1.0), lit(0.0));
+    let part = quote!(<S as Real>::Part);
+    let lit = |v: f64| {
+        let l = ScalarType::default().literal(v).unwrap_or_default();
+        if generic {
+            quote!(<#part as Real>::from_f64(#l))
+        } else {
+            sc.literal(v).unwrap_or_default()
+        }
+    };
+    // The figure itself is an `f64` in the generic family.
+    let health_lit = |v: f64| {
+        if generic {
+            ScalarType::default().literal(v).unwrap_or_default()
+        } else {
+            sc.literal(v).unwrap_or_default()
+        }
+    };
+    let (one, zero) = (health_lit(1.0), health_lit(0.0));
+    let call = |f: &str, args: TokenStream| {
+        let f = quote::format_ident!("{f}");
+        if generic {
+            quote!(Real::#f(#args))
+        } else {
+            quote!(#ty::#f(#args))
+        }
+    };
     let health = local("health");
     if pivots.is_empty() {
         // No constraints: D = I, healthy unless the inputs are not finite.
@@ -111,7 +137,7 @@ pub(crate) fn health_tokens(
         .map(|p| &p.0)
         .collect();
     // The constant last: `x.min(1.0)` (a literal has no method before its type is known).
-    let mut mins: Vec<TokenStream> = var_pivots.iter().map(|p| quote!(#ty::abs(#p))).collect();
+    let mut mins: Vec<TokenStream> = var_pivots.iter().map(|p| call("abs", quote!(#p))).collect();
     mins.extend(const_min.map(lit));
     let mut squares: Vec<TokenStream> = Vec::new();
     if const_sq != 0.0 {
@@ -122,39 +148,49 @@ pub(crate) fn health_tokens(
         quote!(#e * #e)
     }));
     if squares.is_empty() {
-        squares.push(zero.clone());
+        squares.push(lit(0.0));
     }
     let (sq_stmts, sq) = reduce(&squares, Op::Sum, "health_sq");
     let (min_stmts, min) = reduce(&mins, Op::Min, "health_min");
+    let sqrt = call("sqrt", sq);
+    let one_part = lit(1.0);
+    let ratio = call("min", quote!(#min_name / #scale_name, #one_part));
     // Every input of the basis is an entry of the pivot rows (in `health_scale`) or a
     // pivot: when those are finite, so is the basis (or its health is ~0 by overflow).
-    let check = if var_pivots.is_empty() {
-        quote!(#scale_name.is_finite())
+    let (check_stmts, checked) = if var_pivots.is_empty() {
+        (TokenStream::new(), quote!(#scale_name))
     } else {
         let terms: Vec<TokenStream> = var_pivots.iter().map(|p| quote!(#p)).collect();
-        let (check_stmts, sum) = reduce(&terms, Op::Sum, "health_check");
-        return quote! {
-            #sq_stmts
-            let #scale_name = #ty::sqrt(#sq);
-            #min_stmts
-            let #min_name = #min;
-            #check_stmts
-            let #health = if (#sum + #scale_name).is_finite() && #scale_name > #zero {
-                #ty::min(#min_name / #scale_name, #one)
+        let (stmts, sum) = reduce(&terms, Op::Sum, "health_check");
+        (stmts, quote!((#sum + #scale_name)))
+    };
+    let decide = if generic {
+        // `x · 0` is 0 for finite x, NaN otherwise, and a NaN lane is the lanes' value.
+        let zero_part = lit(0.0);
+        quote! {
+            let #health = if Real::value(#checked * #zero_part) == 0.0
+                && Real::value(#scale_name) > 0.0
+            {
+                Real::value(#ratio)
+            } else {
+                0.0
+            };
+        }
+    } else {
+        quote! {
+            let #health = if #checked.is_finite() && #scale_name > #zero {
+                #ratio
             } else {
                 #zero
             };
-        };
+        }
     };
     quote! {
         #sq_stmts
-        let #scale_name = #ty::sqrt(#sq);
+        let #scale_name = #sqrt;
         #min_stmts
         let #min_name = #min;
-        let #health = if #check && #scale_name > #zero {
-            #ty::min(#min_name / #scale_name, #one)
-        } else {
-            #zero
-        };
+        #check_stmts
+        #decide
     }
 }

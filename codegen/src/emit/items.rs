@@ -297,13 +297,13 @@ fn basis_sets(
 ) -> TokenStream {
     let health_name = local("health");
     let sets = matrix_sets(entries, pos, out);
-    // The generic family's health figure is an `f64` of its pivots' values.
+    // The generic family's health figure is computed in `S::Part` from its pivots' parts.
     let terms: Vec<(TokenStream, Option<f64>)> = extra
         .iter()
         .zip(extra_roots)
         .map(|(v, &r)| {
             let v = if opts.scalar.is_generic() {
-                quote!(Real::value(#v))
+                quote!(Real::part(#v))
             } else {
                 v.clone()
             };
