@@ -172,7 +172,13 @@ impl<const N: usize> Real for Dual<N> {
     }
     #[inline(always)]
     fn is_zero(self) -> bool {
-        self.re == 0.0 && self.eps.iter().all(|&e| e == 0.0)
+        // Branch-free: the bits of every part or-ed together, the sign bits shifted out
+        // (±0.0 are zero). The early-exit form was 15 % of a Stewart step's Jacobian.
+        let mut bits = self.re.to_bits();
+        for e in self.eps {
+            bits |= e.to_bits();
+        }
+        bits << 1 == 0
     }
     #[inline(always)]
     fn sin(self) -> Self {

@@ -143,7 +143,7 @@ fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
     a: &SMatrix<S, R, K>,
     b: &SMatrix<S, K, C>,
 ) -> SMatrix<S, R, C> {
-    let mut out = SMatrix::<S, R, C>::from_element(S::from_f64(0.0));
+    let mut out = SMatrix::<S, R, C>::from_fn(|_, _| S::from_f64(0.0));
     for k in 0..K {
         for i in 0..R {
             let aik = a[(i, k)];
@@ -240,7 +240,7 @@ where
     let ct = M::jacobian_t_s(q, p, ts);
     // Scleronomic constraints (`C_t = 0`, most mechanisms): no solve for `x_t`.
     let xt = if ct.iter().all(|c| c.is_zero()) {
-        SVector::<S, NQ>::from_element(S::from_f64(0.0))
+        SVector::<S, NQ>::from_fn(|_, _| S::from_f64(0.0))
     } else {
         M::solve_dependent_s(q, p, ts, &ct.map(|c| -c))
     };
