@@ -9,7 +9,7 @@
 //! over dual numbers and `f32`.
 #![no_std]
 
-use mechgen::nalgebra::SVector;
+use mechgen::nalgebra::{SMatrix, SVector};
 use mechgen::runtime::{Dual, Real};
 
 #[panic_handler]
@@ -67,6 +67,15 @@ mechgen::mechanism! {
     }
 }
 
+/// `m` row by row into `out` (C's layout).
+fn write_rows<T: Copy, const R: usize, const C: usize>(m: &SMatrix<T, R, C>, out: &mut [T]) {
+    for r in 0..R {
+        for c in 0..C {
+            out[r * C + c] = m[(r, c)];
+        }
+    }
+}
+
 const NQ: usize = crank::NQ;
 const NC: usize = crank::NC;
 const DOF: usize = crank::DOF;
@@ -94,11 +103,7 @@ pub extern "C" fn mg_residual(q: &[f64; NQ], out: &mut [f64; NC]) {
 #[no_mangle]
 pub extern "C" fn mg_jacobian(q: &[f64; NQ], out: &mut [f64; NC * NQ]) {
     let j = crank::jacobian(&SVector::from(*q), &crank::Params::default(), 0.0);
-    for r in 0..NC {
-        for c in 0..NQ {
-            out[r * NQ + c] = j[(r, c)];
-        }
-    }
+    write_rows(&j, out);
 }
 
 /// `C_J` row by row from one pass of the generic residual over `Dual<NQ>`.
@@ -116,11 +121,7 @@ pub extern "C" fn mg_jacobian_dual(q: &[f64; NQ], out: &mut [f64; NC * NQ]) {
 #[no_mangle]
 pub extern "C" fn mg_null_space(q: &[f64; NQ], out: &mut [f64; NQ * DOF]) -> f64 {
     let (d, health) = crank::null_space(&SVector::from(*q), &crank::Params::default(), 0.0);
-    for r in 0..NQ {
-        for c in 0..DOF {
-            out[r * DOF + c] = d[(r, c)];
-        }
-    }
+    write_rows(&d, out);
     health
 }
 
@@ -128,11 +129,7 @@ pub extern "C" fn mg_null_space(q: &[f64; NQ], out: &mut [f64; NQ * DOF]) -> f64
 #[no_mangle]
 pub extern "C" fn mg_null_space_f32(q: &[f32; NQ], out: &mut [f32; NQ * DOF]) -> f32 {
     let (d, health) = crank32::null_space(&SVector::from(*q), &crank32::Params::default(), 0.0);
-    for r in 0..NQ {
-        for c in 0..DOF {
-            out[r * DOF + c] = d[(r, c)];
-        }
-    }
+    write_rows(&d, out);
     health
 }
 
@@ -140,11 +137,7 @@ pub extern "C" fn mg_null_space_f32(q: &[f32; NQ], out: &mut [f32; NQ * DOF]) ->
 #[no_mangle]
 pub extern "C" fn mg_mass_matrix(q: &[f64; NQ], out: &mut [f64; NQ * NQ]) {
     let m = crank::mass_matrix(&SVector::from(*q), &crank::Params::default(), 0.0);
-    for r in 0..NQ {
-        for c in 0..NQ {
-            out[r * NQ + c] = m[(r, c)];
-        }
-    }
+    write_rows(&m, out);
 }
 
 /// `f(q, q̇)`.
@@ -168,11 +161,7 @@ pub extern "C" fn mg_forces_jacobian_q(q: &[f64; NQ], qd: &[f64; NQ], out: &mut 
         &crank::Params::default(),
         0.0,
     );
-    for r in 0..NQ {
-        for c in 0..NQ {
-            out[r * NQ + c] = j[(r, c)];
-        }
-    }
+    write_rows(&j, out);
 }
 
 /// The output `tip` and the inequality `stop`.
