@@ -27,6 +27,7 @@ fn main() {
         // three mechanisms the step benchmark runs; the large families stay f64 only.
         let opts = mechgen_codegen::Options {
             generic: matches!(s.module.as_ref(), "slider_crank" | "andrews" | "stewart"),
+            derivatives: matches!(s.module.as_ref(), "slider_crank" | "andrews" | "stewart"),
             ..mechgen_codegen::Options::default()
         };
         let g = match mechgen_codegen::generate_str(&s.text, &opts) {

@@ -2,6 +2,8 @@
 //! measured in the same run (issue 13's benchmarks):
 //!
 //! * `step_jacobians` (all of ∂x'/∂(x, p) by `Dual<8>` passes) / `step`;
+//! * `step_jacobians_symbolic` (the state blocks composed from the generated derivatives) /
+//!   `step` and / the dual-number state Jacobian;
 //! * central differences of the step in every input (2·(NQ + DOF + NP) steps) /
 //!   `step_jacobians`;
 //! * the residual's Jacobian by one `Dual<NQ>`-free pass per 8 coordinates
@@ -20,8 +22,8 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, step, step_generic, step_jacobians, AssemblyOptions, Dual, F64x4, GenericDynamics,
-    StepOptions,
+    self, step, step_generic, step_jacobians, step_jacobians_symbolic, AssemblyOptions, Dual,
+    F64x4, StepDerivatives, StepOptions,
 };
 use mechgen_bench::generated as g;
 
@@ -89,7 +91,7 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     h: f64,
     u: f64,
 ) where
-    M: GenericDynamics<NQ, NC, DOF, NP>,
+    M: StepDerivatives<NQ, NC, DOF, NP>,
     M::Params: Default,
 {
     let p = M::Params::default();
@@ -149,6 +151,46 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         &format!("step_jacobians, state only (n = {})", NQ + DOF),
         "step",
         pair(sx, st),
+    );
+    let sym = || {
+        black_box(step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(
+            black_box(&q),
+            black_box(&u),
+            black_box(&p),
+            0.0,
+            h,
+            &state_only,
+        ))
+        .ok();
+    };
+    row(
+        name,
+        &format!("step_jacobians_symbolic, state only (n = {})", NQ + DOF),
+        "step",
+        pair(sym, st),
+    );
+    row(
+        name,
+        "step_jacobians_symbolic, state only",
+        "step_jacobians, state only",
+        pair(sym, sx),
+    );
+    let sym_full = || {
+        black_box(step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(
+            black_box(&q),
+            black_box(&u),
+            black_box(&p),
+            0.0,
+            h,
+            &opts,
+        ))
+        .ok();
+    };
+    row(
+        name,
+        &format!("step_jacobians_symbolic (n = {n} inputs)"),
+        "step",
+        pair(sym_full, st),
     );
     let fd = || {
         for c in 0..n {

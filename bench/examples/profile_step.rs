@@ -1,7 +1,8 @@
 //! Targets for `valgrind --tool=callgrind` (instruction counts, repeatable under load) on the
 //! Stewart platform's generic family:
 //!
-//! * `profile_step jacobians`: `step_jacobians` (state only), 200 calls;
+//! * `profile_step jacobians` / `symbolic` / `step`: `step_jacobians` /
+//!   `step_jacobians_symbolic` (state only) / `step`, 200 calls;
 //! * `profile_step lanes` / `profile_step scalar`: `null_space_fixed` and `mass_matrix` on four
 //!   configurations, 1,000 times, in `F64x4` lanes / as four `f64` calls.
 //!
@@ -12,7 +13,8 @@ use std::hint::black_box;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, step_jacobians, AssemblyOptions, F64x4, GenericDynamics, StepOptions,
+    self, step_jacobians, step_jacobians_symbolic, AssemblyOptions, F64x4, GenericDynamics,
+    StepOptions,
 };
 use mechgen_bench::generated::stewart as m;
 
@@ -69,6 +71,38 @@ fn main() {
                         0.0,
                     ));
                 }
+            }
+        }
+        "step" => {
+            let u = SVector::<f64, DOF>::from_element(0.1);
+            for _ in 0..200 {
+                black_box(runtime::step::<G, NQ, NC, DOF, NP>(
+                    black_box(&q),
+                    &u,
+                    &p,
+                    0.0,
+                    1e-3,
+                    &StepOptions::default(),
+                ))
+                .ok();
+            }
+        }
+        "symbolic" => {
+            let u = SVector::<f64, DOF>::from_element(0.1);
+            let opts = StepOptions {
+                parameter_jacobians: false,
+                ..StepOptions::default()
+            };
+            for _ in 0..200 {
+                black_box(step_jacobians_symbolic::<G, NQ, NC, DOF, NP>(
+                    black_box(&q),
+                    &u,
+                    &p,
+                    0.0,
+                    1e-3,
+                    &opts,
+                ))
+                .ok();
             }
         }
         _ => {

@@ -5,6 +5,8 @@ fn main() {
         .file("andrews.mech")
         // The generic family: exact step Jacobians by dual numbers (tests/step.rs).
         .generic(true)
+        // The derivatives of the dynamics terms: step Jacobians composed from them.
+        .derivatives(true)
         .generate()
     {
         eprintln!("{e}");

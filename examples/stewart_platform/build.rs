@@ -8,6 +8,8 @@ fn main() {
         .file("stewart_loop.mech")
         // The generic family: exact step Jacobians by dual numbers (tests/step.rs).
         .generic(true)
+        // The derivatives of the dynamics terms: step Jacobians composed from them.
+        .derivatives(true)
         .generate()
     {
         eprintln!("{e}");

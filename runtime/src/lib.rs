@@ -89,7 +89,7 @@ pub use lagrange::{
     lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
 };
 pub use lanes::F64x4;
-pub use mechanism::{Dynamics, GenericDynamics, Inequalities, Mechanism};
+pub use mechanism::{Dynamics, GenericDynamics, Inequalities, Mechanism, StepDerivatives};
 pub use nalgebra;
 #[cfg(feature = "std")]
 pub use null_space::{
@@ -113,8 +113,8 @@ pub use simulate::{
 };
 #[cfg(feature = "std")]
 pub use step::{
-    rollout_adjoint, step, step_generic, step_jacobians, RolloutGradient, StepError, StepJacobians,
-    StepOptions,
+    rollout_adjoint, step, step_generic, step_jacobians, step_jacobians_symbolic, RolloutGradient,
+    StepError, StepJacobians, StepOptions,
 };
 pub use trig::sin_cos;
 #[cfg(feature = "std")]

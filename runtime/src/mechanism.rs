@@ -142,3 +142,50 @@ pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const
         t: f64,
     ) -> SVector<f64, NI>;
 }
+
+/// The symbolic derivatives of the dynamics terms of a module generated with `#![generic]`
+/// and `#![derivatives]` (implemented by its `Model`): what
+/// [`step_jacobians`](crate::step_jacobians) composes the step's state Jacobian from,
+/// instead of dual-number passes through the whole step.
+pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
+    GenericDynamics<NQ, NC, DOF, NP>
+{
+    /// Whether the constraints depend on time (`∂C/∂t` not identically zero): then `γ` has
+    /// `C_qt`, `C_tt` terms and the composition does not apply (dual numbers are used).
+    const RHEONOMIC: bool;
+    /// `∂f/∂q` (velocities held).
+    fn forces_jacobian_q(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NQ, NQ>;
+    /// `∂f/∂q̇`.
+    fn forces_jacobian_qd(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NQ, NQ>;
+    /// `∂(M(q) b)/∂q` for a fixed `b`.
+    fn mass_times_jacobian(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+    ) -> SMatrix<f64, NQ, NQ>;
+    /// `∂γ/∂q` (velocities held).
+    fn gamma_jacobian_q(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NC, NQ>;
+    /// `∂γ/∂q̇`; for time-independent constraints `−2 ∂(C_J q̇)/∂q`.
+    fn gamma_jacobian_qd(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NC, NQ>;
+}

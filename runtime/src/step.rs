@@ -30,6 +30,10 @@
 //! differentiated map would make it discontinuous; use the simulators of
 //! [`simulate`](crate::simulate) to pass turning points).
 //!
+//! With the module's symbolic derivatives (`#![derivatives]`, [`StepDerivatives`]),
+//! [`step_jacobians_symbolic`] composes the state blocks from them and `f64` evaluations
+//! instead (about 0.4× the instructions on the Stewart platform).
+//!
 //! Vector–Jacobian (adjoint) products for long horizons are
 //! [`StepJacobians::vjp`]: the transposed blocks applied to `(λ_q, λ_u)`.
 
@@ -38,7 +42,7 @@ use std::fmt;
 use nalgebra::{SMatrix, SVector};
 
 use crate::dual::Dual;
-pub use crate::mechanism::GenericDynamics;
+pub use crate::mechanism::{GenericDynamics, StepDerivatives};
 use crate::real::Real;
 
 /// Options of [`step`] and [`step_jacobians`].
@@ -207,20 +211,39 @@ fn lu_solve<S: Real, const N: usize>(
     Ok(b)
 }
 
-/// One step of the projection method over any scalar (see the [module docs](self)):
-/// `(q, u)` at time `t` to `(q', u')` at `t + h`, with the parameters' values `p`.
-///
-/// This is the map that [`step`] evaluates in `f64` and [`step_jacobians`] in dual
-/// numbers; call it with your own [`Real`] to carry other derivatives.
+/// The quantities of one step before its position projection (see the
+/// [module docs](self)), kept for the step's Jacobian.
+struct Forward<S: Real, const NQ: usize, const DOF: usize> {
+    /// `D(q)`, the primary chart's basis.
+    d: SMatrix<S, NQ, DOF>,
+    /// `q̇ = D u + x_t`.
+    qd: SVector<S, NQ>,
+    /// `Ḋu = J_dep⁻¹ γ(q, q̇)`.
+    ddu: SVector<S, NQ>,
+    /// `M(q)`.
+    mass: SMatrix<S, NQ, NQ>,
+    /// `f(q, q̇) − M Ḋu`.
+    rhs: SVector<S, NQ>,
+    /// `Dᵀ M D`.
+    a: SMatrix<S, DOF, DOF>,
+    /// `u̇`.
+    ud: SVector<S, DOF>,
+    /// `u' = u + h u̇`.
+    u1: SVector<S, DOF>,
+    /// `q̃ = q + h (D u' + x_t)`, before the projection.
+    qn: SVector<S, NQ>,
+}
+
+/// The step up to its position projection.
 #[allow(clippy::type_complexity)]
-pub fn step_generic<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+fn forward<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<S, NQ>,
     u: &SVector<S, DOF>,
     p: &[S; NP],
     t: f64,
     h: f64,
     opts: &StepOptions,
-) -> Result<(SVector<S, NQ>, SVector<S, DOF>), StepError>
+) -> Result<Forward<S, NQ, DOF>, StepError>
 where
     M: GenericDynamics<NQ, NC, DOF, NP>,
     S: Real,
@@ -261,17 +284,36 @@ where
     let u1 = u + ud.map(|x| x * hs);
     let v = mat_mul(&d, &u1) + xt;
     let qn = q + v.map(|x| x * hs);
-    // Newton on the dependent part at t + h (the independent part is kept by
-    // `solve_dependent`'s zero independent entries), on the values.
-    let t1 = t + h;
-    let pf: [f64; NP] = p.map(|x| x.value());
-    let mut qf = qn.map(|x| x.value());
+    Ok(Forward {
+        d,
+        qd,
+        ddu,
+        mass,
+        rhs,
+        a,
+        ud,
+        u1,
+        qn,
+    })
+}
+
+/// Newton on the dependent part of `qn` at time `t1` (the independent part is kept by
+/// `solve_dependent`'s zero independent entries), on the values.
+fn project<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    mut qf: SVector<f64, NQ>,
+    pf: &[f64; NP],
+    t1: f64,
+    opts: &StepOptions,
+) -> Result<SVector<f64, NQ>, StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+{
     let size = 1.0 + qf.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let mut update = f64::INFINITY;
     let mut converged = false;
     for _ in 0..opts.max_iter {
-        let r = M::residual_s(&qf, &pf, t1);
-        let dx = M::solve_dependent_s(&qf, &pf, t1, &r);
+        let r = M::residual_s(&qf, pf, t1);
+        let dx = M::solve_dependent_s(&qf, pf, t1, &r);
         if !finite(dx.as_slice()) {
             return Err(StepError::NonFinite {
                 what: "the position projection's update",
@@ -295,6 +337,32 @@ where
             t: t1,
         });
     }
+    Ok(qf)
+}
+
+/// One step of the projection method over any scalar (see the [module docs](self)):
+/// `(q, u)` at time `t` to `(q', u')` at `t + h`, with the parameters' values `p`.
+///
+/// This is the map that [`step`] evaluates in `f64` and [`step_jacobians`] in dual
+/// numbers; call it with your own [`Real`] to carry other derivatives.
+#[allow(clippy::type_complexity)]
+pub fn step_generic<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<S, NQ>,
+    u: &SVector<S, DOF>,
+    p: &[S; NP],
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<(SVector<S, NQ>, SVector<S, DOF>), StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    S: Real,
+{
+    let fw = forward::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
+    let (qn, u1) = (fw.qn, fw.u1);
+    let t1 = t + h;
+    let pf: [f64; NP] = p.map(|x| x.value());
+    let qf = project::<M, NQ, NC, DOF, NP>(qn.map(|x| x.value()), &pf, t1, opts)?;
     if !S::DERIVATIVES {
         return Ok((qn.zip_map(&qf, |_, v| S::from_f64(v)), u1));
     }
@@ -403,24 +471,52 @@ pub fn step_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, con
 where
     M: GenericDynamics<NQ, NC, DOF, NP>,
 {
-    const K: usize = JACOBIAN_CHUNK;
-    let pv = M::param_values(p);
     let n = if opts.parameter_jacobians {
         NQ + DOF + NP
     } else {
         NQ + DOF
     };
-    let mut out = StepJacobians {
-        q: *q,
-        u: *u,
-        dq_dq: SMatrix::zeros(),
-        dq_du: SMatrix::zeros(),
-        du_dq: SMatrix::zeros(),
-        du_du: SMatrix::zeros(),
-        dq_dp: SMatrix::zeros(),
-        du_dp: SMatrix::zeros(),
-    };
-    let mut start = 0;
+    let mut out = StepJacobians::zeroed(q, u);
+    dual_columns::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, 0, n, &mut out)?;
+    Ok(out)
+}
+
+impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
+    /// The state `(q, u)` with every block zero.
+    fn zeroed(q: &SVector<f64, NQ>, u: &SVector<f64, DOF>) -> Self {
+        Self {
+            q: *q,
+            u: *u,
+            dq_dq: SMatrix::zeros(),
+            dq_du: SMatrix::zeros(),
+            du_dq: SMatrix::zeros(),
+            du_du: SMatrix::zeros(),
+            dq_dp: SMatrix::zeros(),
+            du_dp: SMatrix::zeros(),
+        }
+    }
+}
+
+/// Columns `first..n` of the step's Jacobian (inputs numbered `q`, `u`, then `p`) by
+/// [`Dual<8>`] passes, eight directions each; the first pass also sets `out.q`, `out.u`.
+#[allow(clippy::too_many_arguments)]
+fn dual_columns<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+    first: usize,
+    n: usize,
+    out: &mut StepJacobians<NQ, DOF, NP>,
+) -> Result<(), StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+{
+    const K: usize = JACOBIAN_CHUNK;
+    let pv = M::param_values(p);
+    let mut start = first;
     while start < n {
         // Direction `start + k` seeds input number `start + k` of (q, u, p).
         let seed = |i: usize, v: f64| Dual::<K>::variable(v, i.wrapping_sub(start));
@@ -428,7 +524,7 @@ where
         let us = SVector::<Dual<K>, DOF>::from_fn(|i, _| seed(NQ + i, u[i]));
         let ps: [Dual<K>; NP] = std::array::from_fn(|i| seed(NQ + DOF + i, pv[i]));
         let (q1, u1) = step_generic::<M, Dual<K>, NQ, NC, DOF, NP>(&qs, &us, &ps, t, h, opts)?;
-        if start == 0 {
+        if start == first {
             out.q = q1.map(|x| x.re);
             out.u = u1.map(|x| x.re);
         }
@@ -452,6 +548,153 @@ where
             }
         }
         start += K;
+    }
+    Ok(())
+}
+
+/// [`step_jacobians`] with the state blocks (`∂(q', u')/∂(q, u)`) composed from the module's
+/// symbolic derivatives (`#![derivatives]`: `∂f/∂q`, `∂f/∂q̇`, `∂(M b)/∂q`, `∂γ/∂q`, `∂γ/∂q̇`)
+/// and `f64` evaluations instead of dual-number passes through the whole step; the
+/// parameter blocks (when [`StepOptions::parameter_jacobians`]) still by dual numbers, and
+/// models whose constraints depend on time ([`StepDerivatives::RHEONOMIC`]) entirely so.
+///
+/// Differentiating the step of the [module docs](self) along a direction `(δq, δu)`, with
+/// `(C_J v)_q = −½ ∂γ/∂q̇ (q, v)` for time-independent constraints:
+///
+/// ```text
+/// δD_j   = J_dep⁻¹ (½ ∂γ/∂q̇(q, D_j) δq)                 (C_J D = 0, zero independent part)
+/// δq̇     = δD u + D δu
+/// δḊu    = J_dep⁻¹ (∂γ/∂q δq + ∂γ/∂q̇ δq̇ + ½ ∂γ/∂q̇(q, Ḋu) δq)
+/// δrhs   = ∂f/∂q δq + ∂f/∂q̇ δq̇ − ∂(M Ḋu)/∂q δq − M δḊu
+/// δA     = δDᵀ M D + Dᵀ [∂(M D_j)/∂q δq]_j + Dᵀ M δD,   δb = δDᵀ rhs + Dᵀ δrhs
+/// δu̇     = A⁻¹ (δb − δA u̇),   δu' = δu + h δu̇
+/// δq̃     = δq + h (δD u' + D δu'),   δq' = D(q') δq̃_ind   (the projection keeps q̃_ind)
+/// ```
+///
+/// Equal to the dual-number Jacobian to rounding (tests/step.rs, the Andrews mechanism
+/// and the Stewart platform at 100 random states).
+pub fn step_jacobians_symbolic<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<StepJacobians<NQ, DOF, NP>, StepError>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
+    if M::RHEONOMIC {
+        return step_jacobians::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
+    }
+    let pv = M::param_values(p);
+    let fw = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
+    let t1 = t + h;
+    let q1 = project::<M, NQ, NC, DOF, NP>(fw.qn, &pv, t1, opts)?;
+    let mut out = StepJacobians::zeroed(&q1, &fw.u1);
+    let (d, u1, ddu, mass) = (&fw.d, &fw.u1, &fw.ddu, &fw.mass);
+    // `solve_dependent` is linear in its right-hand side: its matrix once (NC solves, each
+    // recomputing the trigonometry), then products.
+    let mut solve_m = SMatrix::<f64, NQ, NC>::zeros();
+    for i in 0..NC {
+        let e = SVector::<f64, NC>::from_fn(|r, _| f64::from(u8::from(r == i)));
+        solve_m.set_column(i, &M::solve_dependent_s(q, &pv, t, &e));
+    }
+    // δD along coordinate k, column j: solve(½ ∂γ/∂q̇(q, D_j) e_k) = column k of `dd_cols[j]`.
+    let dd_cols: Vec<SMatrix<f64, NQ, NQ>> = (0..DOF)
+        .map(|j| solve_m * (M::gamma_jacobian_qd(q, &d.column(j).into_owned(), p, t) * 0.5))
+        .collect();
+    let gq = M::gamma_jacobian_q(q, &fw.qd, p, t);
+    let gqd = M::gamma_jacobian_qd(q, &fw.qd, p, t);
+    // Terms that multiply δq (a unit vector or zero): their columns are read per direction.
+    let cj_ddu = M::gamma_jacobian_qd(q, ddu, p, t) * 0.5;
+    let g_dq = gq + cj_ddu;
+    let fq = M::forces_jacobian_q(q, &fw.qd, p, t);
+    let fqd = M::forces_jacobian_qd(q, &fw.qd, p, t);
+    let f_dq = fq - M::mass_times_jacobian(q, p, t, ddu);
+    let m_d: Vec<SMatrix<f64, NQ, NQ>> = (0..DOF)
+        .map(|j| M::mass_times_jacobian(q, p, t, &d.column(j).into_owned()))
+        .collect();
+    let md = mass * d;
+    // Per column j, the pieces of δA and δb that are linear in δD_j or in ∂(M D_j)/∂q δq,
+    // as matrices whose row or column c serves direction e_c:
+    // (δDᵀ M D)[j, :] = row c of `ddt_md[j]`, (Dᵀ δM D)[:, j] = column c of `dt_md[j]`,
+    // (δDᵀ rhs)[j] = entry c of `ddt_rhs[j]`.
+    let ddt_md: Vec<SMatrix<f64, NQ, DOF>> = dd_cols.iter().map(|x| x.transpose() * md).collect();
+    let dt_md: Vec<SMatrix<f64, DOF, NQ>> = m_d.iter().map(|x| d.transpose() * x).collect();
+    let ddt_rhs: Vec<SVector<f64, NQ>> = dd_cols.iter().map(|x| x.transpose() * fw.rhs).collect();
+    let dt = d.transpose();
+    let (d1, health1) = M::null_space_s(&q1, &pv, t1);
+    if !health1.is_finite() || !finite(d1.as_slice()) {
+        return Err(StepError::NonFinite {
+            what: "the basis at the projected position",
+            t: t1,
+        });
+    }
+    let indep = M::INDEPENDENT;
+    for c in 0..NQ + DOF {
+        // The direction: δq = e_c (c < NQ) or δu = e_{c − NQ}.
+        let mut dq = SVector::<f64, NQ>::zeros();
+        let mut du = SVector::<f64, DOF>::zeros();
+        let mut ddc = SMatrix::<f64, NQ, DOF>::zeros();
+        // δA (symmetric) and the δD part of δb.
+        let mut da = SMatrix::<f64, DOF, DOF>::zeros();
+        let mut db = SVector::<f64, DOF>::zeros();
+        let (mut g_c, mut f_c) = (SVector::<f64, NC>::zeros(), SVector::<f64, NQ>::zeros());
+        if c < NQ {
+            dq[c] = 1.0;
+            for j in 0..DOF {
+                ddc.set_column(j, &dd_cols[j].column(c));
+                da.set_column(j, &dt_md[j].column(c));
+                db[j] = ddt_rhs[j][c];
+            }
+            let x = SMatrix::<f64, DOF, DOF>::from_fn(|j, k| ddt_md[j][(c, k)]);
+            da += x + x.transpose();
+            g_c = g_dq.column(c).into_owned();
+            f_c = f_dq.column(c).into_owned();
+        } else {
+            du[c - NQ] = 1.0;
+        }
+        let dqd = ddc * u + d * du;
+        let dddu = solve_m * (g_c + gqd * dqd);
+        let drhs = f_c + fqd * dqd - mass * dddu;
+        db += dt * drhs;
+        // `A` is DOF × DOF: factorised again per direction (the forward step accepted it).
+        let dud =
+            lu_solve(fw.a, db - da * fw.ud).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
+        let du1 = du + dud * h;
+        let dqn = dq + (ddc * u1 + d * du1) * h;
+        let dq1 = d1 * SVector::<f64, DOF>::from_fn(|j, _| dqn[indep[j]]);
+        if c < NQ {
+            out.dq_dq.set_column(c, &dq1);
+            out.du_dq.set_column(c, &du1);
+        } else {
+            out.dq_du.set_column(c - NQ, &dq1);
+            out.du_du.set_column(c - NQ, &du1);
+        }
+    }
+    if !finite(out.dq_dq.as_slice())
+        || !finite(out.dq_du.as_slice())
+        || !finite(out.du_dq.as_slice())
+        || !finite(out.du_du.as_slice())
+    {
+        return Err(StepError::NonFinite {
+            what: "the step's state Jacobian",
+            t,
+        });
+    }
+    if opts.parameter_jacobians {
+        let (qv, uv) = (out.q, out.u);
+        dual_columns::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, NQ + DOF, NQ + DOF + NP, &mut out)?;
+        // The values from the f64 step above (the dual pass agrees to rounding).
+        out.q = qv;
+        out.u = uv;
     }
     Ok(out)
 }

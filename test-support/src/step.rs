@@ -191,3 +191,71 @@ where
     }
     worst
 }
+
+/// `step_jacobians_symbolic` (state blocks composed from the generated derivatives) against
+/// `step_jacobians` (dual numbers through the step, itself checked against differences by
+/// [`check_step_jacobians`]) at `states` random states: every block, relative to the block's
+/// norm (at least 1), within `tol`; the values of `q'`, `u'` to 1e-14. Returns the worst
+/// relative difference seen.
+#[allow(clippy::too_many_arguments)]
+pub fn check_symbolic_step_jacobians<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    rng: &mut impl Rng,
+    p: &M::Params,
+    states: usize,
+    spread: f64,
+    vel: f64,
+    h: f64,
+    tol: f64,
+) -> f64
+where
+    M: mechgen::runtime::StepDerivatives<NQ, NC, DOF, NP>,
+{
+    use mechgen::runtime::step_jacobians_symbolic;
+    let opts = StepOptions::default();
+    let mut worst = 0.0f64;
+    let mut done = 0;
+    let mut tries = 0;
+    while done < states {
+        tries += 1;
+        assert!(tries < 20 * states, "assembly failed at most random states");
+        let Some((q, u)) = random_state::<M, NQ, NC, DOF, NP>(rng, p, spread, vel) else {
+            continue;
+        };
+        let dual = step_jacobians::<M, NQ, NC, DOF, NP>(&q, &u, p, 0.0, h, &opts)
+            .unwrap_or_else(|e| panic!("step_jacobians at q = {q:?}: {e}"));
+        let sym = step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(&q, &u, p, 0.0, h, &opts)
+            .unwrap_or_else(|e| panic!("step_jacobians_symbolic at q = {q:?}: {e}"));
+        assert!(
+            (sym.q - dual.q).norm() <= 1e-14 * (1.0 + dual.q.norm()),
+            "q'"
+        );
+        assert!(
+            (sym.u - dual.u).norm() <= 1e-14 * (1.0 + dual.u.norm()),
+            "u'"
+        );
+        let blocks: [(&str, f64, f64); 6] = [
+            ("dq_dq", (sym.dq_dq - dual.dq_dq).norm(), dual.dq_dq.norm()),
+            ("dq_du", (sym.dq_du - dual.dq_du).norm(), dual.dq_du.norm()),
+            ("du_dq", (sym.du_dq - dual.du_dq).norm(), dual.du_dq.norm()),
+            ("du_du", (sym.du_du - dual.du_du).norm(), dual.du_du.norm()),
+            ("dq_dp", (sym.dq_dp - dual.dq_dp).norm(), dual.dq_dp.norm()),
+            ("du_dp", (sym.du_dp - dual.du_dp).norm(), dual.du_dp.norm()),
+        ];
+        for (name, diff, norm) in blocks {
+            let rel = diff / norm.max(1.0);
+            worst = worst.max(rel);
+            assert!(
+                rel <= tol,
+                "{name}: symbolic vs dual relative difference {rel:e} (norm {norm:e}) at q = {q:?}, u = {u:?}"
+            );
+        }
+        done += 1;
+    }
+    worst
+}

@@ -90,6 +90,11 @@ pub(crate) fn generic_module(
     } else {
         TokenStream::new()
     };
+    let step_derivatives = if dynamics.is_empty() {
+        TokenStream::new()
+    } else {
+        step_derivatives_impl(model, table, opts)
+    };
     let conv = fields
         .iter()
         .map(|f| quote!(S::from_f64(Real::value(p.#f))));
@@ -119,5 +124,49 @@ pub(crate) fn generic_module(
             #items
         }
         #dynamics
+        #step_derivatives
     })
+}
+
+/// `impl runtime::StepDerivatives for Model` when the module has the derivatives of its
+/// dynamics terms (`#![derivatives]`): the `f64` functions `step_jacobians` composes the
+/// step's state Jacobian from, and whether the constraints depend on time (`jacobian_t`
+/// not identically zero).
+fn step_derivatives_impl(model: &Model, table: &[Entry], opts: &EmitOptions) -> TokenStream {
+    let functions: Vec<&super::table::GenFn> = table
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Function(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let has = |n: &str| functions.iter().any(|f| f.name == n);
+    if !super::table::DERIVATIVE_FNS.iter().all(|n| has(n)) {
+        return TokenStream::new();
+    }
+    let rheonomic = functions
+        .iter()
+        .find(|f| f.name == "jacobian_t")
+        .is_none_or(|f| !f.roots.iter().all(|&r| model.arena.is_zero(r)));
+    let krate = &opts.crate_path;
+    quote! {
+        impl #krate::runtime::StepDerivatives<NQ, NC, DOF, { generic::NP }> for Model {
+            const RHEONOMIC: bool = #rheonomic;
+            fn forces_jacobian_q(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, NQ> {
+                forces_jacobian_q(q, qd, p, t)
+            }
+            fn forces_jacobian_qd(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, NQ> {
+                forces_jacobian_qd(q, qd, p, t)
+            }
+            fn mass_times_jacobian(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NQ, NQ> {
+                mass_times_jacobian(q, p, t, b)
+            }
+            fn gamma_jacobian_q(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
+                gamma_jacobian_q(q, qd, p, t)
+            }
+            fn gamma_jacobian_qd(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
+                gamma_jacobian_qd(q, qd, p, t)
+            }
+        }
+    }
 }
