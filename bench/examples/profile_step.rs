@@ -1,127 +1,119 @@
 //! Targets for `valgrind --tool=callgrind` (instruction counts, repeatable under load) on the
-//! Stewart platform's generic family:
+//! generic family of a mechanism (`stewart`, the default, `andrews` or `slider_crank`):
 //!
-//! * `profile_step jacobians` / `symbolic` / `step`: `step_jacobians` /
-//!   `step_jacobians_symbolic` (state only) / `step`, 200 calls;
-//! * `profile_step lanes` / `profile_step scalar`: `null_space_fixed` and `mass_matrix` on four
-//!   configurations, 1,000 times, in `F64x4` lanes / as four `f64` calls.
+//! * `profile_step MODE [MECHANISM]` with MODE `step` / `jacobians` / `symbolic`: 200 calls of
+//!   `step` / `step_jacobians` (state only) / `step_jacobians_symbolic` (state only);
+//! * MODE `setup`: the assembly alone (subtract it from the others' totals);
+//! * MODE `lanes` / `scalar`: `null_space_fixed` and `mass_matrix` on four configurations,
+//!   1,000 times, in `F64x4` lanes / as four `f64` calls.
 //!
-//! `cargo build --release -p mechgen-bench --example profile_step`, then
-//! `valgrind --tool=callgrind target/release/examples/profile_step lanes` (and `scalar`): the
-//! difference of the two totals over 1,000 is the per-batch difference.
+//! `cargo build --release -p mechgen-bench --example profile_step`, then e.g.
+//! `valgrind --tool=callgrind target/release/examples/profile_step symbolic andrews` and
+//! `callgrind_annotate --inclusive=yes` for the function's own count.
 use std::hint::black_box;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, step_jacobians, step_jacobians_symbolic, AssemblyOptions, F64x4, GenericDynamics,
+    self, step_jacobians, step_jacobians_symbolic, AssemblyOptions, F64x4, StepDerivatives,
     StepOptions,
 };
-use mechgen_bench::generated::stewart as m;
+use mechgen_bench::generated as g;
 
-const NQ: usize = m::NQ;
-
-fn main() {
-    let p = m::Params::default();
-    let q = runtime::assemble::<m::Model, NQ, { m::NC }, { m::DOF }>(
-        &SVector::from(m::NOMINAL_Q),
-        &p,
-        0.0,
-        &AssemblyOptions::default(),
-    )
-    .expect("nominal configuration assembles")
-    .q;
-    let mode = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "jacobians".into());
-    let pv = m::generic::param_values(&p);
-    let qs: [SVector<f64, NQ>; 4] = std::array::from_fn(|l| q.map(|x| x + 1e-3 * (l as f64 + 1.0)));
-    let q4 = SVector::<F64x4, NQ>::from_fn(|i, _| F64x4::new(std::array::from_fn(|l| qs[l][i])));
-    let p4 = m::generic::params::<F64x4>(&p);
-    type G = m::Model;
-    const NC: usize = m::NC;
-    const DOF: usize = m::DOF;
-    const NP: usize = m::generic::NP;
-    match mode.as_str() {
-        "lanes" => {
+fn run<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(mode: &str)
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+    M::Params: Default,
+{
+    let p = M::Params::default();
+    let q =
+        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, 0.0, &AssemblyOptions::default())
+            .expect("nominal configuration assembles")
+            .q;
+    let pv = M::param_values(&p);
+    let u = SVector::<f64, DOF>::from_element(0.1);
+    let state_only = StepOptions {
+        parameter_jacobians: false,
+        ..StepOptions::default()
+    };
+    match mode {
+        "lanes" | "scalar" => {
+            let qs: [SVector<f64, NQ>; 4] =
+                std::array::from_fn(|l| q.map(|x| x + 1e-3 * (l as f64 + 1.0)));
+            let q4 =
+                SVector::<F64x4, NQ>::from_fn(|i, _| F64x4::new(std::array::from_fn(|l| qs[l][i])));
+            let p4: [F64x4; NP] = std::array::from_fn(|i| F64x4::splat(pv[i]));
             for _ in 0..1000 {
-                let t = F64x4::splat(0.0);
-                black_box(<G as GenericDynamics<NQ, NC, DOF, NP>>::null_space_s(
-                    black_box(&q4),
-                    &p4,
-                    t,
-                ));
-                black_box(<G as GenericDynamics<NQ, NC, DOF, NP>>::mass_matrix_s(
-                    black_box(&q4),
-                    &p4,
-                    t,
-                ));
-            }
-        }
-        "scalar" => {
-            for _ in 0..1000 {
-                for ql in &qs {
-                    black_box(<G as GenericDynamics<NQ, NC, DOF, NP>>::null_space_s(
-                        black_box(ql),
-                        &pv,
-                        0.0,
-                    ));
-                    black_box(<G as GenericDynamics<NQ, NC, DOF, NP>>::mass_matrix_s(
-                        black_box(ql),
-                        &pv,
-                        0.0,
-                    ));
+                if mode == "lanes" {
+                    let t = F64x4::splat(0.0);
+                    black_box(M::null_space_s(black_box(&q4), &p4, t));
+                    black_box(M::mass_matrix_s(black_box(&q4), &p4, t));
+                } else {
+                    for ql in &qs {
+                        black_box(M::null_space_s(black_box(ql), &pv, 0.0));
+                        black_box(M::mass_matrix_s(black_box(ql), &pv, 0.0));
+                    }
                 }
             }
         }
+        // The setup alone (assembly), to subtract from the others' totals.
+        "setup" => {}
         "step" => {
-            let u = SVector::<f64, DOF>::from_element(0.1);
             for _ in 0..200 {
-                black_box(runtime::step::<G, NQ, NC, DOF, NP>(
+                let r = runtime::step::<M, NQ, NC, DOF, NP>(
                     black_box(&q),
                     &u,
                     &p,
                     0.0,
                     1e-3,
-                    &StepOptions::default(),
-                ))
-                .ok();
+                    &state_only,
+                );
+                black_box(r).ok();
             }
         }
         "symbolic" => {
-            let u = SVector::<f64, DOF>::from_element(0.1);
-            let opts = StepOptions {
-                parameter_jacobians: false,
-                ..StepOptions::default()
-            };
             for _ in 0..200 {
-                black_box(step_jacobians_symbolic::<G, NQ, NC, DOF, NP>(
+                let r = step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(
                     black_box(&q),
                     &u,
                     &p,
                     0.0,
                     1e-3,
-                    &opts,
-                ))
-                .ok();
+                    &state_only,
+                );
+                black_box(r).ok();
             }
         }
         _ => {
-            let u = SVector::<f64, DOF>::from_element(0.1);
-            let opts = StepOptions {
-                parameter_jacobians: false,
-                ..StepOptions::default()
-            };
             for _ in 0..200 {
-                black_box(step_jacobians::<G, NQ, NC, DOF, NP>(
+                let r = step_jacobians::<M, NQ, NC, DOF, NP>(
                     black_box(&q),
                     &u,
                     &p,
                     0.0,
                     1e-3,
-                    &opts,
-                ))
-                .ok();
+                    &state_only,
+                );
+                black_box(r).ok();
             }
         }
+    }
+}
+
+macro_rules! run {
+    ($m:ident, $mode:expr) => {
+        run::<g::$m::Model, { g::$m::NQ }, { g::$m::NC }, { g::$m::DOF }, { g::$m::generic::NP }>(
+            $mode,
+        )
+    };
+}
+
+fn main() {
+    let mode = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "jacobians".into());
+    match std::env::args().nth(2).as_deref() {
+        Some("andrews") => run!(andrews, &mode),
+        Some("slider_crank") => run!(slider_crank, &mode),
+        _ => run!(stewart, &mode),
     }
 }

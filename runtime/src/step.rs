@@ -606,12 +606,18 @@ where
         let e = SVector::<f64, NC>::from_fn(|r, _| f64::from(u8::from(r == i)));
         solve_m.set_column(i, &M::solve_dependent_s(q, &pv, t, &e));
     }
-    // δD along coordinate k, column j: solve(½ ∂γ/∂q̇(q, D_j) e_k) = column k of `dd_cols[j]`.
-    let dd_cols: Vec<SMatrix<f64, NQ, NQ>> = (0..DOF)
-        .map(|j| solve_m * (M::gamma_jacobian_qd(q, &d.column(j).into_owned(), p, t) * 0.5))
+    // ∂γ/∂q̇ is linear in q̇ here (time-independent constraints): its value at each D_j
+    // gives δD and, combined with u, its value at q̇ = D u.
+    let g_d: Vec<SMatrix<f64, NC, NQ>> = (0..DOF)
+        .map(|j| M::gamma_jacobian_qd(q, &d.column(j).into_owned(), p, t))
         .collect();
+    // δD along coordinate k, column j: solve(½ ∂γ/∂q̇(q, D_j) e_k) = column k of `dd_cols[j]`.
+    let dd_cols: Vec<SMatrix<f64, NQ, NQ>> = g_d.iter().map(|g| solve_m * (g * 0.5)).collect();
+    let mut gqd = SMatrix::<f64, NC, NQ>::zeros();
+    for (j, g) in g_d.iter().enumerate() {
+        gqd += g * u[j];
+    }
     let gq = M::gamma_jacobian_q(q, &fw.qd, p, t);
-    let gqd = M::gamma_jacobian_qd(q, &fw.qd, p, t);
     // Terms that multiply δq (a unit vector or zero): their columns are read per direction.
     let cj_ddu = M::gamma_jacobian_qd(q, ddu, p, t) * 0.5;
     let g_dq = gq + cj_ddu;
