@@ -272,7 +272,8 @@ fn four_lanes_equal_four_scalar_calls() {
 
 #[test]
 fn symbolic_derivatives_of_the_dynamics_terms_equal_dual_numbers() {
-    // ∂f/∂q, ∂f/∂q̇, ∂f/∂p, ∂(M b)/∂q, ∂γ/∂q, ∂γ/∂q̇, (∂D/∂q) q̇ (generated with #![generic]) against
+    // ∂f/∂q, ∂f/∂q̇, ∂f/∂p, ∂(M b)/∂q, ∂γ/∂q, ∂γ/∂q̇, (∂D/∂q) q̇, ∂(M b)/∂p, ∂γ/∂p, ∂C/∂p,
+    // ∂(C_J b)/∂p (generated with #![derivatives]) against
     // one evaluation of the generic functions over dual numbers, at 200 random states.
     use crank::generic as g;
     const NP: usize = crank::NP;
@@ -343,6 +344,32 @@ fn symbolic_derivatives_of_the_dynamics_terms_equal_dual_numbers() {
             let f = g::forces(&q.map(c), &qd.map(c), &ps, c(0.0));
             for i in 0..3 {
                 close(sf_p[(i, k)], f[i].eps[0], g::PARAM_NAMES[k]);
+            }
+        }
+        // With respect to the parameters: ∂(M b)/∂p, ∂γ/∂p, ∂C/∂p, ∂(C_J b)/∂p.
+        let (smb_p, sg_p, sc_p, sjb_p) = (
+            crank::mass_times_jacobian_p(&q, &p, 0.0, &b),
+            crank::gamma_jacobian_p(&q, &qd, &p, 0.0),
+            crank::residual_jacobian_p(&q, &p, 0.0),
+            crank::jacobian_times_jacobian_p(&q, &p, 0.0, &b),
+        );
+        for k in 0..NP {
+            let ps: [Dual<3>; NP] =
+                std::array::from_fn(|i| Dual::variable(pv[i], if i == k { 0 } else { 9 }));
+            let m = g::mass_matrix(&q.map(c), &ps, c(0.0));
+            let gm = g::gamma(&q.map(c), &qd.map(c), &ps, c(0.0));
+            let r = g::residual(&q.map(c), &ps, c(0.0));
+            let jm = g::jacobian(&q.map(c), &ps, c(0.0));
+            let name = g::PARAM_NAMES[k];
+            for i in 0..3 {
+                let mb: f64 = (0..3).map(|j| m[(i, j)].eps[0] * b[j]).sum();
+                close(smb_p[(i, k)], mb, name);
+            }
+            for i in 0..2 {
+                close(sg_p[(i, k)], gm[i].eps[0], name);
+                close(sc_p[(i, k)], r[i].eps[0], name);
+                let jb: f64 = (0..3).map(|j| jm[(i, j)].eps[0] * b[j]).sum();
+                close(sjb_p[(i, k)], jb, name);
             }
         }
     }

@@ -184,7 +184,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(&mut model));
         let derivatives = match (&eom, opts.derivatives || file.derivatives) {
             (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
-                &mut model, e, &gamma, &ns.basis,
+                &mut model, e, &jac, &gamma, &ns.basis,
             )),
             _ => None,
         };

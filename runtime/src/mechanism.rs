@@ -145,7 +145,7 @@ pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const
 
 /// The symbolic derivatives of the dynamics terms of a module generated with `#![generic]`
 /// and `#![derivatives]` (implemented by its `Model`): what
-/// [`step_jacobians`](crate::step_jacobians) composes the step's state Jacobian from,
+/// [`step_jacobians_symbolic`](crate::step_jacobians_symbolic) composes the step's Jacobian from,
 /// instead of dual-number passes through the whole step.
 pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
     GenericDynamics<NQ, NC, DOF, NP>
@@ -188,4 +188,34 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
         p: &Self::Params,
         t: f64,
     ) -> SMatrix<f64, NC, NQ>;
+    /// `∂f/∂p` (parameters in the order of `generic::PARAM_NAMES`).
+    fn forces_jacobian_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NQ, NP>;
+    /// `∂(M(q) b)/∂p` for a fixed `b`.
+    fn mass_times_jacobian_p(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+    ) -> SMatrix<f64, NQ, NP>;
+    /// `∂γ/∂p`.
+    fn gamma_jacobian_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NC, NP>;
+    /// `∂C/∂p`.
+    fn residual_jacobian_p(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NC, NP>;
+    /// `∂(C_J b)/∂p` for a fixed `b`.
+    fn jacobian_times_jacobian_p(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+    ) -> SMatrix<f64, NC, NP>;
 }

@@ -31,8 +31,8 @@
 //! [`simulate`](crate::simulate) to pass turning points).
 //!
 //! With the module's symbolic derivatives (`#![derivatives]`, [`StepDerivatives`]),
-//! [`step_jacobians_symbolic`] composes the state blocks from them and `f64` evaluations
-//! instead (about 0.4× the instructions on the Stewart platform).
+//! [`step_jacobians_symbolic`] composes every block from them and `f64` evaluations
+//! instead.
 //!
 //! Vector–Jacobian (adjoint) products for long horizons are
 //! [`StepJacobians::vjp`]: the transposed blocks applied to `(λ_q, λ_u)`.
@@ -552,11 +552,11 @@ where
     Ok(())
 }
 
-/// [`step_jacobians`] with the state blocks (`∂(q', u')/∂(q, u)`) composed from the module's
-/// symbolic derivatives (`#![derivatives]`: `∂f/∂q`, `∂f/∂q̇`, `∂(M b)/∂q`, `∂γ/∂q`, `∂γ/∂q̇`)
-/// and `f64` evaluations instead of dual-number passes through the whole step; the
-/// parameter blocks (when [`StepOptions::parameter_jacobians`]) still by dual numbers, and
-/// models whose constraints depend on time ([`StepDerivatives::RHEONOMIC`]) entirely so.
+/// [`step_jacobians`] composed from the module's symbolic derivatives (`#![derivatives]`:
+/// `∂f/∂q`, `∂f/∂q̇`, `∂f/∂p`, `∂(M b)/∂q`, `∂(M b)/∂p`, `∂γ/∂q`, `∂γ/∂q̇`, `∂γ/∂p`, `∂C/∂p`,
+/// `∂(C_J b)/∂p`) and `f64` evaluations instead of dual-number passes through the whole
+/// step, every block included; models whose constraints depend on time
+/// ([`StepDerivatives::RHEONOMIC`]) take the dual-number route.
 ///
 /// Differentiating the step of the [module docs](self) along a direction `(δq, δu)`, with
 /// `(C_J v)_q = −½ ∂γ/∂q̇ (q, v)` for time-independent constraints:
@@ -570,6 +570,11 @@ where
 /// δu̇     = A⁻¹ (δb − δA u̇),   δu' = δu + h δu̇
 /// δq̃     = δq + h (δD u' + D δu'),   δq' = D(q') δq̃_ind   (the projection keeps q̃_ind)
 /// ```
+///
+/// and along a parameter `δp` the same with `δq = δu = 0` and the direct terms
+/// `δD_j = −J_dep⁻¹ ∂(C_J D_j)/∂p δp`, `∂γ/∂p δp − ∂(C_J Ḋu)/∂p δp` in `δḊu`,
+/// `∂f/∂p δp − ∂(M Ḋu)/∂p δp` in `δrhs`, `Dᵀ [∂(M D_j)/∂p δp]_j` in `δA`, and
+/// `− J_dep(q')⁻¹ ∂C/∂p(q') δp` added to `δq'`.
 ///
 /// Equal to the dual-number Jacobian to rounding (tests/step.rs, the Andrews mechanism
 /// and the Stewart platform at 100 random states).
@@ -643,9 +648,46 @@ where
             t: t1,
         });
     }
+    // With respect to the parameters (δp = e_k): the same pieces from `∂/∂p` of C_J D_j,
+    // γ, C_J Ḋu, f, M Ḋu, M D_j, and of C at the projected position.
+    struct ParamPieces<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
+        dd: Vec<SMatrix<f64, NQ, NP>>,
+        g: SMatrix<f64, NC, NP>,
+        f: SMatrix<f64, NQ, NP>,
+        dt_md: Vec<SMatrix<f64, DOF, NP>>,
+        ddt_md: Vec<SMatrix<f64, NP, DOF>>,
+        ddt_rhs: Vec<SVector<f64, NP>>,
+        proj: SMatrix<f64, NQ, NP>,
+    }
+    let params = if opts.parameter_jacobians {
+        let dd: Vec<SMatrix<f64, NQ, NP>> = (0..DOF)
+            .map(|j| -(solve_m * M::jacobian_times_jacobian_p(q, p, t, &d.column(j).into_owned())))
+            .collect();
+        let mut solve_m1 = SMatrix::<f64, NQ, NC>::zeros();
+        for i in 0..NC {
+            let e = SVector::<f64, NC>::from_fn(|r, _| f64::from(u8::from(r == i)));
+            solve_m1.set_column(i, &M::solve_dependent_s(&q1, &pv, t1, &e));
+        }
+        Some(ParamPieces::<NQ, NC, DOF, NP> {
+            g: M::gamma_jacobian_p(q, &fw.qd, p, t) - M::jacobian_times_jacobian_p(q, p, t, ddu),
+            f: M::forces_jacobian_p(q, &fw.qd, p, t) - M::mass_times_jacobian_p(q, p, t, ddu),
+            dt_md: (0..DOF)
+                .map(|j| {
+                    d.transpose() * M::mass_times_jacobian_p(q, p, t, &d.column(j).into_owned())
+                })
+                .collect(),
+            ddt_md: dd.iter().map(|x| x.transpose() * md).collect(),
+            ddt_rhs: dd.iter().map(|x| x.transpose() * fw.rhs).collect(),
+            proj: -(solve_m1 * M::residual_jacobian_p(&q1, p, t1)),
+            dd,
+        })
+    } else {
+        None
+    };
     let indep = M::INDEPENDENT;
-    for c in 0..NQ + DOF {
-        // The direction: δq = e_c (c < NQ) or δu = e_{c − NQ}.
+    let n = NQ + DOF + if params.is_some() { NP } else { 0 };
+    for c in 0..n {
+        // The direction: δq = e_c (c < NQ), δu = e_{c − NQ}, or δp = e_{c − NQ − DOF}.
         let mut dq = SVector::<f64, NQ>::zeros();
         let mut du = SVector::<f64, DOF>::zeros();
         let mut ddc = SMatrix::<f64, NQ, DOF>::zeros();
@@ -653,6 +695,7 @@ where
         let mut da = SMatrix::<f64, DOF, DOF>::zeros();
         let mut db = SVector::<f64, DOF>::zeros();
         let (mut g_c, mut f_c) = (SVector::<f64, NC>::zeros(), SVector::<f64, NQ>::zeros());
+        let mut proj = SVector::<f64, NQ>::zeros();
         if c < NQ {
             dq[c] = 1.0;
             for j in 0..DOF {
@@ -664,8 +707,20 @@ where
             da += x + x.transpose();
             g_c = g_dq.column(c).into_owned();
             f_c = f_dq.column(c).into_owned();
-        } else {
+        } else if c < NQ + DOF {
             du[c - NQ] = 1.0;
+        } else if let Some(pp) = &params {
+            let k = c - NQ - DOF;
+            for j in 0..DOF {
+                ddc.set_column(j, &pp.dd[j].column(k));
+                da.set_column(j, &pp.dt_md[j].column(k));
+                db[j] = pp.ddt_rhs[j][k];
+            }
+            let x = SMatrix::<f64, DOF, DOF>::from_fn(|j, l| pp.ddt_md[j][(k, l)]);
+            da += x + x.transpose();
+            g_c = pp.g.column(k).into_owned();
+            f_c = pp.f.column(k).into_owned();
+            proj = pp.proj.column(k).into_owned();
         }
         let dqd = ddc * u + d * du;
         let dddu = solve_m * (g_c + gqd * dqd);
@@ -676,31 +731,32 @@ where
             lu_solve(fw.a, db - da * fw.ud).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
         let du1 = du + dud * h;
         let dqn = dq + (ddc * u1 + d * du1) * h;
-        let dq1 = d1 * SVector::<f64, DOF>::from_fn(|j, _| dqn[indep[j]]);
+        // The projection keeps q̃'s independent part and restores C(q', p) = 0.
+        let dq1 = d1 * SVector::<f64, DOF>::from_fn(|j, _| dqn[indep[j]]) + proj;
         if c < NQ {
             out.dq_dq.set_column(c, &dq1);
             out.du_dq.set_column(c, &du1);
-        } else {
+        } else if c < NQ + DOF {
             out.dq_du.set_column(c - NQ, &dq1);
             out.du_du.set_column(c - NQ, &du1);
+        } else {
+            out.dq_dp.set_column(c - NQ - DOF, &dq1);
+            out.du_dp.set_column(c - NQ - DOF, &du1);
         }
     }
-    if !finite(out.dq_dq.as_slice())
-        || !finite(out.dq_du.as_slice())
-        || !finite(out.du_dq.as_slice())
-        || !finite(out.du_du.as_slice())
-    {
+    let blocks = [
+        out.dq_dq.as_slice(),
+        out.dq_du.as_slice(),
+        out.du_dq.as_slice(),
+        out.du_du.as_slice(),
+        out.dq_dp.as_slice(),
+        out.du_dp.as_slice(),
+    ];
+    if !blocks.iter().all(|b| finite(b)) {
         return Err(StepError::NonFinite {
-            what: "the step's state Jacobian",
+            what: "the step's Jacobian",
             t,
         });
-    }
-    if opts.parameter_jacobians {
-        let (qv, uv) = (out.q, out.u);
-        dual_columns::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, NQ + DOF, NQ + DOF + NP, &mut out)?;
-        // The values from the f64 step above (the dual pass agrees to rounding).
-        out.q = qv;
-        out.u = uv;
     }
     Ok(out)
 }

@@ -8,7 +8,8 @@ use crate::expr::{Arena, ExprId, Sym};
 use crate::model::Model;
 
 /// `∂f/∂q`, `∂f/∂q̇`, `∂f/∂p`, `∂(M(q) a)/∂q` (for a vector `a`, `Sym::Rhs`), `∂γ/∂q`,
-/// `∂γ/∂q̇`, each sparse.
+/// `∂γ/∂q̇`, and with respect to the parameters `∂(M a)/∂p`, `∂γ/∂p`, `∂C/∂p`, `∂(C_J a)/∂p`,
+/// each sparse.
 #[derive(Clone, Debug)]
 pub struct DynamicsDerivatives {
     /// `∂f/∂q` (`NQ × NQ`).
@@ -23,6 +24,14 @@ pub struct DynamicsDerivatives {
     pub gamma_q: SymMatrix,
     /// `∂γ/∂q̇` (`NC × NQ`).
     pub gamma_qd: SymMatrix,
+    /// `∂(M(q) a)/∂p` (`NQ × NP`), `a` the symbols `Sym::Rhs(0..NQ)`.
+    pub mass_a_p: SymMatrix,
+    /// `∂γ/∂p` (`NC × NP`).
+    pub gamma_p: SymMatrix,
+    /// `∂C/∂p` (`NC × NP`).
+    pub residual_p: SymMatrix,
+    /// `∂(C_J a)/∂p` (`NC × NP`), `a` the symbols `Sym::Rhs(0..NQ)`.
+    pub jacobian_a_p: SymMatrix,
     /// `(∂D/∂q) v` (`NQ × DOF`, dense rows) for the primary chart's basis `D`, the
     /// direction `v` the velocity symbols (`Ḋ` along `q̇` for scleronomic constraints).
     pub basis_q_v: Vec<Vec<ExprId>>,
@@ -47,9 +56,11 @@ fn jacobian_of(a: &mut Arena, rows: &[ExprId], n: usize, sym: impl Fn(u32) -> Sy
 pub fn dynamics_derivatives(
     model: &mut Model,
     eom: &EquationsOfMotion,
+    jacobian: &SymMatrix,
     gamma: &[ExprId],
     basis: &[Vec<ExprId>],
 ) -> DynamicsDerivatives {
+    let residual: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let nq = model.coords.len();
     let np = model.params.len();
     let a = &mut model.arena;
@@ -69,6 +80,20 @@ pub fn dynamics_derivatives(
         })
         .collect();
     let mass_a_q = jacobian_of(a, &ma, nq, Sym::Coord);
+    let mass_a_p = jacobian_of(a, &ma, np, Sym::Param);
+    let gamma_p = jacobian_of(a, gamma, np, Sym::Param);
+    let residual_p = jacobian_of(a, &residual, np, Sym::Param);
+    let ja: Vec<ExprId> = jacobian
+        .rows()
+        .map(|row| {
+            row.iter().fold(zero, |acc, &(j, e)| {
+                let aj = a.sym(Sym::Rhs(j as u32));
+                let t = a.mul(e, aj);
+                a.add(acc, t)
+            })
+        })
+        .collect();
+    let jacobian_a_p = jacobian_of(a, &ja, np, Sym::Param);
     let gamma_q = jacobian_of(a, gamma, nq, Sym::Coord);
     let gamma_qd = jacobian_of(a, gamma, nq, Sym::Vel);
     let basis_q_v = basis
@@ -94,6 +119,10 @@ pub fn dynamics_derivatives(
         mass_a_q,
         gamma_q,
         gamma_qd,
+        mass_a_p,
+        gamma_p,
+        residual_p,
+        jacobian_a_p,
         basis_q_v,
     }
 }

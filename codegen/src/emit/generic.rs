@@ -167,6 +167,21 @@ fn step_derivatives_impl(model: &Model, table: &[Entry], opts: &EmitOptions) -> 
             fn gamma_jacobian_qd(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
                 gamma_jacobian_qd(q, qd, p, t)
             }
+            fn forces_jacobian_p(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, { generic::NP }> {
+                forces_jacobian_p(q, qd, p, t)
+            }
+            fn mass_times_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NQ, { generic::NP }> {
+                mass_times_jacobian_p(q, p, t, b)
+            }
+            fn gamma_jacobian_p(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, { generic::NP }> {
+                gamma_jacobian_p(q, qd, p, t)
+            }
+            fn residual_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, { generic::NP }> {
+                residual_jacobian_p(q, p, t)
+            }
+            fn jacobian_times_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NC, { generic::NP }> {
+                jacobian_times_jacobian_p(q, p, t, b)
+            }
         }
     }
 }

@@ -347,7 +347,7 @@ pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 7] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 11] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -355,6 +355,10 @@ pub(crate) const DERIVATIVE_FNS: [&str; 7] = [
     "gamma_jacobian_q",
     "gamma_jacobian_qd",
     "null_space_directional",
+    "mass_times_jacobian_p",
+    "gamma_jacobian_p",
+    "residual_jacobian_p",
+    "jacobian_times_jacobian_p",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -369,7 +373,7 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     let entries = |m: &crate::derive::SymMatrix| -> (Vec<ExprId>, Vec<(usize, usize)>) {
         m.nonzeros().map(|(i, j, e)| (e, (i, j))).unzip()
     };
-    let specs: [(&str, String, Inputs, Dim, Dim, &crate::derive::SymMatrix, bool); 6] = [
+    let specs: [(&str, String, Inputs, Dim, Dim, &crate::derive::SymMatrix, bool); 10] = [
         (
             DERIVATIVE_FNS[0],
             format!(" `∂f/∂q` (NQ × NQ): the partial derivatives of `forces` with respect to the coordinates (velocities held).\n\n Rows and columns: {order}."),
@@ -422,6 +426,42 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
             Dim::Nc,
             Dim::Nq,
             &d.gamma_qd,
+            true,
+        ),
+        (
+            DERIVATIVE_FNS[7],
+            format!(" `∂(M(q) b)/∂p` (NQ × NP) for a vector `b`: the mass matrix's derivative with respect to the parameters applied to `b`.\n\n Rows: {order}. Columns: {params:?}."),
+            Inputs::PositionVector,
+            Dim::Nq,
+            Dim::Np,
+            &d.mass_a_p,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[8],
+            format!(" `∂γ/∂p` (NC × NP): the partial derivatives of `gamma` with respect to the parameters.\n\n Columns: {params:?}."),
+            Inputs::PositionVelocity,
+            Dim::Nc,
+            Dim::Np,
+            &d.gamma_p,
+            true,
+        ),
+        (
+            DERIVATIVE_FNS[9],
+            format!(" `∂C/∂p` (NC × NP): the partial derivatives of `residual` with respect to the parameters.\n\n Columns: {params:?}."),
+            Inputs::Position,
+            Dim::Nc,
+            Dim::Np,
+            &d.residual_p,
+            true,
+        ),
+        (
+            DERIVATIVE_FNS[10],
+            format!(" `∂(C_J b)/∂p` (NC × NP) for a vector `b` of `NQ` entries: the constraint Jacobian's derivative with respect to the parameters applied to `b`.\n\n Columns: {params:?}."),
+            Inputs::PositionVector,
+            Dim::Nc,
+            Dim::Np,
+            &d.jacobian_a_p,
             true,
         ),
     ];
