@@ -5,7 +5,7 @@
 //! * `step_jacobians_symbolic` (the state blocks composed from the generated derivatives) /
 //!   `step` and / the dual-number state Jacobian;
 //! * central differences of the step in every input (2·(NQ + DOF + NP) steps) /
-//!   `step_jacobians`;
+//!   `step_jacobians` and / `step_jacobians_symbolic`;
 //! * the residual's Jacobian by one `Dual<NQ>`-free pass per 8 coordinates
 //!   (`generic::residual::<Dual<8>>`) / the symbolic `jacobian`;
 //! * `generic::null_space_fixed::<f32>` / the `f64` `null_space_fixed`;
@@ -221,6 +221,12 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "central differences of step",
         "step_jacobians",
         pair(fd, sj),
+    );
+    row(
+        name,
+        "central differences of step",
+        "step_jacobians_symbolic",
+        pair(fd, sym_full),
     );
     let dual_jac = || {
         let pd: [Dual<8>; NP] = std::array::from_fn(|i| Dual::constant(pv[i]));

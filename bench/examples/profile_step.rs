@@ -2,7 +2,8 @@
 //! generic family of a mechanism (`stewart`, the default, `andrews` or `slider_crank`):
 //!
 //! * `profile_step MODE [MECHANISM]` with MODE `step` / `jacobians` / `symbolic`: 200 calls of
-//!   `step` / `step_jacobians` (state only) / `step_jacobians_symbolic` (state only);
+//!   `step` / `step_jacobians` (state only) / `step_jacobians_symbolic` (state only); a suffix
+//!   `+p` (`symbolic+p`) adds the parameter blocks;
 //! * MODE `setup`: the assembly alone (subtract it from the others' totals);
 //! * MODE `lanes` / `scalar`: `null_space_fixed` and `mass_matrix` on four configurations,
 //!   1,000 times, in `F64x4` lanes / as four `f64` calls.
@@ -31,8 +32,14 @@ where
             .q;
     let pv = M::param_values(&p);
     let u = SVector::<f64, DOF>::from_element(0.1);
+    // A trailing `+p` in the mode (`symbolic+p`) differentiates with respect to the
+    // parameters too.
+    let (mode, with_p) = match mode.strip_suffix("+p") {
+        Some(m) => (m, true),
+        None => (mode, false),
+    };
     let state_only = StepOptions {
-        parameter_jacobians: false,
+        parameter_jacobians: with_p,
         ..StepOptions::default()
     };
     match mode {
