@@ -103,28 +103,25 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     let opts = StepOptions::default();
     let pv = M::param_values(&p);
     let n = NQ + DOF + NP;
-    let sj = || {
-        black_box(step_jacobians::<M, NQ, NC, DOF, NP>(
-            black_box(&q),
-            black_box(&u),
-            black_box(&p),
-            0.0,
-            h,
-            &opts,
-        ))
-        .ok();
-    };
-    let st = || {
-        black_box(step::<M, NQ, NC, DOF, NP>(
-            black_box(&q),
-            black_box(&u),
-            black_box(&p),
-            0.0,
-            h,
-            &opts,
-        ))
-        .ok();
-    };
+    // A closure calling `$f::<M, NQ, NC, DOF, NP>(&q, &u, &p, 0.0, h, &$opts)` on black-boxed
+    // inputs (the step or one of its Jacobians).
+    macro_rules! call {
+        ($f:ident, $opts:ident) => {
+            || {
+                black_box($f::<M, NQ, NC, DOF, NP>(
+                    black_box(&q),
+                    black_box(&u),
+                    black_box(&p),
+                    0.0,
+                    h,
+                    &$opts,
+                ))
+                .ok();
+            }
+        };
+    }
+    let sj = call!(step_jacobians, opts);
+    let st = call!(step, opts);
     row(
         name,
         &format!("step_jacobians (n = {n} inputs)"),
@@ -135,34 +132,14 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         parameter_jacobians: false,
         ..opts
     };
-    let sx = || {
-        black_box(step_jacobians::<M, NQ, NC, DOF, NP>(
-            black_box(&q),
-            black_box(&u),
-            black_box(&p),
-            0.0,
-            h,
-            &state_only,
-        ))
-        .ok();
-    };
+    let sx = call!(step_jacobians, state_only);
     row(
         name,
         &format!("step_jacobians, state only (n = {})", NQ + DOF),
         "step",
         pair(sx, st),
     );
-    let sym = || {
-        black_box(step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(
-            black_box(&q),
-            black_box(&u),
-            black_box(&p),
-            0.0,
-            h,
-            &state_only,
-        ))
-        .ok();
-    };
+    let sym = call!(step_jacobians_symbolic, state_only);
     row(
         name,
         &format!("step_jacobians_symbolic, state only (n = {})", NQ + DOF),
@@ -175,17 +152,7 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "step_jacobians, state only",
         pair(sym, sx),
     );
-    let sym_full = || {
-        black_box(step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(
-            black_box(&q),
-            black_box(&u),
-            black_box(&p),
-            0.0,
-            h,
-            &opts,
-        ))
-        .ok();
-    };
+    let sym_full = call!(step_jacobians_symbolic, opts);
     row(
         name,
         &format!("step_jacobians_symbolic (n = {n} inputs)"),
