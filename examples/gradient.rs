@@ -1,14 +1,16 @@
 //! Gradient descent through 1,000 steps of a closed-loop mechanism: tune the slider spring
 //! (stiffness `k`, rest position `s0`) and the crank torque of a damped slider crank so
 //! that after one second the slider stands at 0.32 m and the crank has stopped, with exact gradients
-//! from `runtime::rollout_adjoint` (step Jacobians by dual numbers through the generated
-//! generic functions, then one backward sweep). The loss curve goes to
+//! from `runtime::rollout_adjoint_symbolic` (step Jacobians composed from the generated
+//! derivatives of the dynamics terms, then one backward sweep). The loss curve goes to
 //! `target/gradient_loss.svg`.
 //!
 //! `cargo run --release --example gradient`
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{rollout_adjoint, Mechanism, RolloutGradient, StepError, StepOptions};
+use mechgen::runtime::{
+    rollout_adjoint_symbolic, Mechanism, RolloutGradient, StepError, StepOptions,
+};
 use plotters::prelude::*;
 
 include!("mechanisms/sprung_crank.rs");
@@ -23,7 +25,7 @@ const TUNED: [usize; 3] = [6, 7, 8];
 fn loss_and_gradient(p: &m::Params) -> Result<RolloutGradient<3, 1, 10>, StepError> {
     let q0 = m::Model::nominal_q();
     let u0 = SVector::<f64, 1>::zeros();
-    rollout_adjoint::<m::Model, 3, 2, 1, 10>(
+    rollout_adjoint_symbolic::<m::Model, 3, 2, 1, 10>(
         &q0,
         &u0,
         p,

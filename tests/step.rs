@@ -165,6 +165,27 @@ fn the_adjoint_gradient_of_a_300_step_rollout_equals_central_differences() {
     };
     let g = rollout_adjoint::<crank::Model, 3, 2, 1, 10>(&q0, &u0, &p, 0.0, h, steps, &opts, loss)
         .expect("rollout");
+    // The same gradient from the composed (symbolic) step Jacobians, to rounding.
+    let gs = mechgen::runtime::rollout_adjoint_symbolic::<crank::Model, 3, 2, 1, 10>(
+        &q0, &u0, &p, 0.0, h, steps, &opts, loss,
+    )
+    .expect("rollout");
+    let rel = |a: f64, b: f64| (a - b).abs() / (1.0 + b.abs());
+    assert!(
+        rel(gs.loss, g.loss) <= 1e-14,
+        "loss {} vs {}",
+        gs.loss,
+        g.loss
+    );
+    for (a, b) in gs
+        .dp
+        .iter()
+        .chain(gs.dq0.iter())
+        .chain(gs.du0.iter())
+        .zip(g.dp.iter().chain(g.dq0.iter()).chain(g.du0.iter()))
+    {
+        assert!(rel(*a, *b) <= 1e-10, "symbolic gradient {a} vs dual {b}");
+    }
     let run = |pv: [f64; 10], u: f64| {
         let (mut q, mut u) = (q0, SVector::<f64, 1>::new(u));
         for k in 0..steps {

@@ -113,8 +113,8 @@ pub use simulate::{
 };
 #[cfg(feature = "std")]
 pub use step::{
-    rollout_adjoint, step, step_generic, step_jacobians, step_jacobians_symbolic, RolloutGradient,
-    StepError, StepJacobians, StepOptions,
+    rollout_adjoint, rollout_adjoint_symbolic, step, step_generic, step_jacobians,
+    step_jacobians_symbolic, RolloutGradient, StepError, StepJacobians, StepOptions,
 };
 pub use trig::sin_cos;
 #[cfg(feature = "std")]
