@@ -24,7 +24,7 @@
 #![warn(missing_docs)]
 // Without `std` only what generated functions call is here (the traits, the scalars and
 // `sin_cos`): the crate is `no_std` and takes its elementary functions from `libm`.
-#![cfg_attr(not(feature = "std"), no_std)]
+#![cfg_attr(not(any(feature = "std", test)), no_std)]
 
 #[cfg(not(any(feature = "std", feature = "libm")))]
 compile_error!(
