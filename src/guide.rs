@@ -195,11 +195,16 @@
 //! `S: runtime::Real` (`f64`, `f32`, [`Dual<N>`](crate::runtime::Dual)), with the parameters'
 //! values as `p: &[S; NP]`. Dual numbers give exact derivatives through the generated code;
 //! [`step_jacobians`](crate::runtime::step_jacobians) uses them to differentiate one step of
-//! the projection method, projection included:
+//! the projection method, projection included. With `#![derivatives]` as well
+//! (`Builder::derivatives(true)`, `--derivatives`) the module also holds the symbolic
+//! derivatives of its dynamics terms (`forces_jacobian_q`, `gamma_jacobian_p`, …), and
+//! [`step_jacobians_symbolic`](crate::runtime::step_jacobians_symbolic) composes the same
+//! Jacobians from them at a fraction of the cost:
 //!
 //! ```
 //! mechgen::mechanism! {
 //!     #![generic]
+//!     #![derivatives]
 //!     pub mod pendulum {
 //!         param l = 1.0;
 //!         param m = 1.0;
@@ -213,7 +218,7 @@
 //!     }
 //! }
 //! use mechgen::nalgebra::SVector;
-//! use mechgen::runtime::{step, step_jacobians, Dual, StepOptions};
+//! use mechgen::runtime::{step, step_jacobians, step_jacobians_symbolic, Dual, StepOptions};
 //! # fn main() -> Result<(), mechgen::runtime::StepError> {
 //! let p = pendulum::Params::default();
 //! // ∂C/∂q by one evaluation over dual numbers equals the symbolic Jacobian.
@@ -230,6 +235,9 @@
 //! assert!((jac.q - q1).norm() < 1e-15 && (jac.u - u1).norm() < 1e-15);
 //! // ∂u'/∂g: gravity pulls the bob back towards x = 0, whichever way it swings.
 //! assert!(jac.du_dp[(0, 2)] < 0.0);
+//! // The same Jacobians composed from the symbolic derivatives.
+//! let sym = step_jacobians_symbolic::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
+//! assert!((sym.dq_dq - jac.dq_dq).norm() < 1e-12 && (sym.du_dp - jac.du_dp).norm() < 1e-12);
 //! # Ok(())
 //! # }
 //! ```
