@@ -37,13 +37,29 @@ pub(super) enum Builtin {
     RotY,
     /// `rot_z(θ)`: the 3×3 rotation about z.
     RotZ,
+    /// `mat3(row0, row1, row2)` (three 3-vectors) or `mat3(a00, a01, …, a22)` (nine
+    /// scalars, row by row): a 3×3 matrix (an inertia tensor, a rotation).
+    Mat3,
+    /// `translate(v)`: the frame at `v` (2- or 3-vector) with the world's axes.
+    Translate,
+    /// `rot(θ)`: the planar frame at the origin turned by `θ`.
+    Rot,
+    /// `frame(origin, orientation)`: a planar frame (2-vector, angle) or a spatial one
+    /// (3-vector, 3×3 rotation).
+    Frame,
+    /// `F.point(v)`: the point `v` given in frame `F`, in world coordinates.
+    Point,
+    /// `F.apply(v)`: the direction `v` given in frame `F`, in world coordinates.
+    Apply,
+    /// `inverse(F)`: the inverse placement.
+    Inverse,
     /// `der(q)`: the velocity of coordinate `q` (in forces only).
     Der,
 }
 
 impl Builtin {
     /// Every function of the language, in the order error messages list them.
-    pub(super) const ALL: [Builtin; 23] = [
+    pub(super) const ALL: [Builtin; 30] = [
         Builtin::Func(Func::Sin),
         Builtin::Func(Func::Cos),
         Builtin::Func(Func::Tan),
@@ -66,6 +82,13 @@ impl Builtin {
         Builtin::RotX,
         Builtin::RotY,
         Builtin::RotZ,
+        Builtin::Mat3,
+        Builtin::Translate,
+        Builtin::Rot,
+        Builtin::Frame,
+        Builtin::Point,
+        Builtin::Apply,
+        Builtin::Inverse,
         Builtin::Der,
     ];
 
@@ -86,11 +109,18 @@ impl Builtin {
             Builtin::RotX => "rot_x",
             Builtin::RotY => "rot_y",
             Builtin::RotZ => "rot_z",
+            Builtin::Mat3 => "mat3",
+            Builtin::Translate => "translate",
+            Builtin::Rot => "rot",
+            Builtin::Frame => "frame",
+            Builtin::Point => "point",
+            Builtin::Apply => "apply",
+            Builtin::Inverse => "inverse",
             Builtin::Der => "der",
         }
     }
 
-    /// The number of arguments.
+    /// The number of arguments (`mat3` also takes nine, see [`Builtin::Mat3`]).
     pub(super) fn arity(self) -> usize {
         match self {
             Builtin::Func(_) => Func::ARITY,
@@ -99,14 +129,20 @@ impl Builtin {
             | Builtin::RotX
             | Builtin::RotY
             | Builtin::RotZ
+            | Builtin::Translate
+            | Builtin::Rot
+            | Builtin::Inverse
             | Builtin::Der => 1,
             Builtin::Atan2
             | Builtin::Powi
             | Builtin::Vec2
             | Builtin::Dot
             | Builtin::Cross
-            | Builtin::Rotate2d => 2,
-            Builtin::Vec3 => 3,
+            | Builtin::Rotate2d
+            | Builtin::Frame
+            | Builtin::Point
+            | Builtin::Apply => 2,
+            Builtin::Vec3 | Builtin::Mat3 => 3,
         }
     }
 
@@ -152,7 +188,8 @@ mod tests {
         assert_eq!(
             function_list(),
             "sin, cos, tan, asin, acos, atan, atan2, sqrt, exp, ln, abs, powi, vec2, vec3, dot, \
-             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, der"
+             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, mat3, translate, rot, \
+             frame, point, apply, inverse, der"
         );
     }
 }

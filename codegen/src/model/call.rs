@@ -6,6 +6,7 @@ use proc_macro2::Span;
 use syn::{Expr, Ident, Lit, UnOp};
 
 use super::builtin::{function_list, Builtin, MAX_POWI};
+use super::frame;
 use super::lower::Lowerer;
 use super::scope::{plain, Kind};
 use super::source::span_of;
@@ -37,6 +38,9 @@ impl Lowerer {
             ));
         };
         let arity = builtin.arity();
+        if builtin == Builtin::Mat3 && args.len() == 9 {
+            return self.mat3_entries(args);
+        }
         if args.len() != arity {
             return Err(Error::new(
                 span,
@@ -136,11 +140,46 @@ impl Lowerer {
                 };
                 Ok(Value::Mat3(value::rotation(a, axis, th)))
             }
+            Builtin::Mat3 => {
+                let mut m = [[a.constant(0.0); 3]; 3];
+                for (i, row) in m.iter_mut().enumerate() {
+                    match &vals[i] {
+                        Value::Vec3(r) => *row = *r,
+                        other => {
+                            return Err(Error::new(
+                                span_of(args[i]),
+                                format!("`mat3(row0, row1, row2)` takes three 3-vectors (or nine scalars, row by row), found {}", other.kind()),
+                            ))
+                        }
+                    }
+                }
+                Ok(Value::Mat3(m))
+            }
+            Builtin::Translate => frame::translate(a, &vals[0], span_of(args[0])),
+            Builtin::Rot => Ok(frame::rot(a, scalar(0)?)),
+            Builtin::Frame => frame::frame(&vals[0], &vals[1], span),
+            Builtin::Point | Builtin::Apply => {
+                frame::map(a, &vals[0], &vals[1], builtin == Builtin::Point, span)
+            }
+            Builtin::Inverse => frame::inverse(a, &vals[0], span_of(args[0])),
             // Lowered by `call_value` before their arguments are.
             Builtin::Der | Builtin::Powi => {
                 Err(Error::new(name.span(), format!("unknown function `{s}`")))
             }
         }
+    }
+
+    /// `mat3(a00, a01, …, a22)`: nine scalars, row by row.
+    fn mat3_entries(&mut self, args: &[&Expr]) -> Result<Value> {
+        let mut e = Vec::with_capacity(9);
+        for arg in args {
+            e.push(self.expr(arg)?.scalar(span_of(arg))?);
+        }
+        Ok(Value::Mat3([
+            [e[0], e[1], e[2]],
+            [e[3], e[4], e[5]],
+            [e[6], e[7], e[8]],
+        ]))
     }
 
     /// `der(q)`: the velocity of coordinate `q`, where velocities are allowed.

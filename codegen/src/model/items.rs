@@ -102,6 +102,7 @@ impl Lowerer {
             }
             Item::MassMatrix { entries } => self.mass_matrix(entries, parts),
             Item::Output { docs, name, value } => self.output(docs, name, value, parts),
+            Item::Joint { name, value } => self.joint(name, value, parts),
             Item::Inequality {
                 name,
                 condition,
@@ -308,7 +309,7 @@ impl Lowerer {
         }
         let folded = match v {
             Value::Mat3(_) => v,
-            _ => Value::from_vec(&comps),
+            _ => v.with_exprs(&comps),
         };
         self.scope.declare(name, Kind::Const, folded, 0)
     }
@@ -384,25 +385,47 @@ impl Lowerer {
         Ok(())
     }
 
-    /// `body NAME { mass, com, angle | rotation, inertia }`.
+    /// `body NAME { mass, com, angle | rotation, inertia }` or `body NAME { mass, frame,
+    /// inertia }` (the frame at the centre of mass gives `com` and the orientation).
     fn body(&mut self, name: &Ident, fields: &[Field], parts: &mut Parts) -> Result<()> {
         let m = field_map(
             fields,
-            &["mass", "inertia", "com", "angle", "rotation"],
+            &["mass", "inertia", "com", "angle", "rotation", "frame"],
             "body",
         )?;
         let get = |k: &str| m.get(k).copied();
         let mass_f = get("mass")
             .ok_or_else(|| Error::new(name.span(), format!("body `{name}` needs a `mass`")))?;
-        let com_f = get("com").ok_or_else(|| {
-            Error::new(
-                name.span(),
-                format!("body `{name}` needs a `com` (centre-of-mass position)"),
-            )
-        })?;
         let mass = self.expr(&mass_f.value)?.scalar(span_of(&mass_f.value))?;
-        let com = self.expr(&com_f.value)?.vector(span_of(&com_f.value))?;
-        let orientation = self.orientation(get("angle"), get("rotation"))?;
+        let (com, orientation, com_f) = if let Some(f) = get("frame") {
+            if let Some(other) = ["com", "angle", "rotation"].into_iter().find_map(get) {
+                return Err(Error::new(
+                    other.name.span(),
+                    format!("body `{name}` has a `frame` (its centre of mass and orientation): `{}` cannot be given too", other.name),
+                ));
+            }
+            let (com, orientation) = match self.expr(&f.value)? {
+                Value::Frame2 { angle, origin } => (origin.to_vec(), Orientation::Angle(angle)),
+                Value::Frame3 { rot, origin } => (origin.to_vec(), Orientation::Rotation(rot)),
+                other => return Err(Error::spanned(
+                    &f.value,
+                    format!(
+                        "a body's `frame` must be a frame (`translate(v) * rot(θ)`, …), found {}",
+                        other.kind()
+                    ),
+                )),
+            };
+            (com, Some(orientation), f)
+        } else {
+            let com_f = get("com").ok_or_else(|| {
+                Error::new(
+                    name.span(),
+                    format!("body `{name}` needs a `com` (centre-of-mass position) or a `frame`"),
+                )
+            })?;
+            let com = self.expr(&com_f.value)?.vector(span_of(&com_f.value))?;
+            (com, self.orientation(get("angle"), get("rotation"))?, com_f)
+        };
         let inertia = match get("inertia") {
             None => None,
             Some(f) => Some(self.inertia(f, &orientation)?),
@@ -459,6 +482,15 @@ impl Lowerer {
         Ok(match (self.expr(&f.value)?, orientation) {
             (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
             (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
+            (Value::Mat3(i), Some(Orientation::Rotation(_))) => {
+                if let Some((r, c)) = [(0, 1), (0, 2), (1, 2)].into_iter().find(|&(r, c)| i[r][c] != i[c][r]) {
+                    return Err(Error::spanned(
+                        &f.value,
+                        format!("an inertia tensor is symmetric: write the same expression at ({r}, {c}) and ({c}, {r})"),
+                    ));
+                }
+                Inertia::Full(i)
+            }
             (v, Some(Orientation::Angle(_))) => {
                 return Err(Error::spanned(
                     &f.value,
@@ -469,7 +501,7 @@ impl Lowerer {
                 return Err(Error::spanned(
                     &f.value,
                     format!(
-                        "a spatial body's inertia is a 3-vector of principal moments, found {}",
+                        "a spatial body's inertia is a 3-vector of principal moments or a 3×3 tensor (`mat3`, body axes), found {}",
                         v.kind()
                     ),
                 ))

@@ -25,6 +25,9 @@ impl Lowerer {
             Expr::Unary(u) => match u.op {
                 UnOp::Neg(_) => {
                     let v = self.expr(&u.expr)?;
+                    if v.is_frame() {
+                        return Err(Error::new(u.op.span(), format!("cannot negate {}: invert a frame with `inverse(F)`", v.kind())));
+                    }
                     Ok(value::negate(&mut self.arena, &v))
                 }
                 _ => Err(Error::new(u.op.span(), "unsupported operator: only unary `-` is supported")),
@@ -106,6 +109,9 @@ impl Lowerer {
             syn::Member::Named(n) => n.to_string(),
             syn::Member::Unnamed(i) => i.index.to_string(),
         };
+        if v.is_frame() {
+            return super::frame::part(&mut self.arena, &v, &name, f.member.span());
+        }
         let idx = match name.as_str() {
             "x" => 0,
             "y" => 1,
@@ -189,6 +195,7 @@ impl Lowerer {
             BinOp::Add(_) => value::zip(a, &x, &y, span, "add", Arena::add),
             BinOp::Sub(_) => value::zip(a, &x, &y, span, "subtract", Arena::sub),
             BinOp::Mul(_) => match (&x, &y) {
+                (f, g) if f.is_frame() || g.is_frame() => super::frame::compose(a, f, g, span),
                 (Value::Scalar(s), v) | (v, Value::Scalar(s)) => Ok(value::scale(a, *s, v)),
                 (Value::Mat3(m), v) => value::mat_mul(a, m, v, span),
                 _ => Err(Error::new(
@@ -201,6 +208,9 @@ impl Lowerer {
                 )),
             },
             _ => {
+                if x.is_frame() {
+                    return Err(Error::new(span, format!("cannot divide {}", x.kind())));
+                }
                 let d = y.scalar(span_of(&b.right)).map_err(|_| {
                     Error::new(
                         span,

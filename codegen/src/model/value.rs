@@ -1,5 +1,6 @@
-//! Values of the language: scalars, 2- and 3-vectors and 3×3 matrices, each component an
-//! expression of the DAG; the vector operations on them.
+//! Values of the language: scalars, 2- and 3-vectors, 3×3 matrices and planar and
+//! spatial frames, each component an expression of the DAG; the vector operations on them
+//! (the frame operations are in `frame.rs`).
 
 use proc_macro2::Span;
 
@@ -15,8 +16,24 @@ pub enum Value {
     Vec2([ExprId; 2]),
     /// A 3-vector.
     Vec3([ExprId; 3]),
-    /// A 3×3 matrix (row-major), from `rot_x`/`rot_y`/`rot_z` and their products.
+    /// A 3×3 matrix (row-major), from `rot_x`/`rot_y`/`rot_z`, `mat3` and their products.
     Mat3([[ExprId; 3]; 3]),
+    /// A planar frame (a rigid placement in the plane): its angle and its origin, both in
+    /// world coordinates; it maps a point `v` given in the frame to `R(angle) v + origin`.
+    Frame2 {
+        /// Angle of the frame's x axis from the world's x axis.
+        angle: ExprId,
+        /// The frame's origin.
+        origin: [ExprId; 2],
+    },
+    /// A spatial frame: its rotation (row-major; the columns are the frame's axes in world
+    /// coordinates) and its origin; it maps a point `v` given in the frame to `R v + origin`.
+    Frame3 {
+        /// The rotation from frame to world coordinates.
+        rot: [[ExprId; 3]; 3],
+        /// The frame's origin.
+        origin: [ExprId; 3],
+    },
 }
 
 impl Value {
@@ -27,25 +44,55 @@ impl Value {
             Value::Vec2(_) => "a 2-vector",
             Value::Vec3(_) => "a 3-vector",
             Value::Mat3(_) => "a 3×3 matrix",
+            Value::Frame2 { .. } => "a planar frame",
+            Value::Frame3 { .. } => "a spatial frame",
         }
     }
 
-    /// The components of a scalar or vector (`None` for a matrix).
+    /// The components of a scalar or vector (`None` for a matrix or a frame).
     pub fn components(&self) -> Option<Vec<ExprId>> {
         match self {
             Value::Scalar(s) => Some(vec![*s]),
             Value::Vec2(v) => Some(v.to_vec()),
             Value::Vec3(v) => Some(v.to_vec()),
-            Value::Mat3(_) => None,
+            Value::Mat3(_) | Value::Frame2 { .. } | Value::Frame3 { .. } => None,
         }
     }
 
-    /// All expressions in the value.
+    /// All expressions in the value (a frame: its rotation or angle, then its origin).
     pub fn exprs(&self) -> Vec<ExprId> {
         match self {
             Value::Mat3(m) => m.iter().flatten().copied().collect(),
+            Value::Frame2 { angle, origin } => vec![*angle, origin[0], origin[1]],
+            Value::Frame3 { rot, origin } => {
+                let mut v: Vec<ExprId> = rot.iter().flatten().copied().collect();
+                v.extend(origin);
+                v
+            }
             v => v.components().unwrap_or_default(),
         }
+    }
+
+    /// The same shape with the expressions `e` in [`Self::exprs`] order (as many).
+    pub fn with_exprs(&self, e: &[ExprId]) -> Value {
+        let m3 = |e: &[ExprId]| [[e[0], e[1], e[2]], [e[3], e[4], e[5]], [e[6], e[7], e[8]]];
+        match self {
+            Value::Mat3(_) => Value::Mat3(m3(e)),
+            Value::Frame2 { .. } => Value::Frame2 {
+                angle: e[0],
+                origin: [e[1], e[2]],
+            },
+            Value::Frame3 { .. } => Value::Frame3 {
+                rot: m3(e),
+                origin: [e[9], e[10], e[11]],
+            },
+            _ => Value::from_vec(e),
+        }
+    }
+
+    /// Whether the value is a frame.
+    pub fn is_frame(&self) -> bool {
+        matches!(self, Value::Frame2 { .. } | Value::Frame3 { .. })
     }
 
     /// The scalar, or an error at `span`.
@@ -91,6 +138,16 @@ pub fn zip(
     op: &str,
     f: fn(&mut Arena, ExprId, ExprId) -> ExprId,
 ) -> Result<Value> {
+    if x.is_frame() || y.is_frame() {
+        return Err(Error::new(
+            span,
+            format!(
+                "cannot {op} {} and {}: frames compose with `*`; add their points (`F.origin`, `F.point(v)`) instead",
+                x.kind(),
+                y.kind()
+            ),
+        ));
+    }
     Ok(match (x, y) {
         (Value::Scalar(p), Value::Scalar(q)) => Value::Scalar(f(a, *p, *q)),
         (Value::Vec2(p), Value::Vec2(q)) => Value::Vec2([f(a, p[0], q[0]), f(a, p[1], q[1])]),
@@ -119,9 +176,11 @@ pub fn zip(
     })
 }
 
-/// Multiplies every component by a scalar.
+/// Multiplies every component by a scalar (a frame is returned as it is: callers reject
+/// scaling a frame first, see [`Value::is_frame`]).
 pub fn scale(a: &mut Arena, s: ExprId, v: &Value) -> Value {
     match v {
+        Value::Frame2 { .. } | Value::Frame3 { .. } => v.clone(),
         Value::Scalar(x) => Value::Scalar(a.mul(s, *x)),
         Value::Vec2(p) => Value::Vec2([a.mul(s, p[0]), a.mul(s, p[1])]),
         Value::Vec3(p) => Value::Vec3([a.mul(s, p[0]), a.mul(s, p[1]), a.mul(s, p[2])]),

@@ -8,6 +8,7 @@
 //!                     | "coord" NAME ("=" EXPR)? ";"
 //!                     | "let" NAME "=" EXPR ";"
 //!                     | "constraint" EXPR "==" EXPR ";"
+//!                     | "joint" NAME "=" KIND "(" EXPR ("," EXPR)* ")" ";"
 //!                     | "independent" NAME ("," NAME)* ";"
 //!                     | "body" NAME "{" FIELD "=" EXPR ("," FIELD "=" EXPR)* "}"
 //!                     | "gravity" "=" EXPR ";"
@@ -41,10 +42,11 @@ mod kw {
     syn::custom_keyword!(output);
     syn::custom_keyword!(inequality);
     syn::custom_keyword!(restitution);
+    syn::custom_keyword!(joint);
 }
 
 /// The item keywords, for error messages.
-pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality";
+pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality, joint";
 
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
@@ -186,6 +188,14 @@ pub enum Item {
         condition: Expr,
         /// Restitution coefficient of impacts on it (default 0: plastic).
         restitution: Option<Box<Expr>>,
+    },
+    /// `joint NAME = kind(args);`: constraint equations between two frames (`revolute(A,
+    /// B)`, …) or points (`distance(p, q, l)`, …).
+    Joint {
+        /// Name.
+        name: Ident,
+        /// The joint as written (a call of a joint kind).
+        value: Expr,
     },
     /// `output NAME = expr;` (a scalar, `vec2` or `vec3` of the configuration and time).
     Output {
@@ -412,6 +422,13 @@ impl Parse for Item {
                 condition,
                 restitution,
             })
+        } else if la.peek(kw::joint) {
+            input.parse::<kw::joint>()?;
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "joint")?;
+            Ok(Item::Joint { name, value })
         } else if la.peek(kw::output) {
             input.parse::<kw::output>()?;
             let name: Ident = input.parse()?;
