@@ -407,13 +407,15 @@ impl Lowerer {
             let (com, orientation) = match self.expr(&f.value)? {
                 Value::Frame2 { angle, origin } => (origin.to_vec(), Orientation::Angle(angle)),
                 Value::Frame3 { rot, origin } => (origin.to_vec(), Orientation::Rotation(rot)),
-                other => return Err(Error::spanned(
-                    &f.value,
-                    format!(
+                other => {
+                    return Err(Error::spanned(
+                        &f.value,
+                        format!(
                         "a body's `frame` must be a frame (`translate(v) * rot(θ)`, …), found {}",
                         other.kind()
                     ),
-                )),
+                    ))
+                }
             };
             (com, Some(orientation), f)
         } else {

@@ -405,7 +405,13 @@ mod tests {
             for _ in 0..20 {
                 let q: Vec<f64> = coords
                     .iter()
-                    .map(|c| if free.contains(c) { rng.random_range(-1.0..1.0) } else { 0.0 })
+                    .map(|c| {
+                        if free.contains(c) {
+                            rng.random_range(-1.0..1.0)
+                        } else {
+                            0.0
+                        }
+                    })
                     .collect();
                 let r = residual(&m, &q);
                 assert!(r.iter().all(|x| x.abs() < 1e-14), "{joint} at {q:?}: {r:?}");
@@ -466,7 +472,10 @@ mod tests {
                 ("fixed(A, B)", &[]),
                 ("coincident(B.origin, A.origin)", &["c"]),
                 ("on_line(B.origin, A)", &["x", "c"]),
-                ("revolute(B, frame(A.point(vec2(0.0, 0.0)), A.angle + 1.0))", &["c"]),
+                (
+                    "revolute(B, frame(A.point(vec2(0.0, 0.0)), A.angle + 1.0))",
+                    &["c"],
+                ),
             ],
         );
     }
