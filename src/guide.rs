@@ -70,8 +70,46 @@
 //!
 //! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos
 //! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,
-//! `.x .y .z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d`, `rot_x/rot_y/rot_z`;
-//! `der(q)` in forces. Mistakes are compile errors at the offending tokens:
+//! `.x .y .z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d`, `rot_x/rot_y/rot_z`,
+//! `mat3`; `der(q)` in forces.
+//!
+//! Frames and joints: `translate(v)`, `rot(θ)`, `frame(origin, angle or R)` build rigid
+//! placements, `*` composes them, `F.point(v)` / `F.apply(v)` map points and directions,
+//! `F.origin`, `F.angle`, `F.x_axis`, … read them; `joint NAME = revolute(A, B);` (also
+//! `prismatic`, `cylindrical`, `spherical`, `universal`, `planar`, `fixed`, and between
+//! points `coincident`, `distance`, `on_line`, `on_plane`) adds a joint's equations, and
+//! `body NAME { mass, inertia, frame = F }` places a body by a frame at its centre of mass.
+//! A four-bar linkage:
+//!
+//! ```
+//! mechgen::mechanism! {
+//!     pub mod four_bar {
+//!         param g = 9.81;
+//!         coord crank = 1.0;
+//!         coord coupler = 0.3;
+//!         coord rocker = 1.4;
+//!         independent crank;
+//!         let a = rot(crank);
+//!         let b = frame(a.point(vec2(0.3, 0.0)), coupler);
+//!         let c = translate(vec2(1.0, 0.0)) * rot(rocker);
+//!         joint pin = revolute(b * translate(vec2(1.0, 0.0)), c * translate(vec2(0.8, 0.0)));
+//!         body link { mass = 1.0, inertia = 0.1, frame = b * translate(vec2(0.5, 0.0)) }
+//!         gravity = vec2(0.0, -g);
+//!     }
+//! }
+//! use mechgen::nalgebra::SVector;
+//! assert_eq!((four_bar::NQ, four_bar::NC, four_bar::DOF), (3, 2, 1));
+//! // The pin's two rows: the coupler's end minus the rocker's end.
+//! let q = SVector::from([1.0, 0.3, 1.4]);
+//! let r = four_bar::residual(&q, &four_bar::Params::default(), 0.0);
+//! let end = |th: f64, x: f64, l: f64| (x + l * th.cos(), l * th.sin());
+//! let (bx, by) = end(0.3, 0.3 * 1f64.cos(), 1.0);
+//! let (cx, cy) = end(1.4, 1.0, 0.8);
+//! assert!((r[0] - (bx - cx)).abs() < 1e-15);
+//! assert!((r[1] - (by + 0.3 * 1f64.sin() - cy)).abs() < 1e-15);
+//! ```
+//!
+//! Mistakes are compile errors at the offending tokens:
 //!
 //! ```compile_fail
 //! mechgen::mechanism! {

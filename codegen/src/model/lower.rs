@@ -5,8 +5,10 @@
 //! tan asin acos atan atan2 sqrt exp ln abs powi` in call or method form (`sin(x)`,
 //! `x.sin()`, `y.atan2(x)`, `x.powi(2)`); `vec2(a, b)`, `vec3(a, b, c)`, `v.x`, `v.y`,
 //! `v.z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d(v, θ)`, `rot_x/rot_y/rot_z(θ)`
-//! (3×3 matrices, multiplied with `*`), and in force expressions `der(q)` (the velocity
-//! of coordinate `q`).
+//! (3×3 matrices, multiplied with `*`), `mat3`, the frames (`translate`, `rot`, `frame`,
+//! `*`, `F.point(v)`, `F.apply(v)`, `inverse`, `F.origin`, …: `frame.rs`) and in force
+//! expressions `der(q)` (the velocity of coordinate `q`). `joint` items lower to
+//! constraint equations (`joint.rs`).
 //!
 //! Names are compared without the `r#` of a raw identifier (`r#y` and `y` are one name);
 //! a name spelled like a Rust keyword of any edition (`gen`, `r#match`) is emitted as a

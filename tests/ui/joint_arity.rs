@@ -1,0 +1,9 @@
+mechgen::mechanism! {
+    pub mod m {
+        coord th = 0.3;
+        let A = rot(th);
+        joint hinge = revolute(A);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+mechgen::mechanism! {
+    pub mod m {
+        coord th = 0.3;
+        coord x = 0.4;
+        let A = rot(th) * translate(vec2(1.0, 0.0));
+        let B = translate(vec3(x, 0.0, 0.0));
+        joint hinge = revolute(A, B);
+    }
+}
+
+fn main() {}
