@@ -173,6 +173,9 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         }
         notes.append(&mut ns.notes);
         ns.notes = notes;
+        let Some(charts) = errors.check(named_charts(&mut model, &jac, seed)) else {
+            continue;
+        };
         timings.pivot_lu += t.elapsed();
         let t = Instant::now();
         let outputs = (!model.outputs.is_empty()).then(|| {
@@ -192,6 +195,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             jacobian: &jac,
             jacobian_t: &jac_t,
             null_space: &ns,
+            charts: &charts,
             gamma: &gamma,
             eom: eom.as_ref(),
             inequalities: inequalities.as_ref(),
@@ -211,6 +215,26 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         modules,
         timings,
     })
+}
+
+/// The static LU of each named chart (`independent NAME: a, b;`): the analysis of the
+/// primary chart with the chart's coordinates named independent instead (errors are
+/// located at the chart's name).
+fn named_charts(
+    model: &mut Model,
+    jac: &derive::SymMatrix,
+    seed: u64,
+) -> Result<Vec<(String, pivot::NullSpace)>> {
+    let mut out = Vec::new();
+    for chart in model.charts.clone() {
+        let primary = std::mem::replace(&mut model.independent, chart.independent.clone());
+        let span = model.independent_span.replace(chart.span);
+        let ns = pivot::analyze(model, jac, &PivotOptions { seed });
+        model.independent = primary;
+        model.independent_span = span;
+        out.push((chart.name, ns?));
+    }
+    Ok(out)
 }
 
 /// Runs the pipeline on source text (the contents of a `.mech` file).

@@ -30,6 +30,25 @@ pub(crate) fn items(
                 stats.push(s);
             }
             Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
+            Entry::NamedChart(name, independent) => {
+                let konst = quote::format_ident!("INDEPENDENT_{}", name.to_uppercase());
+                let ty = super::traits::chart_type(name);
+                let cols = independent.iter().map(|&i| idx(i));
+                let names: Vec<&str> = independent
+                    .iter()
+                    .filter_map(|&i| model.coords.get(i).map(|c| c.name.as_str()))
+                    .collect();
+                let doc = format!(
+                    " Independent coordinates of the chart `{name}` ({}): the identity rows of \
+                     `null_space_{name}`, the coordinates `solve_dependent_{name}` and the type \
+                     `{ty}` hold.",
+                    names.join(", ")
+                );
+                items.extend(quote! {
+                    #[doc = #doc]
+                    pub const #konst: [usize; DOF] = [#(#cols),*];
+                });
+            }
             Entry::ParamCount(n) => {
                 let n = idx(*n);
                 items.extend(quote! {

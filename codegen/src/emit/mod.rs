@@ -46,6 +46,8 @@ pub struct Analysis<'a> {
     pub jacobian_t: &'a [ExprId],
     /// Null space and dependent solve.
     pub null_space: &'a NullSpace,
+    /// The named charts (`independent NAME: …;`): their names and static LUs.
+    pub charts: &'a [(String, NullSpace)],
     /// `γ` of `C_J q̈ = γ` (expressions of q, q̇, p, t).
     pub gamma: &'a [ExprId],
     /// Mass matrix, forces and energy, when the model has dynamics.
@@ -183,7 +185,7 @@ fn module_with(
     };
     let table = table::table(model, an);
     let (mut body, functions) = items::items(model, &em, &table, opts)?;
-    body.extend(traits::model_impls(&model.name, &table, opts));
+    body.extend(traits::model_impls(&model.name, &coord_names, &table, opts));
     if opts.generic && !opts.scalar.is_generic() {
         body.extend(generic::generic_module(model, &em, &table, opts)?);
     }

@@ -254,6 +254,9 @@ pub(crate) enum Entry {
     /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
     /// to the chart functions (named, with their independent coordinates, in chart order).
     Atlas(Vec<(String, Vec<usize>)>),
+    /// A named chart (`independent NAME: …;`): `INDEPENDENT_NAME` and its type implementing
+    /// the runtime's traits with `null_space_NAME` and `solve_dependent_NAME`.
+    NamedChart(String, Vec<usize>),
 }
 
 /// Structurally nonzero entries of a matrix, with their positions.
@@ -797,71 +800,30 @@ fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     out.push(Entry::Function(f));
 }
 
-/// The charts of the atlas, its dispatch, and `solve_dependent`.
+/// The charts of the atlas, its dispatch, and `solve_dependent`; then each named chart's
+/// `null_space_NAME` and `solve_dependent_NAME`.
 fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
-    let arena = c.arena;
-    let nq = c.nq;
     let ns = c.an.null_space;
-    let dof = c.dof;
-    let coord_names = &c.coord_names;
-    let order = &c.order;
     // null_space: the primary chart (`null_space_fixed`), the atlas's further charts
     // (`null_space_chart{k}`), then the dispatch picking the healthiest.
-    let primary = crate::pivot::Chart {
-        independent: ns.independent.clone(),
-        rows: ns.rows.clone(),
-        pivots: ns.pivots.clone(),
-        row_scale: ns.row_scale.clone(),
-        basis: ns.basis.clone(),
-    };
     let mut charts = Vec::new();
-    for (k, chart) in std::iter::once(&primary).chain(&ns.charts).enumerate() {
-        let name = if k == 0 {
-            "null_space_fixed".to_string()
+    for (k, chart) in std::iter::once(&primary_chart(ns))
+        .chain(&ns.charts)
+        .enumerate()
+    {
+        let (name, which) = if k == 0 {
+            (
+                "null_space_fixed".to_string(),
+                " of the primary chart (the fixed pivot order: identity rows at `INDEPENDENT`)"
+                    .to_string(),
+            )
         } else {
-            format!("null_space_chart{k}")
+            (
+                format!("null_space_chart{k}"),
+                format!(" of chart {k} of the atlas (identity rows at `CHARTS[{k}]`)"),
+            )
         };
-        let (mut roots, pos) = nonzeros(&chart.basis, arena);
-        // The health figure takes moduli and squares: a negation is folded away.
-        let unsigned = |e: &ExprId| match arena.node(*e) {
-            crate::expr::Node::Neg(a) => a,
-            _ => *e,
-        };
-        roots.extend(chart.pivots.iter().map(unsigned));
-        // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
-        let mut scale: Vec<ExprId> = chart.row_scale.iter().flatten().map(unsigned).collect();
-        scale.sort();
-        scale.dedup();
-        roots.extend(scale);
-        let indep: Vec<&str> = chart
-            .independent
-            .iter()
-            .map(|&i| coord_names[i].as_str())
-            .collect();
-        let which = if k == 0 {
-            " of the primary chart (the fixed pivot order: identity rows at `INDEPENDENT`)"
-                .to_string()
-        } else {
-            format!(" of chart {k} of the atlas (identity rows at `CHARTS[{k}]`)")
-        };
-        let doc = format!(
-            " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU{which}, and \
-             its health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 \
-             when any pivot or entry of the pivot rows of `C_J` is not finite (NaN inputs) or the \
-             Jacobian vanishes. Near 0: this pivot order is breaking down, or the mechanism is \
-             singular.\n\n Rows: {order}. Columns: the independent coordinates {indep:?} (identity \
-             rows of `D`): `q̇ = D u` with `u` their velocities."
-        );
-        let mut f = plain(
-            name.clone(),
-            doc,
-            Inputs::Position,
-            Shape::Basis {
-                pivots: chart.pivots.len(),
-            },
-            "d",
-            (roots, pos),
-        );
+        let mut f = basis_fn(c, &name, chart, &which);
         if k == 0 {
             f.implements = method(Trait::Mechanism, "null_space", 3);
         }
@@ -869,26 +831,102 @@ fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         charts.push((name, chart.independent.clone()));
     }
     out.push(Entry::Atlas(charts));
+    let mut f = solve_fn(c, "solve_dependent", ns, "INDEPENDENT");
+    f.implements = method(Trait::Mechanism, "solve_dependent", 4);
+    out.push(Entry::Function(f));
+    for (name, chart) in c.an.charts {
+        let upper = name.to_uppercase();
+        let which =
+            format!(" of the named chart `{name}` (identity rows at `INDEPENDENT_{upper}`)");
+        out.push(Entry::Function(basis_fn(
+            c,
+            &format!("null_space_{name}"),
+            &primary_chart(chart),
+            &which,
+        )));
+        out.push(Entry::Function(solve_fn(
+            c,
+            &format!("solve_dependent_{name}"),
+            chart,
+            &format!("INDEPENDENT_{upper}"),
+        )));
+        out.push(Entry::NamedChart(name.clone(), chart.independent.clone()));
+    }
+}
 
+/// The primary chart of an analysis as a [`crate::pivot::Chart`].
+fn primary_chart(ns: &crate::pivot::NullSpace) -> crate::pivot::Chart {
+    crate::pivot::Chart {
+        independent: ns.independent.clone(),
+        rows: ns.rows.clone(),
+        pivots: ns.pivots.clone(),
+        row_scale: ns.row_scale.clone(),
+        basis: ns.basis.clone(),
+    }
+}
+
+/// The null-space function `name` of one chart (`which` says which, in its doc): the
+/// basis's nonzeros, then the pivots and the scale entries of the health figure.
+fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -> GenFn {
+    let arena = c.arena;
+    let (nq, dof, order) = (c.nq, c.dof, &c.order);
+    let (mut roots, pos) = nonzeros(&chart.basis, arena);
+    // The health figure takes moduli and squares: a negation is folded away.
+    let unsigned = |e: &ExprId| match arena.node(*e) {
+        crate::expr::Node::Neg(a) => a,
+        _ => *e,
+    };
+    roots.extend(chart.pivots.iter().map(unsigned));
+    // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
+    let mut scale: Vec<ExprId> = chart.row_scale.iter().flatten().map(unsigned).collect();
+    scale.sort();
+    scale.dedup();
+    roots.extend(scale);
+    let indep: Vec<&str> = chart
+        .independent
+        .iter()
+        .map(|&i| c.coord_names[i].as_str())
+        .collect();
+    let doc = format!(
+        " Null-space basis `D` of `C_J` ({nq} × {dof}, `C_J D = 0`) by the static LU{which}, and \
+         its health in `[0, 1]`: `min(1, min_k |U_kk| / ‖C_J‖_F)` over the pivot rows, or 0 \
+         when any pivot or entry of the pivot rows of `C_J` is not finite (NaN inputs) or the \
+         Jacobian vanishes. Near 0: this pivot order is breaking down, or the mechanism is \
+         singular.\n\n Rows: {order}. Columns: the independent coordinates {indep:?} (identity \
+         rows of `D`): `q̇ = D u` with `u` their velocities."
+    );
+    plain(
+        name.to_string(),
+        doc,
+        Inputs::Position,
+        Shape::Basis {
+            pivots: chart.pivots.len(),
+        },
+        "d",
+        (roots, pos),
+    )
+}
+
+/// The dependent solve `name` of an analysis whose independent coordinates are listed in
+/// the constant `independent`.
+fn solve_fn(c: &Ctx<'_>, name: &str, ns: &crate::pivot::NullSpace, independent: &str) -> GenFn {
     let redundant = if ns.redundant.is_empty() {
         String::new()
     } else {
         format!(" (rows {:?} are redundant and ignored)", ns.redundant)
     };
-    let mut f = plain(
-        "solve_dependent",
+    plain(
+        name.to_string(),
         format!(
-            " Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the \
+            " Solves `C_J x = b` for `x` with zero independent part (`x[{independent}[j]] = 0`) with the \
              static LU factors. Uses rows {:?} of `b`{redundant}.",
             ns.rows
         ),
         Inputs::PositionRhs,
         Shape::Vector(Dim::Nq),
         "x",
-        nonzeros_vec(&ns.solve, arena),
-    );
-    f.implements = method(Trait::Mechanism, "solve_dependent", 4);
-    out.push(Entry::Function(f));
+        nonzeros_vec(&ns.solve, c.arena),
+    )
 }
 
 /// `gamma`, and the dynamics (`mass_matrix`, `forces`, `energy`) when the model has them.

@@ -9,7 +9,12 @@ use super::EmitOptions;
 
 /// The `Model` type, its `Mechanism` impl and (when the table has a mass matrix) its
 /// `Dynamics` impl.
-pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> TokenStream {
+pub(crate) fn model_impls(
+    name: &str,
+    coord_names: &[String],
+    table: &[Entry],
+    opts: &EmitOptions,
+) -> TokenStream {
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;
     if ty.to_string() != "f64" {
@@ -19,6 +24,22 @@ pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> To
     let mechanism = methods(table, Trait::Mechanism, opts);
     let dynamics = methods(table, Trait::Dynamics, opts);
     let inequalities = methods(table, Trait::Inequalities, opts);
+    let charts: Vec<TokenStream> = table
+        .iter()
+        .filter_map(|e| match e {
+            Entry::NamedChart(chart, independent) => Some(chart_impls(
+                name,
+                chart,
+                &independent
+                    .iter()
+                    .map(|&i| coord_names.get(i).cloned().unwrap_or_default())
+                    .collect::<Vec<_>>(),
+                table,
+                opts,
+            )),
+            _ => None,
+        })
+        .collect();
     let inequalities_impl = if inequalities.is_empty() {
         TokenStream::new()
     } else {
@@ -57,11 +78,105 @@ pub(crate) fn model_impls(name: &str, table: &[Entry], opts: &EmitOptions) -> To
 
         #dynamics_impl
         #inequalities_impl
+        #(#charts)*
+    }
+}
+
+/// `Name` → the type of the named chart `name` (`leg_lengths` → `LegLengths`).
+pub(crate) fn chart_type(name: &str) -> proc_macro2::Ident {
+    let camel: String = name
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect();
+    format_ident!("{}", camel)
+}
+
+/// The type of a named chart and its impls of `Mechanism`, `Dynamics` and `Inequalities`:
+/// the model's functions, with the chart's `INDEPENDENT_NAME`, `null_space_NAME` and
+/// `solve_dependent_NAME`.
+fn chart_impls(
+    model_name: &str,
+    chart: &str,
+    independent: &[String],
+    table: &[Entry],
+    opts: &EmitOptions,
+) -> TokenStream {
+    let krate = &opts.crate_path;
+    let ty = &opts.scalar.ty;
+    let t = chart_type(chart);
+    let konst = format_ident!("INDEPENDENT_{}", chart.to_uppercase());
+    let call = |f: &str| match f {
+        "null_space_fixed" => format!("null_space_{chart}"),
+        "solve_dependent" => format!("solve_dependent_{chart}"),
+        other => other.to_string(),
+    };
+    let mechanism = methods_calling(table, Trait::Mechanism, opts, &call);
+    let dynamics = methods_calling(table, Trait::Dynamics, opts, &call);
+    let inequalities = methods_calling(table, Trait::Inequalities, opts, &call);
+    let dynamics_impl = (!dynamics.is_empty()).then(|| {
+        quote! {
+            impl #krate::runtime::Dynamics<NQ, NC, DOF> for #t {
+                #dynamics
+            }
+        }
+    });
+    let inequalities_impl = (!inequalities.is_empty()).then(|| {
+        quote! {
+            impl #krate::runtime::Inequalities<NQ, NC, DOF, NI> for #t {
+                const INEQUALITY_NAMES: [&'static str; NI] = INEQUALITY_NAMES;
+                const RESTITUTION: [#ty; NI] = RESTITUTION;
+                #inequalities
+            }
+        }
+    });
+    let doc = format!(
+        " The mechanism with the independent coordinates of the chart `{chart}` ({}), for the \
+         runtime's solvers: `assemble::<{t}, …>` holds those coordinates and solves for the \
+         others (forward kinematics of a parallel robot, say); the simulators integrate in them. \
+         Its functions are the model's, with `null_space_{chart}` and `solve_dependent_{chart}`.",
+        independent.join(", ")
+    );
+    let name = format!("{model_name}::{t}");
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct #t;
+
+        impl #krate::runtime::Mechanism<NQ, NC, DOF> for #t {
+            type Params = Params;
+            const NAME: &'static str = #name;
+            const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
+            const INDEPENDENT: [usize; DOF] = #konst;
+            fn nominal_q() -> SVector<#ty, NQ> {
+                SVector::<#ty, NQ>::from(NOMINAL_Q)
+            }
+            #mechanism
+        }
+
+        #dynamics_impl
+        #inequalities_impl
     }
 }
 
 /// The methods of trait `tr`, in their rank order, each calling its function.
 fn methods(table: &[Entry], tr: Trait, opts: &EmitOptions) -> TokenStream {
+    methods_calling(table, tr, opts, &|f| f.to_string())
+}
+
+/// [`methods`], each calling `call(function name)` instead (a named chart's type calls its
+/// own null space and dependent solve).
+fn methods_calling(
+    table: &[Entry],
+    tr: Trait,
+    opts: &EmitOptions,
+    call: &dyn Fn(&str) -> String,
+) -> TokenStream {
     let mut fns: Vec<&GenFn> = table
         .iter()
         .filter_map(|e| match e {
@@ -74,7 +189,7 @@ fn methods(table: &[Entry], tr: Trait, opts: &EmitOptions) -> TokenStream {
     for f in fns {
         let Some(m) = f.implements else { continue };
         let method = format_ident!("{}", m.method);
-        let name = format_ident!("{}", f.name);
+        let name = format_ident!("{}", call(&f.name));
         let params = f.inputs.params(&opts.scalar);
         let args = f.inputs.args();
         let ret = f.shape.ret(&opts.scalar);

@@ -33,6 +33,8 @@ pub(super) struct Parts<'m> {
     pub(super) independent: Vec<usize>,
     /// Span of the `independent` item.
     pub(super) independent_span: Option<Span>,
+    /// Named charts (`independent NAME: …;`).
+    pub(super) charts: Vec<super::NamedChart>,
     /// Bodies, springs, forces, an explicit mass matrix.
     pub(super) dynamics: Dynamics,
     /// Named outputs, one per scalar component.
@@ -83,7 +85,16 @@ impl Lowerer {
                 self.scope.declare(name, Kind::Let, v, 0)
             }
             Item::Constraint { equation } => self.constraint(equation, parts),
-            Item::Independent { names, span } => self.independent(names, *span, parts),
+            Item::Independent {
+                chart: None,
+                names,
+                span,
+            } => self.independent(names, *span, parts),
+            Item::Independent {
+                chart: Some(chart),
+                names,
+                ..
+            } => self.named_chart(chart, names, parts),
             Item::Body { name, fields } => self.body(name, fields, parts),
             Item::Gravity { value, span } => {
                 if parts.dynamics.gravity.is_some() {
@@ -382,6 +393,40 @@ impl Lowerer {
             }
             parts.independent.push(i);
         }
+        Ok(())
+    }
+
+    /// `independent NAME: a, b;`: a named chart.
+    fn named_chart(&mut self, chart: &Ident, names: &[Ident], parts: &mut Parts) -> Result<()> {
+        let name = plain(chart);
+        let digits = name
+            .strip_prefix("chart")
+            .is_some_and(|d| d.chars().all(|c| c.is_ascii_digit()));
+        if super::RESERVED_CHART_NAMES.contains(&name.as_str()) || digits {
+            return Err(Error::new(
+                chart.span(),
+                format!("`{name}` cannot name a chart: the generated `null_space_{name}` (or type) would collide with a generated item; choose another name"),
+            ));
+        }
+        if parts.charts.iter().any(|c| c.name == name) {
+            return Err(Error::new(
+                chart.span(),
+                format!("a chart named `{name}` is already declared"),
+            ));
+        }
+        let mut independent = Vec::new();
+        for n in names {
+            let i = self.scope.coord_index(n)?;
+            if independent.contains(&i) {
+                return Err(Error::new(n.span(), format!("`{n}` is listed twice")));
+            }
+            independent.push(i);
+        }
+        parts.charts.push(super::NamedChart {
+            name,
+            independent,
+            span: chart.span(),
+        });
         Ok(())
     }
 

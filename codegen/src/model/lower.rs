@@ -83,6 +83,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         constraints: parts.constraints,
         independent: parts.independent,
         independent_span: parts.independent_span,
+        charts: parts.charts,
         span: module.span,
         dynamics: parts.dynamics,
         outputs: parts.outputs,

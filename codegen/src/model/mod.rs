@@ -98,6 +98,9 @@ pub struct Model {
     pub independent: Vec<usize>,
     /// Span of the `independent` item, for errors about it.
     pub independent_span: Option<Span>,
+    /// Named charts (`independent NAME: a, b;`): other choices of independent coordinates
+    /// of the same mechanism, each generated besides the primary one.
+    pub charts: Vec<NamedChart>,
     /// Span of the module name, for errors about the whole mechanism.
     pub span: Span,
     /// Bodies, forces or an explicit mass matrix (empty for a purely kinematic model).
@@ -109,6 +112,31 @@ pub struct Model {
     /// The DAG holding every expression of the model.
     pub arena: Arena,
 }
+
+/// A named chart: `independent NAME: a, b;`.
+#[derive(Clone, Debug)]
+pub struct NamedChart {
+    /// Its name (snake case: `null_space_NAME`, `solve_dependent_NAME`, the type in camel
+    /// case).
+    pub name: String,
+    /// The coordinates named independent in it (indices into `coords`), in order.
+    pub independent: Vec<usize>,
+    /// Span of its name.
+    pub span: Span,
+}
+
+/// Chart names that would collide with generated items (`null_space_fixed`,
+/// `null_space_atlas`, `null_space_into`, `null_space_directional`, the types `Model`,
+/// `Params`, `Kinematics`); `chart` followed by digits is refused too (the atlas's charts).
+pub const RESERVED_CHART_NAMES: &[&str] = &[
+    "fixed",
+    "atlas",
+    "into",
+    "directional",
+    "model",
+    "params",
+    "kinematics",
+];
 
 /// One scalar inequality constraint `expr ≥ 0` (`inequality wall: lhs >= rhs;` has
 /// `expr = lhs − rhs`; a vector inequality gives one per component, `wall_x`, …).

@@ -9,7 +9,7 @@
 //!                     | "let" NAME "=" EXPR ";"
 //!                     | "constraint" EXPR "==" EXPR ";"
 //!                     | "joint" NAME "=" KIND "(" EXPR ("," EXPR)* ")" ";"
-//!                     | "independent" NAME ("," NAME)* ";"
+//!                     | "independent" (CHART ":")? NAME ("," NAME)* ";"
 //!                     | "body" NAME "{" FIELD "=" EXPR ("," FIELD "=" EXPR)* "}"
 //!                     | "gravity" "=" EXPR ";"
 //!                     | "spring" NAME "{" FIELD "=" EXPR ("," ...)* "}"
@@ -135,8 +135,11 @@ pub enum Item {
         /// The whole equation as written.
         equation: Expr,
     },
-    /// `independent a, b;`
+    /// `independent a, b;` (the primary chart) or `independent NAME: a, b;` (a named chart:
+    /// the same mechanism with other independent coordinates, e.g. forward kinematics).
     Independent {
+        /// The chart's name, for a named chart.
+        chart: Option<Ident>,
         /// Coordinate names.
         names: Vec<Ident>,
         /// Span of the item.
@@ -356,9 +359,17 @@ impl Parse for Item {
             Ok(Item::Constraint { equation })
         } else if la.peek(kw::independent) {
             let k = input.parse::<kw::independent>()?;
+            let chart = if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+                let name: Ident = input.parse()?;
+                input.parse::<Token![:]>()?;
+                Some(name)
+            } else {
+                None
+            };
             let names = Punctuated::<Ident, Token![,]>::parse_separated_nonempty(input)?;
             semi(input, "list of independent coordinates")?;
             Ok(Item::Independent {
+                chart,
                 names: names.into_iter().collect(),
                 span: k.span,
             })
