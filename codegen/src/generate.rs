@@ -138,9 +138,9 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         };
         timings.lower += t.elapsed();
         let t = Instant::now();
-        let jac = derive::jacobian(&mut model);
-        let jac_t = derive::jacobian_t(&mut model);
-        let gamma = derive::gamma(&mut model, &jac, &jac_t);
+        let mut jac = derive::jacobian(&mut model);
+        let mut jac_t = derive::jacobian_t(&mut model);
+        let mut gamma = derive::gamma(&mut model, &jac, &jac_t);
         let eom = if model.dynamics.is_empty() {
             None
         } else {
@@ -154,6 +154,16 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         let Some(checked) = errors.check(crate::pivot::check::check(&mut model, &jac, seed)) else {
             continue;
         };
+        if !model.velocity_constraints.is_empty() {
+            if opts.derivatives || file.derivatives {
+                errors.push(Error::new(
+                    model.velocity_constraints[0].span,
+                    "`#![derivatives]` is not supported with velocity constraints yet",
+                ));
+                continue;
+            }
+            stack_velocity_constraints(&mut model, &mut jac, &mut jac_t, &mut gamma);
+        }
         let Some(mut ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions { seed }))
         else {
             continue;
@@ -215,6 +225,37 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         modules,
         timings,
     })
+}
+
+/// Appends the velocity constraints `A q̇ + a₀ = 0` below the constraint rows: `A` to the
+/// Jacobian (the velocity-level constraint matrix `[C_J; A]` whose null space is `D`), `a₀`
+/// to `C_t` (so that `[C_J; A] q̇ = −[C_t; a₀]`), `−d(A q̇ + a₀)/dt` (with `q̇` held) to `γ`,
+/// and an identically zero row to the residual (a velocity constraint restricts no
+/// configuration: position projections solve `[C_J; A] Δq = [−C; 0]`).
+fn stack_velocity_constraints(
+    model: &mut Model,
+    jac: &mut derive::SymMatrix,
+    jac_t: &mut Vec<crate::expr::ExprId>,
+    gamma: &mut Vec<crate::expr::ExprId>,
+) {
+    let nq = model.coords.len();
+    let mut rows = derive::SymMatrix::new(nq);
+    let mut rest = Vec::new();
+    for v in &model.velocity_constraints {
+        rows.push_row(&model.arena, v.row.clone());
+        jac.push_row(&model.arena, v.row.clone());
+        rest.push(v.rest);
+    }
+    gamma.extend(derive::rows_gamma(&mut model.arena, &rows, &rest));
+    jac_t.extend(rest);
+    let zero = model.arena.constant(0.0);
+    for v in model.velocity_constraints.clone() {
+        model.constraints.push(model::Equation {
+            expr: zero,
+            label: v.label,
+            span: v.span,
+        });
+    }
 }
 
 /// The static LU of each named chart (`independent NAME: a, b;`): the analysis of the

@@ -35,6 +35,8 @@ pub(super) struct Parts<'m> {
     pub(super) independent_span: Option<Span>,
     /// Named charts (`independent NAME: …;`).
     pub(super) charts: Vec<super::NamedChart>,
+    /// Velocity constraints, one per scalar component.
+    pub(super) velocity_constraints: Vec<super::VelocityEquation>,
     /// Bodies, springs, forces, an explicit mass matrix.
     pub(super) dynamics: Dynamics,
     /// Named outputs, one per scalar component.
@@ -114,6 +116,7 @@ impl Lowerer {
             Item::MassMatrix { entries } => self.mass_matrix(entries, parts),
             Item::Output { docs, name, value } => self.output(docs, name, value, parts),
             Item::Joint { name, value } => self.joint(name, value, parts),
+            Item::VelocityConstraint { equation } => self.velocity_constraint(equation, parts),
             Item::Inequality {
                 name,
                 condition,
@@ -370,6 +373,90 @@ impl Lowerer {
             };
             parts.constraints.push(Equation {
                 expr: e,
+                label,
+                span: span_of(equation),
+            });
+        }
+        Ok(())
+    }
+
+    /// `velocity_constraint lhs == rhs;`: one row of `A q̇ + a₀ = 0` per component, checked
+    /// to be linear in the velocities and free of inputs.
+    fn velocity_constraint(&mut self, equation: &Expr, parts: &mut Parts) -> Result<()> {
+        let Expr::Binary(b) = equation else {
+            return Err(Error::spanned(
+                equation,
+                "a velocity constraint must be an equation `lhs == rhs` in the velocities `der(q)`",
+            ));
+        };
+        if !matches!(b.op, BinOp::Eq(_)) {
+            return Err(Error::spanned(
+                equation,
+                "a velocity constraint must be an equation `lhs == rhs` in the velocities `der(q)`",
+            ));
+        }
+        self.allow_velocity = true;
+        let sides = self.sides(b, "velocity constraint", " == ");
+        self.allow_velocity = false;
+        let (lc, rc) = sides?;
+        let text = source_text(equation);
+        let axes = ["x", "y", "z"];
+        for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
+            let g = self.arena.sub(x, y);
+            let syms = self.arena.symbols(&[g]);
+            if let Some(i) = syms.iter().find_map(|s| match s {
+                Sym::Param(i) if parts.params.get(*i as usize).is_some_and(|p| p.input) => {
+                    Some(*i as usize)
+                }
+                _ => None,
+            }) {
+                return Err(Error::spanned(
+                    equation,
+                    format!("the input `{}` cannot be used in a velocity constraint (only in `force` and `generalized_force`)", parts.params[i].name),
+                ));
+            }
+            let vels: Vec<u32> = syms
+                .iter()
+                .filter_map(|s| match s {
+                    Sym::Vel(i) => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            if vels.is_empty() {
+                return Err(Error::spanned(
+                    equation,
+                    "this velocity constraint has no velocity `der(q)`: a relation between coordinates is a `constraint`",
+                ));
+            }
+            let mut row = Vec::new();
+            for &i in &vels {
+                let coef = self.arena.diff(g, Sym::Vel(i));
+                if self
+                    .arena
+                    .symbols(&[coef])
+                    .iter()
+                    .any(|s| matches!(s, Sym::Vel(_)))
+                {
+                    let name = &parts.coords[i as usize].name;
+                    return Err(Error::spanned(
+                        equation,
+                        format!("a velocity constraint must be linear in the velocities: the factor of `der({name})` depends on velocities"),
+                    ));
+                }
+                row.push((i as usize, coef));
+            }
+            let zero = self.arena.constant(0.0);
+            let rest = self
+                .arena
+                .subst(&[g], &|s| matches!(s, Sym::Vel(_)).then_some(zero))[0];
+            let label = if lc.len() == 1 {
+                format!("velocity constraint {text}")
+            } else {
+                format!("velocity constraint {text} [{}]", axes[k])
+            };
+            parts.velocity_constraints.push(super::VelocityEquation {
+                row,
+                rest,
                 label,
                 span: span_of(equation),
             });

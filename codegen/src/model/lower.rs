@@ -84,6 +84,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         independent: parts.independent,
         independent_span: parts.independent_span,
         charts: parts.charts,
+        velocity_constraints: parts.velocity_constraints,
         span: module.span,
         dynamics: parts.dynamics,
         outputs: parts.outputs,

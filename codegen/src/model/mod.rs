@@ -98,6 +98,9 @@ pub struct Model {
     pub independent: Vec<usize>,
     /// Span of the `independent` item, for errors about it.
     pub independent_span: Option<Span>,
+    /// Velocity (nonholonomic) constraints `A(q, t) q̇ + a₀(q, t) = 0`, one per scalar
+    /// component, in source order (stacked below the constraint rows by generation).
+    pub velocity_constraints: Vec<VelocityEquation>,
     /// Named charts (`independent NAME: a, b;`): other choices of independent coordinates
     /// of the same mechanism, each generated besides the primary one.
     pub charts: Vec<NamedChart>,
@@ -111,6 +114,20 @@ pub struct Model {
     pub inequalities: Vec<Inequality>,
     /// The DAG holding every expression of the model.
     pub arena: Arena,
+}
+
+/// One scalar velocity constraint `Σ_k A_k(q, t) q̇_k + a₀(q, t) = 0` (`lhs − rhs` of the
+/// source equation, linear in the velocities).
+#[derive(Clone, Debug)]
+pub struct VelocityEquation {
+    /// The structurally nonzero `A_k`, by coordinate.
+    pub row: Vec<(usize, ExprId)>,
+    /// The part free of velocities, `a₀` (the row's entry of `C_t`).
+    pub rest: ExprId,
+    /// Human-readable label (the source equation, with the component for vectors).
+    pub label: String,
+    /// Span of the source equation.
+    pub span: Span,
 }
 
 /// A named chart: `independent NAME: a, b;`.

@@ -9,6 +9,7 @@
 //!                     | "let" NAME "=" EXPR ";"
 //!                     | "constraint" EXPR "==" EXPR ";"
 //!                     | "joint" NAME "=" KIND "(" EXPR ("," EXPR)* ")" ";"
+//!                     | "velocity_constraint" EXPR "==" EXPR ";"
 //!                     | "independent" (CHART ":")? NAME ("," NAME)* ";"
 //!                     | "body" NAME "{" FIELD "=" EXPR ("," FIELD "=" EXPR)* "}"
 //!                     | "gravity" "=" EXPR ";"
@@ -43,10 +44,11 @@ mod kw {
     syn::custom_keyword!(inequality);
     syn::custom_keyword!(restitution);
     syn::custom_keyword!(joint);
+    syn::custom_keyword!(velocity_constraint);
 }
 
 /// The item keywords, for error messages.
-pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality, joint";
+pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality, joint, velocity_constraint";
 
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
@@ -132,6 +134,12 @@ pub enum Item {
     },
     /// `constraint lhs == rhs;`
     Constraint {
+        /// The whole equation as written.
+        equation: Expr,
+    },
+    /// `velocity_constraint lhs == rhs;`: a constraint linear in the velocities `der(q)`
+    /// (rolling without slipping, a knife edge).
+    VelocityConstraint {
         /// The whole equation as written.
         equation: Expr,
     },
@@ -357,6 +365,11 @@ impl Parse for Item {
             let equation = input.parse()?;
             semi(input, "constraint")?;
             Ok(Item::Constraint { equation })
+        } else if la.peek(kw::velocity_constraint) {
+            input.parse::<kw::velocity_constraint>()?;
+            let equation = input.parse()?;
+            semi(input, "velocity constraint")?;
+            Ok(Item::VelocityConstraint { equation })
         } else if la.peek(kw::independent) {
             let k = input.parse::<kw::independent>()?;
             let chart = if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {

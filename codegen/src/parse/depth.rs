@@ -180,6 +180,7 @@ impl Drop for ast::Item {
             | ast::Item::Let { value: e, .. }
             | ast::Item::Constraint { equation: e }
             | ast::Item::Joint { value: e, .. }
+            | ast::Item::VelocityConstraint { equation: e }
             | ast::Item::Gravity { value: e, .. }
             | ast::Item::Force { value: e, .. } => dismantle(e),
             ast::Item::MassMatrix { entries } => {
