@@ -164,7 +164,7 @@ fn unknown_function_suggests_the_nearest() {
         &src,
         &[
             "unknown function `sinn`; did you mean `sin`? supported functions: sin, cos, tan",
-            "rot_z, mat3, translate, rot, frame, point, apply, inverse, der",
+            "rot_z, mat3, translate, rot, frame, point, apply, inverse, der, velocity",
         ],
         "let crank",
         "sinn",
@@ -545,9 +545,20 @@ fn der_of_a_non_coordinate() {
     );
     check(
         &src,
-        &["`der` takes a coordinate name: `der(theta)` is the velocity of `theta`"],
+        &["`der` of this is zero: it depends on no coordinate and not on time"],
         "der(",
         "c",
+    );
+}
+
+#[test]
+fn der_of_a_velocity() {
+    let src = circle("    constraint x * x + y * y == 1.0;\n    force x = -der(der(x));\n");
+    check(
+        &src,
+        &["`der` of an expression holding velocities would be an acceleration"],
+        "-der(",
+        "der(x)",
     );
 }
 

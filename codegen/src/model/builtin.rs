@@ -53,13 +53,17 @@ pub(super) enum Builtin {
     Apply,
     /// `inverse(F)`: the inverse placement.
     Inverse,
-    /// `der(q)`: the velocity of coordinate `q` (in forces only).
+    /// `der(e)`: the total time derivative of `e` (`der(q)`: the velocity of coordinate
+    /// `q`; in forces and velocity constraints only).
     Der,
+    /// `velocity(F, p)`: the velocity of the point of frame `F` at `p` (in forces and
+    /// velocity constraints only).
+    Velocity,
 }
 
 impl Builtin {
     /// Every function of the language, in the order error messages list them.
-    pub(super) const ALL: [Builtin; 30] = [
+    pub(super) const ALL: [Builtin; 31] = [
         Builtin::Func(Func::Sin),
         Builtin::Func(Func::Cos),
         Builtin::Func(Func::Tan),
@@ -90,6 +94,7 @@ impl Builtin {
         Builtin::Apply,
         Builtin::Inverse,
         Builtin::Der,
+        Builtin::Velocity,
     ];
 
     /// The name a call uses.
@@ -117,6 +122,7 @@ impl Builtin {
             Builtin::Apply => "apply",
             Builtin::Inverse => "inverse",
             Builtin::Der => "der",
+            Builtin::Velocity => "velocity",
         }
     }
 
@@ -141,7 +147,8 @@ impl Builtin {
             | Builtin::Rotate2d
             | Builtin::Frame
             | Builtin::Point
-            | Builtin::Apply => 2,
+            | Builtin::Apply
+            | Builtin::Velocity => 2,
             Builtin::Vec3 | Builtin::Mat3 => 3,
         }
     }
@@ -189,7 +196,7 @@ mod tests {
             function_list(),
             "sin, cos, tan, asin, acos, atan, atan2, sqrt, exp, ln, abs, powi, vec2, vec3, dot, \
              cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, mat3, translate, rot, \
-             frame, point, apply, inverse, der"
+             frame, point, apply, inverse, der, velocity"
         );
     }
 }

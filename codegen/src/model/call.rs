@@ -8,11 +8,10 @@ use syn::{Expr, Ident, Lit, UnOp};
 use super::builtin::{function_list, Builtin, MAX_POWI};
 use super::frame;
 use super::lower::Lowerer;
-use super::scope::{plain, Kind};
 use super::source::span_of;
 use super::value::{self, Value};
 use crate::error::{nearest, Error, Result};
-use crate::expr::{Arena, Sym};
+use crate::expr::{Arena, ExprId, Sym};
 
 impl Lowerer {
     /// Lowers the call of `name` with `args` (a method call's receiver first).
@@ -53,6 +52,7 @@ impl Lowerer {
         }
         match builtin {
             Builtin::Der => self.der(args[0]),
+            Builtin::Velocity => self.velocity(args, span),
             Builtin::Powi => {
                 let n = match integer_literal(args[1]) {
                     Some(n) if n.unsigned_abs() <= MAX_POWI as u128 => n as i32,
@@ -163,7 +163,7 @@ impl Lowerer {
             }
             Builtin::Inverse => frame::inverse(a, &vals[0], span_of(args[0])),
             // Lowered by `call_value` before their arguments are.
-            Builtin::Der | Builtin::Powi => {
+            Builtin::Der | Builtin::Powi | Builtin::Velocity => {
                 Err(Error::new(name.span(), format!("unknown function `{s}`")))
             }
         }
@@ -182,30 +182,118 @@ impl Lowerer {
         ]))
     }
 
-    /// `der(q)`: the velocity of coordinate `q`, where velocities are allowed.
+    /// `der(e)`: the total time derivative of a scalar or vector `e` of the coordinates,
+    /// parameters and time (`der(q)` is the velocity of coordinate `q`), where velocities
+    /// are allowed.
     fn der(&mut self, arg: &Expr) -> Result<Value> {
         if !self.allow_velocity {
             return Err(Error::spanned(
                 &arg,
-                "`der(...)` (a velocity) is only allowed in forces: constraints, positions and orientations depend on coordinates and time only",
+                "`der(...)` (a velocity) is only allowed in forces and velocity constraints: constraints, positions and orientations depend on coordinates and time only",
             ));
         }
-        let coord = match arg {
-            Expr::Path(p) => p.path.get_ident().and_then(|id| {
-                self.scope
-                    .get(&plain(id))
-                    .filter(|b| b.kind == Kind::Coord)
-                    .map(|b| b.index)
-            }),
-            _ => None,
-        };
-        match coord {
-            Some(i) => Ok(Value::Scalar(self.arena.sym(Sym::Vel(i as u32)))),
-            None => Err(Error::spanned(
-                &arg,
-                "`der` takes a coordinate name: `der(theta)` is the velocity of `theta`",
-            )),
+        let v = self.expr(arg)?;
+        let comps = v.components().ok_or_else(|| {
+            Error::spanned(
+                arg,
+                format!("`der` takes a scalar or a vector, found {}", v.kind()),
+            )
+        })?;
+        let moves = self
+            .arena
+            .symbols(&comps)
+            .iter()
+            .any(|s| matches!(s, Sym::Coord(_) | Sym::Time | Sym::Vel(_)));
+        if !moves {
+            return Err(Error::spanned(
+                arg,
+                "`der` of this is zero: it depends on no coordinate and not on time (`der(theta)` is the velocity of the coordinate `theta`)",
+            ));
         }
+        let mut out = Vec::with_capacity(comps.len());
+        for c in comps {
+            out.push(self.time_derivative(c, arg)?);
+        }
+        Ok(Value::from_vec(&out))
+    }
+
+    /// `d e/dt = Σ ∂e/∂q_k q̇_k + ∂e/∂t` of a position-level expression (an error at `at`
+    /// when `e` holds velocities already: accelerations are not part of the language).
+    pub(super) fn time_derivative(&mut self, e: ExprId, at: &Expr) -> Result<ExprId> {
+        if self
+            .arena
+            .symbols(&[e])
+            .iter()
+            .any(|s| matches!(s, Sym::Vel(_)))
+        {
+            return Err(Error::spanned(
+                at,
+                "`der` of an expression holding velocities would be an acceleration: the language has velocities only",
+            ));
+        }
+        Ok(self.arena.tangent_with(e, &mut |a, s| match s {
+            Sym::Coord(k) => Some(a.sym(Sym::Vel(k))),
+            Sym::Time => Some(a.constant(1.0)),
+            _ => None,
+        }))
+    }
+
+    /// `velocity(F, p)`: the velocity of the point of frame `F` that is at the world point
+    /// `p` now (`Ṙ Rᵀ (p − o) + ȯ`): for rolling without slipping, the velocity of the wheel's
+    /// material point at the contact.
+    fn velocity(&mut self, args: &[&Expr], span: Span) -> Result<Value> {
+        if !self.allow_velocity {
+            return Err(Error::new(
+                span,
+                "`velocity(F, p)` is only allowed in forces and velocity constraints",
+            ));
+        }
+        let f = self.expr(args[0])?;
+        let point = self.expr(args[1])?;
+        let (Some(o), Some(rows)) = (frame::origin(&f), frame::rotation_rows(&mut self.arena, &f))
+        else {
+            return Err(Error::spanned(
+                args[0],
+                format!(
+                    "`velocity(F, p)` takes a frame and a point, found {}",
+                    f.kind()
+                ),
+            ));
+        };
+        let p = match point.components() {
+            Some(p) if p.len() == o.len() => p,
+            _ => {
+                return Err(Error::spanned(
+                    args[1],
+                    format!(
+                        "the point must be a {}-vector like the frame's origin, found {}",
+                        o.len(),
+                        point.kind()
+                    ),
+                ))
+            }
+        };
+        let n = o.len();
+        let a = &mut self.arena;
+        let rel: Vec<ExprId> = p.iter().zip(&o).map(|(&x, &y)| a.sub(x, y)).collect();
+        // The point in the frame's coordinates, held fixed: Rᵀ (p − o).
+        let local: Vec<ExprId> = (0..n)
+            .map(|j| {
+                let col: Vec<ExprId> = (0..n).map(|i| rows[i][j]).collect();
+                value::dot(a, &col, &rel)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut acc = self.time_derivative(o[i], args[0])?;
+            for (j, &l) in local.iter().enumerate() {
+                let rd = self.time_derivative(rows[i][j], args[0])?;
+                let t = self.arena.mul(rd, l);
+                acc = self.arena.add(acc, t);
+            }
+            out.push(acc);
+        }
+        Ok(Value::from_vec(&out))
     }
 }
 

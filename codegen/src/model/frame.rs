@@ -39,6 +39,11 @@ fn mv3(a: &mut Arena, m: &[[ExprId; 3]; 3], v: &[ExprId; 3]) -> [ExprId; 3] {
     [dot(a, &m[0], v), dot(a, &m[1], v), dot(a, &m[2], v)]
 }
 
+/// The rotation of a frame as rows (2×2 or 3×3), `None` for other values.
+pub(super) fn rotation_rows(a: &mut Arena, f: &Value) -> Option<Vec<Vec<ExprId>>> {
+    rows(a, f)
+}
+
 /// The rotation of a frame as rows (2×2 or 3×3).
 fn rows(a: &mut Arena, f: &Value) -> Option<Vec<Vec<ExprId>>> {
     match f {
