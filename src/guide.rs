@@ -15,10 +15,13 @@
 //! | `input NAME;` | run-time input, a field of `Params` (default 0) set by a controller between intervals ([`simulate_controlled`](crate::runtime::simulate_controlled)); only in `force` / `generalized_force` |
 //! | `const NAME = pi / 180.0;` | constant, folded at generation |
 //! | `coord NAME = 0.3;` | generalised coordinate and its nominal value (on or near the constraints) |
-//! | `let NAME = expr;` | scalar, 2-vector, 3-vector or 3×3 rotation, inlined into the expression DAG |
+//! | `let NAME = expr;` | scalar, 2-vector, 3-vector, 3×3 matrix or frame, inlined into the expression DAG |
 //! | `constraint lhs == rhs;` | scalar or vector equation |
+//! | `joint NAME = revolute(A, B);` | a joint's equations between two frames (or points: `distance(p, q, l)`, …) |
+//! | `velocity_constraint lhs == rhs;` | a constraint linear in the velocities `der(q)` (rolling without slipping) |
 //! | `independent a, b;` | coordinates to keep independent (actuated joints) |
-//! | `body NAME { mass = m, inertia = I, com = v, angle = φ }` | planar rigid body (spatial: `inertia = vec3(…)`, `rotation = R`; point mass: no inertia) |
+//! | `independent NAME: a, b;` | a named chart: the same mechanism with other independent coordinates (`null_space_NAME`, `solve_dependent_NAME`, a type `Name` for the runtime) |
+//! | `body NAME { mass = m, inertia = I, com = v, angle = φ }` | planar rigid body (spatial: `inertia = vec3(…)` or `mat3(…)`, `rotation = R`; or `frame = F` for `com` and orientation; point mass: no inertia) |
 //! | `gravity = vec2(0.0, -g);` | gravity on every body |
 //! | `spring NAME { a = p1, b = p2, stiffness = k, length = l0, damping = c }` | spring–damper between two points |
 //! | `force COORD = expr;` | generalised force (may use `der(q)` and `t`) |
@@ -71,7 +74,8 @@
 //! Expressions: numbers, names declared above, `t`, `pi`; `+ - * /`, unary `-`; `sin cos
 //! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,
 //! `.x .y .z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d`, `rot_x/rot_y/rot_z`,
-//! `mat3`; `der(q)` in forces.
+//! `mat3`; `der(q)` (and `der(e)` of any expression, `velocity(F, p)`) in forces and velocity
+//! constraints.
 //!
 //! Frames and joints: `translate(v)`, `rot(θ)`, `frame(origin, angle or R)` build rigid
 //! placements, `*` composes them, `F.point(v)` / `F.apply(v)` map points and directions,
