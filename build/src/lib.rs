@@ -38,5 +38,5 @@
 
 pub use mechgen_codegen::{
     file_options, generate_file_text, generate_str, locate, pretty, BuildError, Builder, Error,
-    Errors, Generated, Options, Timings,
+    Errors, FormulaSyntax, Generated, Options, Timings,
 };

@@ -4,7 +4,7 @@
 //! ```text
 //! mechgen [FILE.mech | -] [-o OUT.rs] [--stats] [--seed N] [--crate-path PATH] [--generic] [--derivatives] [--scalar f32]
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
-//! mechgen stats [FILE.mech | -] [--seed N]
+//! mechgen stats [FILE.mech | -] [--seed N] [--equations] [--latex]
 //! mechgen check [FILE.mech | -] [--seed N]
 //! ```
 //! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
@@ -67,7 +67,7 @@ enum Command {
     /// Generate Rust (what `mechgen FILE` does without a subcommand).
     Generate(GenerateArgs),
     /// Print sizes, operation counts, notes and generation time; write nothing.
-    Stats(Input),
+    Stats(StatsArgs),
     /// Report errors and notes; write nothing (exit status 1 on an error).
     Check(Input),
 }
@@ -95,6 +95,19 @@ struct Input {
     /// `#![scalar = f32]` in the file does (the file's attribute wins).
     #[arg(long, value_name = "TYPE", value_parser = ["f64", "f32"])]
     scalar: Option<String>,
+}
+
+#[derive(Args, Debug, Default)]
+struct StatsArgs {
+    #[command(flatten)]
+    input: Input,
+    /// Also print every equation as a formula (constraints, velocity constraints,
+    /// inequalities, outputs).
+    #[arg(long)]
+    equations: bool,
+    /// Print the formulas as LaTeX (implies `--equations`).
+    #[arg(long)]
+    latex: bool,
 }
 
 #[derive(Args, Debug, Default)]
@@ -173,6 +186,14 @@ fn print_stats(g: &Generated, code: &str) {
 
 /// Generates `input`: the result and its text, or the located error (printed).
 fn generate(input: &Input) -> Result<(Generated, String, std::time::Duration), ExitCode> {
+    generate_with(input, None)
+}
+
+/// [`generate`], printing the equations as formulas in `formulas` syntax.
+fn generate_with(
+    input: &Input,
+    formulas: Option<mechgen_build::FormulaSyntax>,
+) -> Result<(Generated, String, std::time::Duration), ExitCode> {
     let (path, src) = read(input).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(1)
@@ -181,6 +202,7 @@ fn generate(input: &Input) -> Result<(Generated, String, std::time::Duration), E
     opts.generic |= input.generic;
     opts.derivatives |= input.derivatives;
     opts.scalar = input.scalar.clone();
+    opts.formulas = formulas;
     let t = std::time::Instant::now();
     match generate_file_text(&path, &src, &opts) {
         Ok((g, code)) => Ok((g, code, t.elapsed())),
@@ -210,9 +232,24 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Generate(a)) => run_generate(&a, false),
-        Some(Command::Stats(input)) => match generate(&input) {
+        Some(Command::Stats(args)) => match generate_with(
+            &args.input,
+            match (args.latex, args.equations) {
+                (true, _) => Some(mechgen_build::FormulaSyntax::Latex),
+                (false, true) => Some(mechgen_build::FormulaSyntax::Text),
+                _ => None,
+            },
+        ) {
             Ok((g, code, wall)) => {
                 print_stats(&g, &code);
+                for m in &g.modules {
+                    if !m.formulas.is_empty() {
+                        out!("equations of `{}`:", m.name);
+                    }
+                    for f in &m.formulas {
+                        out!("  {f}");
+                    }
+                }
                 out!(
                     "wall time including pretty-printing: {:.2} ms",
                     wall.as_secs_f64() * 1e3

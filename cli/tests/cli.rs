@@ -91,6 +91,29 @@ fn standard_input_generates_and_stats_and_check_write_nothing() {
 }
 
 #[test]
+fn stats_prints_the_equations_as_formulas_and_as_latex() {
+    let src = "pub mod sled {\n    param a = 0.4;\n    coord x = 0.0;\n    coord y = 0.0;\n    coord theta = 0.0;\n    coord s = 1.0;\n    constraint s * s == x * x + 1.0;\n    velocity_constraint cos(theta) * der(y) == sin(theta) * der(x) - a * der(theta);\n    output tip = vec2(x + a * cos(theta), y);\n}\n";
+    let o = run(&["stats", "--equations", "-"], Some(src));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("equations of `sled`:"), "{s}");
+    assert!(
+        s.contains("  C[0]: s.powi(2) - (1.0 + x.powi(2)) = 0\n"),
+        "{s}"
+    );
+    // The velocity constraint as `A q̇ + a₀ = 0`.
+    assert!(
+        s.contains("  C[1]: a*der(theta) + cos(theta)*der(y) - sin(theta)*der(x) = 0\n"),
+        "{s}"
+    );
+    assert!(s.contains("  o[0]: tip_x = x + a*cos(theta)\n"), "{s}");
+    let o = run(&["stats", "--latex", "-"], Some(src));
+    let s = text(&o.stdout);
+    assert!(s.contains("s^{2} - \\left(1.0 + x^{2}\\right) = 0"), "{s}");
+    assert!(s.contains("\\dot{\\theta}"), "{s}");
+}
+
+#[test]
 fn check_reports_a_located_error_with_status_one() {
     let bad = CIRCLE.replace("x * x + y * y", "x * x + yy * y");
     let o = run(&["check", "-"], Some(&bad));

@@ -32,6 +32,9 @@ pub struct Options {
     /// The scalar type, `"f64"` (the default) or `"f32"`, as `#![scalar = f32]` in the input
     /// does (the input's attribute wins).
     pub scalar: Option<String>,
+    /// Also print the equations as formulas into [`ModuleStats::formulas`] (plain text or
+    /// LaTeX), for `mechgen stats --equations` / `--latex`.
+    pub formulas: Option<crate::expr::print::Syntax>,
 }
 
 impl Default for Options {
@@ -43,6 +46,7 @@ impl Default for Options {
             generic: false,
             derivatives: false,
             scalar: None,
+            formulas: None,
         }
     }
 }
@@ -212,9 +216,12 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             derivatives: derivatives.as_ref(),
             outputs: outputs.as_ref().map(|(d, u)| (d, u.as_slice())),
         };
-        let Some((ts, stats)) = errors.check(emit::module(&model, &an, &eopts)) else {
+        let Some((ts, mut stats)) = errors.check(emit::module(&model, &an, &eopts)) else {
             continue;
         };
+        if let Some(syntax) = opts.formulas {
+            stats.formulas = formulas(&mut model, syntax);
+        }
         timings.emit += t.elapsed();
         tokens.extend(ts);
         modules.push(stats);
@@ -256,6 +263,58 @@ fn stack_velocity_constraints(
             span: v.span,
         });
     }
+}
+
+/// The model's equations as formulas: constraints (`C[i]: … = 0`), velocity constraints (as
+/// `A q̇ + a₀ = 0`), inequalities (`g[k]: … ≥ 0`) and outputs (`o[k]: name = …`).
+fn formulas(model: &mut Model, syntax: crate::expr::print::Syntax) -> Vec<String> {
+    use crate::expr::{print, Sym};
+    let coords: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
+    let params: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
+    let name = |s: Sym| match s {
+        Sym::Coord(i) | Sym::Vel(i) => coords.get(i as usize).cloned().unwrap_or_default(),
+        Sym::Param(i) => params.get(i as usize).cloned().unwrap_or_default(),
+        Sym::Time => "t".to_string(),
+        Sym::Rhs(i) => format!("b{i}"),
+    };
+    let (eq, ge) = match syntax {
+        print::Syntax::Text => ("= 0", ">= 0"),
+        print::Syntax::Latex => ("= 0", "\\geq 0"),
+    };
+    let npos = model.constraints.len() - model.velocity_constraints.len();
+    let mut rows: Vec<crate::expr::ExprId> =
+        model.constraints[..npos].iter().map(|c| c.expr).collect();
+    for v in model.velocity_constraints.clone() {
+        let a = &mut model.arena;
+        let mut w = v.rest;
+        for (k, e) in v.row {
+            let qd = a.sym(Sym::Vel(k as u32));
+            let t = a.mul(e, qd);
+            w = a.add(w, t);
+        }
+        rows.push(w);
+    }
+    let a = &model.arena;
+    let mut out: Vec<String> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| format!("C[{i}]: {} {eq}", print::format(a, e, syntax, &name)))
+        .collect();
+    out.extend(model.inequalities.iter().enumerate().map(|(k, g)| {
+        format!(
+            "g[{k}] ({}): {} {ge}",
+            g.name,
+            print::format(a, g.expr, syntax, &name)
+        )
+    }));
+    out.extend(model.outputs.iter().enumerate().map(|(k, o)| {
+        format!(
+            "o[{k}]: {} = {}",
+            o.name,
+            print::format(a, o.expr, syntax, &name)
+        )
+    }));
+    out
 }
 
 /// The static LU of each named chart (`independent NAME: a, b;`): the analysis of the

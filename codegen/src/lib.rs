@@ -31,6 +31,8 @@ mod generate;
 pub use builder::{file_options, generate_file_text, locate, BuildError, Builder};
 pub use emit::{FunctionStats, ModuleStats};
 pub use error::{Error, Errors, Result};
+/// The syntax of [`Options::formulas`]: plain text or LaTeX.
+pub use expr::print::Syntax as FormulaSyntax;
 pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].

@@ -114,6 +114,9 @@ pub struct ModuleStats {
     /// The scalar constraint equations as written (a vector equation's components marked
     /// `[x]`, `[y]`, `[z]`), the inequality constraints' names and the outputs' names.
     pub equations: Vec<String>,
+    /// The equations as formulas (`C[0]: l1*cos(theta) - s = 0`, inequalities and outputs
+    /// too), when [`crate::Options::formulas`] asks for them; empty otherwise.
+    pub formulas: Vec<String>,
 }
 
 /// Emits the module for one model.
@@ -220,6 +223,7 @@ fn module_with(
                         .map(|(k, o)| format!("o[{k}]: {}", o.name)),
                 )
                 .collect(),
+            formulas: Vec::new(),
         };
     Ok((tokens, stats))
 }

@@ -12,6 +12,7 @@ mod eval;
 mod func;
 pub mod hash;
 mod node;
+pub mod print;
 mod subst;
 mod tangent;
 
