@@ -277,30 +277,70 @@ impl Lowerer {
         input: bool,
         parts: &mut Parts,
     ) -> Result<()> {
-        let d = match default {
-            Some(e) => Some(self.constant(
-                e,
-                if input {
-                    "an input default"
-                } else {
-                    "a parameter default"
-                },
-            )?),
-            None if input => Some(0.0),
-            None => None,
+        let what = if input {
+            "an input default"
+        } else {
+            "a parameter default"
         };
-        let i = parts.params.len();
-        let v = Value::Scalar(self.arena.sym(Sym::Param(i as u32)));
+        // A vector default (`input f = vec2(0.0, 0.0);`) makes a vector of parameters, one
+        // field per component (`f_x`, `f_y`).
+        let defaults: Vec<Option<f64>> = match default {
+            Some(e) => match self.expr(e)? {
+                v @ (Value::Vec2(_) | Value::Vec3(_)) => {
+                    let mut out = Vec::new();
+                    for c in v.components().unwrap_or_default() {
+                        if !self.arena.symbols(&[c]).is_empty() {
+                            return Err(Error::spanned(
+                                e,
+                                format!("{what} must be a constant expression"),
+                            ));
+                        }
+                        let x = self.arena.eval(&[c], &|_| 0.0f64)[0];
+                        if !x.is_finite() {
+                            return Err(Error::spanned(
+                                e,
+                                format!("{what} is not a finite number (a component evaluates to {x})"),
+                            ));
+                        }
+                        out.push(Some(x));
+                    }
+                    out
+                }
+                _ => vec![Some(self.constant(e, what)?)],
+            },
+            None if input => vec![Some(0.0)],
+            None => vec![None],
+        };
+        let base = plain(name);
+        let names: Vec<String> = if defaults.len() == 1 {
+            vec![base.clone()]
+        } else {
+            ["x", "y", "z"][..defaults.len()]
+                .iter()
+                .map(|c| format!("{base}_{c}"))
+                .collect()
+        };
+        let mut syms = Vec::new();
+        for (n, d) in names.iter().zip(&defaults) {
+            if parts.params.iter().any(|p| &p.name == n) {
+                return Err(Error::new(
+                    name.span(),
+                    format!("the field `{n}` of `Params` would be declared twice (a vector `{base}` has the fields `{base}_x`, `{base}_y`, …)"),
+                ));
+            }
+            let i = parts.params.len();
+            syms.push(self.arena.sym(Sym::Param(i as u32)));
+            parts.params.push(Param {
+                name: n.clone(),
+                default: *d,
+                docs: docs.to_vec(),
+                span: name.span(),
+                input,
+            });
+        }
+        let v = Value::from_vec(&syms);
         let kind = if input { Kind::Input } else { Kind::Param };
-        self.scope.declare(name, kind, v, i)?;
-        parts.params.push(Param {
-            name: plain(name),
-            default: d,
-            docs: docs.to_vec(),
-            span: name.span(),
-            input,
-        });
-        Ok(())
+        self.scope.declare(name, kind, v, parts.params.len() - syms.len())
     }
 
     /// `const NAME = value;`: folded to constants (a rotation matrix kept as it is).

@@ -207,8 +207,10 @@ impl Scope {
             .iter()
             // Inputs are parameters (`Sym::Param`) too.
             .find(|(_, b)| {
+                // A vector parameter binds its components' consecutive indices.
+                let width = b.value.exprs().len().max(1);
                 (b.kind == kind || (kind == Kind::Param && b.kind == Kind::Input))
-                    && b.index == index
+                    && (b.index..b.index + width).contains(&index)
             })
             .map(|(n, _)| n.clone())
             .unwrap_or_default()
