@@ -325,7 +325,7 @@ impl Lowerer {
             if parts.params.iter().any(|p| &p.name == n) {
                 return Err(Error::new(
                     name.span(),
-                    format!("the field `{n}` of `Params` would be declared twice (a vector `{base}` has the fields `{base}_x`, `{base}_y`, …)"),
+                    format!("`Params` already has a field `{n}` (a vector parameter `v` has the fields `v_x`, `v_y`, …): choose another name"),
                 ));
             }
             let i = parts.params.len();
