@@ -169,7 +169,10 @@ fn a_bad_control_interval_is_an_error() {
 #[test]
 fn vector_inputs_and_parameters_are_fields_per_component() {
     let p = puck::Params::default();
-    assert_eq!((p.anchor_x, p.anchor_y, p.push_x, p.push_y), (0.5, -0.25, 0.0, 0.0));
+    assert_eq!(
+        (p.anchor_x, p.anchor_y, p.push_x, p.push_y),
+        (0.5, -0.25, 0.0, 0.0)
+    );
     let (f, w) = ([1.0, -2.0], (3.0f64 / 2.0).sqrt());
     let q0 = SVector::<f64, 2>::zeros();
     let tr = simulate_controlled::<puck::Model, 2, 0, 2>(

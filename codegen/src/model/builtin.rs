@@ -37,6 +37,9 @@ pub(super) enum Builtin {
     RotY,
     /// `rot_z(θ)`: the 3×3 rotation about z.
     RotZ,
+    /// `rot_quat(w, x, y, z)`: the 3×3 rotation of the unit quaternion `w + x i + y j + z k`
+    /// (the caller constrains `w² + x² + y² + z² = 1`).
+    RotQuat,
     /// `mat3(row0, row1, row2)` (three 3-vectors) or `mat3(a00, a01, …, a22)` (nine
     /// scalars, row by row): a 3×3 matrix (an inertia tensor, a rotation).
     Mat3,
@@ -63,7 +66,7 @@ pub(super) enum Builtin {
 
 impl Builtin {
     /// Every function of the language, in the order error messages list them.
-    pub(super) const ALL: [Builtin; 31] = [
+    pub(super) const ALL: [Builtin; 32] = [
         Builtin::Func(Func::Sin),
         Builtin::Func(Func::Cos),
         Builtin::Func(Func::Tan),
@@ -86,6 +89,7 @@ impl Builtin {
         Builtin::RotX,
         Builtin::RotY,
         Builtin::RotZ,
+        Builtin::RotQuat,
         Builtin::Mat3,
         Builtin::Translate,
         Builtin::Rot,
@@ -114,6 +118,7 @@ impl Builtin {
             Builtin::RotX => "rot_x",
             Builtin::RotY => "rot_y",
             Builtin::RotZ => "rot_z",
+            Builtin::RotQuat => "rot_quat",
             Builtin::Mat3 => "mat3",
             Builtin::Translate => "translate",
             Builtin::Rot => "rot",
@@ -150,6 +155,7 @@ impl Builtin {
             | Builtin::Apply
             | Builtin::Velocity => 2,
             Builtin::Vec3 | Builtin::Mat3 => 3,
+            Builtin::RotQuat => 4,
         }
     }
 
@@ -195,8 +201,8 @@ mod tests {
         assert_eq!(
             function_list(),
             "sin, cos, tan, asin, acos, atan, atan2, sqrt, exp, ln, abs, powi, vec2, vec3, dot, \
-             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, mat3, translate, rot, \
-             frame, point, apply, inverse, der, velocity"
+             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, rot_quat, mat3, translate, \
+             rot, frame, point, apply, inverse, der, velocity"
         );
     }
 }

@@ -155,6 +155,10 @@ impl Lowerer {
                 }
                 Ok(Value::Mat3(m))
             }
+            Builtin::RotQuat => {
+                let (w, x, y, z) = (scalar(0)?, scalar(1)?, scalar(2)?, scalar(3)?);
+                Ok(Value::Mat3(frame::quaternion(a, [w, x, y, z])))
+            }
             Builtin::Translate => frame::translate(a, &vals[0], span_of(args[0])),
             Builtin::Rot => Ok(frame::rot(a, scalar(0)?)),
             Builtin::Frame => frame::frame(&vals[0], &vals[1], span),

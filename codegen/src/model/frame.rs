@@ -64,6 +64,30 @@ pub(super) fn origin(f: &Value) -> Option<Vec<ExprId>> {
     }
 }
 
+/// The rotation matrix of the quaternion `w + x i + y j + z k` (orthogonal when it is a
+/// unit quaternion): `I + 2 w [v]× + 2 [v]×²` with `v = (x, y, z)`, written out.
+pub(super) fn quaternion(a: &mut Arena, q: [ExprId; 4]) -> [[ExprId; 3]; 3] {
+    let [w, x, y, z] = q;
+    let two = a.constant(2.0);
+    let one = a.constant(1.0);
+    let p = |a: &mut Arena, u: ExprId, v: ExprId| {
+        let m = a.mul(u, v);
+        a.mul(two, m)
+    };
+    let (xx, yy, zz) = (p(a, x, x), p(a, y, y), p(a, z, z));
+    let (xy, xz, yz) = (p(a, x, y), p(a, x, z), p(a, y, z));
+    let (wx, wy, wz) = (p(a, w, x), p(a, w, y), p(a, w, z));
+    let diag = |a: &mut Arena, u: ExprId, v: ExprId| {
+        let s = a.add(u, v);
+        a.sub(one, s)
+    };
+    [
+        [diag(a, yy, zz), a.sub(xy, wz), a.add(xz, wy)],
+        [a.add(xy, wz), diag(a, xx, zz), a.sub(yz, wx)],
+        [a.sub(xz, wy), a.add(yz, wx), diag(a, xx, yy)],
+    ]
+}
+
 /// `translate(v)`: the frame at `v` with the world's axes.
 pub(super) fn translate(a: &mut Arena, v: &Value, span: Span) -> Result<Value> {
     let (zero, one) = (a.constant(0.0), a.constant(1.0));

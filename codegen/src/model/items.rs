@@ -86,6 +86,16 @@ impl Lowerer {
                 let v = self.expr(value)?;
                 self.scope.declare(name, Kind::Let, v, 0)
             }
+            Item::Frame { name, value } => {
+                let v = self.expr(value)?;
+                if !v.is_frame() {
+                    return Err(Error::spanned(
+                        value,
+                        format!("`frame {name} = …` must be a frame (`translate(v) * rot(θ)`, `frame(origin, R)`, …), found {}", v.kind()),
+                    ));
+                }
+                self.scope.declare(name, Kind::Let, v, 0)
+            }
             Item::Constraint { equation } => self.constraint(equation, parts),
             Item::Independent {
                 chart: None,
@@ -285,29 +295,31 @@ impl Lowerer {
         // A vector default (`input f = vec2(0.0, 0.0);`) makes a vector of parameters, one
         // field per component (`f_x`, `f_y`).
         let defaults: Vec<Option<f64>> = match default {
-            Some(e) => match self.expr(e)? {
-                v @ (Value::Vec2(_) | Value::Vec3(_)) => {
-                    let mut out = Vec::new();
-                    for c in v.components().unwrap_or_default() {
-                        if !self.arena.symbols(&[c]).is_empty() {
-                            return Err(Error::spanned(
-                                e,
-                                format!("{what} must be a constant expression"),
-                            ));
-                        }
-                        let x = self.arena.eval(&[c], &|_| 0.0f64)[0];
-                        if !x.is_finite() {
-                            return Err(Error::spanned(
+            Some(e) => {
+                match self.expr(e)? {
+                    v @ (Value::Vec2(_) | Value::Vec3(_)) => {
+                        let mut out = Vec::new();
+                        for c in v.components().unwrap_or_default() {
+                            if !self.arena.symbols(&[c]).is_empty() {
+                                return Err(Error::spanned(
+                                    e,
+                                    format!("{what} must be a constant expression"),
+                                ));
+                            }
+                            let x = self.arena.eval(&[c], &|_| 0.0f64)[0];
+                            if !x.is_finite() {
+                                return Err(Error::spanned(
                                 e,
                                 format!("{what} is not a finite number (a component evaluates to {x})"),
                             ));
+                            }
+                            out.push(Some(x));
                         }
-                        out.push(Some(x));
+                        out
                     }
-                    out
+                    _ => vec![Some(self.constant(e, what)?)],
                 }
-                _ => vec![Some(self.constant(e, what)?)],
-            },
+            }
             None if input => vec![Some(0.0)],
             None => vec![None],
         };
@@ -340,7 +352,8 @@ impl Lowerer {
         }
         let v = Value::from_vec(&syms);
         let kind = if input { Kind::Input } else { Kind::Param };
-        self.scope.declare(name, kind, v, parts.params.len() - syms.len())
+        self.scope
+            .declare(name, kind, v, parts.params.len() - syms.len())
     }
 
     /// `const NAME = value;`: folded to constants (a rotation matrix kept as it is).

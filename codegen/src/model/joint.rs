@@ -481,6 +481,41 @@ mod tests {
     }
 
     #[test]
+    fn rot_quat_is_the_rotation_of_a_unit_quaternion() {
+        let m = model(
+            "coord w = 1.0; coord x = 0.0; coord y = 0.0; coord z = 0.0; coord a = 0.0; \
+             let v = vec3(1.0, -2.0, 0.5); \
+             constraint rot_quat(w, x, y, z) * v == rot_z(a) * v; \
+             constraint norm_squared(rot_quat(w, x, y, z) * v) == norm_squared(v); \
+             constraint dot(rot_quat(w, x, y, z) * vec3(1.0, 0.0, 0.0), rot_quat(w, x, y, z) * vec3(0.0, 1.0, 0.0)) == 0.0;",
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..50 {
+            let a: f64 = rng.random_range(-3.0..3.0);
+            // About z: the same rotation as rot_z.
+            let r = residual(&m, &[(a / 2.0).cos(), 0.0, 0.0, (a / 2.0).sin(), a]);
+            assert!(r.iter().all(|v| v.abs() < 1e-14), "{r:?}");
+            // Any unit quaternion: lengths and right angles are kept.
+            let q: Vec<f64> = (0..4).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let r = residual(&m, &[q[0] / n, q[1] / n, q[2] / n, q[3] / n, 0.0]);
+            assert!(r[3].abs() < 1e-13 && r[4].abs() < 1e-14, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_frame_item_must_be_a_frame() {
+        let m = model(
+            "coord x = 0.0; frame f = translate(vec2(x, 1.0)); constraint f.origin.x == 0.5;",
+        );
+        assert_eq!(m.constraints.len(), 1);
+        let src = "mod m { coord x = 0.0; frame f = vec2(x, 1.0); constraint x == 0.5; }";
+        let file = crate::parse::parse_file(src.parse().expect("tokens")).expect("parses");
+        let e = lower(&file.modules[0]).expect_err("not a frame");
+        assert!(e.to_string().contains("must be a frame"), "{e}");
+    }
+
+    #[test]
     fn distance_holds_on_a_sphere() {
         let m = model(
             "coord x = 0.0; coord y = 0.0; coord z = 0.0; \

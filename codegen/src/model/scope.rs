@@ -68,7 +68,8 @@ pub(super) fn declared(item: &Item) -> Option<&Ident> {
         | Item::Input { name, .. }
         | Item::Const { name, .. }
         | Item::Coord { name, .. }
-        | Item::Let { name, .. } => Some(name),
+        | Item::Let { name, .. }
+        | Item::Frame { name, .. } => Some(name),
         _ => None,
     }
 }

@@ -7,6 +7,7 @@
 //!                     | "const" NAME "=" EXPR ";"
 //!                     | "coord" NAME ("=" EXPR)? ";"
 //!                     | "let" NAME "=" EXPR ";"
+//!                     | "frame" NAME "=" EXPR ";"
 //!                     | "constraint" EXPR "==" EXPR ";"
 //!                     | "joint" NAME "=" KIND "(" EXPR ("," EXPR)* ")" ";"
 //!                     | "velocity_constraint" EXPR "==" EXPR ";"
@@ -45,10 +46,11 @@ mod kw {
     syn::custom_keyword!(restitution);
     syn::custom_keyword!(joint);
     syn::custom_keyword!(velocity_constraint);
+    syn::custom_keyword!(frame);
 }
 
 /// The item keywords, for error messages.
-pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality, joint, velocity_constraint";
+pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independent, body, gravity, spring, force, mass_matrix, generalized_force, output, inequality, joint, velocity_constraint, frame";
 
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
@@ -127,6 +129,13 @@ pub enum Item {
     },
     /// `let NAME = value;`
     Let {
+        /// Name.
+        name: Ident,
+        /// Value.
+        value: Expr,
+    },
+    /// `frame NAME = value;`: a `let` whose value must be a frame.
+    Frame {
         /// Name.
         name: Ident,
         /// Value.
@@ -360,6 +369,13 @@ impl Parse for Item {
             let value = input.parse()?;
             semi(input, "`let`")?;
             Ok(Item::Let { name, value })
+        } else if la.peek(kw::frame) {
+            input.parse::<kw::frame>()?;
+            let name: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value = input.parse()?;
+            semi(input, "frame")?;
+            Ok(Item::Frame { name, value })
         } else if la.peek(kw::constraint) {
             input.parse::<kw::constraint>()?;
             let equation = input.parse()?;
