@@ -77,10 +77,14 @@ fn animated_svg(
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{size}\" height=\"{size}\" viewBox=\"0 0 {size} {size}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     );
-    let values = |f: &dyn Fn(&Vec<(f64, f64)>) -> f64| {
+    // The pixel coordinate `axis` (0: x, 1: y) of point `i` at every frame, `;`-separated.
+    let values = |i: usize, axis: usize| {
         frames
             .iter()
-            .map(|fr| format!("{:.1}", f(fr)))
+            .map(|fr| {
+                let p = px(fr[i]);
+                format!("{:.1}", if axis == 0 { p.0 } else { p.1 })
+            })
             .collect::<Vec<_>>()
             .join(";")
     };
@@ -90,19 +94,10 @@ fn animated_svg(
             "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#246\" stroke-width=\"6\" stroke-linecap=\"round\">\n",
             a.0, a.1, b.0, b.1
         ));
-        for (attr, pick) in [
-            (
-                "x1",
-                Box::new(move |fr: &Vec<(f64, f64)>| px(fr[i]).0)
-                    as Box<dyn Fn(&Vec<(f64, f64)>) -> f64>,
-            ),
-            ("y1", Box::new(move |fr: &Vec<(f64, f64)>| px(fr[i]).1)),
-            ("x2", Box::new(move |fr: &Vec<(f64, f64)>| px(fr[j]).0)),
-            ("y2", Box::new(move |fr: &Vec<(f64, f64)>| px(fr[j]).1)),
-        ] {
+        for (attr, point, axis) in [("x1", i, 0), ("y1", i, 1), ("x2", j, 0), ("y2", j, 1)] {
             svg.push_str(&format!(
                 "  <animate attributeName=\"{attr}\" dur=\"{dur:.3}s\" repeatCount=\"indefinite\" calcMode=\"discrete\" values=\"{}\"/>\n",
-                values(&pick)
+                values(point, axis)
             ));
         }
         svg.push_str("</line>\n");
