@@ -187,3 +187,52 @@ fn projection_hook_runs_after_each_step() {
     let last = sol.y.last().copied().unwrap_or_default();
     assert!((last[0] - 30f64.cos()).abs() < 1e-3);
 }
+
+/// A harmonic oscillator `x'' = −x` from `x = 1`: its events `x` and `x + 0.5` are
+/// located on the dense output at the exact crossing times `π/2` and `2π/3` (the first
+/// one stops the integration), to 1e-9 at tolerance 1e-10; outputs before the event are
+/// produced, those after are not.
+#[test]
+fn dopri5_stops_at_the_first_event_on_its_dense_output() {
+    struct Osc(usize);
+    impl OdeSystem<Vector2<f64>> for Osc {
+        type Error = Infallible;
+        fn rhs(&mut self, _t: f64, y: &Vector2<f64>) -> Result<Vector2<f64>, Infallible> {
+            Ok(Vector2::new(y[1], -y[0]))
+        }
+        fn events(&mut self, _t: f64, y: &Vector2<f64>) -> Result<Option<Vec<f64>>, Infallible> {
+            self.0 += 1;
+            Ok(Some(vec![y[0] + 0.5, y[0]]))
+        }
+    }
+    let opts = Dopri5Options {
+        rtol: 1e-10,
+        atol: 1e-12,
+        ..Default::default()
+    };
+    let times = [0.5, 1.0, 1.5, 2.0, 3.0];
+    let mut sys = Osc(0);
+    let sol = dopri5(&mut sys, 0.0, Vector2::new(1.0, 0.0), &times, &opts).expect("integrates");
+    let (te, ye) = sol.stopped.expect("stopped at the event");
+    assert_eq!(sol.event, Some(1), "x reaches 0 first");
+    assert!(
+        (te - std::f64::consts::FRAC_PI_2).abs() < 1e-9,
+        "event at {te}"
+    );
+    assert!(ye[0].abs() < 1e-9 && (ye[1] + 1.0).abs() < 1e-9, "{ye:?}");
+    assert_eq!(sol.t, vec![0.5, 1.0, 1.5]);
+    for (t, y) in sol.t.iter().zip(&sol.y) {
+        assert!((y[0] - t.cos()).abs() < 1e-9);
+    }
+    // Restarted from the event, the second component is next, at 2π/3.
+    let times = [3.0];
+    let mut sys = Osc(0);
+    let sol = dopri5(&mut sys, te, ye, &times, &opts).expect("integrates");
+    let (t2, _) = sol.stopped.expect("the second event");
+    assert_eq!(sol.event, Some(0));
+    assert!(
+        (t2 - 2.0 * std::f64::consts::FRAC_PI_3).abs() < 1e-9,
+        "event at {t2}"
+    );
+    assert!(sys.0 > 2, "events evaluated");
+}

@@ -117,6 +117,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
             y: out_y,
             stats,
             stopped: None,
+            event: None,
         });
     }
 
@@ -142,6 +143,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
     };
     let mut last_rejected = false;
     let mut total = 0usize;
+    let mut ev_prev = events(sys, t, &y)?;
 
     while t < t_end {
         if total >= opts.max_steps {
@@ -207,29 +209,8 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
         if finite && err <= 1.0 {
             // Dense output coefficients, only when an output time falls inside this step.
             let needs_dense = t_out[next_out] < t_new;
-            let dense = if needs_dense {
-                let mut ydiff = y1.clone();
-                ydiff.axpy(-1.0, &y);
-                // bspl = h k1 - ydiff
-                let mut bspl = k1.clone();
-                bspl.scale(h);
-                bspl.axpy(-1.0, &ydiff);
-                // r4 = ydiff - h k7 - bspl
-                let mut r4 = ydiff.clone();
-                r4.axpy(-h, &k7);
-                r4.axpy(-1.0, &bspl);
-                // r5 = h (D1 k1 + D3 k3 + ... + D7 k7)
-                let mut r5 = k1.clone();
-                r5.scale(h * D1);
-                r5.axpy(h * D3, &k3);
-                r5.axpy(h * D4, &k4);
-                r5.axpy(h * D5, &k5);
-                r5.axpy(h * D6, &k6);
-                r5.axpy(h * D7, &k7);
-                Some((ydiff, bspl, r4, r5))
-            } else {
-                None
-            };
+            let dense =
+                needs_dense.then(|| dense_coefficients(h, &y, &y1, &k1, &k3, &k4, &k5, &k6, &k7));
             let y_prev = y.clone();
             let mut y_acc = y1.clone();
             project(sys, &mut stats, t_new, &mut y_acc)?;
@@ -266,6 +247,68 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                     y: out_y,
                     stats,
                     stopped: Some((t, y)),
+                    event: None,
+                });
+            }
+            // Events: a component positive at the step's start and not at its end.
+            let crossing = match &ev_prev {
+                Some(prev) => {
+                    let now = events(sys, t_new, &y_acc)?.unwrap_or_default();
+                    let hit: Vec<usize> = (0..prev.len().min(now.len()))
+                        .filter(|&k| prev[k] > 0.0 && now[k] <= 0.0)
+                        .collect();
+                    ev_prev = Some(now);
+                    hit
+                }
+                None => Vec::new(),
+            };
+            let event = if crossing.is_empty() {
+                None
+            } else {
+                let dense = dense_coefficients(h, &y, &y1, &k1, &k3, &k4, &k5, &k6, &k7);
+                let mut first: Option<(f64, usize)> = None;
+                for &k in &crossing {
+                    // Bisection on the dense output: lo keeps the component positive.
+                    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+                    for _ in 0..60 {
+                        let mid = 0.5 * (lo + hi);
+                        let ym = interpolate(&y, &dense, mid);
+                        let v = events(sys, t + mid * h, &ym)?
+                            .and_then(|e| e.get(k).copied())
+                            .unwrap_or(f64::INFINITY);
+                        if v > 0.0 {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                        if (hi - lo) * h <= 4.0 * f64::EPSILON * t_new.abs().max(h) {
+                            break;
+                        }
+                    }
+                    if first.is_none_or(|(s, _)| hi < s) {
+                        first = Some((hi, k));
+                    }
+                }
+                first.map(|(s, k)| (t + s * h, s, k, dense))
+            };
+            if let Some((te, s, k, dense)) = event {
+                stats.steps += 1;
+                while next_out < t_out.len() && t_out[next_out] < te {
+                    let to = t_out[next_out];
+                    let mut yo = interpolate(&y, &dense, (to - t) / h);
+                    project(sys, &mut stats, to, &mut yo)?;
+                    out_t.push(to);
+                    out_y.push(yo);
+                    next_out += 1;
+                }
+                let mut ye = interpolate(&y, &dense, s);
+                project(sys, &mut stats, te, &mut ye)?;
+                return Ok(Solution {
+                    t: out_t,
+                    y: out_y,
+                    stats,
+                    stopped: Some((te, ye)),
+                    event: Some(k),
                 });
             }
             k1 = if control == StepControl::StopAfter {
@@ -284,18 +327,8 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 let to = t_out[next_out];
                 let yo = if to == t_new {
                     y_acc.clone()
-                } else if let Some((ydiff, bspl, r4, r5)) = &dense {
-                    let s = (to - t) / h;
-                    let s1 = 1.0 - s;
-                    // y(s) = y + s (ydiff + s1 (bspl + s (r4 + s1 r5)))
-                    let mut inner = r4.clone();
-                    inner.axpy(s1, r5);
-                    let mut mid = bspl.clone();
-                    mid.axpy(s, &inner);
-                    let mut outer = ydiff.clone();
-                    outer.axpy(s1, &mid);
-                    let mut yo = y_prev.clone();
-                    yo.axpy(s, &outer);
+                } else if let Some(dense) = &dense {
+                    let mut yo = interpolate(&y_prev, dense, (to - t) / h);
                     project(sys, &mut stats, to, &mut yo)?;
                     yo
                 } else {
@@ -313,6 +346,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                     y: out_y,
                     stats,
                     stopped: Some((t, y)),
+                    event: None,
                 });
             }
             // The next step answers for the projection too.
@@ -343,7 +377,65 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
         y: out_y,
         stats,
         stopped: None,
+        event: None,
     })
+}
+
+/// The system's event functions at `(t, y)`, its error mapped.
+fn events<S: OdeState, Sys: OdeSystem<S>>(
+    sys: &mut Sys,
+    t: f64,
+    y: &S,
+) -> Result<Option<Vec<f64>>, OdeError<Sys::Error>> {
+    sys.events(t, y)
+        .map_err(|source| OdeError::System { t, source })
+}
+
+/// The dense output's coefficients of a step of length `h` from `y` to `y1` (Hairer's
+/// dopri5 continuous extension): `(y1 − y, h k1 − (y1 − y), …)`.
+#[allow(clippy::too_many_arguments)]
+fn dense_coefficients<S: OdeState>(
+    h: f64,
+    y: &S,
+    y1: &S,
+    k1: &S,
+    k3: &S,
+    k4: &S,
+    k5: &S,
+    k6: &S,
+    k7: &S,
+) -> [S; 4] {
+    let mut ydiff = y1.clone();
+    ydiff.axpy(-1.0, y);
+    let mut bspl = k1.clone();
+    bspl.scale(h);
+    bspl.axpy(-1.0, &ydiff);
+    let mut r4 = ydiff.clone();
+    r4.axpy(-h, k7);
+    r4.axpy(-1.0, &bspl);
+    let mut r5 = k1.clone();
+    r5.scale(h * D1);
+    r5.axpy(h * D3, k3);
+    r5.axpy(h * D4, k4);
+    r5.axpy(h * D5, k5);
+    r5.axpy(h * D6, k6);
+    r5.axpy(h * D7, k7);
+    [ydiff, bspl, r4, r5]
+}
+
+/// The dense output at the fraction `s` of the step from `y`:
+/// `y + s (ydiff + s1 (bspl + s (r4 + s1 r5)))`, `s1 = 1 − s`.
+fn interpolate<S: OdeState>(y: &S, [ydiff, bspl, r4, r5]: &[S; 4], s: f64) -> S {
+    let s1 = 1.0 - s;
+    let mut inner = r4.clone();
+    inner.axpy(s1, r5);
+    let mut mid = bspl.clone();
+    mid.axpy(s, &inner);
+    let mut outer = ydiff.clone();
+    outer.axpy(s1, &mid);
+    let mut out = y.clone();
+    out.axpy(s, &outer);
+    out
 }
 
 /// Initial step size (Hairer, Nørsett & Wanner, "Solving ODEs I", II.4).

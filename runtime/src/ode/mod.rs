@@ -154,6 +154,13 @@ pub trait OdeSystem<S: OdeState> {
     ) -> Result<StepControl, Self::Error> {
         Ok(StepControl::Continue)
     }
+    /// Event functions of the state (`None`, the default: no events). [`dopri5`] stops at
+    /// the first time inside an accepted step where a component positive at the step's start
+    /// reaches zero, located by bisection on the step's dense output ([`Solution::event`]
+    /// names the component; [`Solution::stopped`] holds the time and the projected state).
+    fn events(&mut self, _t: f64, _y: &S) -> Result<Option<Vec<f64>>, Self::Error> {
+        Ok(None)
+    }
 }
 
 /// What an integrator does after an accepted step ([`OdeSystem::accept`]).
@@ -212,6 +219,9 @@ pub struct Solution<S> {
     /// time and state (outputs up to that time are in `t`, `y`). `None` when it reached
     /// the last output time.
     pub stopped: Option<(f64, S)>,
+    /// The event function component that stopped the integration ([`OdeSystem::events`]),
+    /// if an event did.
+    pub event: Option<usize>,
 }
 
 /// Options of [`dopri5`].

@@ -47,6 +47,7 @@ pub fn rk4<S: OdeState, Sys: OdeSystem<S>>(
         y: Vec::with_capacity(t_out.len()),
         stats,
         stopped: None,
+        event: None,
     };
     let mut t = t0;
     let mut y = y0;
