@@ -470,3 +470,123 @@ fn a_bouncing_ball_comes_to_rest_after_finitely_many_impacts() {
     }
     assert!(e(tr.q.len() - 1) < 0.01 * e(0));
 }
+
+/// The bouncing ball on the adaptive integrator: every impact time equals the exact
+/// series (first at √(2/g), each flight 0.8 times the last) to 1e-9 while the bounces rise
+/// above `rest_height`; the ball then rests on the floor; energy never rises.
+#[test]
+fn the_adaptive_contact_simulator_lands_on_the_exact_impact_times() {
+    use mechgen::runtime::{simulate_contact_adaptive, AdaptiveContactOptions};
+    let g = 9.81;
+    let opts = AdaptiveContactOptions {
+        output_times: (1..50).map(|k| k as f64 * 0.1).collect(),
+        ..AdaptiveContactOptions::default()
+    };
+    let tr = simulate_contact_adaptive::<bouncing::Model, 2, 0, 2, 1>(
+        &SVector::<f64, 2>::new(0.0, 1.0),
+        &SVector::<f64, 2>::new(0.2, 0.0),
+        &bouncing::Params::default(),
+        0.0,
+        5.0,
+        &opts,
+    )
+    .expect("simulates");
+    // The exact impact times while the bounce height 0.64^k m stays above 1e-6 m.
+    let mut exact = vec![(2.0f64 / g).sqrt()];
+    let mut v = g * exact[0];
+    while (0.8 * v).powi(2) / (2.0 * g) > 1e-5 {
+        v *= 0.8;
+        exact.push(exact.last().copied().unwrap_or(0.0) + 2.0 * v / g);
+    }
+    assert!(exact.len() >= 20);
+    for (k, te) in exact.iter().enumerate() {
+        let got = tr.events.get(k).copied().unwrap_or(f64::NAN);
+        assert!((got - te).abs() < 1e-9, "impact {k}: {got} vs {te}");
+    }
+    assert!(tr.impacts < 60, "{} impacts", tr.impacts);
+    let (q, qd) = (tr.q.last().expect("state"), tr.qd.last().expect("state"));
+    assert_eq!(*tr.t.last().expect("times"), 5.0);
+    assert!(
+        q[1].abs() < 1e-8 && qd[1].abs() < 1e-8,
+        "at rest: {q:?} {qd:?}"
+    );
+    assert!(
+        (qd[0] - 0.2).abs() < 1e-12,
+        "the horizontal velocity is untouched"
+    );
+    let e = |k: usize| 0.5 * tr.qd[k][1].powi(2) + g * tr.q[k][1];
+    for k in 1..tr.q.len() {
+        assert!(e(k) <= e(k - 1) + 1e-9, "energy rose at {}", tr.t[k]);
+        assert!(
+            tr.q[k][1] >= -2e-9,
+            "below the floor at {}: {}",
+            tr.t[k],
+            tr.q[k][1]
+        );
+    }
+}
+
+/// The end-stopped slider crank on the adaptive integrator: the first impact at the same
+/// time as the fixed-step simulator's (within its O(h) error), the slider never through
+/// the stop, the loop closed (projection), and the stop at rest in the end.
+#[test]
+fn the_adaptive_contact_simulator_handles_a_closed_loop_and_its_stop() {
+    use mechgen::runtime::{
+        assemble, simulate_contact_adaptive, AdaptiveContactOptions, AssemblyOptions,
+    };
+    type Sc = stopped_crank::Model;
+    let p = stopped_crank::Params::default();
+    let q0 = assemble::<Sc, 3, 2, 1>(
+        &SVector::<f64, 3>::from(stopped_crank::NOMINAL_Q),
+        &p,
+        0.0,
+        &AssemblyOptions::default(),
+    )
+    .expect("assembles")
+    .q;
+    let opts = AdaptiveContactOptions {
+        output_times: (1..300).map(|k| k as f64 * 0.01).collect(),
+        ..AdaptiveContactOptions::default()
+    };
+    let tr =
+        simulate_contact_adaptive::<Sc, 3, 2, 1, 1>(&q0, &SVector::zeros(), &p, 0.0, 3.0, &opts)
+            .expect("simulates");
+    let fixed = simulate_contact::<Sc, 3, 2, 1, 1>(
+        &q0,
+        &SVector::zeros(),
+        &p,
+        0.0,
+        1e-4,
+        10_000,
+        &ContactOptions {
+            baumgarte: (20.0, 20.0),
+            ..ContactOptions::default()
+        },
+    )
+    .expect("fixed steps");
+    let (a, b) = (tr.events[0], fixed.events[0]);
+    eprintln!(
+        "stopped crank, adaptive: first impact {a:.9} (fixed step {b:.9}), {} impacts, {} events",
+        tr.impacts,
+        tr.events.len()
+    );
+    assert!((a - b).abs() < 2e-3, "first impact {a} vs {b}");
+    assert!(
+        tr.impacts >= 1 && tr.impacts <= 40,
+        "{} impacts",
+        tr.impacts
+    );
+    for (q, t) in tr.q.iter().zip(&tr.t) {
+        assert!(q[2] <= 0.36 + 2e-9, "through the stop at {t}: {}", q[2]);
+        assert!(
+            stopped_crank::residual(q, &p, *t).norm() < 1e-9,
+            "loop open at {t}"
+        );
+    }
+    let resting = tr.handled.iter().rev().take(20).all(|h| h == &[0]);
+    assert!(
+        resting,
+        "the stop is not handled at the end: {:?}",
+        tr.handled.last()
+    );
+}

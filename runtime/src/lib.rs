@@ -74,8 +74,9 @@ pub use assemble::{
 };
 #[cfg(feature = "std")]
 pub use contact::{
-    contact_accelerations, contact_impact, simulate_contact, ActiveSet, ContactError,
-    ContactOptions, ContactPath, ContactSolve, ContactTrajectory,
+    contact_accelerations, contact_impact, simulate_contact, simulate_contact_adaptive, ActiveSet,
+    AdaptiveContactOptions, ContactError, ContactOptions, ContactPath, ContactSolve,
+    ContactTrajectory,
 };
 #[cfg(feature = "std")]
 pub use controlled::{simulate_controlled, ControlRoute, MAX_CONTROL_INTERVALS};

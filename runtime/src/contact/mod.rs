@@ -25,6 +25,9 @@
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
+mod adaptive;
+pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
+
 pub use crate::mechanism::Inequalities;
 
 /// Which active-set method chooses the handled inequalities.
@@ -403,6 +406,30 @@ pub fn contact_accelerations<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
+    accelerations_excluding::<M, NQ, NC, DOF, NI>(q, qd, p, t, carried, opts, &[false; NI])
+}
+
+/// [`contact_accelerations`] with the contacts marked `excluded` never active (a contact
+/// leaving its boundary after an impact, for the adaptive simulator).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn accelerations_excluding<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    carried: &[usize],
+    opts: &ContactOptions,
+    excluded: &[bool; NI],
+) -> Result<ContactSolve<NQ>, ContactError>
+where
+    M: Inequalities<NQ, NC, DOF, NI>,
+{
     let (alpha, beta) = opts.baumgarte;
     let m = dmat(&M::mass_matrix(q, p, t));
     let f = dvec(&M::forces(q, qd, p, t));
@@ -425,7 +452,9 @@ where
     if !all.iter().all(|s| finite(s)) {
         return Err(ContactError::NonFinite { t });
     }
-    let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
+    let active: Vec<usize> = (0..NI)
+        .filter(|&k| g[k].abs() <= opts.active_tol && !excluded[k])
+        .collect();
     let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
     active_set_solve(&pb, &active, carried, opts)
 }
