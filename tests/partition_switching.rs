@@ -147,6 +147,13 @@ fn natural_pendulum_from_the_horizontal_matches_the_exact_pendulum() {
     assert!(de <= 1e-8 * (g * l).max(e0.abs()), "{de:e}");
     assert!(traj.stats.partition_switches > 0);
     assert_eq!(traj.switch_times.len(), traj.stats.partition_switches);
+    // The switches go to the atlas's generated chart (y independent), not to numeric
+    // factorisations: no right-hand side used a numeric basis.
+    assert_eq!(<P as Mechanism<2, 1, 1>>::ATLAS_CHARTS, &[[1]]);
+    assert_eq!(
+        traj.stats.numeric_fallbacks, 0,
+        "numeric bases after the switches"
+    );
 }
 
 /// Largest `|q_a − q_b|` over matching outputs.

@@ -45,6 +45,35 @@ pub trait Mechanism<const NQ: usize, const NC: usize, const DOF: usize> {
         t: f64,
         b: &SVector<f64, NC>,
     ) -> SVector<f64, NQ>;
+
+    /// Independent coordinates of the pivot atlas's further charts (`CHARTS[1..]` of a
+    /// generated module: static pivot sequences healthy where the primary one is not), in
+    /// the order of [`Mechanism::null_space_in_atlas`]. The runtime's partition switching
+    /// takes these first, with their generated code. Empty by default.
+    const ATLAS_CHARTS: &'static [[usize; DOF]] = &[];
+
+    /// Basis and health figure of atlas chart `k` (an index into
+    /// [`Mechanism::ATLAS_CHARTS`]), as [`Mechanism::null_space`]; `None` past the end.
+    fn null_space_in_atlas(
+        _k: usize,
+        _q: &SVector<f64, NQ>,
+        _p: &Self::Params,
+        _t: f64,
+    ) -> Option<(SMatrix<f64, NQ, DOF>, f64)> {
+        None
+    }
+
+    /// The dependent solve of atlas chart `k` (zero at its independent coordinates), as
+    /// [`Mechanism::solve_dependent`]; `None` past the end.
+    fn solve_dependent_in_atlas(
+        _k: usize,
+        _q: &SVector<f64, NQ>,
+        _p: &Self::Params,
+        _t: f64,
+        _b: &SVector<f64, NC>,
+    ) -> Option<SVector<f64, NQ>> {
+        None
+    }
 }
 
 /// Dynamics of a constrained mechanism: `M(q) q̈ = f(q, q̇, t) + C_Jᵀ λ`, `C(q, t) = 0`.

@@ -44,6 +44,14 @@ pub enum NullSpacePath {
         /// when `J_dep` is not square, with redundant constraints).
         lu_health: f64,
     },
+    /// The generated basis of a further chart of the pivot atlas
+    /// ([`Mechanism::ATLAS_CHARTS`]), after a partition switch.
+    Atlas {
+        /// Index into [`Mechanism::ATLAS_CHARTS`].
+        chart: usize,
+        /// Its health figure.
+        min_pivot: f64,
+    },
     /// Orthonormal basis from the SVD of `C_J`.
     NumericSvd {
         /// Smallest relative pivot of the static LU (below the threshold).
@@ -70,7 +78,9 @@ impl<const NQ: usize, const DOF: usize> NullSpaceOutcome<NQ, DOF> {
     /// health, or the SVD rank margin (all in `[0, 1]`, larger is healthier).
     pub fn health(&self) -> f64 {
         match self.path {
-            NullSpacePath::Static { min_pivot } => min_pivot,
+            NullSpacePath::Static { min_pivot } | NullSpacePath::Atlas { min_pivot, .. } => {
+                min_pivot
+            }
             NullSpacePath::NumericSameCoordinates { lu_health, .. } => lu_health,
             NullSpacePath::NumericSvd { rank_margin, .. } => rank_margin,
         }
@@ -88,6 +98,8 @@ pub(crate) enum DependentSolve {
     Static,
     /// Use a numeric factorisation of `J_dep`.
     Numeric(DependentFactor),
+    /// Use the generated dependent solve of atlas chart `k`.
+    Atlas(usize),
 }
 
 /// The independent-coordinate partition at one configuration: basis and dependent solve.
@@ -143,6 +155,15 @@ impl<const DOF: usize> Chart<DOF> {
         &self.dependent
     }
 
+    /// The index of this chart in [`Mechanism::ATLAS_CHARTS`] (a generated chart of the
+    /// pivot atlas), if it is one.
+    pub fn atlas_index<M, const NQ: usize, const NC: usize>(&self) -> Option<usize>
+    where
+        M: Mechanism<NQ, NC, DOF>,
+    {
+        M::ATLAS_CHARTS.iter().position(|c| *c == self.independent)
+    }
+
     /// Whether this is the generated chart [`Mechanism::INDEPENDENT`].
     pub fn is_generated<M, const NQ: usize, const NC: usize>(&self) -> bool
     where
@@ -169,8 +190,14 @@ pub fn chart_health<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    if chart.is_generated::<M, NQ, NC>() {
-        let (d, h) = M::null_space(q, p, t);
+    let generated = if chart.is_generated::<M, NQ, NC>() {
+        Some(M::null_space(q, p, t))
+    } else {
+        chart
+            .atlas_index::<M, NQ, NC>()
+            .and_then(|k| M::null_space_in_atlas(k, q, p, t))
+    };
+    if let Some((d, h)) = generated {
         return if h.is_finite() && linalg::finite(d.as_slice()) {
             h.clamp(0.0, 1.0)
         } else {
@@ -295,6 +322,22 @@ where
     if chart.is_generated::<M, NQ, NC>() {
         return partition::<M, NQ, NC, DOF>(q, p, t, threshold);
     }
+    // A chart of the atlas: its generated code while healthy.
+    if let Some(k) = chart.atlas_index::<M, NQ, NC>() {
+        if let Some((d, h)) = M::null_space_in_atlas(k, q, p, t) {
+            if h >= threshold && h.is_finite() && linalg::finite(d.as_slice()) {
+                return Ok(Partition {
+                    d,
+                    solve: DependentSolve::Atlas(k),
+                    path: NullSpacePath::Atlas {
+                        chart: k,
+                        min_pivot: h,
+                    },
+                    independent: chart.independent,
+                });
+            }
+        }
+    }
     if !valid_threshold(threshold) {
         return Err(KinematicsError::InvalidOptions(
             "pivot threshold must be a number in [0, 1]",
@@ -376,6 +419,9 @@ impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
     {
         let mut x = match &self.solve {
             DependentSolve::Static => M::solve_dependent(q, p, t, b),
+            DependentSolve::Atlas(k) => M::solve_dependent_in_atlas(*k, q, p, t, b).ok_or(
+                KinematicsError::InvalidModel("an atlas chart without its dependent solve"),
+            )?,
             DependentSolve::Numeric(f) => {
                 let bd = DMatrix::from_column_slice(NC, 1, b.as_slice());
                 let xd = f.solve(&bd).ok_or(KinematicsError::NonFinite {

@@ -490,7 +490,10 @@ where
             }
             Err(e) => return Err(e.into()),
         };
-        if !matches!(a.path, Some(NullSpacePath::Static { .. })) {
+        if !matches!(
+            a.path,
+            Some(NullSpacePath::Static { .. } | NullSpacePath::Atlas { .. })
+        ) {
             self.fallbacks += 1;
         }
         Ok(Pair::new(a.qd, a.ud))
@@ -584,6 +587,18 @@ where
     let h = chart_health::<M, NQ, NC, DOF>(&generated, q, p, t);
     if h >= opts.switch_threshold {
         return Ok((generated, h));
+    }
+    // The generated charts of the pivot atlas next: the healthiest of them, when healthy.
+    let mut atlas: Option<(Chart<DOF>, f64)> = None;
+    for ind in M::ATLAS_CHARTS {
+        let chart = Chart::new(NQ, *ind)?;
+        let ha = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+        if ha >= opts.switch_threshold && atlas.as_ref().is_none_or(|(_, b)| ha > *b) {
+            atlas = Some((chart, ha));
+        }
+    }
+    if let Some(found) = atlas {
+        return Ok(found);
     }
     let (chart, rank_health) = best_chart::<M, NQ, NC, DOF>(q, p, t)?;
     let h = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);

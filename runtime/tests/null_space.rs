@@ -131,6 +131,9 @@ fn four_bar_through_the_toggle_switches_paths_with_correct_bases() {
                 assert!(theta.abs() < 1e-5, "θ = {theta}");
                 counts[1] += 1;
             }
+            NullSpacePath::Atlas { .. } => {
+                panic!("null_space_checked uses the primary chart only: {:?}", out.path)
+            }
             NullSpacePath::NumericSvd {
                 min_pivot,
                 lu_health,

@@ -828,6 +828,17 @@ fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
             f.implements = method(Trait::Mechanism, "null_space", 3);
         }
         out.push(Entry::Function(f));
+        if k > 0 {
+            // The chart's dependent solve, for the runtime's switching to this chart.
+            out.push(Entry::Function(solve_fn_of(
+                c,
+                &format!("solve_dependent_chart{k}"),
+                &chart.rows,
+                &[],
+                &chart.solve,
+                &format!("CHARTS[{k}]"),
+            )));
+        }
         charts.push((name, chart.independent.clone()));
     }
     out.push(Entry::Atlas(charts));
@@ -862,6 +873,7 @@ fn primary_chart(ns: &crate::pivot::NullSpace) -> crate::pivot::Chart {
         pivots: ns.pivots.clone(),
         row_scale: ns.row_scale.clone(),
         basis: ns.basis.clone(),
+        solve: ns.solve.clone(),
     }
 }
 
@@ -910,22 +922,34 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
 /// The dependent solve `name` of an analysis whose independent coordinates are listed in
 /// the constant `independent`.
 fn solve_fn(c: &Ctx<'_>, name: &str, ns: &crate::pivot::NullSpace, independent: &str) -> GenFn {
-    let redundant = if ns.redundant.is_empty() {
+    solve_fn_of(c, name, &ns.rows, &ns.redundant, &ns.solve, independent)
+}
+
+/// The dependent solve `name` (`solve`: its `NQ` expressions of `b`) by the static LU on
+/// constraint rows `rows`, the independent coordinates listed in `independent`.
+fn solve_fn_of(
+    c: &Ctx<'_>,
+    name: &str,
+    rows: &[usize],
+    redundant: &[usize],
+    solve: &[ExprId],
+    independent: &str,
+) -> GenFn {
+    let redundant = if redundant.is_empty() {
         String::new()
     } else {
-        format!(" (rows {:?} are redundant and ignored)", ns.redundant)
+        format!(" (rows {redundant:?} are redundant and ignored)")
     };
     plain(
         name.to_string(),
         format!(
             " Solves `C_J x = b` for `x` with zero independent part (`x[{independent}[j]] = 0`) with the \
-             static LU factors. Uses rows {:?} of `b`{redundant}.",
-            ns.rows
+             static LU factors. Uses rows {rows:?} of `b`{redundant}."
         ),
         Inputs::PositionRhs,
         Shape::Vector(Dim::Nq),
         "x",
-        nonzeros_vec(&ns.solve, c.arena),
+        nonzeros_vec(solve, c.arena),
     )
 }
 

@@ -22,6 +22,7 @@ pub(crate) fn model_impls(
         return TokenStream::new();
     }
     let mechanism = methods(table, Trait::Mechanism, opts);
+    let atlas = atlas_methods(table, opts);
     let dynamics = methods(table, Trait::Dynamics, opts);
     let inequalities = methods(table, Trait::Inequalities, opts);
     let charts: Vec<TokenStream> = table
@@ -74,11 +75,67 @@ pub(crate) fn model_impls(
                 SVector::<#ty, NQ>::from(NOMINAL_Q)
             }
             #mechanism
+            #atlas
         }
 
         #dynamics_impl
         #inequalities_impl
         #(#charts)*
+    }
+}
+
+/// `ATLAS_CHARTS`, `null_space_in_atlas` and `solve_dependent_in_atlas` of `Mechanism` when
+/// the atlas has charts beyond the primary one (nothing otherwise: the trait's defaults).
+fn atlas_methods(table: &[Entry], opts: &EmitOptions) -> TokenStream {
+    let Some(charts) = table.iter().find_map(|e| match e {
+        Entry::Atlas(charts) if charts.len() > 1 => Some(charts),
+        _ => None,
+    }) else {
+        return TokenStream::new();
+    };
+    let ty = &opts.scalar.ty;
+    let further = &charts[1..];
+    let cols = further.iter().map(|(_, ind)| {
+        let ind = ind
+            .iter()
+            .map(|&i| proc_macro2::Literal::usize_unsuffixed(i));
+        quote!([#(#ind),*])
+    });
+    let ks: Vec<proc_macro2::Literal> = (0..further.len())
+        .map(proc_macro2::Literal::usize_unsuffixed)
+        .collect();
+    let bases: Vec<proc_macro2::Ident> = further
+        .iter()
+        .map(|(name, _)| format_ident!("{}", name))
+        .collect();
+    let solves: Vec<proc_macro2::Ident> = (1..=further.len())
+        .map(|k| format_ident!("solve_dependent_chart{}", k))
+        .collect();
+    quote! {
+        const ATLAS_CHARTS: &'static [[usize; DOF]] = &[#(#cols),*];
+        fn null_space_in_atlas(
+            k: usize,
+            q: &SVector<#ty, NQ>,
+            p: &Params,
+            t: #ty,
+        ) -> Option<(SMatrix<#ty, NQ, DOF>, f64)> {
+            match k {
+                #(#ks => Some(#bases(q, p, t)),)*
+                _ => None,
+            }
+        }
+        fn solve_dependent_in_atlas(
+            k: usize,
+            q: &SVector<#ty, NQ>,
+            p: &Params,
+            t: #ty,
+            b: &SVector<#ty, NC>,
+        ) -> Option<SVector<#ty, NQ>> {
+            match k {
+                #(#ks => Some(#solves(q, p, t, b)),)*
+                _ => None,
+            }
+        }
     }
 }
 

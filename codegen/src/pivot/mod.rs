@@ -73,6 +73,9 @@ pub struct Chart {
     pub row_scale: Vec<Vec<ExprId>>,
     /// The basis, `NQ × DOF`, row-major.
     pub basis: Vec<Vec<ExprId>>,
+    /// Its dependent solve (`C_J x = b`, `x` zero at `independent`), as expressions of
+    /// `Sym::Rhs(i)`; empty for the primary chart (whose solve is [`NullSpace::solve`]).
+    pub solve: Vec<ExprId>,
 }
 
 /// The symbolic LU of one chart: its pivots, the scale entries of its rows and its basis,
@@ -97,6 +100,7 @@ fn chart_code(
         pivots,
         row_scale,
         basis,
+        solve: Vec::new(),
     };
     (chart, factors)
 }
@@ -377,7 +381,11 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
     }
     let charts: Vec<Chart> = chart_orders
         .iter()
-        .map(|o| chart_code(model, jacobian, o).0)
+        .map(|o| {
+            let (mut chart, factors) = chart_code(model, jacobian, o);
+            chart.solve = lu::solve(&mut model.arena, &factors, &o.rows, &o.cols);
+            chart
+        })
         .collect();
     let (primary, factors) = chart_code(
         model,

@@ -40,13 +40,14 @@ pub mod five_bar {
     pub const NOMINAL_Q: [f64; NQ] = [1.9, 1.164454, 0.966718, 2.158655];
     /// Operations performed by each generated function (after common-subexpression
     /// elimination), as counted at generation.
-    pub const OP_COUNTS: [(&str, usize); 9] = [
+    pub const OP_COUNTS: [(&str, usize); 10] = [
         ("residual", 19),
         ("jacobian", 16),
         ("jacobian_values", 16),
         ("jacobian_t", 0),
         ("null_space_fixed", 33),
         ("null_space_chart1", 32),
+        ("solve_dependent_chart1", 18),
         ("solve_dependent", 17),
         ("kinematics", 44),
         ("gamma", 36),
@@ -375,6 +376,45 @@ pub mod five_bar {
         };
         health
     }
+    /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
+    /// LU factors. Uses rows [0, 1] of `b`.
+    #[inline]
+    pub fn solve_dependent_chart1(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NC>,
+    ) -> SVector<f64, NQ> {
+        let mut x = SVector::<f64, NQ>::zeros();
+        solve_dependent_chart1_into(q, p, t, b, &mut x);
+        x
+    }
+    /// `solve_dependent_chart1` written into `out`: only its structurally nonzero entries are
+    /// written, the others are left as they are (zero them once and reuse the storage).
+    #[inline(always)]
+    pub fn solve_dependent_chart1_into(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NC>,
+        out: &mut SVector<f64, NQ>,
+    ) {
+        let ph1 = q[2];
+        let ph2 = q[3];
+        let l2 = p.l2;
+        let l3 = p.l3;
+        let b_0 = b[0];
+        let b_1 = b[1];
+        let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
+        let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
+        let t4 = l3 * sin_ph2;
+        let t5 = 1.0 / (l2 * sin_ph1);
+        let t6 = l2 * cos_ph1 * t5;
+        let t7 = 1.0 / (t4 * t6 - l3 * cos_ph2) * (b_1 + t6 * b_0);
+        let t8 = -(t5 * (b_0 - t4 * t7));
+        out[2] = t8;
+        out[3] = t7;
+    }
     /// Charts in the atlas.
     pub const NCHARTS: usize = 2;
     /// Independent coordinates of each chart of the atlas (2): chart 0 is the primary one
@@ -449,7 +489,7 @@ pub mod five_bar {
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
         let t5 = 1.0 / (l3 * sin_ph2);
         let t6 = l3 * cos_ph2 * t5;
-        let t7 = 1.0 / (l2 * cos_ph1 - t2 * t6) * (b_1 + t6 * b_0);
+        let t7 = 1.0 / (l2 * cos_ph1 - t2 * t6) * (b_1 + b_0 * t6);
         let t8 = t5 * (b_0 + t2 * t7);
         out[2] = t7;
         out[3] = t8;
@@ -641,6 +681,30 @@ pub mod five_bar {
             b: &SVector<f64, NC>,
         ) -> SVector<f64, NQ> {
             solve_dependent(q, p, t, b)
+        }
+        const ATLAS_CHARTS: &'static [[usize; DOF]] = &[[0, 1]];
+        fn null_space_in_atlas(
+            k: usize,
+            q: &SVector<f64, NQ>,
+            p: &Params,
+            t: f64,
+        ) -> Option<(SMatrix<f64, NQ, DOF>, f64)> {
+            match k {
+                0 => Some(null_space_chart1(q, p, t)),
+                _ => None,
+            }
+        }
+        fn solve_dependent_in_atlas(
+            k: usize,
+            q: &SVector<f64, NQ>,
+            p: &Params,
+            t: f64,
+            b: &SVector<f64, NC>,
+        ) -> Option<SVector<f64, NQ>> {
+            match k {
+                0 => Some(solve_dependent_chart1(q, p, t, b)),
+                _ => None,
+            }
         }
     }
 }
