@@ -132,7 +132,10 @@ fn four_bar_through_the_toggle_switches_paths_with_correct_bases() {
                 counts[1] += 1;
             }
             NullSpacePath::Atlas { .. } => {
-                panic!("null_space_checked uses the primary chart only: {:?}", out.path)
+                panic!(
+                    "null_space_checked uses the primary chart only: {:?}",
+                    out.path
+                )
             }
             NullSpacePath::NumericSvd {
                 min_pivot,
