@@ -86,6 +86,8 @@ fn elementary_functions_have_num_duals_derivatives() {
 fn a_generated_style_expression_has_num_duals_derivative() {
     // The slider crank's residual and an angle from its coupler: l1 cos θ + sqrt(l2² − (l1 sin θ)²) − s,
     // atan2(−l1 sin θ, sqrt(…)), with θ the variable.
+    // The functions are passed per scalar type (num-dual's and ours share no trait).
+    #[allow(clippy::too_many_arguments)]
     fn f<
         T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T> + std::ops::Add<Output = T>,
     >(
