@@ -60,6 +60,21 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
                     let m = Ident::new(BODY_MARKER, Span::call_site());
                     let placeholder = Group::new(Delimiter::Brace, quote!(#m!(#index);));
                     out.push(TokenTree::Group(placeholder));
+                } else if let Some((prefix, rest)) = after_fn
+                    .then(|| flat_prefix(&g.stream()))
+                    .flatten()
+                {
+                    // A long flat run of statements before the first nested block (a
+                    // basis's lets before its health figure's `if`): printed directly, the
+                    // rest by `prettyplease`.
+                    let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
+                    bodies.push(write_body(&prefix));
+                    let m = Ident::new(BODY_MARKER, Span::call_site());
+                    let mut inner = quote!(#m!(#index););
+                    inner.extend(rest);
+                    let mut ng = Group::new(Delimiter::Brace, inner);
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
                 } else {
                     let inner = hollow(g.stream(), bodies);
                     let mut ng = Group::new(Delimiter::Brace, inner);
@@ -77,6 +92,37 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
     }
     out.into_iter().collect()
 }
+
+/// Statements before a body's first nested block, at least [`MIN_PREFIX`] of them: the
+/// flat prefix and the rest of the body.
+fn flat_prefix(tokens: &TokenStream) -> Option<(TokenStream, TokenStream)> {
+    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let mut end = 0;
+    let mut statements = 0;
+    for (k, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == ';' => {
+                end = k + 1;
+                statements += 1;
+            }
+            TokenTree::Group(g)
+                if g.delimiter() == Delimiter::Brace || !is_flat(&g.stream()) =>
+            {
+                break
+            }
+            _ => {}
+        }
+    }
+    (statements >= MIN_PREFIX).then(|| {
+        (
+            tts[..end].iter().cloned().collect(),
+            tts[end..].iter().cloned().collect(),
+        )
+    })
+}
+
+/// Fewest statements worth printing apart from the rest of a body.
+const MIN_PREFIX: usize = 8;
 
 /// Whether a body has no nested block.
 fn is_flat(tokens: &TokenStream) -> bool {

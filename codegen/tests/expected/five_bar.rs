@@ -290,10 +290,7 @@ pub mod five_bar {
         out[(2, 1)] = -t22;
         out[(3, 0)] = t21;
         out[(3, 1)] = t23;
-        let health_scale = f64::sqrt(
-            t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
-                + t15 * t15,
-        );
+        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13 + t15 * t15);
         let min_pivot = f64::abs(t15).min(f64::abs(t18));
         let health = if (t15 + t18 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
@@ -364,10 +361,7 @@ pub mod five_bar {
         out[(2, 1)] = t23;
         out[(3, 0)] = -t20;
         out[(3, 1)] = -t22;
-        let health_scale = f64::sqrt(
-            t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
-                + t15 * t15,
-        );
+        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13 + t15 * t15);
         let min_pivot = f64::abs(t7).min(f64::abs(t18));
         let health = if (t7 + t18 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
@@ -566,10 +560,7 @@ pub mod five_bar {
         d[(2, 1)] = -t24;
         d[(3, 0)] = t23;
         d[(3, 1)] = t25;
-        let health_scale = f64::sqrt(
-            t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13
-                + t15 * t15,
-        );
+        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13 + t15 * t15);
         let min_pivot = f64::abs(t15).min(f64::abs(t20));
         let health = if (t15 + t20 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
