@@ -60,9 +60,8 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
                     let m = Ident::new(BODY_MARKER, Span::call_site());
                     let placeholder = Group::new(Delimiter::Brace, quote!(#m!(#index);));
                     out.push(TokenTree::Group(placeholder));
-                } else if let Some((prefix, rest)) = after_fn
-                    .then(|| flat_prefix(&g.stream()))
-                    .flatten()
+                } else if let Some((prefix, rest)) =
+                    after_fn.then(|| flat_prefix(&g.stream())).flatten()
                 {
                     // A long flat run of statements before the first nested block (a
                     // basis's lets before its health figure's `if`): printed directly, the
@@ -105,9 +104,7 @@ fn flat_prefix(tokens: &TokenStream) -> Option<(TokenStream, TokenStream)> {
                 end = k + 1;
                 statements += 1;
             }
-            TokenTree::Group(g)
-                if g.delimiter() == Delimiter::Brace || !is_flat(&g.stream()) =>
-            {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace || !is_flat(&g.stream()) => {
                 break
             }
             _ => {}
@@ -168,18 +165,25 @@ fn write_body(tokens: &TokenStream) -> String {
 /// Width of a statement line (the body sits 8 columns in, inside `mod` and `fn`).
 const WIDTH: usize = 92;
 
-/// Writes `line`, broken at `breaks` (byte offsets) into lines of at most [`WIDTH`]
-/// where possible; continuation lines are indented by four spaces.
-fn wrap(line: &str, breaks: &[usize], out: &mut String) {
+/// Writes `line`, broken at `breaks` (byte offsets, with their rank: twice the nesting
+/// depth, plus one before a factor of a product) into lines of at most [`WIDTH`] where
+/// possible — at the lowest-ranked break that fits, the last of those — continuation lines
+/// indented by four spaces.
+fn wrap(line: &str, breaks: &[(usize, usize)], out: &mut String) {
     let mut start = 0;
     let mut first = true;
     while line.len() - start > if first { WIDTH } else { WIDTH - 4 } {
         let limit = start + if first { WIDTH } else { WIDTH - 4 };
-        let cut = breaks
-            .iter()
-            .copied()
-            .rfind(|&b| b > start && b <= limit)
-            .or_else(|| breaks.iter().copied().find(|&b| b > limit));
+        let fitting = breaks.iter().filter(|&&(b, _)| b > start && b <= limit);
+        let shallowest = fitting.clone().map(|&(_, d)| d).min();
+        let cut = shallowest
+            .and_then(|d| {
+                fitting
+                    .filter(|&&(_, e)| e == d)
+                    .map(|&(b, _)| b)
+                    .next_back()
+            })
+            .or_else(|| breaks.iter().map(|&(b, _)| b).find(|&b| b > limit));
         let Some(cut) = cut else { break };
         if !first {
             out.push_str("    ");
@@ -226,7 +230,12 @@ enum Prev {
 }
 
 /// Writes tokens with Rust's usual spacing (`a * b`, `f(x, y)`, `-x`, `a::<T>::f()`).
-fn write_tokens(tokens: &[TokenTree], out: &mut String, breaks: &mut Vec<usize>, depth: usize) {
+fn write_tokens(
+    tokens: &[TokenTree],
+    out: &mut String,
+    breaks: &mut Vec<(usize, usize)>,
+    depth: usize,
+) {
     let mut prev = Prev::Start;
     let mut generics = 0usize;
     let mut i = 0;
@@ -286,7 +295,7 @@ fn write_tokens(tokens: &[TokenTree], out: &mut String, breaks: &mut Vec<usize>,
                 match op.as_str() {
                     "," => {
                         out.push_str(", ");
-                        breaks.push(out.len());
+                        breaks.push((out.len(), 2 * depth));
                         prev = Prev::Start;
                     }
                     "." | "::" => {
@@ -324,8 +333,13 @@ fn write_tokens(tokens: &[TokenTree], out: &mut String, breaks: &mut Vec<usize>,
                     }
                     _ => {
                         if prev != Prev::Start {
-                            if depth == 0 && op != "=" {
-                                breaks.push(out.len());
+                            // A line may break before any binary operator (inside a
+                            // call's parentheses too: a long sum under `sqrt`); `wrap`
+                            // takes the shallowest.
+                            if op != "=" {
+                                // Before a product's factor only where no sum breaks.
+                                let rank = 2 * depth + usize::from(op == "*" || op == "/");
+                                breaks.push((out.len(), rank));
                             }
                             out.push(' ');
                         }

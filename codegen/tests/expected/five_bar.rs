@@ -290,7 +290,8 @@ pub mod five_bar {
         out[(2, 1)] = -t22;
         out[(3, 0)] = t21;
         out[(3, 1)] = t23;
-        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13 + t15 * t15);
+        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
+            + t13 * t13 + t15 * t15);
         let min_pivot = f64::abs(t15).min(f64::abs(t18));
         let health = if (t15 + t18 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
@@ -361,7 +362,8 @@ pub mod five_bar {
         out[(2, 1)] = t23;
         out[(3, 0)] = -t20;
         out[(3, 1)] = -t22;
-        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13 + t15 * t15);
+        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
+            + t13 * t13 + t15 * t15);
         let min_pivot = f64::abs(t7).min(f64::abs(t18));
         let health = if (t7 + t18 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
@@ -560,7 +562,8 @@ pub mod five_bar {
         d[(2, 1)] = -t24;
         d[(3, 0)] = t23;
         d[(3, 1)] = t25;
-        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11 + t13 * t13 + t15 * t15);
+        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
+            + t13 * t13 + t15 * t15);
         let min_pivot = f64::abs(t15).min(f64::abs(t20));
         let health = if (t15 + t20 + health_scale).is_finite() && health_scale > 0.0 {
             f64::min(min_pivot / health_scale, 1.0)
@@ -624,11 +627,11 @@ pub mod five_bar {
         let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
         let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
-        let t8 = a2_dot * (l4 * (cos_a2 * a2_dot)) - a1_dot * (l1 * (cos_a1 * a1_dot)) - ph1_dot
-            * (l2 * (cos_ph1 * ph1_dot));
+        let t8 = a2_dot * (l4 * (cos_a2 * a2_dot)) - a1_dot * (l1 * (cos_a1 * a1_dot))
+            - ph1_dot * (l2 * (cos_ph1 * ph1_dot));
         let t9 = -(ph2_dot * (l3 * (cos_ph2 * ph2_dot)) + t8);
-        let t10 = a2_dot * (l4 * (sin_a2 * a2_dot)) - a1_dot * (l1 * (sin_a1 * a1_dot)) - ph1_dot
-            * (l2 * (sin_ph1 * ph1_dot));
+        let t10 = a2_dot * (l4 * (sin_a2 * a2_dot)) - a1_dot * (l1 * (sin_a1 * a1_dot))
+            - ph1_dot * (l2 * (sin_ph1 * ph1_dot));
         let t11 = -(ph2_dot * (l3 * (sin_ph2 * ph2_dot)) + t10);
         out[0] = t9;
         out[1] = t11;

@@ -416,8 +416,10 @@ pub mod slider_crank {
         let l2 = p.l2;
         let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
-        let t4 = -(-(beta_dot * (l2 * (sin_beta * beta_dot))) - theta_dot * (l1 * (cos_theta * theta_dot)));
-        let t5 = -(beta_dot * (l2 * (cos_beta * beta_dot)) - theta_dot * (l1 * (sin_theta * theta_dot)));
+        let t4 = -(-(beta_dot * (l2 * (sin_beta * beta_dot)))
+            - theta_dot * (l1 * (cos_theta * theta_dot)));
+        let t5 = -(beta_dot * (l2 * (cos_beta * beta_dot))
+            - theta_dot * (l1 * (sin_theta * theta_dot)));
         out[0] = t4;
         out[1] = t5;
     }
@@ -547,12 +549,12 @@ pub mod slider_crank {
         let t5 = l2 * cos_beta;
         let t6 = t2 * theta_dot;
         let t7 = l1 * cos_theta * theta_dot;
-        let t8 = 0.5 * (m1 * (0.25 * (t6 * t6) + 0.25 * (t7 * t7))) + 0.5
-            * (l1 * (l1 * m1) / 12.0 * (theta_dot * theta_dot));
+        let t8 = 0.5 * (m1 * (0.25 * (t6 * t6) + 0.25 * (t7 * t7)))
+            + 0.5 * (l1 * (l1 * m1) / 12.0 * (theta_dot * theta_dot));
         let t9 = 0.5 * (t5 * beta_dot) - t6;
         let t10 = t7 + 0.5 * (l2 * sin_beta * beta_dot);
-        let t11 = 0.5 * (m2 * (t9 * t9 + t10 * t10)) + 0.5
-            * (l2 * (l2 * m2) / 12.0 * (beta_dot * beta_dot));
+        let t11 = 0.5 * (m2 * (t9 * t9 + t10 * t10))
+            + 0.5 * (l2 * (l2 * m2) / 12.0 * (beta_dot * beta_dot));
         let t12 = 0.5 * (m3 * (s_dot * s_dot)) + (t8 + t11)
             + (0.5 * (m1 * (g * t2)) + m2 * (g * (t2 + -0.5 * t5)));
         t12
