@@ -71,54 +71,19 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
     opts: &Dopri5Options,
 ) -> Result<Solution<S>, OdeError<Sys::Error>> {
     let t_end = check_outputs::<Sys::Error>(t0, t_out)?;
+    check_options::<Sys::Error>(opts)?;
     let (rtol, atol) = (opts.rtol, opts.atol);
-    if !(rtol.is_finite() && atol.is_finite() && rtol >= 0.0 && atol >= 0.0)
-        || (rtol == 0.0 && atol == 0.0)
-    {
-        return Err(OdeError::InvalidOptions(
-            "tolerances must be finite, non-negative and not both zero",
-        ));
-    }
-    let controller_ok = opts.h_max > 0.0
-        && opts.safety > 0.0
-        && opts.safety <= 1.0
-        && opts.fac_min > 0.0
-        && opts.fac_min <= 1.0
-        && opts.fac_max >= 1.0
-        && opts.fac_max.is_finite();
-    if !controller_ok {
-        return Err(OdeError::InvalidOptions(
-            "need h_max > 0, 0 < safety <= 1, 0 < fac_min <= 1 <= fac_max < inf",
-        ));
-    }
-    if let Some(h0) = opts.h0 {
-        if !(h0.is_finite() && h0 > 0.0) {
-            return Err(OdeError::InvalidOptions(
-                "initial step must be positive and finite",
-            ));
-        }
-    }
     if !all_finite(&y0) {
         return Err(OdeError::NonFinite { t: t0 });
     }
 
     let mut stats = Stats::default();
-    let mut out_t = Vec::with_capacity(t_out.len());
-    let mut out_y = Vec::with_capacity(t_out.len());
-    let mut next_out = 0;
-    while next_out < t_out.len() && t_out[next_out] <= t0 {
-        out_t.push(t_out[next_out]);
-        out_y.push(y0.clone());
-        next_out += 1;
+    let mut out = Outputs::new(t_out);
+    while let Some(to) = out.due(t0, true) {
+        out.push(to, y0.clone());
     }
-    if next_out == t_out.len() {
-        return Ok(Solution {
-            t: out_t,
-            y: out_y,
-            stats,
-            stopped: None,
-            event: None,
-        });
+    if out.done() {
+        return Ok(out.finish(stats, None, None));
     }
 
     let mut t = t0;
@@ -162,53 +127,16 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
         }
         let t_new = if last { t_end } else { t + h };
 
-        let mut ys = y.clone();
-        ys.axpy(h * A21, &k1);
-        let k2 = eval(sys, &mut stats, t + C2 * h, &ys)?;
-        let mut ys = y.clone();
-        ys.axpy(h * A31, &k1);
-        ys.axpy(h * A32, &k2);
-        let k3 = eval(sys, &mut stats, t + C3 * h, &ys)?;
-        let mut ys = y.clone();
-        ys.axpy(h * A41, &k1);
-        ys.axpy(h * A42, &k2);
-        ys.axpy(h * A43, &k3);
-        let k4 = eval(sys, &mut stats, t + C4 * h, &ys)?;
-        let mut ys = y.clone();
-        ys.axpy(h * A51, &k1);
-        ys.axpy(h * A52, &k2);
-        ys.axpy(h * A53, &k3);
-        ys.axpy(h * A54, &k4);
-        let k5 = eval(sys, &mut stats, t + C5 * h, &ys)?;
-        let mut ys = y.clone();
-        ys.axpy(h * A61, &k1);
-        ys.axpy(h * A62, &k2);
-        ys.axpy(h * A63, &k3);
-        ys.axpy(h * A64, &k4);
-        ys.axpy(h * A65, &k5);
-        let k6 = eval(sys, &mut stats, t_new, &ys)?;
-        let mut y1 = y.clone();
-        y1.axpy(h * A71, &k1);
-        y1.axpy(h * A73, &k3);
-        y1.axpy(h * A74, &k4);
-        y1.axpy(h * A75, &k5);
-        y1.axpy(h * A76, &k6);
-        let k7 = eval(sys, &mut stats, t_new, &y1)?;
-
-        // e = E1 k1 + E3 k3 + ... + E7 k7 (times h below)
-        let mut e = k1.clone();
-        e.scale(E1);
-        e.axpy(E3, &k3);
-        e.axpy(E4, &k4);
-        e.axpy(E5, &k5);
-        e.axpy(E6, &k6);
-        e.axpy(E7, &k7);
-        let err = h * wrms(&e, &y, &y1, rtol, atol);
+        let Trial {
+            y1,
+            k: [_, _, k3, k4, k5, k6, k7],
+            err,
+        } = trial(sys, &mut stats, t, &y, &k1, h, t_new, rtol, atol)?;
         let finite = err.is_finite() && all_finite(&y1) && all_finite(&k7);
 
         if finite && err <= 1.0 {
             // Dense output coefficients, only when an output time falls inside this step.
-            let needs_dense = t_out[next_out] < t_new;
+            let needs_dense = out.due(t_new, false).is_some();
             let dense =
                 needs_dense.then(|| dense_coefficients(h, &y, &y1, &k1, &k3, &k4, &k5, &k6, &k7));
             let y_prev = y.clone();
@@ -229,12 +157,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 stats.rejected += 1;
                 stats.projection_rejections += 1;
                 last_rejected = true;
-                let fac = if perr.is_finite() {
-                    (opts.safety * perr.powf(-0.2)).clamp(opts.fac_min, 1.0)
-                } else {
-                    opts.fac_min
-                };
-                h *= fac;
+                h *= shrink(perr, opts);
                 continue;
             }
             stats.max_projection = stats.max_projection.max(perr);
@@ -242,13 +165,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 .accept(t, &y, t_new, &y_acc)
                 .map_err(|source| OdeError::System { t: t_new, source })?;
             if control == StepControl::StopBefore {
-                return Ok(Solution {
-                    t: out_t,
-                    y: out_y,
-                    stats,
-                    stopped: Some((t, y)),
-                    event: None,
-                });
+                return Ok(out.finish(stats, Some((t, y)), None));
             }
             // Events: a component positive at the step's start and not at its end.
             let crossing = match &ev_prev {
@@ -266,50 +183,19 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 None
             } else {
                 let dense = dense_coefficients(h, &y, &y1, &k1, &k3, &k4, &k5, &k6, &k7);
-                let mut first: Option<(f64, usize)> = None;
-                for &k in &crossing {
-                    // Bisection on the dense output: lo keeps the component positive.
-                    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-                    for _ in 0..60 {
-                        let mid = 0.5 * (lo + hi);
-                        let ym = interpolate(&y, &dense, mid);
-                        let v = events(sys, t + mid * h, &ym)?
-                            .and_then(|e| e.get(k).copied())
-                            .unwrap_or(f64::INFINITY);
-                        if v > 0.0 {
-                            lo = mid;
-                        } else {
-                            hi = mid;
-                        }
-                        if (hi - lo) * h <= 4.0 * f64::EPSILON * t_new.abs().max(h) {
-                            break;
-                        }
-                    }
-                    if first.is_none_or(|(s, _)| hi < s) {
-                        first = Some((hi, k));
-                    }
-                }
-                first.map(|(s, k)| (t + s * h, s, k, dense))
+                locate_event(sys, t, h, t_new, &y, &dense, &crossing)?
+                    .map(|(s, k)| (t + s * h, s, k, dense))
             };
             if let Some((te, s, k, dense)) = event {
                 stats.steps += 1;
-                while next_out < t_out.len() && t_out[next_out] < te {
-                    let to = t_out[next_out];
+                while let Some(to) = out.due(te, false) {
                     let mut yo = interpolate(&y, &dense, (to - t) / h);
                     project(sys, &mut stats, to, &mut yo)?;
-                    out_t.push(to);
-                    out_y.push(yo);
-                    next_out += 1;
+                    out.push(to, yo);
                 }
                 let mut ye = interpolate(&y, &dense, s);
                 project(sys, &mut stats, te, &mut ye)?;
-                return Ok(Solution {
-                    t: out_t,
-                    y: out_y,
-                    stats,
-                    stopped: Some((te, ye)),
-                    event: Some(k),
-                });
+                return Ok(out.finish(stats, Some((te, ye)), Some(k)));
             }
             k1 = if control == StepControl::StopAfter {
                 k7
@@ -323,8 +209,7 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 k7
             };
             stats.steps += 1;
-            while next_out < t_out.len() && t_out[next_out] <= t_new {
-                let to = t_out[next_out];
+            while let Some(to) = out.due(t_new, true) {
                 let yo = if to == t_new {
                     y_acc.clone()
                 } else if let Some(dense) = &dense {
@@ -334,20 +219,12 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
                 } else {
                     y_acc.clone()
                 };
-                out_t.push(to);
-                out_y.push(yo);
-                next_out += 1;
+                out.push(to, yo);
             }
             t = t_new;
             y = y_acc;
             if control == StepControl::StopAfter {
-                return Ok(Solution {
-                    t: out_t,
-                    y: out_y,
-                    stats,
-                    stopped: Some((t, y)),
-                    event: None,
-                });
+                return Ok(out.finish(stats, Some((t, y)), None));
             }
             // The next step answers for the projection too.
             let err = err.max(perr);
@@ -364,21 +241,201 @@ pub fn dopri5<S: OdeState, Sys: OdeSystem<S>>(
         } else {
             stats.rejected += 1;
             last_rejected = true;
-            let fac = if finite {
-                (opts.safety * err.powf(-0.2)).clamp(opts.fac_min, 1.0)
-            } else {
-                opts.fac_min
-            };
-            h *= fac;
+            h *= shrink(if finite { err } else { f64::NAN }, opts);
         }
     }
-    Ok(Solution {
-        t: out_t,
-        y: out_y,
+    Ok(out.finish(stats, None, None))
+}
+
+/// The factor a rejected step is shrunk by: `safety · err^(−1/5)` within `[fac_min, 1]`,
+/// `fac_min` for a non-finite error.
+fn shrink(err: f64, opts: &Dopri5Options) -> f64 {
+    if err.is_finite() {
+        (opts.safety * err.powf(-0.2)).clamp(opts.fac_min, 1.0)
+    } else {
+        opts.fac_min
+    }
+}
+
+/// The outputs produced so far, against the requested times.
+struct Outputs<'a, S> {
+    times: &'a [f64],
+    t: Vec<f64>,
+    y: Vec<S>,
+}
+
+impl<'a, S> Outputs<'a, S> {
+    fn new(times: &'a [f64]) -> Self {
+        Outputs {
+            times,
+            t: Vec::with_capacity(times.len()),
+            y: Vec::with_capacity(times.len()),
+        }
+    }
+
+    /// The next requested time if it is before `bound` (or at it, with `inclusive`).
+    fn due(&self, bound: f64, inclusive: bool) -> Option<f64> {
+        self.times
+            .get(self.t.len())
+            .copied()
+            .filter(|&to| to < bound || (inclusive && to == bound))
+    }
+
+    fn push(&mut self, t: f64, y: S) {
+        self.t.push(t);
+        self.y.push(y);
+    }
+
+    fn done(&self) -> bool {
+        self.t.len() == self.times.len()
+    }
+
+    fn finish(self, stats: Stats, stopped: Option<(f64, S)>, event: Option<usize>) -> Solution<S> {
+        Solution {
+            t: self.t,
+            y: self.y,
+            stats,
+            stopped,
+            event,
+        }
+    }
+}
+
+/// The step-size controller's and tolerances' validity.
+fn check_options<E>(opts: &Dopri5Options) -> Result<(), OdeError<E>> {
+    let (rtol, atol) = (opts.rtol, opts.atol);
+    if !(rtol.is_finite() && atol.is_finite() && rtol >= 0.0 && atol >= 0.0)
+        || (rtol == 0.0 && atol == 0.0)
+    {
+        return Err(OdeError::InvalidOptions(
+            "tolerances must be finite, non-negative and not both zero",
+        ));
+    }
+    let controller_ok = opts.h_max > 0.0
+        && opts.safety > 0.0
+        && opts.safety <= 1.0
+        && opts.fac_min > 0.0
+        && opts.fac_min <= 1.0
+        && opts.fac_max >= 1.0
+        && opts.fac_max.is_finite();
+    if !controller_ok {
+        return Err(OdeError::InvalidOptions(
+            "need h_max > 0, 0 < safety <= 1, 0 < fac_min <= 1 <= fac_max < inf",
+        ));
+    }
+    if let Some(h0) = opts.h0 {
+        if !(h0.is_finite() && h0 > 0.0) {
+            return Err(OdeError::InvalidOptions(
+                "initial step must be positive and finite",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One trial step: the fifth-order solution, the stages `k1 … k7` (`k[0]` is `k1`, given)
+/// and the error estimate in the weighted RMS norm (times `h`).
+struct Trial<S> {
+    y1: S,
+    k: [S; 7],
+    err: f64,
+}
+
+/// The Dormand–Prince stages of a step of length `h` from `(t, y)` with `k1 = f(t, y)`.
+#[allow(clippy::too_many_arguments)]
+fn trial<S: OdeState, Sys: OdeSystem<S>>(
+    sys: &mut Sys,
+    stats: &mut Stats,
+    t: f64,
+    y: &S,
+    k1: &S,
+    h: f64,
+    t_new: f64,
+    rtol: f64,
+    atol: f64,
+) -> Result<Trial<S>, OdeError<Sys::Error>> {
+    let stage = |coeffs: &[(f64, &S)]| {
+        let mut ys = y.clone();
+        for &(c, k) in coeffs {
+            ys.axpy(h * c, k);
+        }
+        ys
+    };
+    let k2 = eval(sys, stats, t + C2 * h, &stage(&[(A21, k1)]))?;
+    let k3 = eval(sys, stats, t + C3 * h, &stage(&[(A31, k1), (A32, &k2)]))?;
+    let k4 = eval(
+        sys,
         stats,
-        stopped: None,
-        event: None,
+        t + C4 * h,
+        &stage(&[(A41, k1), (A42, &k2), (A43, &k3)]),
+    )?;
+    let k5 = eval(
+        sys,
+        stats,
+        t + C5 * h,
+        &stage(&[(A51, k1), (A52, &k2), (A53, &k3), (A54, &k4)]),
+    )?;
+    let k6 = eval(
+        sys,
+        stats,
+        t_new,
+        &stage(&[(A61, k1), (A62, &k2), (A63, &k3), (A64, &k4), (A65, &k5)]),
+    )?;
+    let y1 = stage(&[(A71, k1), (A73, &k3), (A74, &k4), (A75, &k5), (A76, &k6)]);
+    let k7 = eval(sys, stats, t_new, &y1)?;
+    // e = E1 k1 + E3 k3 + ... + E7 k7 (times h below)
+    let mut e = k1.clone();
+    e.scale(E1);
+    e.axpy(E3, &k3);
+    e.axpy(E4, &k4);
+    e.axpy(E5, &k5);
+    e.axpy(E6, &k6);
+    e.axpy(E7, &k7);
+    let err = h * wrms(&e, y, &y1, rtol, atol);
+    Ok(Trial {
+        y1,
+        k: [k1.clone(), k2, k3, k4, k5, k6, k7],
+        err,
     })
+}
+
+/// The earliest root inside the step `(t, t + h)` of the event components `crossing` (each
+/// positive at the step's start, not at its end): bisection on the dense output, to a few
+/// ulp of the time. Returns the fraction of the step (on the non-positive side) and the
+/// component.
+fn locate_event<S: OdeState, Sys: OdeSystem<S>>(
+    sys: &mut Sys,
+    t: f64,
+    h: f64,
+    t_new: f64,
+    y: &S,
+    dense: &[S; 4],
+    crossing: &[usize],
+) -> Result<Option<(f64, usize)>, OdeError<Sys::Error>> {
+    let mut first: Option<(f64, usize)> = None;
+    for &k in crossing {
+        // Bisection on the dense output: lo keeps the component positive.
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            let ym = interpolate(y, dense, mid);
+            let v = events(sys, t + mid * h, &ym)?
+                .and_then(|e| e.get(k).copied())
+                .unwrap_or(f64::INFINITY);
+            if v > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+            if (hi - lo) * h <= 4.0 * f64::EPSILON * t_new.abs().max(h) {
+                break;
+            }
+        }
+        if first.is_none_or(|(s, _)| hi < s) {
+            first = Some((hi, k));
+        }
+    }
+    Ok(first)
 }
 
 /// The system's event functions at `(t, y)`, its error mapped.
