@@ -1,14 +1,21 @@
 //! Simulation with a controller in the loop: the model's `input`s (fields of `Params`) are
 //! set by a Rust callback at the start of every control interval and held over it
-//! (zero-order hold), so a controller closes the loop without regenerating the model.
+//! (zero-order hold), so a controller closes the loop without regenerating the model; or,
+//! with [`simulate_feedback`], before every evaluation of the dynamics (continuous
+//! feedback: no hold, the controller is part of the right-hand side).
 
 use nalgebra::SVector;
 
+use crate::assemble::assemble_min_norm;
 use crate::error::SimError;
+use crate::lagrange::lagrange_accelerations;
 use crate::mechanism::Dynamics;
+use crate::ode::{dopri5, rk4, OdeSystem, Pair};
 use crate::simulate::{
-    add_stats, max_nan, simulate_lagrange, simulate_projection, SimOptions, Trajectory,
+    add_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator,
+    SimOptions, SimStats, Trajectory,
 };
+use crate::velocity::project_velocity_min_norm;
 
 /// The formulation [`simulate_controlled`] integrates each interval with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,4 +157,111 @@ fn append<const NQ: usize, const NC: usize>(a: &mut Trajectory<NQ, NC>, b: Traje
     s.max_velocity_residual = max_nan(s.max_velocity_residual, r.max_velocity_residual);
     a.switch_times.extend(b.switch_times);
     a.rank_drop_times.extend(b.rank_drop_times);
+}
+
+/// The Lagrange route with the controller called before every right-hand side.
+struct Feedback<'a, M, C, const NQ: usize, const NC: usize, const DOF: usize>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    p: M::Params,
+    control: C,
+    opts: &'a SimOptions,
+    newton: usize,
+    max_residual: f64,
+}
+
+impl<M, C, const NQ: usize, const NC: usize, const DOF: usize> OdeSystem<Pair<NQ, NQ>>
+    for Feedback<'_, M, C, NQ, NC, DOF>
+where
+    M: Dynamics<NQ, NC, DOF>,
+    C: FnMut(f64, &SVector<f64, NQ>, &SVector<f64, NQ>, &mut M::Params),
+{
+    type Error = SimError;
+    fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, SimError> {
+        (self.control)(t, &y.a, &y.b, &mut self.p);
+        let a = lagrange_accelerations::<M, NQ, NC, DOF>(
+            &y.a,
+            &y.b,
+            &self.p,
+            t,
+            self.opts.baumgarte_tau,
+        )?;
+        Ok(Pair::new(y.b, a.qdd))
+    }
+    fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), SimError> {
+        self.max_residual = max_nan(self.max_residual, M::residual(&y.a, &self.p, t).norm());
+        if NC == 0 || !self.opts.project {
+            return Ok(());
+        }
+        let asm = assemble_min_norm::<M, NQ, NC, DOF>(&y.a, &self.p, t, &self.opts.assembly)
+            .map_err(|source| SimError::Assembly { t, source })?;
+        self.newton += asm.iterations;
+        y.a = asm.q;
+        y.b = project_velocity_min_norm::<M, NQ, NC, DOF>(&y.a, &y.b, &self.p, t)?;
+        Ok(())
+    }
+}
+
+/// Simulates from `(q0, q̇0)` over `[t0, t1]` with continuous feedback: before every
+/// evaluation of the dynamics, `control(t, q, q̇, &mut params)` sets the inputs from the
+/// state being evaluated (no zero-order hold: the controller is part of the right-hand
+/// side, and the integrator controls the error of the closed loop). The Lagrange route
+/// (`q` and `q̇`, minimum-norm projections after every step with `opts.project`), with
+/// `opts.integrator`; the trajectory holds `t0`, `opts.output_times` and `t1`.
+///
+/// A controller with internal state (an integrator, a filter) must not update it here:
+/// it is called at trial stages and rejected steps too; use [`simulate_controlled`] for
+/// discrete-time controllers.
+///
+/// Errors: [`SimError::InvalidInput`] for a bad time span or output times, the route's
+/// errors ([`SimError::Dynamics`], [`SimError::Assembly`], the integrator's).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_feedback<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    params: &M::Params,
+    t0: f64,
+    t1: f64,
+    opts: &SimOptions,
+    control: impl FnMut(f64, &SVector<f64, NQ>, &SVector<f64, NQ>, &mut M::Params),
+) -> Result<Trajectory<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+    M::Params: Clone,
+{
+    let grid = output_grid(t0, t1, &opts.output_times)?;
+    let mut sys = Feedback::<M, _, NQ, NC, DOF> {
+        p: params.clone(),
+        control,
+        opts,
+        newton: 0,
+        max_residual: 0.0,
+    };
+    let mut y0 = Pair::new(*q0, *qd0);
+    sys.project(t0, &mut y0)?;
+    let sol = match &opts.integrator {
+        Integrator::Dopri5(o) => dopri5(&mut sys, t0, y0, &grid[1..], o)?,
+        Integrator::Rk4(o) => rk4(&mut sys, t0, y0, &grid[1..], o)?,
+    };
+    let mut traj = Trajectory {
+        t: vec![t0],
+        q: vec![y0.a],
+        qd: vec![y0.b],
+        lambda: None,
+        stats: SimStats {
+            ode: sol.stats,
+            newton_iterations: sys.newton,
+            max_residual: sys.max_residual,
+            ..SimStats::default()
+        },
+        switch_times: Vec::new(),
+        rank_drop_times: Vec::new(),
+    };
+    for (t, y) in sol.t.into_iter().zip(sol.y) {
+        traj.t.push(t);
+        traj.q.push(y.a);
+        traj.qd.push(y.b);
+    }
+    Ok(traj)
 }

@@ -79,7 +79,7 @@ pub use contact::{
     ContactTrajectory,
 };
 #[cfg(feature = "std")]
-pub use controlled::{simulate_controlled, ControlRoute, MAX_CONTROL_INTERVALS};
+pub use controlled::{simulate_controlled, simulate_feedback, ControlRoute, MAX_CONTROL_INTERVALS};
 #[cfg(feature = "std")]
 pub use csv::write_csv;
 pub use dual::Dual;
