@@ -74,9 +74,9 @@ pub use assemble::{
 };
 #[cfg(feature = "std")]
 pub use contact::{
-    contact_accelerations, contact_impact, simulate_contact, simulate_contact_adaptive, ActiveSet,
-    AdaptiveContactOptions, ContactError, ContactOptions, ContactPath, ContactSolve,
-    ContactTrajectory,
+    contact_accelerations, contact_impact, contact_step_generic, contact_step_jacobians,
+    simulate_contact, simulate_contact_adaptive, ActiveSet, AdaptiveContactOptions, ContactError,
+    ContactOptions, ContactPath, ContactSolve, ContactStepJacobians, ContactTrajectory,
 };
 #[cfg(feature = "std")]
 pub use controlled::{simulate_controlled, simulate_feedback, ControlRoute, MAX_CONTROL_INTERVALS};
@@ -90,7 +90,9 @@ pub use lagrange::{
     lagrange_accelerations, lagrange_rhs, LagrangeAccelerations, RANK_DROP_RATIO, RANK_RTOL,
 };
 pub use lanes::F64x4;
-pub use mechanism::{Dynamics, GenericDynamics, Inequalities, Mechanism, StepDerivatives};
+pub use mechanism::{
+    Dynamics, GenericDynamics, GenericInequalities, Inequalities, Mechanism, StepDerivatives,
+};
 pub use nalgebra;
 #[cfg(feature = "std")]
 pub use null_space::{

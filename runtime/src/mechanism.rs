@@ -172,6 +172,35 @@ pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const
     ) -> SVector<f64, NI>;
 }
 
+/// The inequality functions and the constraint Jacobian of a `#![generic]` module with
+/// inequalities, over any scalar: what the contact step's Jacobians
+/// ([`contact_step_jacobians`](crate::contact::contact_step_jacobians)) evaluate with dual
+/// numbers. Implemented by the generated `Model`.
+pub trait GenericInequalities<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NP: usize,
+>: GenericDynamics<NQ, NC, DOF, NP> + Inequalities<NQ, NC, DOF, NI>
+{
+    /// `C_J = ∂C/∂q`.
+    fn jacobian_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NC, NQ>;
+    /// `g(q, p, t)`.
+    fn inequality_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NI>;
+    /// `J_g = ∂g/∂q`.
+    fn inequality_jacobian_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NI, NQ>;
+    /// `∂g/∂t`.
+    fn inequality_jacobian_t_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NI>;
+    /// `γ_g` of `J_g q̈ = γ_g`.
+    fn inequality_gamma_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NI>;
+}
+
 /// The symbolic derivatives of the dynamics terms of a module generated with `#![generic]`
 /// and `#![derivatives]` (implemented by its `Model`): what
 /// [`step_jacobians_symbolic`](crate::step_jacobians_symbolic) composes the step's Jacobian from,

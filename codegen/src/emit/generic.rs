@@ -90,6 +90,35 @@ pub(crate) fn generic_module(
     } else {
         TokenStream::new()
     };
+    let inequalities = if !dynamics.is_empty()
+        && has("jacobian")
+        && has("inequality")
+        && has("inequality_jacobian")
+        && has("inequality_jacobian_t")
+        && has("inequality_gamma")
+    {
+        quote! {
+            impl #krate::runtime::GenericInequalities<NQ, NC, DOF, NI, { generic::NP }> for Model {
+                fn jacobian_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SMatrix<S, NC, NQ> {
+                    generic::jacobian(q, p, t)
+                }
+                fn inequality_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NI> {
+                    generic::inequality(q, p, t)
+                }
+                fn inequality_jacobian_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SMatrix<S, NI, NQ> {
+                    generic::inequality_jacobian(q, p, t)
+                }
+                fn inequality_jacobian_t_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NI> {
+                    generic::inequality_jacobian_t(q, p, t)
+                }
+                fn inequality_gamma_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NI> {
+                    generic::inequality_gamma(q, qd, p, t)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let step_derivatives = if dynamics.is_empty() {
         TokenStream::new()
     } else {
@@ -124,6 +153,7 @@ pub(crate) fn generic_module(
             #items
         }
         #dynamics
+        #inequalities
         #step_derivatives
     })
 }

@@ -26,7 +26,9 @@
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
 mod adaptive;
+mod linearise;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
+pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 
 pub use crate::mechanism::Inequalities;
 

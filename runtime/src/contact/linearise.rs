@@ -1,0 +1,286 @@
+//! The contact step and its Jacobians by the clamping-set linearisation (Nimble, the seed
+//! `004`): within a neighbourhood where the handled (clamping) contacts do not change, one
+//! semi-implicit Euler step of the contact dynamics is a smooth map of the state, with the
+//! handled inequalities acting as equality constraints. [`contact_step_jacobians`] finds
+//! the clamping set by the active-set solve at the state and differentiates the step with
+//! that set held, by dual numbers through the generated generic functions.
+
+use nalgebra::{SMatrix, SVector};
+
+use super::{contact_accelerations, ContactError, ContactOptions};
+use crate::dual::Dual;
+use crate::mechanism::GenericInequalities;
+use crate::real::Real;
+
+/// `q̈` from the KKT system of the equality constraints and the `handled` inequalities
+/// (as equalities), with Baumgarte's terms: `[M Aᵀ; A 0] [q̈; −ν] = [f; d]`, `A = [C_J;
+/// J_H]`. A dense LU with partial pivoting over any scalar (pivots chosen on the values).
+#[allow(clippy::too_many_arguments)]
+fn kkt_accelerations<
+    M,
+    S,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NP: usize,
+>(
+    q: &SVector<S, NQ>,
+    qd: &SVector<S, NQ>,
+    p: &[S; NP],
+    t: S,
+    handled: &[usize],
+    baumgarte: (f64, f64),
+) -> Option<SVector<S, NQ>>
+where
+    M: GenericInequalities<NQ, NC, DOF, NI, NP>,
+    S: Real,
+{
+    let (alpha, beta) = (S::from_f64(baumgarte.0), S::from_f64(baumgarte.1));
+    let two = S::from_f64(2.0);
+    let m = M::mass_matrix_s(q, p, t);
+    let f = M::forces_s(q, qd, p, t);
+    let cj = M::jacobian_s(q, p, t);
+    let c = M::residual_s(q, p, t);
+    let (ct, gamma) = (M::jacobian_t_s(q, p, t), M::gamma_s(q, qd, p, t));
+    // d = γ − 2α (A q̇ + ∂/∂t) − β² (value), row by row.
+    let stab = |row: &[S], value: S, dt: S, gamma: S| {
+        let mut w = dt;
+        for (a, v) in row.iter().zip(qd.iter()) {
+            w += *a * *v;
+        }
+        gamma - w * (two * alpha) - value * (beta * beta)
+    };
+    let g = M::inequality_s(q, p, t);
+    let jg = M::inequality_jacobian_s(q, p, t);
+    let (gt, gg) = (
+        M::inequality_jacobian_t_s(q, p, t),
+        M::inequality_gamma_s(q, qd, p, t),
+    );
+    let n = NQ + NC + handled.len();
+    let zero = S::from_f64(0.0);
+    let mut a = vec![zero; n * n];
+    let mut b = vec![zero; n];
+    let at = |i: usize, j: usize| i * n + j;
+    for i in 0..NQ {
+        for j in 0..NQ {
+            a[at(i, j)] = m[(i, j)];
+        }
+        b[i] = f[i];
+    }
+    let mut rows: Vec<(Vec<S>, S)> = Vec::with_capacity(NC + handled.len());
+    for r in 0..NC {
+        let row: Vec<S> = (0..NQ).map(|j| cj[(r, j)]).collect();
+        let d = stab(&row, c[r], ct[r], gamma[r]);
+        rows.push((row, d));
+    }
+    for &k in handled {
+        if k >= NI {
+            return None;
+        }
+        let row: Vec<S> = (0..NQ).map(|j| jg[(k, j)]).collect();
+        let d = stab(&row, g[k], gt[k], gg[k]);
+        rows.push((row, d));
+    }
+    for (r, (row, d)) in rows.into_iter().enumerate() {
+        let i = NQ + r;
+        for (j, &v) in row.iter().enumerate() {
+            a[at(i, j)] = v;
+            a[at(j, i)] = v;
+        }
+        b[i] = d;
+    }
+    // LU with partial pivoting (on the values), then the two triangular solves.
+    let mut perm: Vec<usize> = (0..n).collect();
+    for k in 0..n {
+        let piv = (k..n).max_by(|&x, &y| {
+            a[at(x, k)]
+                .value()
+                .abs()
+                .total_cmp(&a[at(y, k)].value().abs())
+        })?;
+        if a[at(piv, k)].value() == 0.0 || !a[at(piv, k)].value().is_finite() {
+            return None;
+        }
+        if piv != k {
+            for j in 0..n {
+                a.swap(at(k, j), at(piv, j));
+            }
+            b.swap(k, piv);
+            perm.swap(k, piv);
+        }
+        let pivot = a[at(k, k)];
+        for i in k + 1..n {
+            let factor = a[at(i, k)] / pivot;
+            if factor.value() == 0.0 && factor.is_zero() {
+                continue;
+            }
+            for j in k..n {
+                let v = a[at(k, j)];
+                a[at(i, j)] -= factor * v;
+            }
+            let bk = b[k];
+            b[i] -= factor * bk;
+        }
+    }
+    let mut x = vec![zero; n];
+    for i in (0..n).rev() {
+        let mut s = b[i];
+        for j in i + 1..n {
+            s -= a[at(i, j)] * x[j];
+        }
+        x[i] = s / a[at(i, i)];
+    }
+    Some(SVector::<S, NQ>::from_fn(|i, _| x[i]))
+}
+
+/// One semi-implicit Euler step of length `h` of the contact dynamics with the `handled`
+/// inequalities held as equalities: `q̇' = q̇ + h q̈`, `q' = q + h q̇'`, over any scalar.
+/// `None` when the KKT system is singular (redundant rows, a contact handled twice).
+#[allow(clippy::too_many_arguments)]
+pub fn contact_step_generic<
+    M,
+    S,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NP: usize,
+>(
+    q: &SVector<S, NQ>,
+    qd: &SVector<S, NQ>,
+    p: &[S; NP],
+    t: S,
+    h: S,
+    handled: &[usize],
+    baumgarte: (f64, f64),
+) -> Option<(SVector<S, NQ>, SVector<S, NQ>)>
+where
+    M: GenericInequalities<NQ, NC, DOF, NI, NP>,
+    S: Real,
+{
+    let qdd = kkt_accelerations::<M, S, NQ, NC, DOF, NI, NP>(q, qd, p, t, handled, baumgarte)?;
+    let v = SVector::<S, NQ>::from_fn(|i, _| qd[i] + qdd[i] * h);
+    Some((SVector::<S, NQ>::from_fn(|i, _| q[i] + v[i] * h), v))
+}
+
+/// The Jacobians of one contact step at `(q, q̇)`: `∂q'/∂q`, `∂q'/∂q̇`, `∂q̇'/∂q`,
+/// `∂q̇'/∂q̇`, and the clamping set they hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactStepJacobians<const NQ: usize> {
+    /// `∂q'/∂q`.
+    pub pos_pos: SMatrix<f64, NQ, NQ>,
+    /// `∂q'/∂q̇`.
+    pub pos_vel: SMatrix<f64, NQ, NQ>,
+    /// `∂q̇'/∂q`.
+    pub vel_pos: SMatrix<f64, NQ, NQ>,
+    /// `∂q̇'/∂q̇`.
+    pub vel_vel: SMatrix<f64, NQ, NQ>,
+    /// The handled (clamping) inequalities at `(q, q̇)`, held in the linearisation.
+    pub clamping: Vec<usize>,
+    /// The step itself: `(q', q̇')`.
+    pub next: (SVector<f64, NQ>, SVector<f64, NQ>),
+}
+
+/// The exact Jacobians of one semi-implicit Euler contact step of length `h` at `(q, q̇)`
+/// by the clamping-set linearisation: the active-set solve ([`contact_accelerations`] with
+/// `opts`) gives the handled set; the step with that set held as equality constraints is
+/// differentiated by dual numbers through the generated generic functions (eight
+/// directions a pass). Inactive contacts do not enter; a contact about to activate or to
+/// release within the step is outside the linearisation's neighbourhood (as in Nimble).
+///
+/// Errors: the solver's, and [`ContactError::Singular`] when the KKT system with the
+/// clamping set is singular.
+pub fn contact_step_jacobians<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NP: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &ContactOptions,
+) -> Result<ContactStepJacobians<NQ>, ContactError>
+where
+    M: GenericInequalities<NQ, NC, DOF, NI, NP>,
+{
+    let solve = contact_accelerations::<M, NQ, NC, DOF, NI>(q, qd, p, t, &[], opts)?;
+    let clamping = solve.handled.clone();
+    let pv = M::param_values(p);
+    let next = contact_step_generic::<M, f64, NQ, NC, DOF, NI, NP>(
+        q,
+        qd,
+        &pv,
+        t,
+        h,
+        &clamping,
+        opts.baumgarte,
+    )
+    .ok_or(ContactError::Singular { t })?;
+    const N: usize = 8;
+    let mut out = ContactStepJacobians {
+        pos_pos: SMatrix::zeros(),
+        pos_vel: SMatrix::zeros(),
+        vel_pos: SMatrix::zeros(),
+        vel_vel: SMatrix::zeros(),
+        clamping: clamping.clone(),
+        next,
+    };
+    let pd: [Dual<N>; NP] = pv.map(Dual::constant);
+    let (td, hd) = (Dual::<N>::constant(t), Dual::<N>::constant(h));
+    for first in (0..2 * NQ).step_by(N) {
+        // Directions first … first + N − 1 over (q, q̇).
+        let seed = |x: &SVector<f64, NQ>, offset: usize| {
+            SVector::<Dual<N>, NQ>::from_fn(|i, _| {
+                let dir = offset + i;
+                if dir >= first && dir < first + N {
+                    Dual::variable(x[i], dir - first)
+                } else {
+                    Dual::constant(x[i])
+                }
+            })
+        };
+        let (qs, qds) = (seed(q, 0), seed(qd, NQ));
+        let (qn, qdn) = contact_step_generic::<M, Dual<N>, NQ, NC, DOF, NI, NP>(
+            &qs,
+            &qds,
+            &pd,
+            td,
+            hd,
+            &clamping,
+            opts.baumgarte,
+        )
+        .ok_or(ContactError::Singular { t })?;
+        for k in 0..N {
+            let dir = first + k;
+            if dir >= 2 * NQ {
+                break;
+            }
+            for i in 0..NQ {
+                let (a, b) = (qn[i].eps[k], qdn[i].eps[k]);
+                if dir < NQ {
+                    out.pos_pos[(i, dir)] = a;
+                    out.vel_pos[(i, dir)] = b;
+                } else {
+                    out.pos_vel[(i, dir - NQ)] = a;
+                    out.vel_vel[(i, dir - NQ)] = b;
+                }
+            }
+        }
+    }
+    let all = [
+        out.pos_pos.as_slice(),
+        out.pos_vel.as_slice(),
+        out.vel_pos.as_slice(),
+        out.vel_vel.as_slice(),
+    ];
+    if all.iter().any(|s| s.iter().any(|v| !v.is_finite())) {
+        return Err(ContactError::NonFinite { t });
+    }
+    Ok(out)
+}
