@@ -128,6 +128,21 @@ impl Arena {
                 self.constant(v)
             }
             Node::Neg(x) => x,
+            // −(x − y) = y − x (exact in floating point: one rounding either way).
+            Node::Add(x, y) if matches!(self.node(y), Node::Neg(_)) => {
+                let Node::Neg(z) = self.node(y) else {
+                    return self.intern(Node::Neg(a));
+                };
+                let nx = self.neg(x);
+                self.add(z, nx)
+            }
+            Node::Add(x, y) if matches!(self.node(x), Node::Neg(_)) => {
+                let Node::Neg(z) = self.node(x) else {
+                    return self.intern(Node::Neg(a));
+                };
+                let ny = self.neg(y);
+                self.add(z, ny)
+            }
             Node::Mul(c, x) if self.as_const(c).is_some() => {
                 let v = -self.as_const(c).unwrap_or(0.0);
                 let nc = self.constant(v);

@@ -39,11 +39,11 @@ pub mod slider_crank {
         ("jacobian_values", 7),
         ("jacobian_t", 0),
         ("null_space_fixed", 12),
-        ("solve_dependent", 8),
+        ("solve_dependent", 7),
         ("kinematics", 16),
-        ("gamma", 19),
+        ("gamma", 16),
         ("mass_matrix", 35),
-        ("forces", 48),
+        ("forces", 47),
         ("energy", 54),
     ];
     /// Runtime parameters of the mechanism.
@@ -306,7 +306,7 @@ pub mod slider_crank {
         let b_1 = b[1];
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t2 = 1.0 / (l2 * sin_beta) * b_1;
-        let t3 = -(b_0 - l2 * cos_beta * t2);
+        let t3 = l2 * cos_beta * t2 - b_0;
         out[1] = t2;
         out[2] = t3;
     }
@@ -416,10 +416,10 @@ pub mod slider_crank {
         let l2 = p.l2;
         let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
-        let t4 = -(-(beta_dot * (l2 * (sin_beta * beta_dot)))
-            - theta_dot * (l1 * (cos_theta * theta_dot)));
-        let t5 = -(beta_dot * (l2 * (cos_beta * beta_dot))
-            - theta_dot * (l1 * (sin_theta * theta_dot)));
+        let t4 = beta_dot * (l2 * (sin_beta * beta_dot))
+            + theta_dot * (l1 * (cos_theta * theta_dot));
+        let t5 = theta_dot * (l1 * (sin_theta * theta_dot))
+            - beta_dot * (l2 * (cos_beta * beta_dot));
         out[0] = t4;
         out[1] = t5;
     }
@@ -516,7 +516,7 @@ pub mod slider_crank {
         let t9 = theta_dot * (t3 * theta_dot);
         let t10 = m2 * (-0.5 * (beta_dot * (t5 * beta_dot)) - t8);
         let t11 = m2 * (0.5 * (beta_dot * (t7 * beta_dot)) - t9);
-        let t12 = -(0.25 * (t3 * (m1 * t8)) + -0.25 * (t1 * (m1 * t9))) - (t1 * t11 - t3 * t10);
+        let t12 = t3 * t10 - t1 * t11 - (0.25 * (t3 * (m1 * t8)) + -0.25 * (t1 * (m1 * t9)));
         let t13 = g * t1;
         let t14 = -0.5 * (m2 * (g * t5)) - (0.5 * (t7 * t10) + 0.5 * (t5 * t11));
         let t15 = torque + (t12 - (m2 * t13 + 0.5 * (m1 * t13)));
