@@ -3,7 +3,8 @@
 //! inequality constraints together). At states along its motion — on the stop (clamping
 //! set {stop}) and free (empty set) — `contact_step_jacobians` (dual numbers through the
 //! generated generic functions, the set held) equals Richardson-extrapolated central
-//! differences of the same step with the set held to 1e-7 relative per block, and its step
+//! differences of the same step with the set held to 1e-7 relative per block (state and
+//! parameter blocks), and its step
 //! equals the semi-implicit Euler step of the active-set accelerations to 1e-12.
 
 use mechgen::nalgebra::{SMatrix, SVector};
@@ -39,11 +40,11 @@ mechgen::mechanism! {
 type M = stop_crank::Model;
 const NP: usize = stop_crank::generic::NP;
 
-/// The step with the clamping set held, as a function of the state `x = (q, q̇)`.
-fn step(x: &[f64], clamping: &[usize], h: f64, p: &stop_crank::Params) -> Option<Vec<f64>> {
+/// The step with the clamping set held, as a function of `x = (q, q̇, p)`.
+fn step(x: &[f64], clamping: &[usize], h: f64) -> Option<Vec<f64>> {
     let q = SVector::<f64, 3>::from_fn(|i, _| x[i]);
     let qd = SVector::<f64, 3>::from_fn(|i, _| x[3 + i]);
-    let pv = <M as GenericDynamics<3, 2, 1, NP>>::param_values(p);
+    let pv: [f64; NP] = std::array::from_fn(|k| x[6 + k]);
     let (qn, qdn) =
         contact_step_generic::<M, f64, 3, 2, 1, 1, NP>(&q, &qd, &pv, 0.0, h, clamping, (0.0, 0.0))?;
     Some(qn.iter().chain(qdn.iter()).copied().collect())
@@ -82,8 +83,14 @@ fn contact_step_jacobians_equal_differences_of_the_step_with_its_clamping_set_he
         assert!((jac.next.1 - v).amax() < 1e-12 * (1.0 + v.amax()));
         assert!((jac.next.0 - (q + v * h)).amax() < 1e-12);
         // Richardson-extrapolated central differences of the step with the set held.
-        let x: Vec<f64> = q.iter().chain(qd.iter()).copied().collect();
-        let mut f = |x: &[f64]| step(x, &jac.clamping, h, &p);
+        let pv = <M as GenericDynamics<3, 2, 1, NP>>::param_values(&p);
+        let x: Vec<f64> = q
+            .iter()
+            .chain(qd.iter())
+            .chain(pv.iter())
+            .copied()
+            .collect();
+        let mut f = |x: &[f64]| step(x, &jac.clamping, h);
         let fd = mechgen_test_support::richardson_jacobian(&mut f, &x, 1e-4).expect("differences");
         let blocks = [
             (&jac.pos_pos, 0, 0, "pos_pos"),

@@ -165,9 +165,9 @@ where
 }
 
 /// The Jacobians of one contact step at `(q, q̇)`: `∂q'/∂q`, `∂q'/∂q̇`, `∂q̇'/∂q`,
-/// `∂q̇'/∂q̇`, and the clamping set they hold.
+/// `∂q̇'/∂q̇`, `∂q'/∂p`, `∂q̇'/∂p`, and the clamping set they hold.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ContactStepJacobians<const NQ: usize> {
+pub struct ContactStepJacobians<const NQ: usize, const NP: usize> {
     /// `∂q'/∂q`.
     pub pos_pos: SMatrix<f64, NQ, NQ>,
     /// `∂q'/∂q̇`.
@@ -176,6 +176,10 @@ pub struct ContactStepJacobians<const NQ: usize> {
     pub vel_pos: SMatrix<f64, NQ, NQ>,
     /// `∂q̇'/∂q̇`.
     pub vel_vel: SMatrix<f64, NQ, NQ>,
+    /// `∂q'/∂p` (the parameters in the order of `generic::PARAM_NAMES`).
+    pub pos_par: SMatrix<f64, NQ, NP>,
+    /// `∂q̇'/∂p`.
+    pub vel_par: SMatrix<f64, NQ, NP>,
     /// The handled (clamping) inequalities at `(q, q̇)`, held in the linearisation.
     pub clamping: Vec<usize>,
     /// The step itself: `(q', q̇')`.
@@ -186,7 +190,7 @@ pub struct ContactStepJacobians<const NQ: usize> {
 /// by the clamping-set linearisation: the active-set solve ([`contact_accelerations`] with
 /// `opts`) gives the handled set; the step with that set held as equality constraints is
 /// differentiated by dual numbers through the generated generic functions (eight
-/// directions a pass). Inactive contacts do not enter; a contact about to activate or to
+/// directions a pass, over the state and the parameters). Inactive contacts do not enter; a contact about to activate or to
 /// release within the step is outside the linearisation's neighbourhood (as in Nimble).
 ///
 /// Errors: the solver's, and [`ContactError::Singular`] when the KKT system with the
@@ -205,7 +209,7 @@ pub fn contact_step_jacobians<
     t: f64,
     h: f64,
     opts: &ContactOptions,
-) -> Result<ContactStepJacobians<NQ>, ContactError>
+) -> Result<ContactStepJacobians<NQ, NP>, ContactError>
 where
     M: GenericInequalities<NQ, NC, DOF, NI, NP>,
 {
@@ -228,24 +232,26 @@ where
         pos_vel: SMatrix::zeros(),
         vel_pos: SMatrix::zeros(),
         vel_vel: SMatrix::zeros(),
+        pos_par: SMatrix::zeros(),
+        vel_par: SMatrix::zeros(),
         clamping: clamping.clone(),
         next,
     };
-    let pd: [Dual<N>; NP] = pv.map(Dual::constant);
-    let (td, hd) = (Dual::<N>::constant(t), Dual::<N>::constant(h));
-    for first in (0..2 * NQ).step_by(N) {
-        // Directions first … first + N − 1 over (q, q̇).
-        let seed = |x: &SVector<f64, NQ>, offset: usize| {
-            SVector::<Dual<N>, NQ>::from_fn(|i, _| {
-                let dir = offset + i;
-                if dir >= first && dir < first + N {
-                    Dual::variable(x[i], dir - first)
-                } else {
-                    Dual::constant(x[i])
-                }
-            })
+    let td = Dual::<N>::constant(t);
+    let hd = Dual::<N>::constant(h);
+    // Directions: q (0 … NQ−1), q̇ (NQ … 2NQ−1), p (2NQ … 2NQ+NP−1), N a pass.
+    let total = 2 * NQ + NP;
+    for first in (0..total).step_by(N) {
+        let seeded = |x: f64, dir: usize| {
+            if dir >= first && dir < first + N {
+                Dual::variable(x, dir - first)
+            } else {
+                Dual::constant(x)
+            }
         };
-        let (qs, qds) = (seed(q, 0), seed(qd, NQ));
+        let qs = SVector::<Dual<N>, NQ>::from_fn(|i, _| seeded(q[i], i));
+        let qds = SVector::<Dual<N>, NQ>::from_fn(|i, _| seeded(qd[i], NQ + i));
+        let pd: [Dual<N>; NP] = core::array::from_fn(|k| seeded(pv[k], 2 * NQ + k));
         let (qn, qdn) = contact_step_generic::<M, Dual<N>, NQ, NC, DOF, NI, NP>(
             &qs,
             &qds,
@@ -258,7 +264,7 @@ where
         .ok_or(ContactError::Singular { t })?;
         for k in 0..N {
             let dir = first + k;
-            if dir >= 2 * NQ {
+            if dir >= total {
                 break;
             }
             for i in 0..NQ {
@@ -266,9 +272,12 @@ where
                 if dir < NQ {
                     out.pos_pos[(i, dir)] = a;
                     out.vel_pos[(i, dir)] = b;
-                } else {
+                } else if dir < 2 * NQ {
                     out.pos_vel[(i, dir - NQ)] = a;
                     out.vel_vel[(i, dir - NQ)] = b;
+                } else {
+                    out.pos_par[(i, dir - 2 * NQ)] = a;
+                    out.vel_par[(i, dir - 2 * NQ)] = b;
                 }
             }
         }
@@ -278,6 +287,8 @@ where
         out.pos_vel.as_slice(),
         out.vel_pos.as_slice(),
         out.vel_vel.as_slice(),
+        out.pos_par.as_slice(),
+        out.vel_par.as_slice(),
     ];
     if all.iter().any(|s| s.iter().any(|v| !v.is_finite())) {
         return Err(ContactError::NonFinite { t });
