@@ -13,41 +13,7 @@ use mechgen::nalgebra::SVector;
 use mechgen::runtime::{assemble, simulate_projection, AssemblyOptions, SimOptions};
 use plotters::prelude::*;
 
-mechgen::mechanism! {
-    /// A five-bar: cranks at the base pivots, distal links meeting at the tool in a pin
-    /// joint; uniform bars under gravity, light damping at the base joints.
-    pub mod five_bar {
-        param d = 0.5;
-        param a = 0.4;
-        param b = 0.6;
-        param m = 0.1;
-        param g = 9.81;
-        param damping = 0.002;
-        coord th1 = 2.0;
-        coord th2 = 1.0;
-        coord ph1 = 0.7131736682768216;
-        coord ph2 = 2.3669581625353264;
-        independent th1, th2;
-        let left = rot(th1);
-        let right = translate(vec2(d, 0.0)) * rot(th2);
-        let left_distal = frame(left.point(vec2(a, 0.0)), ph1);
-        let right_distal = frame(right.point(vec2(a, 0.0)), ph2);
-        joint tool_pin = revolute(left_distal * translate(vec2(b, 0.0)), right_distal * translate(vec2(b, 0.0)));
-        body crank_l { mass = m, inertia = m * a * a / 12.0, frame = left * translate(vec2(a / 2.0, 0.0)) }
-        body crank_r { mass = m, inertia = m * a * a / 12.0, frame = right * translate(vec2(a / 2.0, 0.0)) }
-        body distal_l { mass = m, inertia = m * b * b / 12.0, frame = left_distal * translate(vec2(b / 2.0, 0.0)) }
-        body distal_r { mass = m, inertia = m * b * b / 12.0, frame = right_distal * translate(vec2(b / 2.0, 0.0)) }
-        gravity = vec2(0.0, -g);
-        force th1 = -damping * der(th1);
-        force th2 = -damping * der(th2);
-        /// The joint points, in drawing order.
-        output base_l = left.origin;
-        output elbow_l = left_distal.origin;
-        output tool = left_distal.point(vec2(b, 0.0));
-        output elbow_r = right_distal.origin;
-        output base_r = right.origin;
-    }
-}
+include!("mechanisms/joint_mechanisms.rs");
 
 /// The links: pairs of output points (indices of `base_l`, `elbow_l`, … as 2-D points).
 const LINKS: [(usize, usize); 4] = [(0, 1), (1, 2), (2, 3), (3, 4)];
@@ -108,7 +74,10 @@ fn animated_svg(
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     type M = five_bar::Model;
-    let p = five_bar::Params::default();
+    let p = five_bar::Params {
+        damping: 0.002,
+        ..five_bar::Params::default()
+    };
     let q0 = SVector::<f64, 4>::from(five_bar::NOMINAL_Q);
     let q0 = assemble::<M, 4, 2, 2>(&q0, &p, 0.0, &AssemblyOptions::default())?.q;
     let fps = 40.0;

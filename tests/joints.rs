@@ -1,5 +1,6 @@
 //! Mechanisms written with frames and joints (issue 11): a planar five-bar and a delta
-//! robot, each under 40 lines of the language. Their tool points' manipulator Jacobians
+//! robot (examples/mechanisms/joint_mechanisms.rs, shared with tests/charts.rs and the animate
+//! example), each under 40 lines of the language. Their tool points' manipulator Jacobians
 //! `∂o/∂q · D` equal Richardson-extrapolated differences of the forward kinematics
 //! (actuated angles moved, the mechanism re-assembled by Newton) to 1e-8 relative, and
 //! their constraint functions equal the same mechanisms written as raw equations to 1e-13.
@@ -9,34 +10,9 @@ use mechgen::runtime::{assemble, AssemblyOptions, Mechanism};
 use mechgen_test_support as common;
 use rand::RngExt;
 
-mechgen::mechanism! {
-    /// A planar five-bar: two cranks at the base pivots (actuated), two distal links
-    /// meeting at the tool point in a pin joint; links as uniform bars under gravity.
-    pub mod five_bar {
-        param d = 0.5;
-        param a = 0.4;
-        param b = 0.6;
-        param m = 0.1;
-        param g = 9.81;
-        coord th1 = 2.0;
-        coord th2 = 1.0;
-        coord ph1 = 0.7131736682768216;
-        coord ph2 = 2.3669581625353264;
-        independent th1, th2;
-        let left = rot(th1);
-        let right = translate(vec2(d, 0.0)) * rot(th2);
-        let left_distal = frame(left.point(vec2(a, 0.0)), ph1);
-        let right_distal = frame(right.point(vec2(a, 0.0)), ph2);
-        joint tool_pin = revolute(left_distal * translate(vec2(b, 0.0)), right_distal * translate(vec2(b, 0.0)));
-        body crank_l { mass = m, inertia = m * a * a / 12.0, frame = left * translate(vec2(a / 2.0, 0.0)) }
-        body crank_r { mass = m, inertia = m * a * a / 12.0, frame = right * translate(vec2(a / 2.0, 0.0)) }
-        body distal_l { mass = m, inertia = m * b * b / 12.0, frame = left_distal * translate(vec2(b / 2.0, 0.0)) }
-        body distal_r { mass = m, inertia = m * b * b / 12.0, frame = right_distal * translate(vec2(b / 2.0, 0.0)) }
-        gravity = vec2(0.0, -g);
-        /// The tool point.
-        output tool = left_distal.point(vec2(b, 0.0));
-    }
+include!("../examples/mechanisms/joint_mechanisms.rs");
 
+mechgen::mechanism! {
     /// The same five-bar as one raw vector equation.
     pub mod five_bar_raw {
         param d = 0.5;
@@ -49,30 +25,6 @@ mechgen::mechanism! {
         independent th1, th2;
         constraint a * vec2(cos(th1), sin(th1)) + b * vec2(cos(ph1), sin(ph1))
             == vec2(d, 0.0) + a * vec2(cos(th2), sin(th2)) + b * vec2(cos(ph2), sin(ph2));
-    }
-
-    /// Delta robot: three arms turning about horizontal axes at the base (frames), each
-    /// joined to the platform by a forearm of fixed length (a distance joint).
-    pub mod delta_joints {
-        param rb = 0.2;
-        param rp = 0.05;
-        param la = 0.2;
-        param lf = 0.45;
-        for i in 0..3 {
-            coord th[i] = 0.5;
-        }
-        coord x = 0.0;
-        coord y = 0.0;
-        coord z = -0.41;
-        independent th_0, th_1, th_2;
-        let platform = translate(vec3(x, y, z));
-        for i in 0..3 {
-            let side[i] = frame(vec3(0.0, 0.0, 0.0), rot_z(2.0 * pi * i / 3.0));
-            let arm[i] = side[i] * translate(vec3(rb, 0.0, 0.0)) * rot_y(th[i]);
-            joint forearm[i] = distance(arm[i].point(vec3(la, 0.0, 0.0)), platform.point(side[i].apply(vec3(rp, 0.0, 0.0))), lf);
-        }
-        /// The tool point (the platform's centre).
-        output tool = platform.origin;
     }
 
     /// The delta robot of `tests/delta.rs`, written with raw equations.
@@ -167,16 +119,13 @@ fn the_five_bar_with_joints_is_the_raw_five_bar_and_its_tool_jacobian_is_exact()
 
 #[test]
 fn the_delta_robot_with_joints_is_the_raw_delta_and_its_tool_jacobian_is_exact() {
-    type M = delta_joints::Model;
-    assert_eq!(
-        (delta_joints::NQ, delta_joints::NC, delta_joints::DOF),
-        (6, 3, 3)
-    );
-    let p = delta_joints::Params::default();
+    type M = delta::Model;
+    assert_eq!((delta::NQ, delta::NC, delta::DOF), (6, 3, 3));
+    let p = delta::Params::default();
     let pr = delta_raw::Params::default();
     let opts = AssemblyOptions::default();
     let mut rng = common::rng(31);
-    let nominal = SVector::<f64, 6>::from(delta_joints::NOMINAL_Q);
+    let nominal = SVector::<f64, 6>::from(delta::NOMINAL_Q);
     for q in common::random_points(&nominal, 200, &mut rng) {
         let (r, rr) = (M::residual(&q, &p, 0.0), delta_raw::residual(&q, &pr, 0.0));
         assert!(
@@ -196,7 +145,7 @@ fn the_delta_robot_with_joints_is_the_raw_delta_and_its_tool_jacobian_is_exact()
             let mut q0 = nominal;
             q0.fixed_rows_mut::<3>(0).copy_from_slice(x);
             let a = assemble::<M, 6, 3, 3>(&q0, &p, 0.0, &opts).ok()?;
-            Some(delta_joints::outputs(&a.q, &p, 0.0).as_slice().to_vec())
+            Some(delta::outputs(&a.q, &p, 0.0).as_slice().to_vec())
         };
         let Some(fd) = common::richardson_jacobian(&mut fk, &th, 1e-3) else {
             continue;
@@ -206,7 +155,7 @@ fn the_delta_robot_with_joints_is_the_raw_delta_and_its_tool_jacobian_is_exact()
         let q = assemble::<M, 6, 3, 3>(&q0, &p, 0.0, &opts)
             .expect("assembles")
             .q;
-        let ju = delta_joints::manipulator_jacobian(&q, &p, 0.0);
+        let ju = delta::manipulator_jacobian(&q, &p, 0.0);
         let err = (ju - &fd).norm() / fd.norm();
         assert!(err < 1e-8, "relative error {err:e} at {th:?}");
         checked += 1;
