@@ -1,6 +1,6 @@
 //! The contact step's Jacobians by the clamping-set linearisation (issue 13, item 3; the
-//! Nimble seed): a slider crank driven against its end stop and resting there (equality and
-//! inequality constraints together). At states along its motion — on the stop (clamping
+//! Nimble seed): a slider crank driven against its end stop (restitution 1/2) and resting
+//! there (equality and inequality constraints together). At states along its motion — on the stop (clamping
 //! set {stop}) and free (empty set) — `contact_step_jacobians` (dual numbers through the
 //! generated generic functions, the set held) equals Richardson-extrapolated central
 //! differences of the same step with the set held to 1e-7 relative per block (state and
@@ -13,32 +13,10 @@ use mechgen::runtime::{
     simulate_contact, AssemblyOptions, ContactOptions, GenericDynamics,
 };
 
-mechgen::mechanism! {
-    #![generic]
-    /// A slider crank driven by a torque against its end stop `s ≤ s_max` (plastic).
-    pub mod stop_crank {
-        param l1 = 0.1;
-        param l2 = 0.3;
-        param m = 1.0;
-        param torque = 0.5;
-        param s_max = 0.36;
-        coord theta = 1.2;
-        coord beta = 0.8;
-        coord s = 0.3;
-        independent theta;
-        let crank = vec2(l1 * cos(theta), l1 * sin(theta));
-        let rod = vec2(l2 * sin(beta), -l2 * cos(beta));
-        constraint crank + rod == vec2(s, 0.0);
-        body crank_bar { mass = m, inertia = m * l1 * l1 / 12.0, com = crank / 2.0, angle = theta }
-        body rod_bar { mass = m, inertia = m * l2 * l2 / 12.0, com = crank + rod / 2.0, angle = beta }
-        body slider { mass = m, com = vec2(s, 0.0) }
-        force theta = -torque;
-        inequality stop: s <= s_max;
-    }
-}
+include!("../examples/mechanisms/stopped_crank.rs");
 
-type M = stop_crank::Model;
-const NP: usize = stop_crank::generic::NP;
+type M = stopped_crank::Model;
+const NP: usize = stopped_crank::generic::NP;
 
 /// The step with the clamping set held, as a function of `x = (q, q̇, p)`.
 fn step(x: &[f64], clamping: &[usize], h: f64) -> Option<Vec<f64>> {
@@ -52,9 +30,9 @@ fn step(x: &[f64], clamping: &[usize], h: f64) -> Option<Vec<f64>> {
 
 #[test]
 fn contact_step_jacobians_equal_differences_of_the_step_with_its_clamping_set_held() {
-    let p = stop_crank::Params::default();
+    let p = stopped_crank::Params::default();
     let q0 = assemble::<M, 3, 2, 1>(
-        &SVector::<f64, 3>::from(stop_crank::NOMINAL_Q),
+        &SVector::<f64, 3>::from(stopped_crank::NOMINAL_Q),
         &p,
         0.0,
         &AssemblyOptions::default(),
