@@ -42,6 +42,22 @@ where
         parameter_jacobians: with_p,
         ..StepOptions::default()
     };
+    // 200 calls of a step function at the assembled state.
+    macro_rules! two_hundred {
+        ($($f:ident)::+) => {
+            for _ in 0..200 {
+                let r = $($f)::+::<M, NQ, NC, DOF, NP>(
+                    black_box(&q),
+                    &u,
+                    &p,
+                    0.0,
+                    1e-3,
+                    &state_only,
+                );
+                black_box(r).ok();
+            }
+        };
+    }
     match mode {
         "lanes" | "scalar" => {
             let qs: [SVector<f64, NQ>; 4] =
@@ -64,45 +80,9 @@ where
         }
         // The setup alone (assembly), to subtract from the others' totals.
         "setup" => {}
-        "step" => {
-            for _ in 0..200 {
-                let r = runtime::step::<M, NQ, NC, DOF, NP>(
-                    black_box(&q),
-                    &u,
-                    &p,
-                    0.0,
-                    1e-3,
-                    &state_only,
-                );
-                black_box(r).ok();
-            }
-        }
-        "symbolic" => {
-            for _ in 0..200 {
-                let r = step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(
-                    black_box(&q),
-                    &u,
-                    &p,
-                    0.0,
-                    1e-3,
-                    &state_only,
-                );
-                black_box(r).ok();
-            }
-        }
-        _ => {
-            for _ in 0..200 {
-                let r = step_jacobians::<M, NQ, NC, DOF, NP>(
-                    black_box(&q),
-                    &u,
-                    &p,
-                    0.0,
-                    1e-3,
-                    &state_only,
-                );
-                black_box(r).ok();
-            }
-        }
+        "step" => two_hundred!(runtime::step),
+        "symbolic" => two_hundred!(step_jacobians_symbolic),
+        _ => two_hundred!(step_jacobians),
     }
 }
 
