@@ -27,33 +27,13 @@ mechgen::mechanism! {
     }
 }
 
-/// `(angle of the first link, angle of the second)` with `base + r1 e(x) + r2 e(y) = tip`,
-/// on assembly branch `branch` (±1).
-fn two_link(
-    base: (f64, f64),
-    tip: (f64, f64),
-    r1: f64,
-    r2: f64,
-    branch: f64,
-) -> Option<(f64, f64)> {
-    let (dx, dy) = (tip.0 - base.0, tip.1 - base.1);
-    let dist = dx.hypot(dy);
-    let c = (r1 * r1 + dist * dist - r2 * r2) / (2.0 * r1 * dist);
-    if !(-1.0..=1.0).contains(&c) {
-        return None;
-    }
-    let x = dy.atan2(dx) + branch * c.acos();
-    let y = (dy - r1 * x.sin()).atan2(dx - r1 * x.cos());
-    Some((x, y))
-}
-
 /// The five-bar's configuration from the left side `(a1, ph1)` and the right branch.
 fn five_bar_at(a1: f64, ph1: f64, branch: f64, p: &five_bar::Params) -> Option<SVector<f64, 4>> {
     let tip = (
         p.l1 * a1.cos() + p.l2 * ph1.cos(),
         p.l1 * a1.sin() + p.l2 * ph1.sin(),
     );
-    let (a2, ph2) = two_link((p.g, 0.0), tip, p.l4, p.l3, branch)?;
+    let (a2, ph2) = common::two_link((p.g, 0.0), tip, p.l4, p.l3, branch)?;
     Some(SVector::<f64, 4>::new(a1, a2, ph1, ph2))
 }
 
@@ -155,7 +135,7 @@ fn rocker_four_bar_through_the_toggles() {
         let branch = if k % 2 == 0 { 1.0 } else { -1.0 };
         let tip = (p.a * th.cos(), p.a * th.sin());
         // Rocker pivot at (g, 0): tip + b e(ph) = (g, 0) + c e(ps).
-        let Some((ps, psi)) = two_link((p.g, 0.0), tip, p.c, p.b, branch) else {
+        let Some((ps, psi)) = common::two_link((p.g, 0.0), tip, p.c, p.b, branch) else {
             continue;
         };
         let ph = psi + std::f64::consts::PI;

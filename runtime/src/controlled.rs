@@ -8,7 +8,7 @@ use nalgebra::SVector;
 
 use crate::assemble::assemble_min_norm;
 use crate::error::SimError;
-use crate::lagrange::lagrange_accelerations;
+use crate::lagrange::lagrange_qdd;
 use crate::mechanism::Dynamics;
 use crate::ode::{dopri5, rk4, OdeSystem, Pair};
 use crate::simulate::{
@@ -180,14 +180,9 @@ where
     type Error = SimError;
     fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, SimError> {
         (self.control)(t, &y.a, &y.b, &mut self.p);
-        let a = lagrange_accelerations::<M, NQ, NC, DOF>(
-            &y.a,
-            &y.b,
-            &self.p,
-            t,
-            self.opts.baumgarte_tau,
-        )?;
-        Ok(Pair::new(y.b, a.qdd))
+        let (qdd, _) =
+            lagrange_qdd::<M, NQ, NC, DOF>(&y.a, &y.b, &self.p, t, self.opts.baumgarte_tau)?;
+        Ok(Pair::new(y.b, qdd))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), SimError> {
         self.max_residual = max_nan(self.max_residual, M::residual(&y.a, &self.p, t).norm());

@@ -12,14 +12,161 @@ pub(crate) fn finite(s: &[f64]) -> bool {
     s.iter().all(|x| x.is_finite())
 }
 
-/// SVD with a bounded iteration count; `None` on an empty or non-finite input or
-/// non-convergence.
+/// SVD with a bounded iteration count, checked: `None` on an empty or non-finite input,
+/// non-convergence, or when no attempt reconstructs `a`.
+///
+/// nalgebra's bidiagonal SVD can return orthogonal factors that do not reconstruct the
+/// matrix when a singular value is near rounding level (nalgebra issues #1072, #1172; a
+/// 5 × 5 constraint Jacobian of the Bricard linkage, one redundant row, 1e-12 off its
+/// manifold: `‖A − UΣVᵀ‖ = 6e-2` with `‖A‖ ≈ 2.4`), and which convergence tolerance
+/// avoids it varies from matrix to matrix. So each decomposition is checked,
+/// `max |A − UΣVᵀ| ≤ 1000 ε max(m, n) ‖A‖_F`, and on failure recomputed with looser
+/// tolerances (`1e-13 … 1e-11`) and from `Aᵀ`; when none of those passes, a one-sided
+/// Jacobi SVD ([`jacobi_svd`]: slower, always accurate) decides, and the most accurate
+/// attempt is returned when within `1e-8 ‖A‖_F`.
 pub(crate) fn svd(a: DMatrix<f64>) -> Option<SVD<f64, Dyn, Dyn>> {
     if a.is_empty() || !finite(a.as_slice()) {
         return None;
     }
     let iters = 200 * (a.nrows() + a.ncols() + 1);
-    SVD::try_new(a, true, true, f64::EPSILON, iters)
+    let norm = a.norm();
+    let tol = 1e3 * f64::EPSILON * a.nrows().max(a.ncols()) as f64 * norm;
+    let mut best: Option<(f64, SVD<f64, Dyn, Dyn>)> = None;
+    for eps in [f64::EPSILON, 1e-13, 1e-12, 1e-11] {
+        for transpose in [false, true] {
+            let s = if transpose {
+                SVD::try_new(a.transpose(), true, true, eps, iters).and_then(|t| {
+                    Some(SVD {
+                        u: Some(t.v_t?.transpose()),
+                        v_t: Some(t.u?.transpose()),
+                        singular_values: t.singular_values,
+                    })
+                })
+            } else {
+                SVD::try_new(a.clone(), true, true, eps, iters)
+            };
+            let Some(s) = s else { continue };
+            let err = reconstruction_error(&a, &s);
+            if err <= tol {
+                return Some(s);
+            }
+            if best.as_ref().is_none_or(|(e, _)| err < *e) {
+                best = Some((err, s));
+            }
+        }
+    }
+    if let Some(s) = jacobi_svd(&a) {
+        let err = reconstruction_error(&a, &s);
+        if best.as_ref().is_none_or(|(e, _)| err < *e) {
+            best = Some((err, s));
+        }
+    }
+    best.filter(|(e, _)| *e <= 1e-8 * norm).map(|(_, s)| s)
+}
+
+/// One-sided (Hestenes) Jacobi SVD of `a` (`m × n`): thin factors `U` (`m × k`), `Vᵀ`
+/// (`k × n`), `k = min(m, n)`, singular values unordered. Rotations of column pairs until
+/// every pair is orthogonal to `ε` (at most 60 sweeps); `U`'s columns for zero singular
+/// values are completed to an orthonormal set. `None` when the sweeps do not converge.
+pub(crate) fn jacobi_svd(a: &DMatrix<f64>) -> Option<SVD<f64, Dyn, Dyn>> {
+    let (m, n) = a.shape();
+    if m < n {
+        let t = jacobi_svd(&a.transpose())?;
+        return Some(SVD {
+            u: Some(t.v_t?.transpose()),
+            v_t: Some(t.u?.transpose()),
+            singular_values: t.singular_values,
+        });
+    }
+    let mut g = a.clone();
+    let mut v = DMatrix::<f64>::identity(n, n);
+    let mut converged = false;
+    for _ in 0..60 {
+        let mut rotated = false;
+        for i in 0..n {
+            for j in i + 1..n {
+                let alpha = g.column(i).norm_squared();
+                let beta = g.column(j).norm_squared();
+                let gamma = g.column(i).dot(&g.column(j));
+                if gamma == 0.0 || gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
+                    continue;
+                }
+                rotated = true;
+                let zeta = (beta - alpha) / (2.0 * gamma);
+                let t = zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt());
+                let c = 1.0 / (1.0 + t * t).sqrt();
+                let s = c * t;
+                for mat in [&mut g, &mut v] {
+                    for r in 0..mat.nrows() {
+                        let (x, y) = (mat[(r, i)], mat[(r, j)]);
+                        mat[(r, i)] = c * x - s * y;
+                        mat[(r, j)] = s * x + c * y;
+                    }
+                }
+            }
+        }
+        if !rotated {
+            converged = true;
+            break;
+        }
+    }
+    if !converged || !finite(g.as_slice()) {
+        return None;
+    }
+    let sigma = DVector::<f64>::from_fn(n, |k, _| g.column(k).norm());
+    let smax = sigma.max();
+    let mut u = DMatrix::<f64>::zeros(m, n);
+    let mut missing = Vec::new();
+    for k in 0..n {
+        if sigma[k] > f64::EPSILON * smax && sigma[k] > 0.0 {
+            u.set_column(k, &(g.column(k) / sigma[k]));
+        } else {
+            missing.push(k);
+        }
+    }
+    // Complete U: Gram–Schmidt (twice) of the unit vectors against the columns so far.
+    let mut e = 0;
+    for k in missing {
+        while e < m {
+            let mut w = DVector::<f64>::zeros(m);
+            w[e] = 1.0;
+            e += 1;
+            for _ in 0..2 {
+                for c in 0..n {
+                    let uc = u.column(c).clone_owned();
+                    w -= &uc * uc.dot(&w);
+                }
+            }
+            let wn = w.norm();
+            if wn > 0.5 {
+                u.set_column(k, &(w / wn));
+                break;
+            }
+        }
+    }
+    Some(SVD {
+        u: Some(u),
+        v_t: Some(v.transpose()),
+        singular_values: sigma,
+    })
+}
+
+/// `max |A − U Σ Vᵀ|` of a decomposition with both factors (`∞` without them or when not
+/// finite).
+fn reconstruction_error(a: &DMatrix<f64>, s: &SVD<f64, Dyn, Dyn>) -> f64 {
+    let (Some(u), Some(vt)) = (s.u.as_ref(), s.v_t.as_ref()) else {
+        return f64::INFINITY;
+    };
+    let mut us = u.clone();
+    for (k, sv) in s.singular_values.iter().enumerate() {
+        us.column_mut(k).scale_mut(*sv);
+    }
+    let err = (us * vt - a).amax();
+    if err.is_finite() {
+        err
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// Singular values (descending, `n` of them: zero-padded when `m < n`) and the full
@@ -217,4 +364,93 @@ pub(crate) fn reduced_mass_solve(
     let qtb = eig.eigenvectors.tr_mul(b);
     let y = DVector::from_fn(n, |k, _| qtb[k] / ev[k]);
     Ok(&eig.eigenvectors * y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Bricard linkage's constraint Jacobian (A04: five rows, one redundant) 1e-12 off
+    /// its manifold, column-major: nalgebra's SVD at `ε` returns orthogonal factors that miss
+    /// it by 6e-2.
+    const BRICARD: [f64; 25] = [
+        1.000000000000031,
+        0.0,
+        -2.7755575615628914e-17,
+        0.0,
+        -1.0,
+        3.3584246494910985e-15,
+        -1.998069997949264,
+        -5.384581669432009e-14,
+        0.06209894679908551,
+        -8.630179904045576e-13,
+        -6.217248937900877e-14,
+        -0.053796570054868126,
+        0.03107946511549397,
+        -0.864632096541412,
+        0.49951703342402065,
+        -1.727711673688318e-12,
+        -0.9980699979493266,
+        1.73093616170507,
+        0.03101948168409013,
+        -0.053796570054864774,
+        -1.0,
+        8.646972027293032e-13,
+        -4.99558727717897e-13,
+        0.8663040651637116,
+        0.499517033424114,
+    ];
+
+    fn check(a: &DMatrix<f64>, s: &SVD<f64, Dyn, Dyn>) {
+        let (u, vt) = (s.u.as_ref().expect("u"), s.v_t.as_ref().expect("v_t"));
+        let k = a.nrows().min(a.ncols());
+        assert!(reconstruction_error(a, s) <= 1e-13 * a.norm().max(1.0));
+        let iu = u.tr_mul(u) - DMatrix::<f64>::identity(k, k);
+        let iv = vt * vt.transpose() - DMatrix::<f64>::identity(k, k);
+        assert!(
+            iu.amax() < 1e-13 && iv.amax() < 1e-13,
+            "{} {}",
+            iu.amax(),
+            iv.amax()
+        );
+    }
+
+    #[test]
+    fn checked_svd_reconstructs_where_the_first_attempt_does_not() {
+        let a = DMatrix::from_column_slice(5, 5, &BRICARD);
+        let first = SVD::try_new(a.clone(), true, true, f64::EPSILON, 2200).expect("converges");
+        // The defect this guards against (if nalgebra fixes it, the test still checks svd).
+        let raw = reconstruction_error(&a, &first);
+        let s = svd(a.clone()).expect("an accurate attempt");
+        check(&a, &s);
+        assert!(raw > 1e-6 || reconstruction_error(&a, &s) <= raw);
+    }
+
+    #[test]
+    fn jacobi_svd_is_accurate_on_rank_deficient_and_rectangular_matrices() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for (m, n, rank) in [(5, 5, 4), (7, 4, 2), (3, 6, 3), (6, 6, 6), (4, 4, 0)] {
+            for _ in 0..20 {
+                let x = DMatrix::<f64>::from_fn(m, rank, |_, _| rand());
+                let y = DMatrix::<f64>::from_fn(rank, n, |_, _| rand());
+                let a = &x * &y;
+                let s = jacobi_svd(&a).expect("converges");
+                check(&a, &s);
+                let small = s
+                    .singular_values
+                    .iter()
+                    .filter(|&&v| v <= 1e-12 * a.norm().max(1e-300))
+                    .count();
+                assert_eq!(small, m.min(n) - rank.min(m.min(n)), "{m}×{n} rank {rank}");
+            }
+        }
+        let a = DMatrix::from_column_slice(5, 5, &BRICARD);
+        check(&a, &jacobi_svd(&a).expect("converges"));
+    }
 }

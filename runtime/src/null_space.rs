@@ -514,6 +514,53 @@ where
     }
 }
 
+/// The first generated chart — the primary one, then the pivot atlas's in order — whose
+/// health is at least `threshold` (with a finite basis), as a partition; `None` when no
+/// generated chart is that healthy at `q` (or `q` is not finite).
+pub(crate) fn healthy_generated_partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Option<Partition<NQ, DOF>>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if !linalg::finite(q.as_slice()) {
+        return None;
+    }
+    let healthy = |d: &SMatrix<f64, NQ, DOF>, h: f64| {
+        h.is_finite() && h >= threshold && linalg::finite(d.as_slice())
+    };
+    let (d, h) = M::null_space(q, p, t);
+    if healthy(&d, h) {
+        return Some(Partition {
+            d,
+            solve: DependentSolve::Static,
+            path: NullSpacePath::Static {
+                min_pivot: h.min(1.0),
+            },
+            independent: M::INDEPENDENT,
+        });
+    }
+    for (k, independent) in M::ATLAS_CHARTS.iter().enumerate() {
+        if let Some((d, h)) = M::null_space_in_atlas(k, q, p, t) {
+            if healthy(&d, h) {
+                return Some(Partition {
+                    d,
+                    solve: DependentSolve::Atlas(k),
+                    path: NullSpacePath::Atlas {
+                        chart: k,
+                        min_pivot: h.min(1.0),
+                    },
+                    independent: *independent,
+                });
+            }
+        }
+    }
+    None
+}
+
 /// The partition used by the dynamics and velocity routines: static when healthy,
 /// else numeric with the same coordinates, else [`KinematicsError::SingularPartition`].
 pub(crate) fn partition<M, const NQ: usize, const NC: usize, const DOF: usize>(

@@ -19,7 +19,7 @@ use nalgebra::{DMatrix, SVector};
 
 use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions};
 use crate::error::{largest_entries, DynamicsError, KinematicsError, SimError};
-use crate::lagrange::{lagrange_accelerations, row_space, RowSpace, RANK_DROP_RATIO};
+use crate::lagrange::{lagrange_accelerations, lagrange_qdd, row_space, RowSpace, RANK_DROP_RATIO};
 use crate::linalg;
 use crate::mechanism::Dynamics;
 use crate::null_space::{
@@ -1010,14 +1010,9 @@ where
 {
     type Error = SimError;
     fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, SimError> {
-        let a = lagrange_accelerations::<M, NQ, NC, DOF>(
-            &y.a,
-            &y.b,
-            self.p,
-            t,
-            self.opts.baumgarte_tau,
-        )?;
-        Ok(Pair::new(y.b, a.qdd))
+        let (qdd, _) =
+            lagrange_qdd::<M, NQ, NC, DOF>(&y.a, &y.b, self.p, t, self.opts.baumgarte_tau)?;
+        Ok(Pair::new(y.b, qdd))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), SimError> {
         let c = M::residual(&y.a, self.p, t).norm();

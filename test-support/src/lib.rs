@@ -341,3 +341,23 @@ pub fn richardson_jacobian(
     }
     Some(out)
 }
+
+/// Closed-form assembly of a two-link chain: `(angle of the first link, angle of the second)` with `base + r1 e(x) + r2 e(y) = tip`,
+/// on assembly branch `branch` (±1).
+pub fn two_link(
+    base: (f64, f64),
+    tip: (f64, f64),
+    r1: f64,
+    r2: f64,
+    branch: f64,
+) -> Option<(f64, f64)> {
+    let (dx, dy) = (tip.0 - base.0, tip.1 - base.1);
+    let dist = dx.hypot(dy);
+    let c = (r1 * r1 + dist * dist - r2 * r2) / (2.0 * r1 * dist);
+    if !(-1.0..=1.0).contains(&c) {
+        return None;
+    }
+    let x = dy.atan2(dx) + branch * c.acos();
+    let y = (dy - r1 * x.sin()).atan2(dx - r1 * x.cos());
+    Some((x, y))
+}
