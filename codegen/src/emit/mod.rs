@@ -150,7 +150,7 @@ pub fn module(
         field: model.params.iter().map(|p| rust_ident(&p.name)).collect(),
     };
     let (tokens, stats) = module_with(model, an, opts, &placeholders)?;
-    let taken = bound_names(&tokens);
+    let (tokens, taken) = bound_names(tokens);
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
     let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
     let mut taken = taken;

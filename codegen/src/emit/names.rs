@@ -52,8 +52,13 @@ fn replace_in(
                 }
             }
             TokenTree::Group(g) => {
-                let mut ng = Group::new(g.delimiter(), replace_in(g.stream(), map, taken, buf));
-                ng.set_span(g.span());
+                // The group is dropped before its stream is iterated: proc_macro2 then owns
+                // the stream's tokens alone and moves them instead of copying them (every
+                // identifier's text) once per level of nesting.
+                let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+                drop(g);
+                let mut ng = Group::new(delimiter, replace_in(stream, map, taken, buf));
+                ng.set_span(span);
                 TokenTree::Group(ng)
             }
             other => other,
@@ -66,14 +71,19 @@ fn replace_in(
 /// `static`s, structs and associated types. A user name bound in a generated function
 /// must differ from all of them (it would shadow them, or be shadowed, or be a pattern).
 /// Function names are left out (see below), and so are placeholder names.
-pub fn bound_names(ts: &TokenStream) -> HashSet<String> {
+///
+/// Takes the tokens and gives them back: the scan descends into brace-delimited groups
+/// only (modules, impls, function bodies, blocks: where items and statements are), each
+/// dropped before its stream is read, so that no token is copied (a borrowed stream is
+/// copied, identifiers' text included, once per level of nesting).
+pub fn bound_names(ts: TokenStream) -> (TokenStream, HashSet<String>) {
     let mut out = HashSet::new();
-    collect_bound(ts.clone(), &mut out);
+    let ts = collect_bound(ts, &mut out);
     out.retain(|n| !n.starts_with(PLACEHOLDER));
-    out
+    (ts, out)
 }
 
-fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) {
+fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) -> TokenStream {
     use proc_macro2::{Delimiter, TokenTree};
     use syn::ext::IdentExt;
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
@@ -165,11 +175,21 @@ fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) {
                 }
             }
         }
-        if let TokenTree::Group(g) = &tokens[k] {
-            collect_bound(g.stream(), out);
-        }
         k += 1;
     }
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                let (span, stream) = (g.span(), g.stream());
+                drop(g);
+                let mut ng = proc_macro2::Group::new(Delimiter::Brace, collect_bound(stream, out));
+                ng.set_span(span);
+                TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// An identifier for a user's name: raw (`r#match`) where the name is a Rust keyword of
