@@ -1,6 +1,6 @@
 //! Writing DAG nodes as Rust expressions.
 
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
 use super::ops::OpCount;
@@ -159,10 +159,42 @@ pub(crate) struct ExprWriter<'a> {
 
 fn wrap(ts: TokenStream, prec: Prec, min: Prec) -> TokenStream {
     if prec < min {
-        quote!((#ts))
+        TokenStream::from(TokenTree::Group(Group::new(Delimiter::Parenthesis, ts)))
     } else {
         ts
     }
+}
+
+// Expressions are joined by moving their tokens: `quote!(#lhs + #rhs)` would copy every
+// token of both sides (proc_macro2 copies an interpolated stream it does not own alone),
+// once per level of a sum or product.
+
+/// `lhs op rhs`, moving both sides.
+pub(crate) fn binary(mut lhs: TokenStream, op: char, rhs: TokenStream) -> TokenStream {
+    lhs.extend(std::iter::once(TokenTree::Punct(Punct::new(
+        op,
+        Spacing::Alone,
+    ))));
+    lhs.extend(rhs);
+    lhs
+}
+
+/// `op x` (a unary minus), moving `x`.
+fn unary(op: char, x: TokenStream) -> TokenStream {
+    let mut ts = TokenStream::from(TokenTree::Punct(Punct::new(op, Spacing::Alone)));
+    ts.extend(x);
+    ts
+}
+
+/// `let name = e;`, moving `e`.
+pub(crate) fn let_stmt(name: &Option<Ident>, e: TokenStream) -> TokenStream {
+    let mut ts = quote!(let #name =);
+    ts.extend(e);
+    ts.extend(std::iter::once(TokenTree::Punct(Punct::new(
+        ';',
+        Spacing::Alone,
+    ))));
+    ts
 }
 
 impl ExprWriter<'_> {
@@ -216,28 +248,28 @@ impl ExprWriter<'_> {
                 if let Node::Neg(x) = self.arena.node(b) {
                     if self.sched.binding[b.index()] != Some(Binding::Let) {
                         let rhs = self.operand(x, Prec::Product);
-                        return (quote!(#lhs - #rhs), Prec::Sum);
+                        return (binary(lhs, '-', rhs), Prec::Sum);
                     }
                 }
                 let rhs = self.operand(b, Prec::Product);
-                (quote!(#lhs + #rhs), Prec::Sum)
+                (binary(lhs, '+', rhs), Prec::Sum)
             }
             Node::Mul(a, b) => {
                 self.ops.mul += 1;
                 let lhs = self.operand(a, Prec::Product);
                 let rhs = self.operand(b, Prec::Unary);
-                (quote!(#lhs * #rhs), Prec::Product)
+                (binary(lhs, '*', rhs), Prec::Product)
             }
             Node::Div(a, b) => {
                 self.ops.div += 1;
                 let lhs = self.operand(a, Prec::Product);
                 let rhs = self.operand(b, Prec::Unary);
-                (quote!(#lhs / #rhs), Prec::Product)
+                (binary(lhs, '/', rhs), Prec::Product)
             }
             Node::Neg(a) => {
                 self.ops.other += 1;
                 let x = self.operand(a, Prec::Unary);
-                (quote!(-#x), Prec::Unary)
+                (unary('-', x), Prec::Unary)
             }
             Node::Powi(a, n) => {
                 let x = self.operand(a, Prec::Atom);
@@ -270,7 +302,7 @@ impl ExprWriter<'_> {
                     self.ops.div += 1;
                     let one = self.scalar.literal(1.0).unwrap_or_default();
                     let den = wrap(prod.0, prod.1, Prec::Unary);
-                    (quote!(#one / #den), Prec::Product)
+                    (binary(quote!(#one), '/', den), Prec::Product)
                 } else {
                     prod
                 }

@@ -42,6 +42,44 @@ pub fn pretty_file(tokens: &TokenStream) -> Option<String> {
     Some(out)
 }
 
+/// A token tree owned outright: a group's tokens in a `Vec`. proc_macro2 shares a group's
+/// stream (reading a borrowed one copies its tokens, identifiers' text included), so the
+/// bodies are taken apart once, by moving, and read as often as needed.
+enum Tok {
+    /// Anything but a group.
+    Leaf(TokenTree),
+    /// A group: delimiter, span, tokens.
+    Group(Delimiter, Span, Vec<Tok>),
+}
+
+/// Takes `ts` apart by moving (each group dropped before its stream is read: no copies).
+fn own(ts: TokenStream) -> Vec<Tok> {
+    ts.into_iter()
+        .map(|tt| match tt {
+            TokenTree::Group(g) => {
+                let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+                drop(g);
+                Tok::Group(delimiter, span, own(stream))
+            }
+            other => Tok::Leaf(other),
+        })
+        .collect()
+}
+
+/// Puts owned tokens back into a stream.
+fn back(toks: Vec<Tok>) -> TokenStream {
+    toks.into_iter()
+        .map(|t| match t {
+            Tok::Leaf(tt) => tt,
+            Tok::Group(delimiter, span, inner) => {
+                let mut g = Group::new(delimiter, back(inner));
+                g.set_span(span);
+                TokenTree::Group(g)
+            }
+        })
+        .collect()
+}
+
 /// Replaces every flat function body (recursively inside `mod` and `impl` blocks) by a
 /// placeholder `{ __mechgen_body!(N); }`, pushing the printed body to `bodies`.
 fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
@@ -54,32 +92,34 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
                 out.push(tt);
             }
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
-                if after_fn && is_flat(&g.stream()) {
-                    let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
-                    bodies.push(write_body(&g.stream()));
-                    let m = Ident::new(BODY_MARKER, Span::call_site());
-                    let placeholder = Group::new(Delimiter::Brace, quote!(#m!(#index);));
-                    out.push(TokenTree::Group(placeholder));
-                } else if let Some((prefix, rest)) =
-                    after_fn.then(|| flat_prefix(&g.stream())).flatten()
-                {
-                    // A long flat run of statements before the first nested block (a
-                    // basis's lets before its health figure's `if`): printed directly, the
-                    // rest by `prettyplease`.
-                    let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
-                    bodies.push(write_body(&prefix));
-                    let m = Ident::new(BODY_MARKER, Span::call_site());
-                    let mut inner = quote!(#m!(#index););
-                    inner.extend(rest);
-                    let mut ng = Group::new(Delimiter::Brace, inner);
-                    ng.set_span(g.span());
-                    out.push(TokenTree::Group(ng));
+                let (span, stream) = (g.span(), g.stream());
+                drop(g);
+                let m = Ident::new(BODY_MARKER, Span::call_site());
+                let inner = if after_fn {
+                    let body = own(stream);
+                    if is_flat(&body) {
+                        let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
+                        bodies.push(write_body(&body));
+                        quote!(#m!(#index);)
+                    } else if let Some(end) = flat_prefix(&body) {
+                        // A long flat run of statements before the first nested block (a
+                        // basis's lets before its health figure's `if`): printed directly,
+                        // the rest by `prettyplease`.
+                        let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
+                        bodies.push(write_body(&body[..end]));
+                        let mut inner = quote!(#m!(#index););
+                        let mut body = body;
+                        inner.extend(back(body.split_off(end)));
+                        inner
+                    } else {
+                        hollow(back(body), bodies)
+                    }
                 } else {
-                    let inner = hollow(g.stream(), bodies);
-                    let mut ng = Group::new(Delimiter::Brace, inner);
-                    ng.set_span(g.span());
-                    out.push(TokenTree::Group(ng));
-                }
+                    hollow(stream, bodies)
+                };
+                let mut ng = Group::new(Delimiter::Brace, inner);
+                ng.set_span(span);
+                out.push(TokenTree::Group(ng));
                 after_fn = false;
             }
             TokenTree::Punct(ref p) if p.as_char() == ';' => {
@@ -92,48 +132,40 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
     out.into_iter().collect()
 }
 
-/// Statements before a body's first nested block, at least [`MIN_PREFIX`] of them: the
-/// flat prefix and the rest of the body.
-fn flat_prefix(tokens: &TokenStream) -> Option<(TokenStream, TokenStream)> {
-    let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+/// The end of a body's statements before its first nested block, when there are at least
+/// [`MIN_PREFIX`] of them.
+fn flat_prefix(tts: &[Tok]) -> Option<usize> {
     let mut end = 0;
     let mut statements = 0;
     for (k, tt) in tts.iter().enumerate() {
         match tt {
-            TokenTree::Punct(p) if p.as_char() == ';' => {
+            Tok::Leaf(TokenTree::Punct(p)) if p.as_char() == ';' => {
                 end = k + 1;
                 statements += 1;
             }
-            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace || !is_flat(&g.stream()) => {
-                break
-            }
+            Tok::Group(d, _, inner) if *d == Delimiter::Brace || !is_flat(inner) => break,
             _ => {}
         }
     }
-    (statements >= MIN_PREFIX).then(|| {
-        (
-            tts[..end].iter().cloned().collect(),
-            tts[end..].iter().cloned().collect(),
-        )
-    })
+    (statements >= MIN_PREFIX).then_some(end)
 }
 
 /// Fewest statements worth printing apart from the rest of a body.
 const MIN_PREFIX: usize = 8;
 
 /// Whether a body has no nested block.
-fn is_flat(tokens: &TokenStream) -> bool {
-    tokens.clone().into_iter().all(|tt| match tt {
-        TokenTree::Group(g) => g.delimiter() != Delimiter::Brace && is_flat(&g.stream()),
-        _ => true,
+fn is_flat(tokens: &[Tok]) -> bool {
+    tokens.iter().all(|t| match t {
+        Tok::Group(d, _, inner) => *d != Delimiter::Brace && is_flat(inner),
+        Tok::Leaf(_) => true,
     })
 }
 
 /// One statement a line; comment markers as `// …`.
-fn write_body(tokens: &TokenStream) -> String {
+fn write_body(tokens: &[Tok]) -> String {
     let mut out = String::new();
-    let mut stmt: Vec<TokenTree> = Vec::new();
-    let flush = |stmt: &mut Vec<TokenTree>, out: &mut String, semi: bool| {
+    let mut stmt: Vec<&Tok> = Vec::new();
+    let flush = |stmt: &mut Vec<&Tok>, out: &mut String, semi: bool| {
         if stmt.is_empty() {
             return;
         }
@@ -152,9 +184,11 @@ fn write_body(tokens: &TokenStream) -> String {
         out.push('\n');
         stmt.clear();
     };
-    for tt in tokens.clone() {
-        match &tt {
-            TokenTree::Punct(p) if p.as_char() == ';' => flush(&mut stmt, &mut out, true),
+    for tt in tokens {
+        match tt {
+            Tok::Leaf(TokenTree::Punct(p)) if p.as_char() == ';' => {
+                flush(&mut stmt, &mut out, true)
+            }
             _ => stmt.push(tt),
         }
     }
@@ -203,13 +237,19 @@ fn wrap(line: &str, breaks: &[(usize, usize)], out: &mut String) {
 }
 
 /// The text of a `__mechgen_comment!("…")` statement.
-fn comment(stmt: &[TokenTree]) -> Option<String> {
+fn comment(stmt: &[&Tok]) -> Option<String> {
     match stmt {
-        [TokenTree::Ident(id), TokenTree::Punct(bang), TokenTree::Group(g)]
+        [Tok::Leaf(TokenTree::Ident(id)), Tok::Leaf(TokenTree::Punct(bang)), Tok::Group(_, _, inner)]
             if id == COMMENT_MARKER && bang.as_char() == '!' =>
         {
-            let lit: syn::LitStr = syn::parse2(g.stream()).ok()?;
-            Some(lit.value())
+            match inner.as_slice() {
+                [Tok::Leaf(TokenTree::Literal(l))] => {
+                    let lit: syn::LitStr =
+                        syn::parse2(TokenStream::from(TokenTree::Literal(l.clone()))).ok()?;
+                    Some(lit.value())
+                }
+                _ => None,
+            }
         }
         _ => None,
     }
@@ -230,33 +270,39 @@ enum Prev {
 }
 
 /// Writes tokens with Rust's usual spacing (`a * b`, `f(x, y)`, `-x`, `a::<T>::f()`).
-fn write_tokens(
-    tokens: &[TokenTree],
+fn write_tokens<T: std::borrow::Borrow<Tok>>(
+    tokens: &[T],
     out: &mut String,
     breaks: &mut Vec<(usize, usize)>,
     depth: usize,
 ) {
     let mut prev = Prev::Start;
     let mut generics = 0usize;
+    let leaf = |k: usize| match tokens.get(k).map(|t| t.borrow()) {
+        Some(Tok::Leaf(tt)) => Some(tt),
+        _ => None,
+    };
     let mut i = 0;
     while i < tokens.len() {
-        match &tokens[i] {
-            TokenTree::Ident(id) => {
+        match tokens[i].borrow() {
+            Tok::Leaf(TokenTree::Ident(id)) => {
                 if matches!(prev, Prev::Word | Prev::Binary) {
                     out.push(' ');
                 }
                 out.push_str(&id.to_string());
                 prev = Prev::Word;
             }
-            TokenTree::Literal(l) => {
+            // Never built: `own` turns every group into `Tok::Group`.
+            Tok::Leaf(TokenTree::Group(_)) => {}
+            Tok::Leaf(TokenTree::Literal(l)) => {
                 if matches!(prev, Prev::Word | Prev::Binary) {
                     out.push(' ');
                 }
                 out.push_str(&l.to_string());
                 prev = Prev::Word;
             }
-            TokenTree::Group(g) => {
-                let (open, close) = match g.delimiter() {
+            Tok::Group(delimiter, _, inner) => {
+                let (open, close) = match delimiter {
                     Delimiter::Parenthesis => ("(", ")"),
                     Delimiter::Bracket => ("[", "]"),
                     Delimiter::Brace => ("{ ", " }"),
@@ -264,25 +310,24 @@ fn write_tokens(
                 };
                 // `let (a, b)`, `return (x)`: a keyword is not a callee.
                 let after_keyword = matches!(
-                    tokens.get(i.wrapping_sub(1)),
+                    leaf(i.wrapping_sub(1)),
                     Some(TokenTree::Ident(k)) if ["let", "mut", "return", "in", "as"].iter().any(|w| k == w)
                 );
                 if prev == Prev::Binary || (prev == Prev::Word && after_keyword) {
                     out.push(' ');
                 }
                 out.push_str(open);
-                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
-                write_tokens(&inner, out, breaks, depth + 1);
+                write_tokens(inner, out, breaks, depth + 1);
                 out.push_str(close);
                 prev = Prev::Word;
             }
-            TokenTree::Punct(p) => {
+            Tok::Leaf(TokenTree::Punct(p)) => {
                 let c = p.as_char();
                 // Multi-character operators: `::`, `+=`, `->`, `=>`, `==`, `<=`, ...
                 let mut op = c.to_string();
                 while p.spacing() == Spacing::Joint && i + 1 < tokens.len() {
-                    match &tokens[i + 1] {
-                        TokenTree::Punct(q) if op.len() < 3 && joins(&op, q.as_char()) => {
+                    match leaf(i + 1) {
+                        Some(TokenTree::Punct(q)) if op.len() < 3 && joins(&op, q.as_char()) => {
                             op.push(q.as_char());
                             i += 1;
                             if q.spacing() != Spacing::Joint {
@@ -305,7 +350,7 @@ fn write_tokens(
                         out.push_str(&op);
                         prev = Prev::Glue;
                     }
-                    "<" if matches!(tokens.get(i.wrapping_sub(1)), Some(TokenTree::Punct(q)) if q.as_char() == ':') =>
+                    "<" if matches!(leaf(i.wrapping_sub(1)), Some(TokenTree::Punct(q)) if q.as_char() == ':') =>
                     {
                         out.push('<');
                         generics += 1;

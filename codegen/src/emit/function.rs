@@ -215,7 +215,7 @@ impl Emitter<'_> {
                 continue;
             }
             let (e, _) = w.definition(id);
-            out.extend(quote!(let #name = #e;));
+            out.extend(super::expr::let_stmt(name, e));
         }
         out
     }
