@@ -186,6 +186,16 @@ fn unary(op: char, x: TokenStream) -> TokenStream {
     ts
 }
 
+/// A `{ … }` block of `parts` in order, moving them (interpolating a large body with
+/// `quote!` copies all of its statements).
+pub(crate) fn block(parts: impl IntoIterator<Item = TokenStream>) -> Group {
+    let mut inner = TokenStream::new();
+    for part in parts {
+        inner.extend(part);
+    }
+    Group::new(Delimiter::Brace, inner)
+}
+
 /// `let name = e;`, moving `e`.
 pub(crate) fn let_stmt(name: &Option<Ident>, e: TokenStream) -> TokenStream {
     let mut ts = quote!(let #name =);

@@ -244,9 +244,11 @@ impl Emitter<'_> {
             let body = self.let_stmts(&mut w, &sched, &lets, &let_names);
             let root_exprs: Vec<TokenStream> = roots.iter().map(|&r| w.reference(r).0).collect();
             let inputs = self.bind_inputs(&w.used_syms);
+            let mut stmts = inputs;
+            stmts.extend(body);
             return Body {
                 chunks: Vec::new(),
-                stmts: quote!(#inputs #body),
+                stmts,
                 roots: root_exprs,
                 ops: w.ops,
                 lets: n_lets,
@@ -377,16 +379,12 @@ impl Emitter<'_> {
                 nchunks,
                 fname
             );
+            let block = super::expr::block([unpack, inputs, body, writes]);
             chunks.push(quote! {
                 #[doc = #doc]
                 #[inline(never)]
                 #[allow(unused_variables)]
-                fn #name #generics (#params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]) {
-                    #unpack
-                    #inputs
-                    #body
-                    #writes
-                }
+                fn #name #generics (#params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]) #block
             });
             stmts.extend(quote!(#name(#args, &mut #scratch, &mut #buf);));
         }
@@ -401,10 +399,10 @@ impl Emitter<'_> {
                 }
             })
             .collect();
-        let inputs = self.bind_inputs(&w.used_syms);
+        stmts.extend(self.bind_inputs(&w.used_syms));
         Body {
             chunks,
-            stmts: quote!(#stmts #inputs),
+            stmts,
             roots: root_exprs,
             ops: w.ops,
             lets: n_lets,

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::docs::{comment, wrapped_doc};
-use super::expr::idx;
+use super::expr::{block, idx};
 use super::function::{Body, Emitter, Signature};
 use super::health::health_tokens;
 use super::names::local;
@@ -102,7 +102,7 @@ pub(crate) fn function(
         params: f.inputs.params(&opts.scalar),
         args: f.inputs.args(),
     };
-    let body = em.body(&f.name, &f.roots, &sig);
+    let mut body = em.body(&f.name, &f.roots, &sig);
     nonfinite(model, &body, f, |k| {
         if f.rows_are_constraints {
             f.pos.get(k).map(|p| p.0)
@@ -114,22 +114,19 @@ pub(crate) fn function(
     let name = format_ident!("{}", f.name);
     let params = &sig.params;
     let args = &sig.args;
-    let stmts = &body.stmts;
     let chunks = &body.chunks;
     let out = local("out");
     let ts = match &f.shape {
         Shape::Scalar => {
             // The value of a scalar function is its last `let` (roots are always named).
             let value = body.roots.first().cloned().unwrap_or_default();
+            let block = block([std::mem::take(&mut body.stmts), value]);
             quote! {
                 #(#chunks)*
                 #doc
                 #[allow(clippy::let_and_return)]
                 #[inline]
-                pub fn #name #generics (#params) -> #ty {
-                    #stmts
-                    #value
-                }
+                pub fn #name #generics (#params) -> #ty #block
             }
         }
         Shape::Values {
@@ -162,6 +159,7 @@ pub(crate) fn function(
                 f.name
             ));
             let ri_doc = wrapped_doc(&format!(" Row of each value `{}` writes.", f.name));
+            let block = block(std::iter::once(std::mem::take(&mut body.stmts)).chain(sets));
             quote! {
                 #nnz_doc
                 pub const #nnz: usize = #n;
@@ -172,13 +170,10 @@ pub(crate) fn function(
                 #(#chunks)*
                 #doc
                 #[inline]
-                pub fn #name #generics (#params, #out: &mut [#ty; #nnz]) {
-                    #stmts
-                    #(#sets)*
-                }
+                pub fn #name #generics (#params, #out: &mut [#ty; #nnz]) #block
             }
         }
-        Shape::Kinematics { .. } => kinematics(model, f, &body, &sig, opts),
+        Shape::Kinematics { .. } => kinematics(model, f, &mut body, &sig, opts),
         shape => {
             let ret = shape.ret(&opts.scalar);
             let target = shape.target(ty);
@@ -186,6 +181,7 @@ pub(crate) fn function(
             let health_ty = opts.scalar.health_ty();
             let into = format_ident!("{}_into", f.name);
             let sets = output_sets(model, f, &body.roots, &out, opts);
+            let block = block([std::mem::take(&mut body.stmts), sets]);
             let into_doc = wrapped_doc(&format!(
                 " `{}` written into `out`: only its structurally nonzero entries are written, the \
                  others are left as they are (zero them once and reuse the storage).",
@@ -232,10 +228,7 @@ pub(crate) fn function(
                 #into_doc
                 #allow
                 #[inline(always)]
-                pub fn #into #generics (#params, #out: &mut #target) #into_ret {
-                    #stmts
-                    #sets
-                }
+                pub fn #into #generics (#params, #out: &mut #target) #into_ret #block
             }
         }
     };
@@ -342,7 +335,7 @@ fn basis_sets(
 fn kinematics(
     model: &Model,
     f: &GenFn,
-    body: &super::function::Body,
+    body: &mut super::function::Body,
     sig: &Signature,
     opts: &EmitOptions,
 ) -> TokenStream {
@@ -358,7 +351,6 @@ fn kinematics(
     let ty = &opts.scalar.ty;
     let params = &sig.params;
     let args = &sig.args;
-    let stmts = &body.stmts;
     let chunks = &body.chunks;
     let (r, j, d) = (local("r"), local("m"), local("d"));
     let vals = &body.roots;
@@ -380,6 +372,11 @@ fn kinematics(
     );
     let doc = wrapped_doc(&f.doc);
     let (kr, kj, kd, kh) = (local("kr"), local("kj"), local("kd"), local("kh"));
+    let block = block(
+        std::iter::once(std::mem::take(&mut body.stmts))
+            .chain(res_sets)
+            .chain([jac_sets, basis]),
+    );
     quote! {
         /// What [`kinematics`] returns: `C`, `C_J` and `D` at one configuration.
         #[derive(Clone, Copy, Debug, PartialEq)]
@@ -404,12 +401,7 @@ fn kinematics(
             #r: &mut SVector<#ty, NC>,
             #j: &mut SMatrix<#ty, NC, NQ>,
             #d: &mut SMatrix<#ty, NQ, DOF>,
-        ) -> #ty {
-            #stmts
-            #(#res_sets)*
-            #jac_sets
-            #basis
-        }
+        ) -> #ty #block
         #doc
         #[inline]
         pub fn kinematics(#params) -> Kinematics {
