@@ -6,6 +6,7 @@
 
 pub mod atlas;
 pub mod check;
+mod condition;
 mod lu;
 pub mod probe;
 mod rounding;
@@ -311,6 +312,45 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
                     sel = s;
                     chosen = set;
                 }
+            }
+        }
+    }
+    // With two or more left open: the coordinates that parametrise the motion best near
+    // the nominal configuration (`condition`), when they make a valid partition at every
+    // probe.
+    let open = dof.saturating_sub(chosen.len());
+    if open >= 2 && nq > condition::MAX_NQ {
+        notes.push(format!(
+            "{open} independent coordinates left to choose in a model of {nq} coordinates: the pivot selection chose them (the choice by conditioning runs up to {} coordinates)",
+            condition::MAX_NQ
+        ));
+    } else if open >= 2 {
+        let real: Vec<bool> = (0..best_mats.len()).map(|p| p < REAL_PROBES).collect();
+        if let Some(extra) = condition::by_conditioning(
+            &best_mats,
+            &real,
+            &nz_pos,
+            (nc, nq, dof),
+            &model.independent,
+            open,
+        ) {
+            let mut set = model.independent.clone();
+            set.extend(extra.iter().copied());
+            let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
+            let s = select::eliminate_sparse(nc, &nz_pos, &best_mats, &allowed);
+            let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
+            if s.pivots.len() == rank && worst >= SUSPICIOUS {
+                sel = s;
+                chosen = set;
+            } else {
+                notes.push(format!(
+                    "the best-conditioned independent coordinates ({}) are not a valid partition at every probe point; the pivot selection chose",
+                    extra
+                        .iter()
+                        .map(|&j| format!("`{}`", model.coords[j].name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
             }
         }
     }
