@@ -97,7 +97,7 @@ pub(super) fn by_conditioning(
             })
             .collect();
         let top = scores.iter().map(|&(_, w)| w).fold(0.0f64, f64::max);
-        if !(top > 1e-8) {
+        if top.is_nan() || top <= 1e-8 {
             return None;
         }
         // Among the coordinates within a factor of two of the best-conditioned one, the one
@@ -190,7 +190,7 @@ fn orthonormal_null_space(mut j: Vec<Vec<f64>>, nq: usize, dof: usize) -> Option
                 }
             }
             let n = cols[a].iter().map(|x| x * x).sum::<f64>().sqrt();
-            if !(n > 0.0) {
+            if n.is_nan() || n <= 0.0 {
                 return None;
             }
             cols[a].iter_mut().for_each(|x| *x /= n);
