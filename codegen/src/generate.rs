@@ -168,7 +168,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             }
             stack_velocity_constraints(&mut model, &mut jac, &mut jac_t, &mut gamma);
         }
-        let Some(mut ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions { seed }))
+        let Some(mut ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions::new(seed)))
         else {
             continue;
         };
@@ -329,7 +329,8 @@ fn named_charts(
     for chart in model.charts.clone() {
         let primary = std::mem::replace(&mut model.independent, chart.independent.clone());
         let span = model.independent_span.replace(chart.span);
-        let ns = pivot::analyze(model, jac, &PivotOptions { seed });
+        // The named chart's own fixed order only: its atlas would not be emitted.
+        let ns = pivot::analyze(model, jac, &PivotOptions { seed, atlas: false });
         model.independent = primary;
         model.independent_span = span;
         out.push((chart.name, ns?));

@@ -26,6 +26,16 @@ use crate::model::Model;
 pub struct PivotOptions {
     /// Seed of the probe-point generator (same seed ⇒ same pivots ⇒ same code).
     pub seed: u64,
+    /// Whether to sample the motion for further charts (the pivot atlas). Off for the
+    /// named charts, which are emitted with their fixed order only.
+    pub atlas: bool,
+}
+
+impl PivotOptions {
+    /// The full analysis (atlas included) with probe seed `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self { seed, atlas: true }
+    }
 }
 
 /// The result of probing and symbolic LU: everything emission needs for `null_space`
@@ -370,7 +380,7 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
     }
     // The atlas: further charts where this one degrades along the motion.
     let mut chart_orders = Vec::new();
-    if nq <= atlas::MAX_NQ {
+    if opts.atlas && nq <= atlas::MAX_NQ {
         if let Some((q0, t0)) = &best_start {
             let sampler = atlas::Sampler {
                 arena: &model.arena,
