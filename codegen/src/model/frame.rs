@@ -41,11 +41,6 @@ fn mv3(a: &mut Arena, m: &[[ExprId; 3]; 3], v: &[ExprId; 3]) -> [ExprId; 3] {
 
 /// The rotation of a frame as rows (2×2 or 3×3), `None` for other values.
 pub(super) fn rotation_rows(a: &mut Arena, f: &Value) -> Option<Vec<Vec<ExprId>>> {
-    rows(a, f)
-}
-
-/// The rotation of a frame as rows (2×2 or 3×3).
-fn rows(a: &mut Arena, f: &Value) -> Option<Vec<Vec<ExprId>>> {
     match f {
         Value::Frame2 { angle, .. } => {
             Some(rotation2(a, *angle).iter().map(|r| r.to_vec()).collect())
@@ -196,7 +191,7 @@ pub(super) fn compose(a: &mut Arena, x: &Value, y: &Value, span: Span) -> Result
 /// `F.apply(v)` (`R v`, a direction) or, with `point`, `F.point(v)` (`R v + origin`).
 pub(super) fn map(a: &mut Arena, f: &Value, v: &Value, point: bool, span: Span) -> Result<Value> {
     let what = if point { "point" } else { "apply" };
-    let (Some(r), Some(o)) = (rows(a, f), origin(f)) else {
+    let (Some(r), Some(o)) = (rotation_rows(a, f), origin(f)) else {
         return Err(Error::new(
             span,
             format!(
@@ -264,7 +259,7 @@ pub(super) fn inverse(a: &mut Arena, f: &Value, span: Span) -> Result<Value> {
 
 /// A frame's axis `k` (0 = x, 1 = y, 2 = z) in world coordinates.
 pub(super) fn axis(a: &mut Arena, f: &Value, k: usize) -> Option<Vec<ExprId>> {
-    let r = rows(a, f)?;
+    let r = rotation_rows(a, f)?;
     r.iter().map(|row| row.get(k).copied()).collect()
 }
 
