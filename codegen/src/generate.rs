@@ -8,6 +8,7 @@ use quote::quote;
 
 use crate::emit::{self, Analysis, EmitOptions, ModuleStats, ScalarType};
 use crate::error::{Error, Result};
+use crate::expr::Arena;
 use crate::model::{self, Model};
 use crate::pivot::{self, PivotOptions};
 use crate::{derive, parse};
@@ -84,11 +85,15 @@ pub struct Generated {
     pub timings: Timings,
 }
 
-/// Parses and lowers every `mod` block of the input.
-pub fn models(input: TokenStream) -> Result<(Vec<Model>, Option<u64>)> {
+/// One lowered `mod` block: the model and the DAG its expressions live in.
+pub type Lowered = (Model, Arena);
+
+/// Parses and lowers every `mod` block of the input, and returns the input's
+/// `#![seed = N]` if any.
+pub fn models(input: TokenStream) -> Result<(Vec<Lowered>, Option<u64>)> {
     let file = parse::parse_file(input)?;
     let mut errors = crate::error::Errors::new();
-    let models: Vec<Model> = file
+    let models: Vec<Lowered> = file
         .modules
         .iter()
         .filter_map(|m| errors.check(model::lower(m)))
@@ -137,25 +142,20 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     let mut errors = crate::error::Errors::new();
     for m in &file.modules {
         let t = Instant::now();
-        let Some(mut model) = errors.check(model::lower(m)) else {
+        let Some((mut model, mut arena)) = errors.check(model::lower(m)) else {
             continue;
         };
         timings.lower += t.elapsed();
         let t = Instant::now();
-        let mut jac = derive::jacobian(&mut model);
-        let mut jac_t = derive::jacobian_t(&mut model);
-        let mut gamma = derive::gamma(&mut model, &jac, &jac_t);
-        let eom = if model.dynamics.is_empty() {
-            None
-        } else {
-            let dynamics = model.dynamics.clone();
-            Some(crate::derive::motion::equations_of_motion(
-                &mut model, &dynamics,
-            ))
-        };
+        let mut jac = derive::jacobian(&model, &mut arena);
+        let mut jac_t = derive::jacobian_t(&model, &mut arena);
+        let mut gamma = derive::gamma(&mut arena, &jac, &jac_t);
+        let eom = (!model.dynamics.is_empty())
+            .then(|| crate::derive::motion::equations_of_motion(&model, &mut arena));
         timings.differentiate += t.elapsed();
         let t = Instant::now();
-        let Some(checked) = errors.check(crate::pivot::check::check(&mut model, &jac, seed)) else {
+        let Some(checked) = errors.check(crate::pivot::check::check(&model, &arena, &jac, seed))
+        else {
             continue;
         };
         if !model.velocity_constraints.is_empty() {
@@ -166,10 +166,14 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
                 ));
                 continue;
             }
-            stack_velocity_constraints(&mut model, &mut jac, &mut jac_t, &mut gamma);
+            stack_velocity_constraints(&mut model, &mut arena, &mut jac, &mut jac_t, &mut gamma);
         }
-        let Some(mut ns) = errors.check(pivot::analyze(&mut model, &jac, &PivotOptions::new(seed)))
-        else {
+        let Some(mut ns) = errors.check(pivot::analyze(
+            &model,
+            &mut arena,
+            &jac,
+            &PivotOptions::new(seed),
+        )) else {
             continue;
         };
         let mut notes = checked.notes;
@@ -187,21 +191,21 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         }
         notes.append(&mut ns.notes);
         ns.notes = notes;
-        let Some(charts) = errors.check(named_charts(&mut model, &jac, seed)) else {
+        let Some(charts) = errors.check(named_charts(&model, &mut arena, &jac, seed)) else {
             continue;
         };
         timings.pivot_lu += t.elapsed();
         let t = Instant::now();
         let outputs = (!model.outputs.is_empty()).then(|| {
-            let d = derive::outputs::outputs(&mut model);
-            let u = derive::outputs::manipulator_jacobian(&mut model.arena, &d.jacobian, &ns.basis);
+            let d = derive::outputs::outputs(&model, &mut arena);
+            let u = derive::outputs::manipulator_jacobian(&mut arena, &d.jacobian, &ns.basis);
             (d, u)
         });
-        let inequalities =
-            (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(&mut model));
+        let inequalities = (!model.inequalities.is_empty())
+            .then(|| derive::inequality::inequalities(&model, &mut arena));
         let derivatives = match (&eom, opts.derivatives || file.derivatives) {
             (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
-                &mut model, e, &jac, &gamma, &ns.basis,
+                &model, &mut arena, e, &jac, &gamma, &ns.basis,
             )),
             _ => None,
         };
@@ -216,11 +220,11 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             derivatives: derivatives.as_ref(),
             outputs: outputs.as_ref().map(|(d, u)| (d, u.as_slice())),
         };
-        let Some((ts, mut stats)) = errors.check(emit::module(&model, &an, &eopts)) else {
+        let Some((ts, mut stats)) = errors.check(emit::module(&model, &arena, &an, &eopts)) else {
             continue;
         };
         if let Some(syntax) = opts.formulas {
-            stats.formulas = formulas(&mut model, syntax);
+            stats.formulas = formulas(&model, &mut arena, syntax);
         }
         timings.emit += t.elapsed();
         tokens.extend(ts);
@@ -241,6 +245,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
 /// configuration: position projections solve `[C_J; A] Δq = [−C; 0]`).
 fn stack_velocity_constraints(
     model: &mut Model,
+    arena: &mut Arena,
     jac: &mut derive::SymMatrix,
     jac_t: &mut Vec<crate::expr::ExprId>,
     gamma: &mut Vec<crate::expr::ExprId>,
@@ -249,13 +254,13 @@ fn stack_velocity_constraints(
     let mut rows = derive::SymMatrix::new(nq);
     let mut rest = Vec::new();
     for v in &model.velocity_constraints {
-        rows.push_row(&model.arena, v.row.clone());
-        jac.push_row(&model.arena, v.row.clone());
+        rows.push_row(arena, v.row.clone());
+        jac.push_row(arena, v.row.clone());
         rest.push(v.rest);
     }
-    gamma.extend(derive::rows_gamma(&mut model.arena, &rows, &rest));
+    gamma.extend(derive::rows_gamma(arena, &rows, &rest));
     jac_t.extend(rest);
-    let zero = model.arena.constant(0.0);
+    let zero = arena.constant(0.0);
     for v in model.velocity_constraints.clone() {
         model.constraints.push(model::Equation {
             expr: zero,
@@ -267,7 +272,7 @@ fn stack_velocity_constraints(
 
 /// The model's equations as formulas: constraints (`C[i]: … = 0`), velocity constraints (as
 /// `A q̇ + a₀ = 0`), inequalities (`g[k]: … ≥ 0`) and outputs (`o[k]: name = …`).
-fn formulas(model: &mut Model, syntax: crate::expr::print::Syntax) -> Vec<String> {
+fn formulas(model: &Model, arena: &mut Arena, syntax: crate::expr::print::Syntax) -> Vec<String> {
     use crate::expr::{print, Sym};
     let coords: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
     let params: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
@@ -285,7 +290,7 @@ fn formulas(model: &mut Model, syntax: crate::expr::print::Syntax) -> Vec<String
     let mut rows: Vec<crate::expr::ExprId> =
         model.constraints[..npos].iter().map(|c| c.expr).collect();
     for v in model.velocity_constraints.clone() {
-        let a = &mut model.arena;
+        let a = &mut *arena;
         let mut w = v.rest;
         for (k, e) in v.row {
             let qd = a.sym(Sym::Vel(k as u32));
@@ -294,7 +299,7 @@ fn formulas(model: &mut Model, syntax: crate::expr::print::Syntax) -> Vec<String
         }
         rows.push(w);
     }
-    let a = &model.arena;
+    let a = &*arena;
     let mut out: Vec<String> = rows
         .iter()
         .enumerate()
@@ -321,19 +326,21 @@ fn formulas(model: &mut Model, syntax: crate::expr::print::Syntax) -> Vec<String
 /// primary chart with the chart's coordinates named independent instead (errors are
 /// located at the chart's name).
 fn named_charts(
-    model: &mut Model,
+    model: &Model,
+    arena: &mut Arena,
     jac: &derive::SymMatrix,
     seed: u64,
 ) -> Result<Vec<(String, pivot::NullSpace)>> {
     let mut out = Vec::new();
-    for chart in model.charts.clone() {
-        let primary = std::mem::replace(&mut model.independent, chart.independent.clone());
-        let span = model.independent_span.replace(chart.span);
+    for chart in &model.charts {
+        let named = Model {
+            independent: chart.independent.clone(),
+            independent_span: Some(chart.span),
+            ..model.clone()
+        };
         // The named chart's own fixed order only: its atlas would not be emitted.
-        let ns = pivot::analyze(model, jac, &PivotOptions { seed, atlas: false });
-        model.independent = primary;
-        model.independent_span = span;
-        out.push((chart.name, ns?));
+        let ns = pivot::analyze(&named, arena, jac, &PivotOptions { seed, atlas: false })?;
+        out.push((chart.name.clone(), ns));
     }
     Ok(out)
 }

@@ -155,9 +155,9 @@ fn sum_of_20000_terms_generates_with_the_right_residual() {
     let got = on_small_stack(move || {
         let ts = TokenStream::from_str(&src).unwrap_or_else(|e| panic!("{e}"));
         let (models, _) = mechgen_codegen::models(ts).unwrap_or_else(|e| panic!("{e}"));
-        let m = &models[0];
+        let (m, arena) = &models[0];
         // Residual at q = (a, x) = (0.5, 1.25), k = 2: x + Σ − cos(a).
-        let r = m.arena.eval(&[m.constraints[0].expr], &|s| match s {
+        let r = arena.eval(&[m.constraints[0].expr], &|s| match s {
             mechgen_codegen::expr::Sym::Coord(0) => 0.5,
             mechgen_codegen::expr::Sym::Coord(_) => 1.25,
             mechgen_codegen::expr::Sym::Param(_) => 2.0,

@@ -112,28 +112,47 @@ fn four_bar_chain(k: usize) -> String {
 // Analysis and numeric checking.
 
 struct Analyzed {
-    model: Model,
+    model: Lowered,
     jac: Vec<Vec<ExprId>>,
     ns: NullSpace,
 }
 
-fn lower(src: &str) -> Model {
+/// A lowered model and its DAG (the engine keeps them apart; read as one here).
+struct Lowered {
+    model: Model,
+    arena: mechgen_codegen::expr::Arena,
+}
+
+impl std::ops::Deref for Lowered {
+    type Target = Model;
+    fn deref(&self) -> &Model {
+        &self.model
+    }
+}
+
+fn lower(src: &str) -> Lowered {
     let (mut ms, _) = models(src.parse().unwrap()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ms.len(), 1);
-    ms.pop().unwrap()
+    let (model, arena) = ms.pop().unwrap();
+    Lowered { model, arena }
 }
 
 fn try_analyze(src: &str, seed: u64) -> Result<Analyzed, mechgen_codegen::Error> {
     let mut model = lower(src);
-    let jm = derive::jacobian(&mut model);
-    let ns = pivot::analyze(&mut model, &jm, &PivotOptions::new(seed))?;
-    let jac = dense(&mut model, &jm);
+    let jm = derive::jacobian(&model.model, &mut model.arena);
+    let ns = pivot::analyze(
+        &model.model,
+        &mut model.arena,
+        &jm,
+        &PivotOptions::new(seed),
+    )?;
+    let jac = dense(&mut model.arena, &jm);
     Ok(Analyzed { model, jac, ns })
 }
 
 /// The rows of `m`, dense (for evaluating whole matrices at probe points).
-fn dense(model: &mut mechgen_codegen::model::Model, m: &derive::SymMatrix) -> Vec<Vec<ExprId>> {
-    let zero = model.arena.constant(0.0);
+fn dense(arena: &mut mechgen_codegen::expr::Arena, m: &derive::SymMatrix) -> Vec<Vec<ExprId>> {
+    let zero = arena.constant(0.0);
     (0..m.nrows()).map(|i| m.dense_row(i, zero)).collect()
 }
 
@@ -154,7 +173,7 @@ fn env<'a>(m: &'a Model, q: &'a [f64], b: &'a [f64]) -> impl Fn(Sym) -> f64 + 'a
 
 /// Numeric evaluators of a model's residual and Jacobian.
 struct Numeric<'a> {
-    m: &'a Model,
+    m: &'a Lowered,
     res: Evaluator,
     jac: Evaluator,
     nq: usize,
@@ -888,10 +907,15 @@ fn four_bar_chain_growth() {
             (model.coords.len(), model.constraints.len()),
             (2 * k + 1, 2 * k)
         );
-        let jac = derive::jacobian(&mut model);
+        let jac = derive::jacobian(&model.model, &mut model.arena);
         let t = Instant::now();
-        let ns = pivot::analyze(&mut model, &jac, &PivotOptions::new(SEED))
-            .unwrap_or_else(|e| panic!("k = {k}: {e}"));
+        let ns = pivot::analyze(
+            &model.model,
+            &mut model.arena,
+            &jac,
+            &PivotOptions::new(SEED),
+        )
+        .unwrap_or_else(|e| panic!("k = {k}: {e}"));
         let time = t.elapsed();
         assert_eq!(ns.rank, 2 * k);
         assert_eq!(ns.independent.len(), 1);
@@ -904,7 +928,7 @@ fn four_bar_chain_growth() {
         );
         sizes.push((k, size));
         if k <= 16 {
-            let jac = dense(&mut model, &jac);
+            let jac = dense(&mut model.arena, &jac);
             let a = Analyzed { model, jac, ns };
             check_driven(&a, &["th0"], 30, std::f64::consts::PI, 12, k as u64);
         }

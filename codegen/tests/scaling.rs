@@ -58,10 +58,24 @@ pub fn banded_chain(k: usize) -> String {
     s
 }
 
-fn model(src: &str) -> mechgen_codegen::model::Model {
+/// A lowered model and its DAG (the engine keeps them apart; read as one here).
+struct Lowered {
+    model: mechgen_codegen::model::Model,
+    arena: mechgen_codegen::expr::Arena,
+}
+
+impl std::ops::Deref for Lowered {
+    type Target = mechgen_codegen::model::Model;
+    fn deref(&self) -> &Self::Target {
+        &self.model
+    }
+}
+
+fn model(src: &str) -> Lowered {
     let ts = TokenStream::from_str(src).unwrap_or_else(|e| panic!("{e}"));
     let (mut ms, _) = models(ts).unwrap_or_else(|e| panic!("{e}"));
-    ms.remove(0)
+    let (model, arena) = ms.remove(0);
+    Lowered { model, arena }
 }
 
 /// A small deterministic generator (xorshift) for random points.
@@ -103,13 +117,13 @@ fn gradient_rows_equal_forward_derivatives() {
     let n = 100;
     assert!(n > derive::GRADIENT_ABOVE);
     let mut m = model(&one_constraint(n));
-    let jm = derive::jacobian(&mut m);
+    let jm = derive::jacobian(&m.model, &mut m.arena);
     let zero = m.arena.constant(0.0);
     let jac: Vec<Vec<ExprId>> = (0..jm.nrows()).map(|i| jm.dense_row(i, zero)).collect();
     let a = &mut m.arena;
     let mut rng = Rng(0x1234_5678_9abc_def1);
     for (r, row) in jac.iter().enumerate() {
-        let e = m_constraint(r, &m.constraints);
+        let e = m_constraint(r, &m.model.constraints);
         let forward: Vec<ExprId> = (0..n).map(|k| a.diff(e, Sym::Coord(k as u32))).collect();
         for _ in 0..3 {
             let q: Vec<f64> = (0..n).map(|_| rng.next()).collect();
@@ -132,9 +146,9 @@ fn m_constraint(r: usize, cs: &[mechgen_codegen::model::Equation]) -> ExprId {
 fn check_gamma(src: &str) {
     let mut m = model(src);
     let nq = m.coords.len();
-    let jac = derive::jacobian(&mut m);
-    let jac_t = derive::jacobian_t(&mut m);
-    let gamma = derive::gamma(&mut m, &jac, &jac_t);
+    let jac = derive::jacobian(&m.model, &mut m.arena);
+    let jac_t = derive::jacobian_t(&m.model, &mut m.arena);
+    let gamma = derive::gamma(&mut m.arena, &jac, &jac_t);
     let a = &mut m.arena;
     let old: Vec<ExprId> = jac
         .rows()
@@ -265,7 +279,7 @@ fn projection_accepts_the_rounding_floor_of_a_large_model() {
     use mechgen_codegen::expr::Evaluator;
     use mechgen_codegen::pivot::probe::{project, SparseJacobian};
     let mut m = model(&four_bar_chain(50, 1e6));
-    let jac = derive::jacobian(&mut m);
+    let jac = derive::jacobian(&m.model, &mut m.arena);
     let roots: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
     let res = Evaluator::new(&m.arena, &roots);
     let sj = SparseJacobian::new(&m.arena, &jac);

@@ -412,13 +412,13 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
         .map_err(|e| Finding::new(Kind::ModelsDisagree, format!("tokenize: {e}")))?;
     let (mut ms, _) =
         models(tokens).map_err(|e| Finding::new(Kind::ModelsDisagree, e.message.clone()))?;
-    for m in &mut ms {
-        let jac = derive::jacobian(m);
+    for (m, arena) in &mut ms {
+        let jac = derive::jacobian(m, arena);
         let p: Vec<f64> = m.params.iter().map(|p| p.default.unwrap_or(1.0)).collect();
         let q0: Vec<f64> = m.coords.iter().map(|c| c.nominal).collect();
         let roots: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
-        let res = Evaluator::new(&m.arena, &roots);
-        let sparse = probe::SparseJacobian::new(&m.arena, &jac);
+        let res = Evaluator::new(&*arena, &roots);
+        let sparse = probe::SparseJacobian::new(&*arena, &jac);
         // From the nominal, or (like the engine's probes) from nominals perturbed by
         // 5 %, 2.5 %, ... of `1 + |q0|`: a nominal on a singular point of the constraints
         // (`x² = c` at `x = 0`) still assembles nearby.
@@ -434,9 +434,9 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
         }
         let assembled = starts
             .iter()
-            .find_map(|s| probe::project(&m.arena, &res, &sparse, s, &p, 0.0));
+            .find_map(|s| probe::project(&*arena, &res, &sparse, s, &p, 0.0));
         let Some(q) = assembled else {
-            let c0 = eval(&m.arena, &roots, &q0, &p);
+            let c0 = eval(&*arena, &roots, &q0, &p);
             return Err(Finding::new(
                 Kind::NotAssembled,
                 format!(
@@ -447,8 +447,8 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
             ));
         };
         let flat: Vec<ExprId> = jac.nonzeros().map(|(_, _, e)| e).collect();
-        let c = eval(&m.arena, &roots, &q, &p);
-        let j = eval(&m.arena, &flat, &q, &p);
+        let c = eval(&*arena, &roots, &q, &p);
+        let j = eval(&*arena, &flat, &q, &p);
         if !c.iter().chain(&j).all(|v| v.is_finite()) {
             return Err(Finding::new(
                 Kind::NonFinite,

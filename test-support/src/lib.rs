@@ -87,9 +87,9 @@ pub fn check_residual_against_dag<
     let tokens: mechgen_codegen::proc_macro2::TokenStream =
         source.parse().expect("source tokenizes");
     let (models, _) = mechgen_codegen::models(tokens).expect("source lowers");
-    let model = models
+    let (model, arena) = models
         .iter()
-        .find(|m| m.name == module)
+        .find(|(m, _)| m.name == module)
         .expect("module present");
     assert_eq!(model.coords.len(), NQ);
     assert_eq!(model.constraints.len(), NC);
@@ -97,7 +97,7 @@ pub fn check_residual_against_dag<
     let mut rng = rng(seed);
     for q in random_points(&M::nominal_q(), n, &mut rng) {
         let t: f64 = rng.random_range(0.0..1.0);
-        let dag = model.arena.eval(&roots, &|s| match s {
+        let dag = arena.eval(&roots, &|s| match s {
             Sym::Coord(i) => q[i as usize],
             Sym::Param(i) => model.params[i as usize].default.unwrap_or(f64::NAN),
             Sym::Time => t,

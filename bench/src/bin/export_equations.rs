@@ -40,11 +40,10 @@ fn infix(arena: &Arena, id: ExprId, temps: &HashMap<ExprId, usize>, top: bool) -
 
 fn export(s: &Source) -> String {
     let (models, _) = mechgen_codegen::models(s.text.parse().expect("tokens")).expect("lower");
-    let model = &models[0];
+    let (model, arena) = &models[0];
     let generated = mechgen_codegen::generate_str(&s.text, &mechgen_codegen::Options::default())
         .expect("generate");
     let stats = &generated.modules[0];
-    let arena = &model.arena;
     // Reference counts over the constraints' graph.
     let mut count = vec![0usize; arena.len()];
     let mut order = Vec::new();

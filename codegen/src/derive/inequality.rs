@@ -3,7 +3,7 @@
 //! equality constraints'.
 
 use super::{rows_gamma, rows_jacobian, SymMatrix};
-use crate::expr::{ExprId, Sym};
+use crate::expr::{Arena, ExprId, Sym};
 use crate::model::Model;
 
 /// `J_g`, `∂g/∂t` and `γ_g` of `model.inequalities`, as DAG roots.
@@ -18,10 +18,10 @@ pub struct InequalityDerivatives {
 }
 
 /// The derivatives of `model.inequalities`.
-pub fn inequalities(model: &mut Model) -> InequalityDerivatives {
+pub fn inequalities(model: &Model, arena: &mut Arena) -> InequalityDerivatives {
     let nq = model.coords.len();
     let rows: Vec<ExprId> = model.inequalities.iter().map(|g| g.expr).collect();
-    let a = &mut model.arena;
+    let a = &mut *arena;
     let jacobian = rows_jacobian(a, nq, &rows);
     let jacobian_t: Vec<ExprId> = rows.iter().map(|&e| a.diff(e, Sym::Time)).collect();
     let gamma = rows_gamma(a, &jacobian, &jacobian_t);

@@ -8,7 +8,7 @@ pub mod sensitivity;
 
 pub use matrix::SymMatrix;
 
-use crate::expr::{ExprId, Sym};
+use crate::expr::{Arena, ExprId, Sym};
 use crate::model::Model;
 
 /// Equations over more coordinates than this get their Jacobian row by one reverse pass
@@ -18,10 +18,10 @@ pub const GRADIENT_ABOVE: usize = 64;
 
 /// The constraint Jacobian `C_J` (`NC × NQ`, sparse: only the coordinates a row contains
 /// can have a nonzero partial), as DAG roots.
-pub fn jacobian(model: &mut Model) -> SymMatrix {
+pub fn jacobian(model: &Model, arena: &mut Arena) -> SymMatrix {
     let nq = model.coords.len();
     let rows: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    rows_jacobian(&mut model.arena, nq, &rows)
+    rows_jacobian(arena, nq, &rows)
 }
 
 /// The Jacobian (`rows.len() × nq`, sparse) of the expressions `rows`.
@@ -46,10 +46,11 @@ pub fn rows_jacobian(a: &mut crate::expr::Arena, nq: usize, rows: &[ExprId]) -> 
 }
 
 /// The partial time derivative `C_t` (`NC` entries), as DAG roots.
-pub fn jacobian_t(model: &mut Model) -> Vec<ExprId> {
-    let rows: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    rows.into_iter()
-        .map(|e| model.arena.diff(e, Sym::Time))
+pub fn jacobian_t(model: &Model, arena: &mut Arena) -> Vec<ExprId> {
+    model
+        .constraints
+        .iter()
+        .map(|c| arena.diff(c.expr, Sym::Time))
         .collect()
 }
 
@@ -57,8 +58,8 @@ pub fn jacobian_t(model: &mut Model) -> Vec<ExprId> {
 /// `γ = −(C_J q̇)_q q̇ − 2 C_{qt} q̇ − C_tt`, i.e. minus the total time derivative of
 /// `w = C_J q̇ + C_t` with `q̇` held fixed. Entries are expressions of `q`, `q̇`
 /// (`Sym::Vel`), `p` and `t`.
-pub fn gamma(model: &mut Model, jacobian: &SymMatrix, jacobian_t: &[ExprId]) -> Vec<ExprId> {
-    rows_gamma(&mut model.arena, jacobian, jacobian_t)
+pub fn gamma(arena: &mut Arena, jacobian: &SymMatrix, jacobian_t: &[ExprId]) -> Vec<ExprId> {
+    rows_gamma(arena, jacobian, jacobian_t)
 }
 
 /// [`gamma`] of any rows given their Jacobian and partial time derivative.

@@ -11,7 +11,7 @@
 //! Lagrange's equation, for rheonomic bodies (positions depending on `t`) as well.
 
 use crate::expr::{Arena, ExprId, Sym};
-use crate::model::dynamics::{Body, Dynamics, Inertia, Orientation};
+use crate::model::dynamics::{Body, Inertia, Orientation};
 use crate::model::Model;
 
 /// The symbolic equations of motion.
@@ -264,9 +264,10 @@ fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
 }
 
 /// Builds `M`, `f` and the energy of the model's dynamics.
-pub fn equations_of_motion(model: &mut Model, dynamics: &Dynamics) -> EquationsOfMotion {
+pub fn equations_of_motion(model: &Model, arena: &mut Arena) -> EquationsOfMotion {
     let nq = model.coords.len();
-    let a = &mut model.arena;
+    let dynamics = &model.dynamics;
+    let a = &mut *arena;
     let zero = a.constant(0.0);
     let mut mass = vec![vec![zero; nq]; nq];
     let mut forces = vec![zero; nq];

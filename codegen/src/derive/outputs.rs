@@ -19,10 +19,10 @@ pub struct OutputDerivatives {
 }
 
 /// The derivatives of `model.outputs`.
-pub fn outputs(model: &mut Model) -> OutputDerivatives {
+pub fn outputs(model: &Model, arena: &mut Arena) -> OutputDerivatives {
     let nq = model.coords.len();
     let roots: Vec<ExprId> = model.outputs.iter().map(|o| o.expr).collect();
-    let a = &mut model.arena;
+    let a = &mut *arena;
     let mut jacobian = SymMatrix::new(nq);
     for &e in &roots {
         let coords = a.coords_of(e);

@@ -54,7 +54,8 @@ fn jacobian_of(a: &mut Arena, rows: &[ExprId], n: usize, sym: impl Fn(u32) -> Sy
 
 /// The derivatives of the equations of motion `eom` and of `γ`.
 pub fn dynamics_derivatives(
-    model: &mut Model,
+    model: &Model,
+    arena: &mut Arena,
     eom: &EquationsOfMotion,
     jacobian: &SymMatrix,
     gamma: &[ExprId],
@@ -63,7 +64,7 @@ pub fn dynamics_derivatives(
     let residual: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let nq = model.coords.len();
     let np = model.params.len();
-    let a = &mut model.arena;
+    let a = &mut *arena;
     let forces_q = jacobian_of(a, &eom.forces, nq, Sym::Coord);
     let forces_qd = jacobian_of(a, &eom.forces, nq, Sym::Vel);
     let forces_p = jacobian_of(a, &eom.forces, np, Sym::Param);

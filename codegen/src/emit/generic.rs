@@ -122,7 +122,7 @@ pub(crate) fn generic_module(
     let step_derivatives = if dynamics.is_empty() {
         TokenStream::new()
     } else {
-        step_derivatives_impl(model, table, opts)
+        step_derivatives_impl(em.arena, table, opts)
     };
     let conv = fields
         .iter()
@@ -162,7 +162,11 @@ pub(crate) fn generic_module(
 /// dynamics terms (`#![derivatives]`): the `f64` functions `step_jacobians` composes the
 /// step's state Jacobian from, and whether the constraints depend on time (`jacobian_t`
 /// not identically zero).
-fn step_derivatives_impl(model: &Model, table: &[Entry], opts: &EmitOptions) -> TokenStream {
+fn step_derivatives_impl(
+    arena: &crate::expr::Arena,
+    table: &[Entry],
+    opts: &EmitOptions,
+) -> TokenStream {
     let functions: Vec<&super::table::GenFn> = table
         .iter()
         .filter_map(|e| match e {
@@ -177,7 +181,7 @@ fn step_derivatives_impl(model: &Model, table: &[Entry], opts: &EmitOptions) -> 
     let rheonomic = functions
         .iter()
         .find(|f| f.name == "jacobian_t")
-        .is_none_or(|f| !f.roots.iter().all(|&r| model.arena.is_zero(r)));
+        .is_none_or(|f| !f.roots.iter().all(|&r| arena.is_zero(r)));
     let krate = &opts.crate_path;
     quote! {
         impl #krate::runtime::StepDerivatives<NQ, NC, DOF, { generic::NP }> for Model {

@@ -10,7 +10,7 @@ use super::health::health_tokens;
 use super::names::local;
 use super::table::{Entry, GenFn, Shape};
 use super::{EmitOptions, FunctionStats, ATLAS_SWITCH};
-use crate::expr::ExprId;
+use crate::expr::{Arena, ExprId};
 use crate::model::Model;
 
 /// The generated functions of the table, in order, and their statistics.
@@ -103,7 +103,7 @@ pub(crate) fn function(
         args: f.inputs.args(),
     };
     let mut body = em.body(&f.name, &f.roots, &sig);
-    nonfinite(model, &body, f, |k| {
+    nonfinite(model, em.arena, &body, f, |k| {
         if f.rows_are_constraints {
             f.pos.get(k).map(|p| p.0)
         } else {
@@ -173,14 +173,14 @@ pub(crate) fn function(
                 pub fn #name #generics (#params, #out: &mut [#ty; #nnz]) #block
             }
         }
-        Shape::Kinematics { .. } => kinematics(model, f, &mut body, &sig, opts),
+        Shape::Kinematics { .. } => kinematics(em.arena, f, &mut body, &sig, opts),
         shape => {
             let ret = shape.ret(&opts.scalar);
             let target = shape.target(ty);
             let zeros = opts.scalar.zeros(&target);
             let health_ty = opts.scalar.health_ty();
             let into = format_ident!("{}_into", f.name);
-            let sets = output_sets(model, f, &body.roots, &out, opts);
+            let sets = output_sets(em.arena, f, &body.roots, &out, opts);
             let block = block([std::mem::take(&mut body.stmts), sets]);
             let into_doc = wrapped_doc(&format!(
                 " `{}` written into `out`: only its structurally nonzero entries are written, the \
@@ -244,7 +244,7 @@ pub(crate) fn function(
 /// The assignments of `f`'s output entries from the roots' values `vals` into `out` (a
 /// `&mut` of the output's storage); for a basis, then the health figure, as the value.
 fn output_sets(
-    model: &Model,
+    arena: &Arena,
     f: &GenFn,
     vals: &[TokenStream],
     out: &proc_macro2::Ident,
@@ -279,7 +279,7 @@ fn output_sets(
         Shape::Basis { pivots } => {
             let nb = f.pos.len();
             basis_sets(
-                model,
+                arena,
                 &f.pos,
                 &f.roots[nb..],
                 &vals[..nb],
@@ -298,7 +298,7 @@ fn output_sets(
 /// block's value.
 #[allow(clippy::too_many_arguments)]
 fn basis_sets(
-    model: &Model,
+    arena: &Arena,
     pos: &[(usize, usize)],
     extra_roots: &[ExprId],
     entries: &[TokenStream],
@@ -319,7 +319,7 @@ fn basis_sets(
             } else {
                 v.clone()
             };
-            (v, model.arena.as_const(r))
+            (v, arena.as_const(r))
         })
         .collect();
     let health = health_tokens(&terms[..pivots], &terms[pivots..], out, &opts.scalar);
@@ -333,7 +333,7 @@ fn basis_sets(
 /// The fused `kinematics_into` / `kinematics`: residual, Jacobian and the primary chart's
 /// basis with its health, from one body (their shared subexpressions computed once).
 fn kinematics(
-    model: &Model,
+    arena: &Arena,
     f: &GenFn,
     body: &mut super::function::Body,
     sig: &Signature,
@@ -361,7 +361,7 @@ fn kinematics(
     });
     let jac_sets = matrix_sets(&vals[a..b], &f.pos[a..b], &j);
     let basis = basis_sets(
-        model,
+        arena,
         &f.pos[b..c],
         &f.roots[c..],
         &vals[b..c],
@@ -521,6 +521,7 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
 /// holds it, else at the module.
 fn nonfinite(
     model: &Model,
+    arena: &Arena,
     body: &Body,
     f: &GenFn,
     row_of: impl Fn(usize) -> Option<usize>,
@@ -528,7 +529,7 @@ fn nonfinite(
     let Some(bad) = body.nonfinite else {
         return Ok(());
     };
-    let v = model.arena.as_const(bad).unwrap_or(f64::NAN);
+    let v = arena.as_const(bad).unwrap_or(f64::NAN);
     let holds = |root: ExprId| {
         let mut stack = vec![root];
         let mut seen = std::collections::HashSet::new();
@@ -537,7 +538,7 @@ fn nonfinite(
                 return true;
             }
             if seen.insert(e) {
-                stack.extend(model.arena.node(e).children());
+                stack.extend(arena.node(e).children());
             }
         }
         false

@@ -134,6 +134,7 @@ pub struct ModuleStats {
 /// not finite, e.g. a derivative whose constant factor overflows `f64`.
 pub fn module(
     model: &Model,
+    arena: &crate::expr::Arena,
     an: &Analysis<'_>,
     opts: &EmitOptions,
 ) -> crate::error::Result<(TokenStream, ModuleStats)> {
@@ -149,7 +150,7 @@ pub fn module(
             .collect(),
         field: model.params.iter().map(|p| rust_ident(&p.name)).collect(),
     };
-    let (tokens, stats) = module_with(model, an, opts, &placeholders)?;
+    let (tokens, stats) = module_with(model, arena, an, opts, &placeholders)?;
     let (tokens, taken) = bound_names(tokens);
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
     let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
@@ -170,6 +171,7 @@ pub fn module(
 
 fn module_with(
     model: &Model,
+    arena: &crate::expr::Arena,
     an: &Analysis<'_>,
     opts: &EmitOptions,
     names: &SymNames,
@@ -179,14 +181,14 @@ fn module_with(
     let ty = &opts.scalar.ty;
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
     let em = Emitter {
-        arena: &model.arena,
+        arena,
         names,
         scalar: &opts.scalar,
         coord_names: &coord_names,
         // One argument reduction for both (the C library's `sin_cos` is two calls).
         sin_cos: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos)),
     };
-    let table = table::table(model, an);
+    let table = table::table(model, arena, an);
     let (mut body, functions) = items::items(model, &em, &table, opts)?;
     body.extend(traits::model_impls(&model.name, &coord_names, &table, opts));
     if opts.generic && !opts.scalar.is_generic() {

@@ -326,12 +326,12 @@ struct Ctx<'a> {
 }
 
 /// The generated functions of one model, in the order they are written.
-pub(crate) fn table(model: &Model, an: &Analysis<'_>) -> Vec<Entry> {
+pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>) -> Vec<Entry> {
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
     let c = Ctx {
         model,
         an,
-        arena: &model.arena,
+        arena,
         nq: model.coords.len(),
         nc: model.constraints.len(),
         dof: model.coords.len() - an.null_space.rank,

@@ -375,15 +375,15 @@ mod tests {
     }
 
     /// Lowers a module whose coordinates are `x, y, z, a, b, c` (or `x, y, c` in the plane).
-    fn model(items: &str) -> Model {
+    fn model(items: &str) -> (Model, crate::expr::Arena) {
         let src = format!("mod m {{ {items} }}");
         let file = crate::parse::parse_file(src.parse().expect("tokens")).expect("parses");
         lower(&file.modules[0]).expect("lowers")
     }
 
-    fn residual(m: &Model, q: &[f64]) -> Vec<f64> {
+    fn residual((m, arena): &(Model, crate::expr::Arena), q: &[f64]) -> Vec<f64> {
         let roots: Vec<_> = m.constraints.iter().map(|e| e.expr).collect();
-        m.arena.eval(&roots, &|s| match s {
+        arena.eval(&roots, &|s| match s {
             Sym::Coord(i) => q[i as usize],
             _ => 0.0,
         })
@@ -401,7 +401,7 @@ mod tests {
                 "{decl} let A = {ground}; let B = {body}; joint j = {joint};"
             ));
             let n = coords.len();
-            assert_eq!(m.constraints.len(), n - free.len(), "{joint}: equations");
+            assert_eq!(m.0.constraints.len(), n - free.len(), "{joint}: equations");
             for _ in 0..20 {
                 let q: Vec<f64> = coords
                     .iter()
@@ -426,7 +426,7 @@ mod tests {
                     assert!(norm > 1e-3, "{joint}: moving {c} keeps the joint closed");
                 }
                 let h = 1e-6;
-                let jac = nalgebra::DMatrix::from_fn(m.constraints.len(), n, |i, j| {
+                let jac = nalgebra::DMatrix::from_fn(m.0.constraints.len(), n, |i, j| {
                     let (mut p, mut q2) = (q.clone(), q.clone());
                     p[j] += h;
                     q2[j] -= h;
@@ -508,7 +508,7 @@ mod tests {
         let m = model(
             "coord x = 0.0; frame f = translate(vec2(x, 1.0)); constraint f.origin.x == 0.5;",
         );
-        assert_eq!(m.constraints.len(), 1);
+        assert_eq!(m.0.constraints.len(), 1);
         let src = "mod m { coord x = 0.0; frame f = vec2(x, 1.0); constraint x == 0.5; }";
         let file = crate::parse::parse_file(src.parse().expect("tokens")).expect("parses");
         let e = lower(&file.modules[0]).expect_err("not a frame");
@@ -521,7 +521,7 @@ mod tests {
             "coord x = 0.0; coord y = 0.0; coord z = 0.0; \
              joint rod = distance(vec3(x, y, z), vec3(1.0, 2.0, 3.0), 2.0);",
         );
-        assert_eq!(m.constraints.len(), 1);
+        assert_eq!(m.0.constraints.len(), 1);
         let r = residual(&m, &[1.0, 2.0, 1.0]);
         assert!(r[0].abs() < 1e-15);
         let r = residual(&m, &[1.0, 2.0, 2.0]);

@@ -44,7 +44,7 @@ pub(super) struct Lowerer {
 }
 
 /// Lowers one parsed `mod` block to a [`Model`].
-pub fn lower(module: &ast::Module) -> Result<Model> {
+pub fn lower(module: &ast::Module) -> Result<(Model, Arena)> {
     let mut l = Lowerer {
         arena: Arena::new(),
         scope: Scope::new(&module.items),
@@ -74,7 +74,7 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         ));
     }
     // No constraints is a tree in minimal coordinates (a pendulum by its angle): D = I.
-    Ok(Model {
+    let model = Model {
         name: plain(&module.name),
         vis: module.vis.clone(),
         docs: module.docs.clone(),
@@ -89,6 +89,6 @@ pub fn lower(module: &ast::Module) -> Result<Model> {
         dynamics: parts.dynamics,
         outputs: parts.outputs,
         inequalities: parts.inequalities,
-        arena: l.arena,
-    })
+    };
+    Ok((model, l.arena))
 }

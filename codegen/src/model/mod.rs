@@ -3,7 +3,7 @@
 
 use proc_macro2::Span;
 
-use crate::expr::{Arena, ExprId};
+use crate::expr::ExprId;
 
 mod builtin;
 mod call;
@@ -112,8 +112,6 @@ pub struct Model {
     pub outputs: Vec<Output>,
     /// Inequality constraints `g(q, p, t) ≥ 0`, one per scalar component, in order.
     pub inequalities: Vec<Inequality>,
-    /// The DAG holding every expression of the model.
-    pub arena: Arena,
 }
 
 /// One scalar velocity constraint `Σ_k A_k(q, t) q̇_k + a₀(q, t) = 0` (`lhs − rhs` of the

@@ -50,7 +50,7 @@ pub struct Checked {
 
 /// Runs the checks (see the module docs). `jacobian` is `C_J`, `NC × NQ`, row-major;
 /// `seed` the probe seed (parameters without a default get the same values as in probing).
-pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Checked> {
+pub fn check(model: &Model, arena: &Arena, jacobian: &SymMatrix, seed: u64) -> Result<Checked> {
     let mut out = Checked::default();
     let nq = model.coords.len();
     if model.constraints.is_empty() {
@@ -60,8 +60,8 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
     // Equations that involve no coordinate.
     for (i, eq) in model.constraints.iter().enumerate() {
         if jacobian.row(i).is_empty() {
-            let v = eval1(&model.arena, eq.expr, &model.coords_nominal(), &params, 0.0);
-            let truth = if model.arena.depends_on(eq.expr, Sym::Time) {
+            let v = eval1(arena, eq.expr, &model.coords_nominal(), &params, 0.0);
+            let truth = if arena.depends_on(eq.expr, Sym::Time) {
                 String::from("it depends only on time and parameters")
             } else if v.abs() > 1e-12 {
                 format!("it is false at the default parameters (residual {v:.3e})")
@@ -78,10 +78,10 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
         }
     }
     let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    let res = Evaluator::new(&model.arena, &roots);
-    let jac = SparseJacobian::new(&model.arena, jacobian);
+    let res = Evaluator::new(arena, &roots);
+    let jac = SparseJacobian::new(arena, jacobian);
     let q0 = model.coords_nominal();
-    let c0 = eval_env(&res, &model.arena, &q0, &params, 0.0);
+    let c0 = eval_env(&res, arena, &q0, &params, 0.0);
     if c0.iter().any(|v| !v.is_finite()) {
         let i = c0.iter().position(|v| !v.is_finite()).unwrap_or(0);
         return Err(Error::new(
@@ -92,7 +92,7 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
             ),
         ));
     }
-    let sizes = term_sizes(&model.arena, &roots, &q0, &params);
+    let sizes = term_sizes(arena, &roots, &q0, &params);
     let rel: Vec<f64> = sizes
         .iter()
         .zip(&c0)
@@ -111,12 +111,12 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
             .copied()
             .enumerate()
             .fold((0, 0.0), |b, (i, r)| if r > b.1 { (i, r) } else { b });
-    let projected = probe::project(&model.arena, &res, &jac, &q0, &params, 0.0);
+    let projected = probe::project(arena, &res, &jac, &q0, &params, 0.0);
     match projected {
         Some(q) => {
             // Positions are often left at placeholder values for assembly to fill in; an
             // angle moved by more than ANGLE_ERROR is another configuration.
-            let angles = probe::angle_coords(model);
+            let angles = probe::angle_coords(model, arena);
             let turned = (0..nq)
                 .filter(|&j| angles[j])
                 .map(|j| (j, (q[j] - q0[j]).abs()))
@@ -161,7 +161,7 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
                         .map(|&v| v + 0.5 * (1.0 + v.abs()) * rng.random_range(-1.0..1.0))
                         .collect()
                 };
-                let (norm, q) = least_squares(&model.arena, &res, &jac, &start, &params);
+                let (norm, q) = least_squares(arena, &res, &jac, &start, &params);
                 if norm <= ON_MANIFOLD {
                     best = None;
                     out.notes.push(format!(
@@ -177,7 +177,7 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
                 }
             }
             if let Some((norm, q)) = best {
-                let c = eval_env(&res, &model.arena, &q, &params, 0.0);
+                let c = eval_env(&res, arena, &q, &params, 0.0);
                 let i = c
                     .iter()
                     .enumerate()
@@ -195,7 +195,7 @@ pub fn check(model: &mut Model, jacobian: &SymMatrix, seed: u64) -> Result<Check
                     .collect();
                 // A local method proves nothing small: only an equation left off by a good
                 // part of its own size is evidence of a contradiction.
-                let size = term_sizes(&model.arena, &roots[i..=i], &q, &params)[0];
+                let size = term_sizes(arena, &roots[i..=i], &q, &params)[0];
                 let rel = if size > 0.0 { c[i].abs() / size } else { 1.0 };
                 if rel < INCONSISTENT_REL {
                     out.notes.push(format!(

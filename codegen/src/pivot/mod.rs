@@ -18,7 +18,7 @@ use num_complex::Complex64;
 
 use crate::derive::SymMatrix;
 use crate::error::{Error, Result};
-use crate::expr::{Evaluator, ExprId, Sym};
+use crate::expr::{Arena, Evaluator, ExprId, Sym};
 use crate::model::Model;
 
 /// Options of the pivot analysis.
@@ -92,14 +92,14 @@ pub struct Chart {
 /// The symbolic LU of one chart: its pivots, the scale entries of its rows and its basis,
 /// and the factors (for the dependent solve).
 fn chart_code(
-    model: &mut Model,
+    arena: &mut Arena,
     jacobian: &SymMatrix,
     order: &atlas::ChartOrder,
 ) -> (Chart, lu::Factors) {
     let r = order.rows.len();
-    let factors = lu::factor(&mut model.arena, jacobian, &order.rows, &order.cols);
-    let basis = lu::basis(&mut model.arena, &factors, &order.cols);
-    let pivots: Vec<ExprId> = (0..r).map(|k| factors.pivot(&mut model.arena, k)).collect();
+    let factors = lu::factor(arena, jacobian, &order.rows, &order.cols);
+    let basis = lu::basis(arena, &factors, &order.cols);
+    let pivots: Vec<ExprId> = (0..r).map(|k| factors.pivot(arena, k)).collect();
     let row_scale = order
         .rows
         .iter()
@@ -128,9 +128,14 @@ const MAX_REDRAWS: usize = 3;
 const REAL_PROBES: usize = 3;
 const COMPLEX_PROBES: usize = 3;
 
-/// Probes `jacobian` (`NC × NQ`, row-major, entries in `model.arena`), chooses static pivots
+/// Probes `jacobian` (`NC × NQ`, row-major, entries in `arena`), chooses static pivots
 /// and runs the symbolic LU.
-pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> Result<NullSpace> {
+pub fn analyze(
+    model: &Model,
+    arena: &mut Arena,
+    jacobian: &SymMatrix,
+    opts: &PivotOptions,
+) -> Result<NullSpace> {
     let nq = model.coords.len();
     let nc = model.constraints.len();
     let mut notes = Vec::new();
@@ -143,17 +148,17 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
         flat.push(e);
     }
     if nc == 0 {
-        return Ok(unconstrained(model, jacobian));
+        return Ok(unconstrained(model, arena, jacobian));
     }
     if flat.is_empty() {
         return Err(Error::new(model.span, "the constraint Jacobian is identically zero: the constraints do not depend on the coordinates"));
     }
     let hint: Vec<bool> = (0..nq).map(|j| model.independent.contains(&j)).collect();
     let allowed: Vec<bool> = hint.iter().map(|h| !h).collect();
-    let angles = probe::angle_coords(model);
+    let angles = probe::angle_coords(model, arena);
     let residual_roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
-    let res_eval = Evaluator::new(&model.arena, &residual_roots);
-    let jac_eval = probe::SparseJacobian::new(&model.arena, jacobian);
+    let res_eval = Evaluator::new(arena, &residual_roots);
+    let jac_eval = probe::SparseJacobian::new(arena, jacobian);
     let mut rng = probe::rng(opts.seed);
     let params = probe::real_params(model, &mut rng);
 
@@ -165,7 +170,7 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
         let mut probes = Vec::new();
         for _ in 0..REAL_PROBES {
             probes.push(probe::real_probe(
-                model, &res_eval, &jac_eval, &params, &mut rng, &mut notes,
+                model, arena, &res_eval, &jac_eval, &params, &mut rng, &mut notes,
             ));
         }
         for _ in 0..COMPLEX_PROBES {
@@ -177,7 +182,7 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
         let mats: Vec<Vec<Complex64>> = probes
             .iter()
             .map(|pr| {
-                probe::eval_with_error(&model.arena, &flat, pr)
+                probe::eval_with_error(arena, &flat, pr)
                     .into_iter()
                     .map(|(v, err)| {
                         if v.norm() <= ROUNDOFF * err {
@@ -294,7 +299,7 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
     if chosen.len() + 1 == dof {
         if let Some((q0, t0)) = &best_start {
             // The motion left with the named coordinates held: C = 0 and q_i = q0_i.
-            let a = &mut model.arena;
+            let a = &mut *arena;
             let one = a.constant(1.0);
             let mut res_roots = residual_roots.clone();
             let mut extra_rows: Vec<Vec<(usize, ExprId)>> = Vec::new();
@@ -383,7 +388,7 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
     if opts.atlas && nq <= atlas::MAX_NQ {
         if let Some((q0, t0)) = &best_start {
             let sampler = atlas::Sampler {
-                arena: &model.arena,
+                arena,
                 residual: &res_eval,
                 jacobian: &jac_eval,
                 params: &params,
@@ -432,20 +437,20 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
     let charts: Vec<Chart> = chart_orders
         .iter()
         .map(|o| {
-            let (mut chart, factors) = chart_code(model, jacobian, o);
-            chart.solve = lu::solve(&mut model.arena, &factors, &o.rows, &o.cols);
+            let (mut chart, factors) = chart_code(arena, jacobian, o);
+            chart.solve = lu::solve(arena, &factors, &o.rows, &o.cols);
             chart
         })
         .collect();
     let (primary, factors) = chart_code(
-        model,
+        arena,
         jacobian,
         &atlas::ChartOrder {
             rows: rows.clone(),
             cols: cols.clone(),
         },
     );
-    let solve = lu::solve(&mut model.arena, &factors, &rows, &cols);
+    let solve = lu::solve(arena, &factors, &rows, &cols);
     let Chart {
         pivots,
         row_scale,
@@ -469,13 +474,13 @@ pub fn analyze(model: &mut Model, jacobian: &SymMatrix, opts: &PivotOptions) -> 
 
 /// A model without constraints (a tree in minimal coordinates): rank 0, every coordinate
 /// independent (the named ones first), `D = I`, and an empty dependent solve.
-fn unconstrained(model: &mut Model, jacobian: &SymMatrix) -> NullSpace {
+fn unconstrained(model: &Model, arena: &mut Arena, jacobian: &SymMatrix) -> NullSpace {
     let nq = model.coords.len();
     let mut cols = model.independent.clone();
     cols.extend((0..nq).filter(|j| !model.independent.contains(j)));
-    let factors = lu::factor(&mut model.arena, jacobian, &[], &cols);
-    let basis = lu::basis(&mut model.arena, &factors, &cols);
-    let solve = lu::solve(&mut model.arena, &factors, &[], &cols);
+    let factors = lu::factor(arena, jacobian, &[], &cols);
+    let basis = lu::basis(arena, &factors, &cols);
+    let solve = lu::solve(arena, &factors, &[], &cols);
     NullSpace {
         rank: 0,
         rows: Vec::new(),

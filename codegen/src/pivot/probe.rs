@@ -38,8 +38,8 @@ impl Probe {
 }
 
 /// Coordinates that occur inside a trigonometric function (treated as angles).
-pub fn angle_coords(model: &Model) -> Vec<bool> {
-    let a = &model.arena;
+pub fn angle_coords(model: &Model, arena: &Arena) -> Vec<bool> {
+    let a = arena;
     let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let mask = a.reachable(&roots);
     // The arguments of every trigonometric function, then every node under them: one
@@ -177,6 +177,7 @@ pub fn project(
 /// manifold. A point that does not project is replaced by the perturbed point (noted).
 pub fn real_probe(
     model: &Model,
+    arena: &Arena,
     residual: &Evaluator,
     jacobian: &SparseJacobian,
     params: &[f64],
@@ -192,7 +193,7 @@ pub fn real_probe(
             .iter()
             .map(|c| c.nominal + scale * (1.0 + c.nominal.abs()) * rng.random_range(-1.0..1.0))
             .collect();
-        if let Some(q) = project(&model.arena, residual, jacobian, &q0, params, t) {
+        if let Some(q) = project(arena, residual, jacobian, &q0, params, t) {
             return to_probe(&q, params, t);
         }
         last = q0;
