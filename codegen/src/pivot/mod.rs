@@ -295,6 +295,14 @@ pub fn analyze(
     // every probe. With more left open, a random walk explores too little of the motion
     // to judge, and the pivot selection (sparsity first) decides: name the actuated
     // joints with `independent` there.
+    // The pivot selection with `set` independent, when it is a full-rank partition whose
+    // worst pivot is not suspicious at any probe.
+    let valid_with = |set: &[usize]| {
+        let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
+        let s = select::eliminate_sparse(nc, &nz_pos, &best_mats, &allowed);
+        let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
+        (s.pivots.len() == rank && worst >= SUSPICIOUS).then_some(s)
+    };
     let mut chosen = model.independent.clone();
     if chosen.len() + 1 == dof {
         if let Some((q0, t0)) = &best_start {
@@ -320,10 +328,7 @@ pub fn analyze(
             if let Some(walked) = walk::choose(&pts) {
                 let mut set = model.independent.clone();
                 set.push(walked);
-                let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
-                let s = select::eliminate_sparse(nc, &nz_pos, &best_mats, &allowed);
-                let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
-                if s.pivots.len() == rank && worst >= SUSPICIOUS {
+                if let Some(s) = valid_with(&set) {
                     sel = s;
                     chosen = set;
                 }
@@ -351,10 +356,7 @@ pub fn analyze(
         ) {
             let mut set = model.independent.clone();
             set.extend(extra.iter().copied());
-            let allowed: Vec<bool> = (0..nq).map(|j| !set.contains(&j)).collect();
-            let s = select::eliminate_sparse(nc, &nz_pos, &best_mats, &allowed);
-            let worst = s.scores.iter().copied().fold(f64::INFINITY, f64::min);
-            if s.pivots.len() == rank && worst >= SUSPICIOUS {
+            if let Some(s) = valid_with(&set) {
                 sel = s;
                 chosen = set;
             } else {
