@@ -468,3 +468,45 @@ fn symbolic_step_jacobians_with_a_redundant_constraint_row() {
         check_step_jacobians::<doubled::Model, 2, 2, 1, 4>(&mut rng, &p, 50, 0.15, 2.0, 1e-3, 1e-7);
     eprintln!("doubled pendulum: dual vs central differences worst {worst:e}");
 }
+
+#[test]
+fn the_generated_solve_matrix_equals_column_by_column_solves() {
+    // `dependent_solve_matrix` (one generated body) against `solve_dependent` on the unit
+    // vectors, at 200 random positions of the sprung crank and of the pendulum whose
+    // constraint is written twice (its redundant row's column is zero in both).
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(41);
+    let p = crank::Params::default();
+    for _ in 0..200 {
+        let q = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-3.0..3.0));
+        let s = crank::dependent_solve_matrix(&q, &p, 0.0);
+        let s_trait =
+            <crank::Model as StepDerivatives<3, 2, 1, { crank::NP }>>::dependent_solve_matrix(
+                &q, &p, 0.0,
+            );
+        assert_eq!(s, s_trait);
+        for i in 0..2 {
+            let e = SVector::<f64, 2>::from_fn(|r, _| f64::from(u8::from(r == i)));
+            let x = crank::solve_dependent(&q, &p, 0.0, &e);
+            for r in 0..3 {
+                assert!(
+                    (s[(r, i)] - x[r]).abs() <= 1e-13 * (1.0 + x[r].abs()),
+                    "column {i}, row {r}: {} vs {}",
+                    s[(r, i)],
+                    x[r]
+                );
+            }
+        }
+    }
+    let p = doubled::Params::default();
+    for _ in 0..200 {
+        let q = SVector::<f64, 2>::from_fn(|_, _| rng.random_range(-1.0..1.0));
+        let s = doubled::dependent_solve_matrix(&q, &p, 0.0);
+        for i in 0..2 {
+            let e = SVector::<f64, 2>::from_fn(|r, _| f64::from(u8::from(r == i)));
+            let x = doubled::solve_dependent(&q, &p, 0.0, &e);
+            for r in 0..2 {
+                assert!((s[(r, i)] - x[r]).abs() <= 1e-13 * (1.0 + x[r].abs()));
+            }
+        }
+    }
+}

@@ -205,7 +205,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             .then(|| derive::inequality::inequalities(&model, &mut arena));
         let derivatives = match (&eom, opts.derivatives || file.derivatives) {
             (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
-                &model, &mut arena, e, &jac, &gamma, &ns.basis,
+                &model, &mut arena, e, &jac, &gamma, &ns.basis, &ns.solve,
             )),
             _ => None,
         };

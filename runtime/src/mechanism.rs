@@ -276,4 +276,20 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
         t: f64,
         b: &SVector<f64, NQ>,
     ) -> SMatrix<f64, NC, NP>;
+    /// The dependent solve as a matrix `S` (`NQ × NC`): `solve_dependent(q, p, t, b) = S b`.
+    /// Generated models compute it in one body (the trigonometry shared); the default makes
+    /// `NC` solves.
+    fn dependent_solve_matrix(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NQ, NC> {
+        let pv = Self::param_values(p);
+        let mut s = SMatrix::<f64, NQ, NC>::zeros();
+        for i in 0..NC {
+            let e = SVector::<f64, NC>::from_fn(|r, _| f64::from(u8::from(r == i)));
+            s.set_column(i, &Self::solve_dependent_s(q, &pv, t, &e));
+        }
+        s
+    }
 }

@@ -604,13 +604,9 @@ where
     let q1 = project::<M, NQ, NC, DOF, NP>(fw.qn, &pv, t1, opts)?;
     let mut out = StepJacobians::zeroed(&q1, &fw.u1);
     let (d, u1, ddu, mass) = (&fw.d, &fw.u1, &fw.ddu, &fw.mass);
-    // `solve_dependent` is linear in its right-hand side: its matrix once (NC solves, each
-    // recomputing the trigonometry), then products.
-    let mut solve_m = SMatrix::<f64, NQ, NC>::zeros();
-    for i in 0..NC {
-        let e = SVector::<f64, NC>::from_fn(|r, _| f64::from(u8::from(r == i)));
-        solve_m.set_column(i, &M::solve_dependent_s(q, &pv, t, &e));
-    }
+    // `solve_dependent` is linear in its right-hand side: its matrix once (one generated
+    // body), then products.
+    let solve_m = M::dependent_solve_matrix(q, p, t);
     // ∂γ/∂q̇ is linear in q̇ here (time-independent constraints): its value at each D_j
     // gives δD and, combined with u, its value at q̇ = D u.
     let g_d: Vec<SMatrix<f64, NC, NQ>> = (0..DOF)
@@ -663,11 +659,7 @@ where
         let dd: Vec<SMatrix<f64, NQ, NP>> = (0..DOF)
             .map(|j| -(solve_m * M::jacobian_times_jacobian_p(q, p, t, &d.column(j).into_owned())))
             .collect();
-        let mut solve_m1 = SMatrix::<f64, NQ, NC>::zeros();
-        for i in 0..NC {
-            let e = SVector::<f64, NC>::from_fn(|r, _| f64::from(u8::from(r == i)));
-            solve_m1.set_column(i, &M::solve_dependent_s(&q1, &pv, t1, &e));
-        }
+        let solve_m1 = M::dependent_solve_matrix(&q1, p, t1);
         Some(ParamPieces::<NQ, NC, DOF, NP> {
             g: M::gamma_jacobian_p(q, &fw.qd, p, t) - M::jacobian_times_jacobian_p(q, p, t, ddu),
             f: M::forces_jacobian_p(q, &fw.qd, p, t) - M::mass_times_jacobian_p(q, p, t, ddu),

@@ -35,6 +35,9 @@ pub struct DynamicsDerivatives {
     /// `(∂D/∂q) v` (`NQ × DOF`, dense rows) for the primary chart's basis `D`, the
     /// direction `v` the velocity symbols (`Ḋ` along `q̇` for scleronomic constraints).
     pub basis_q_v: Vec<Vec<ExprId>>,
+    /// The primary chart's dependent solve as a matrix (`NQ × NC`): `x = S b` solves
+    /// `C_J x = b` with zero independent part (the solve is linear in `b`: `S = ∂x/∂b`).
+    pub solve_b: SymMatrix,
 }
 
 /// The Jacobian of `rows` with respect to the symbols `sym(0..n)`: each row's partials
@@ -60,6 +63,7 @@ pub fn dynamics_derivatives(
     jacobian: &SymMatrix,
     gamma: &[ExprId],
     basis: &[Vec<ExprId>],
+    solve: &[ExprId],
 ) -> DynamicsDerivatives {
     let residual: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let nq = model.coords.len();
@@ -113,7 +117,9 @@ pub fn dynamics_derivatives(
                 .collect()
         })
         .collect();
+    let solve_b = jacobian_of(a, solve, model.constraints.len(), Sym::Rhs);
     DynamicsDerivatives {
+        solve_b,
         forces_q,
         forces_qd,
         forces_p,

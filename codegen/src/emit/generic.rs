@@ -216,6 +216,9 @@ fn step_derivatives_impl(
             fn jacobian_times_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NC, { generic::NP }> {
                 jacobian_times_jacobian_p(q, p, t, b)
             }
+            fn dependent_solve_matrix(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, NC> {
+                dependent_solve_matrix(q, p, t)
+            }
         }
     }
 }

@@ -350,7 +350,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 11] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 12] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -362,6 +362,7 @@ pub(crate) const DERIVATIVE_FNS: [&str; 11] = [
     "gamma_jacobian_p",
     "residual_jacobian_p",
     "jacobian_times_jacobian_p",
+    "dependent_solve_matrix",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -483,6 +484,17 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Shape::Matrix(Dim::Nq, Dim::Dof),
         "m",
         nonzeros(&d.basis_q_v, c.arena),
+    )));
+    let (roots, pos) = entries(&d.solve_b);
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[11],
+        format!(
+            " `solve_dependent` as a matrix `S` (NQ × NC): `solve_dependent(q, p, t, b) = S b` (zero rows at `INDEPENDENT`), from one evaluation of the shared trigonometry instead of `NC` solves.\n\n Rows: {order}."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::Nq, Dim::Nc),
+        "m",
+        (roots, pos),
     )));
 }
 
