@@ -33,7 +33,9 @@ pub use emit::{FunctionStats, ModuleStats};
 pub use error::{Error, Errors, Result};
 /// The syntax of [`Options::formulas`]: plain text or LaTeX.
 pub use expr::print::Syntax as FormulaSyntax;
-pub use generate::{expand, generate, generate_str, models, pretty, Generated, Options, Timings};
+pub use generate::{
+    expand, generate, generate_str, models, pretty, Generated, Lowered, Options, Timings,
+};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].
 pub use proc_macro2;
