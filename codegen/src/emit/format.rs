@@ -16,7 +16,7 @@ use crate::emit::COMMENT_MARKER;
 const BODY_MARKER: &str = "__mechgen_body";
 
 /// Pretty-prints a generated file: the skeleton by `prettyplease`, flat function bodies
-/// by [`write_body`]. Comment markers become `//` comments.
+/// by `write_body`. Comment markers become `//` comments.
 pub fn pretty_file(tokens: &TokenStream) -> Option<String> {
     let mut bodies = Vec::new();
     let skeleton = hollow(tokens.clone(), &mut bodies);
