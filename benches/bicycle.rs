@@ -3,7 +3,7 @@
 //! right-hand side by the projection method (`projection_accelerations`: the generated
 //! basis, mass matrix, forces and γ, a 3 × 3 reduced solve) against the Lagrange route's:
 //! its right-hand side `lagrange_qdd` (through the generated chart, no multipliers) and
-//! `lagrange_accelerations` (the SVD solve with the multipliers), measured in the same run,
+//! `lagrange_accelerations` (the same chart, with the multipliers), measured in the same run,
 //! interleaved, at 1,000 states near upright running at 5 m/s. PyDy's compiled RHS of the
 //! same model takes 8.34 µs (published; other hardware, not measured here).
 //!
@@ -110,7 +110,7 @@ fn main() {
         tq / tp
     );
     println!(
-        "Lagrange accelerations with multipliers (SVD): {:.2} µs ({:.2}× the projection method)",
+        "Lagrange accelerations with multipliers (generated chart): {:.2} µs ({:.2}× the projection method)",
         1e6 * tl,
         tl / tp
     );

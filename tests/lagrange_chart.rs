@@ -2,9 +2,11 @@
 //! static LU / atlas instead of a dense heap LU per RHS"). `runtime::lagrange_qdd` computes
 //! `q̈` through a healthy generated chart — the primary one, or the pivot atlas's where the
 //! primary order divides by zero — and falls back to the SVD solve of
-//! `lagrange_accelerations` elsewhere. The two must give the same `q̈` wherever the chart
-//! serves, including at states approaching singular ones, and the SVD solve must keep every
-//! row there (one rank decision).
+//! `lagrange_accelerations` elsewhere; `lagrange_accelerations` computes the multipliers
+//! through the same chart (`C_Jᵀ λ = M q̈ − f` on its dependent columns). Both must equal the
+//! SVD solve (`lagrange_accelerations_svd`) wherever the chart serves, including at states
+//! approaching singular ones, and the SVD solve must keep every row there (one rank
+//! decision).
 
 use mechgen_test_support as common;
 
@@ -68,11 +70,23 @@ fn compare<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: runtime::Dynamics<NQ, NC, DOF>,
 {
-    let svd = lagrange_accelerations::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau).expect("svd route");
+    let svd = runtime::lagrange_accelerations_svd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau)
+        .expect("svd route");
     let (qdd, path) = lagrange_qdd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau).expect("chart route");
     let scale = 1.0 + svd.qdd.amax();
     let err = (qdd - svd.qdd).amax() / scale;
     assert!(err <= 1e-9, "{}: q {q:?}: {err:e} ({path:?})", M::NAME);
+    // The default with multipliers: through the same chart where it serves.
+    let with = lagrange_accelerations::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau).expect("default");
+    assert!((with.qdd - svd.qdd).amax() <= 1e-9 * scale);
+    let lscale = 1.0 + svd.lambda.amax();
+    let lerr = (with.lambda - svd.lambda).amax() / lscale;
+    assert!(
+        lerr <= 1e-9,
+        "{}: q {q:?}: multipliers {lerr:e} ({path:?})",
+        M::NAME
+    );
+    assert_eq!(with.rank, svd.rank);
     if let Some(path) = path {
         assert_eq!(svd.rank, NC, "{}: q {q:?}, {path:?}", M::NAME);
         let h = match path {

@@ -46,9 +46,11 @@
 //! The right-hand side of [`crate::simulate_lagrange`] is [`lagrange_qdd`]: where a
 //! generated chart is healthy (health `≥` [`CHART_RHS_HEALTH`]) the accelerations come from
 //! its straight-line basis and dependent solve with a static Cholesky of `Dᵀ M D` (the
-//! Whipple bicycle: 2.4 µs against 6.3 µs for the SVD solve, `cargo bench --bench
-//! bicycle`); the SVD solve above takes every other state, with the same rank decision.
-//! The multipliers ([`lagrange_accelerations`]) always come from the SVD solve.
+//! Whipple bicycle: 2.4 µs against 6.3 µs for the SVD solve, `cargo bench -p mechgen
+//! --bench bicycle`); the SVD solve above takes every other state, with the same rank decision.
+//! [`lagrange_accelerations`] takes the same chart for the multipliers too, `C_Jᵀ λ = M q̈ − f`
+//! on the chart's dependent columns (a regular square block there; models without redundant
+//! rows), and the SVD solve everywhere else.
 //!
 //! # Mass check
 //!
@@ -189,7 +191,10 @@ pub(crate) fn check_finite(
 
 /// Solves the augmented Lagrange system at `(q, q̇)` with one rank decision (see the
 /// [module documentation](self)); `baumgarte_tau = Some(τ)` adds the stabilisation terms
-/// `−(2/τ) Ċ − (1/τ²) C` to the right-hand side.
+/// `−(2/τ) Ċ − (1/τ²) C` to the right-hand side. Where a generated chart serves
+/// ([`lagrange_qdd`]) and the model has no redundant rows, `q̈` and `λ` come from it (full rank:
+/// the unique solution, equal to the SVD solve's to rounding, `rank = NC`); elsewhere from
+/// the SVD solve ([`lagrange_accelerations_svd`]).
 ///
 /// Errors: [`DynamicsError::IndefiniteMass`] (negative mass on the allowed motions),
 /// [`DynamicsError::SingularAugmented`] (a motion without inertia), naming the largest
@@ -208,7 +213,62 @@ where
     M: Dynamics<NQ, NC, DOF>,
 {
     let terms = Terms::<NQ, NC>::of::<M, DOF>(q, qd, p, t, baumgarte_tau)?;
+    if NC + DOF == NQ {
+        if let Some((qdd, _, independent)) = terms.chart_qdd::<M, DOF>(q, p, t) {
+            let j = match terms.j {
+                Some(j) => j,
+                None => Terms::<NQ, NC>::jacobian::<M, DOF>(q, p, t)?,
+            };
+            if let Some(lambda) = chart_multipliers(&j, &independent, &(terms.mass * qdd - terms.f))
+            {
+                return Ok(LagrangeAccelerations {
+                    qdd,
+                    lambda,
+                    rank: NC,
+                });
+            }
+        }
+    }
     terms.svd_solve::<M, DOF>(q, qd, p, t)
+}
+
+/// [`lagrange_accelerations`] by the SVD solve always (no generated chart): the reference the
+/// chart route is tested against.
+#[doc(hidden)]
+pub fn lagrange_accelerations_svd<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    baumgarte_tau: Option<f64>,
+) -> Result<LagrangeAccelerations<NQ, NC>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let terms = Terms::<NQ, NC>::of::<M, DOF>(q, qd, p, t, baumgarte_tau)?;
+    terms.svd_solve::<M, DOF>(q, qd, p, t)
+}
+
+/// The multipliers from a healthy chart without redundant rows: `C_Jᵀ λ = M q̈ − f` on the
+/// chart's dependent columns, a square block that is regular where the chart is healthy
+/// (the other columns hold by `Dᵀ (M q̈ − f) = 0`). `None` when the block's LU fails or the
+/// result is not finite.
+fn chart_multipliers<const NQ: usize, const NC: usize, const DOF: usize>(
+    j: &SMatrix<f64, NC, NQ>,
+    independent: &[usize; DOF],
+    r: &SVector<f64, NQ>,
+) -> Option<SVector<f64, NC>> {
+    if NC == 0 {
+        return Some(SVector::zeros());
+    }
+    let dep: Vec<usize> = (0..NQ).filter(|c| !independent.contains(c)).collect();
+    if dep.len() != NC {
+        return None;
+    }
+    let jdep_t = SMatrix::<f64, NC, NC>::from_fn(|k, i| j[(i, dep[k])]);
+    let r_dep = SVector::<f64, NC>::from_fn(|k, _| r[dep[k]]);
+    let lambda = crate::step::lu_solve(jdep_t, r_dep).ok()?;
+    linalg::finite(lambda.as_slice()).then_some(lambda)
 }
 
 /// The accelerations `q̈` of [`lagrange_accelerations`] without the multipliers, the
@@ -239,7 +299,7 @@ where
     M: Dynamics<NQ, NC, DOF>,
 {
     let terms = Terms::<NQ, NC>::of::<M, DOF>(q, qd, p, t, baumgarte_tau)?;
-    if let Some((qdd, path)) = terms.chart_qdd::<M, DOF>(q, p, t) {
+    if let Some((qdd, path, _)) = terms.chart_qdd::<M, DOF>(q, p, t) {
         return Ok((qdd, Some(path)));
     }
     terms
@@ -322,7 +382,7 @@ impl<const NQ: usize, const NC: usize> Terms<NQ, NC> {
         q: &SVector<f64, NQ>,
         p: &M::Params,
         t: f64,
-    ) -> Option<(SVector<f64, NQ>, NullSpacePath)>
+    ) -> Option<(SVector<f64, NQ>, NullSpacePath, [usize; DOF])>
     where
         M: Dynamics<NQ, NC, DOF>,
     {
@@ -346,7 +406,7 @@ impl<const NQ: usize, const NC: usize> Terms<NQ, NC> {
             return None;
         }
         let qdd = dm * ch.solve(&b) + z;
-        linalg::finite(qdd.as_slice()).then_some((qdd, part.path))
+        linalg::finite(qdd.as_slice()).then_some((qdd, part.path, part.independent))
     }
 
     fn svd_solve<M, const DOF: usize>(

@@ -87,8 +87,8 @@ pub use dual::Dual;
 pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
 #[cfg(feature = "std")]
 pub use lagrange::{
-    lagrange_accelerations, lagrange_qdd, lagrange_rhs, LagrangeAccelerations, CHART_RHS_HEALTH,
-    RANK_DROP_RATIO, RANK_RTOL,
+    lagrange_accelerations, lagrange_accelerations_svd, lagrange_qdd, lagrange_rhs,
+    LagrangeAccelerations, CHART_RHS_HEALTH, RANK_DROP_RATIO, RANK_RTOL,
 };
 pub use lanes::F64x4;
 pub use mechanism::{

@@ -168,7 +168,7 @@ fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
 /// Solves `a x = b` by LU with partial pivoting on the values (for dual numbers the pivot
 /// order is the value's, and the derivative parts follow it exactly). `None` when a pivot
 /// is at most `1e-14` of the largest entry.
-fn lu_solve<S: Real, const N: usize>(
+pub(crate) fn lu_solve<S: Real, const N: usize>(
     mut a: SMatrix<S, N, N>,
     mut b: SVector<S, N>,
 ) -> Result<SVector<S, N>, f64> {
