@@ -72,7 +72,8 @@ where
 {
     let svd = runtime::lagrange_accelerations_svd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau)
         .expect("svd route");
-    let (qdd, path) = lagrange_qdd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau).expect("chart route");
+    let runtime::LagrangeQdd { qdd, path } =
+        lagrange_qdd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau).expect("chart route");
     let scale = 1.0 + svd.qdd.amax();
     let err = (qdd - svd.qdd).amax() / scale;
     assert!(err <= 1e-9, "{}: q {q:?}: {err:e} ({path:?})", M::NAME);

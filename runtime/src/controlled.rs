@@ -180,8 +180,8 @@ where
     type Error = SimError;
     fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, SimError> {
         (self.control)(t, &y.a, &y.b, &mut self.p);
-        let (qdd, _) =
-            lagrange_qdd::<M, NQ, NC, DOF>(&y.a, &y.b, &self.p, t, self.opts.baumgarte_tau)?;
+        let qdd =
+            lagrange_qdd::<M, NQ, NC, DOF>(&y.a, &y.b, &self.p, t, self.opts.baumgarte_tau)?.qdd;
         Ok(Pair::new(y.b, qdd))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), SimError> {

@@ -140,6 +140,16 @@ pub(crate) fn row_space<const NQ: usize, const NC: usize>(
     })
 }
 
+/// What [`lagrange_qdd`] returns: the accelerations and the chart that served them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LagrangeQdd<const NQ: usize> {
+    /// `q̈`.
+    pub qdd: SVector<f64, NQ>,
+    /// The generated chart that computed `q̈` ([`NullSpacePath::Static`] or
+    /// [`NullSpacePath::Atlas`], with its health); `None` where the SVD solve did.
+    pub path: Option<NullSpacePath>,
+}
+
 /// Accelerations and multipliers of the Lagrange formulation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LagrangeAccelerations<const NQ: usize, const NC: usize> {
@@ -284,8 +294,7 @@ fn chart_multipliers<const NQ: usize, const NC: usize, const DOF: usize>(
 /// (`tests/lagrange_chart.rs` checks both at states approaching singular ones). Off the
 /// manifold (a Runge–Kutta stage) the two differ by the state's constraint defect. Anywhere
 /// else (no healthy chart, a reduced mass the Cholesky test does not accept) the SVD solve decides, and reports errors, as in [`lagrange_accelerations`].
-/// Returns `q̈` and the chart that served it ([`NullSpacePath::Static`] or
-/// [`NullSpacePath::Atlas`] with its health), `None` for the SVD solve.
+/// Returns `q̈` and the chart that served it.
 ///
 /// Errors as [`lagrange_accelerations`].
 pub fn lagrange_qdd<M, const NQ: usize, const NC: usize, const DOF: usize>(
@@ -294,17 +303,21 @@ pub fn lagrange_qdd<M, const NQ: usize, const NC: usize, const DOF: usize>(
     p: &M::Params,
     t: f64,
     baumgarte_tau: Option<f64>,
-) -> Result<(SVector<f64, NQ>, Option<NullSpacePath>), DynamicsError>
+) -> Result<LagrangeQdd<NQ>, DynamicsError>
 where
     M: Dynamics<NQ, NC, DOF>,
 {
     let terms = Terms::<NQ, NC>::of::<M, DOF>(q, qd, p, t, baumgarte_tau)?;
     if let Some((qdd, path, _)) = terms.chart_qdd::<M, DOF>(q, p, t) {
-        return Ok((qdd, Some(path)));
+        return Ok(LagrangeQdd {
+            qdd,
+            path: Some(path),
+        });
     }
-    terms
-        .svd_solve::<M, DOF>(q, qd, p, t)
-        .map(|a| (a.qdd, None))
+    terms.svd_solve::<M, DOF>(q, qd, p, t).map(|a| LagrangeQdd {
+        qdd: a.qdd,
+        path: None,
+    })
 }
 
 /// The health a generated chart must show for [`lagrange_qdd`] to compute `q̈` through it:
@@ -586,5 +599,5 @@ pub fn lagrange_rhs<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    lagrange_qdd::<M, NQ, NC, DOF>(q, qd, p, t, baumgarte_tau).map(|(a, _)| (*qd, a))
+    lagrange_qdd::<M, NQ, NC, DOF>(q, qd, p, t, baumgarte_tau).map(|a| (*qd, a.qdd))
 }

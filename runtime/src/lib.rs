@@ -88,7 +88,7 @@ pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError
 #[cfg(feature = "std")]
 pub use lagrange::{
     lagrange_accelerations, lagrange_accelerations_svd, lagrange_qdd, lagrange_rhs,
-    LagrangeAccelerations, CHART_RHS_HEALTH, RANK_DROP_RATIO, RANK_RTOL,
+    LagrangeAccelerations, LagrangeQdd, CHART_RHS_HEALTH, RANK_DROP_RATIO, RANK_RTOL,
 };
 pub use lanes::F64x4;
 pub use mechanism::{

@@ -308,7 +308,7 @@ fn a04_lagrange_accelerations_off_the_manifold_agree_between_the_svd_and_the_cha
                     &q, &tr.qd[k], &p, t, None,
                 )
                 .expect("svd route");
-                let (qdd, path) =
+                let runtime::LagrangeQdd { qdd, path } =
                     runtime::lagrange_qdd::<m::Model, 5, 5, 1>(&q, &tr.qd[k], &p, t, None)
                         .expect("chart route");
                 assert!(
