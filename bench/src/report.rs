@@ -160,7 +160,7 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "`total` is the wall time of `generate_str` + `pretty` (it includes tokenizing the text).\n"
+            "`total` is the wall time of `generate_file_text` (tokenizing, generation, pretty-printing; `pretty` is the total minus the stages).\n"
         );
         let _ = writeln!(
             s,

@@ -225,7 +225,11 @@ pub fn file_options(seed: Option<u64>, crate_path: Option<&str>) -> Options {
 
 /// Generates the Rust text of one `.mech` source (read from `path`, which names it in the
 /// header and in error messages): the header line, then the pretty-printed modules. The
-/// one function the build script and the command line share.
+/// one function the build script and the command line share. The returned [`Generated`]
+/// carries the statistics and timings; its `tokens` are empty (printing took them apart
+/// without copying them: use [`generate_str`] for the tokens).
+///
+/// [`Generated`]: crate::Generated
 pub fn generate_file_text(
     path: &Path,
     src: &str,
@@ -238,8 +242,18 @@ pub fn generate_file_text(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string())
     );
-    let text = header + &pretty(&generated.tokens);
-    Ok((generated, text))
+    let mut generated = generated;
+    let tokens = std::mem::take(&mut generated.tokens);
+    let body = match crate::generate::pretty_owned(tokens) {
+        Some(text) => text,
+        // Never seen: regenerate (deterministic) and print through `pretty`'s fallback.
+        None => pretty(
+            &generate_str(src, opts)
+                .map_err(|e| locate(path, src, &e))?
+                .tokens,
+        ),
+    };
+    Ok((generated, header + &body))
 }
 
 impl Builder {

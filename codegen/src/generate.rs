@@ -374,7 +374,7 @@ pub fn expand(input: TokenStream, opts: &Options) -> Result<TokenStream> {
 /// Pretty-prints generated items with prettyplease, turning comment markers into `//`
 /// comments.
 pub fn pretty(tokens: &TokenStream) -> String {
-    if let Some(text) = crate::emit::format::pretty_file(tokens) {
+    if let Some(text) = crate::emit::format::pretty_file(tokens.clone()) {
         return comments_to_lines(&text);
     }
     let file: syn::File = match syn::parse2(quote!(#tokens)) {
@@ -383,6 +383,14 @@ pub fn pretty(tokens: &TokenStream) -> String {
         Err(_) => return tokens.to_string(),
     };
     comments_to_lines(&prettyplease::unparse(&file))
+}
+
+/// [`pretty`] of tokens no one else holds (the generated module, once generation is
+/// done): read without copying them. `None` in the case [`pretty`] falls back to printing
+/// through `syn` alone (never seen: generated tokens always parse), where the caller
+/// regenerates and calls [`pretty`].
+pub(crate) fn pretty_owned(tokens: TokenStream) -> Option<String> {
+    crate::emit::format::pretty_file(tokens).map(|text| comments_to_lines(&text))
 }
 
 /// Turns the comment-marker statements left by `prettyplease` into `//` comments.

@@ -16,10 +16,11 @@ use crate::emit::COMMENT_MARKER;
 const BODY_MARKER: &str = "__mechgen_body";
 
 /// Pretty-prints a generated file: the skeleton by `prettyplease`, flat function bodies
-/// by `write_body`. Comment markers become `//` comments.
-pub fn pretty_file(tokens: &TokenStream) -> Option<String> {
+/// by `write_body`. Comment markers become `//` comments. Takes the tokens: when no one else
+/// holds them, their bodies are taken apart without a copy.
+pub fn pretty_file(tokens: TokenStream) -> Option<String> {
     let mut bodies = Vec::new();
-    let skeleton = hollow(tokens.clone(), &mut bodies);
+    let skeleton = hollow(tokens, &mut bodies);
     let file: syn::File = syn::parse2(skeleton).ok()?;
     let text = prettyplease::unparse(&file);
     let marker = format!("{BODY_MARKER}!(");
