@@ -188,7 +188,7 @@ fn targets(r: &Report) -> Vec<Target> {
                 g.total.median - g.pretty.median
             ),
             Some(g.total.median <= 20.0),
-            "generate_str + pretty, wall time (pretty: prettyplease for the skeleton, flat bodies printed from tokens)",
+            "generate_file_text, wall time (pretty: prettyplease for the skeleton, flat bodies printed from tokens)",
         ));
         let ns = g
             .stats
