@@ -406,19 +406,9 @@ impl<const NQ: usize, const NC: usize> Terms<NQ, NC> {
         let z = part.solve_dependent::<M, NC>(q, p, t, &self.d).ok()?;
         let dm = &part.d;
         let a = dm.transpose() * self.mass * dm;
-        let sym = (a + a.transpose()) * 0.5;
         let b = dm.transpose() * (self.f - self.mass * z);
-        // The projection method's acceptance test: λ_min ≥ 1/‖A⁻¹‖_F > MASS_RTOL · trace A.
-        let ch = sym.cholesky()?;
-        let inv_norm = ch.inverse().norm();
-        let trace = sym.trace();
-        if !(inv_norm.is_finite()
-            && trace.is_finite()
-            && 1.0 / inv_norm > linalg::MASS_RTOL * trace)
-        {
-            return None;
-        }
-        let qdd = dm * ch.solve(&b) + z;
+        // The projection method's definiteness test and solve.
+        let qdd = dm * linalg::definite_solve(&a, &b)? + z;
         linalg::finite(qdd.as_slice()).then_some((qdd, part.path, part.independent))
     }
 

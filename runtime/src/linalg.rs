@@ -1,6 +1,26 @@
 //! Small numeric helpers shared by the solvers (crate-private).
 
-use nalgebra::{DMatrix, DVector, Dyn, FullPivLU, SMatrix, SVD};
+use nalgebra::{DMatrix, DVector, Dyn, FullPivLU, SMatrix, SVector, SVD};
+
+/// `a⁻¹ b` for a reduced mass matrix `a` (`DᵀMD`) by a static Cholesky of its symmetrised
+/// part, without allocation, when that proves `a` well inside positive definiteness
+/// (`λ_min ≥ 1/‖A⁻¹‖_F > MASS_RTOL · trace A ≥ MASS_RTOL · λ_max`) and the solution is finite;
+/// `None` otherwise (the caller's eigenvalue path classifies the failure).
+pub(crate) fn definite_solve<const N: usize>(
+    a: &SMatrix<f64, N, N>,
+    b: &SVector<f64, N>,
+) -> Option<SVector<f64, N>> {
+    let sym = (a + a.transpose()) * 0.5;
+    let ch = sym.cholesky()?;
+    let inv_norm = ch.inverse().norm();
+    let trace = sym.trace();
+    if inv_norm.is_finite() && trace.is_finite() && 1.0 / inv_norm > MASS_RTOL * trace {
+        let x = ch.solve(b);
+        finite(x.as_slice()).then_some(x)
+    } else {
+        None
+    }
+}
 
 /// Converts a fixed-size matrix to a dynamic one.
 pub(crate) fn dmatrix<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> DMatrix<f64> {

@@ -75,20 +75,11 @@ fn reduced_solve<const NQ: usize, const DOF: usize>(
             entries: largest_entries(rhs.as_slice(), names),
         });
     }
-    // Fast path, no allocation: a static Cholesky of the symmetrised DᵀMD, accepted when
-    // it proves the matrix well inside positive definiteness (λ_min ≥ 1/‖A⁻¹‖_F and
-    // λ_max ≤ trace A, so λ_min > MASS_RTOL·λ_max holds). Anything else takes the
-    // eigenvalue path below, which classifies the failure (indefinite, singular, NaN).
-    let sym = (a + a.transpose()) * 0.5;
-    if let Some(ch) = sym.cholesky() {
-        let inv_norm = ch.inverse().norm();
-        let trace = sym.trace();
-        if inv_norm.is_finite() && trace.is_finite() && 1.0 / inv_norm > linalg::MASS_RTOL * trace {
-            let x = ch.solve(&b);
-            if linalg::finite(x.as_slice()) {
-                return Ok(x);
-            }
-        }
+    // Fast path, no allocation: a static Cholesky that proves DᵀMD definite. Anything else
+    // takes the eigenvalue path below, which classifies the failure (indefinite, singular,
+    // NaN).
+    if let Some(x) = linalg::definite_solve(&a, &b) {
+        return Ok(x);
     }
     let direction = |v: &DVector<f64>| {
         let m = d * SVector::<f64, DOF>::from_fn(|i, _| v[i]);
