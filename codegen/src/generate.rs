@@ -147,15 +147,17 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         };
         timings.lower += t.elapsed();
         let t = Instant::now();
-        let mut jac = derive::jacobian(&model, &mut arena);
-        let mut jac_t = derive::jacobian_t(&model, &mut arena);
-        let mut gamma = derive::gamma(&mut arena, &jac, &jac_t);
+        let mut kin = derive::kinematics(&model, &mut arena);
         let eom = (!model.dynamics.is_empty())
             .then(|| crate::derive::motion::equations_of_motion(&model, &mut arena));
         timings.differentiate += t.elapsed();
         let t = Instant::now();
-        let Some(checked) = errors.check(crate::pivot::check::check(&model, &arena, &jac, seed))
-        else {
+        let Some(checked) = errors.check(crate::pivot::check::check(
+            &model,
+            &arena,
+            &kin.jacobian,
+            seed,
+        )) else {
             continue;
         };
         if !model.velocity_constraints.is_empty() {
@@ -166,12 +168,12 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
                 ));
                 continue;
             }
-            stack_velocity_constraints(&mut model, &mut arena, &mut jac, &mut jac_t, &mut gamma);
+            stack_velocity_constraints(&mut model, &mut arena, &mut kin);
         }
         let Some(mut ns) = errors.check(pivot::analyze(
             &model,
             &mut arena,
-            &jac,
+            &kin.jacobian,
             &PivotOptions::new(seed),
         )) else {
             continue;
@@ -191,34 +193,40 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         }
         notes.append(&mut ns.notes);
         ns.notes = notes;
-        let Some(charts) = errors.check(named_charts(&model, &mut arena, &jac, seed)) else {
+        let Some(charts) = errors.check(named_charts(&model, &mut arena, &kin.jacobian, seed))
+        else {
             continue;
         };
         timings.pivot_lu += t.elapsed();
         let t = Instant::now();
-        let outputs = (!model.outputs.is_empty()).then(|| {
-            let d = derive::outputs::outputs(&model, &mut arena);
-            let u = derive::outputs::manipulator_jacobian(&mut arena, &d.jacobian, &ns.basis);
-            (d, u)
-        });
+        let outputs = (!model.outputs.is_empty())
+            .then(|| derive::outputs::outputs(&model, &mut arena, &ns.basis));
         let inequalities = (!model.inequalities.is_empty())
             .then(|| derive::inequality::inequalities(&model, &mut arena));
-        let derivatives = match (&eom, opts.derivatives || file.derivatives) {
-            (Some(e), true) => Some(derive::sensitivity::dynamics_derivatives(
-                &model, &mut arena, e, &jac, &gamma, &ns.basis, &ns.solve,
-            )),
-            _ => None,
+        let dynamics = eom.map(|eom| {
+            let derivatives = (opts.derivatives || file.derivatives).then(|| {
+                derive::sensitivity::dynamics_derivatives(
+                    &model,
+                    &mut arena,
+                    &eom,
+                    &kin.jacobian,
+                    &kin.gamma,
+                    &ns.basis,
+                    &ns.solve,
+                )
+            });
+            derive::Dynamics { eom, derivatives }
+        });
+        let charts = pivot::Charts {
+            primary: ns,
+            named: charts,
         };
         let an = Analysis {
-            jacobian: &jac,
-            jacobian_t: &jac_t,
-            null_space: &ns,
+            kinematics: &kin,
             charts: &charts,
-            gamma: &gamma,
-            eom: eom.as_ref(),
+            dynamics: dynamics.as_ref(),
             inequalities: inequalities.as_ref(),
-            derivatives: derivatives.as_ref(),
-            outputs: outputs.as_ref().map(|(d, u)| (d, u.as_slice())),
+            outputs: outputs.as_ref(),
         };
         let Some((ts, mut stats)) = errors.check(emit::module(&model, &arena, &an, &eopts)) else {
             continue;
@@ -243,23 +251,17 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
 /// to `C_t` (so that `[C_J; A] q̇ = −[C_t; a₀]`), `−d(A q̇ + a₀)/dt` (with `q̇` held) to `γ`,
 /// and an identically zero row to the residual (a velocity constraint restricts no
 /// configuration: position projections solve `[C_J; A] Δq = [−C; 0]`).
-fn stack_velocity_constraints(
-    model: &mut Model,
-    arena: &mut Arena,
-    jac: &mut derive::SymMatrix,
-    jac_t: &mut Vec<crate::expr::ExprId>,
-    gamma: &mut Vec<crate::expr::ExprId>,
-) {
+fn stack_velocity_constraints(model: &mut Model, arena: &mut Arena, kin: &mut derive::Kinematics) {
     let nq = model.coords.len();
     let mut rows = derive::SymMatrix::new(nq);
     let mut rest = Vec::new();
     for v in &model.velocity_constraints {
         rows.push_row(arena, v.row.clone());
-        jac.push_row(arena, v.row.clone());
+        kin.jacobian.push_row(arena, v.row.clone());
         rest.push(v.rest);
     }
-    gamma.extend(derive::rows_gamma(arena, &rows, &rest));
-    jac_t.extend(rest);
+    kin.gamma.extend(derive::rows_gamma(arena, &rows, &rest));
+    kin.jacobian_t.extend(rest);
     let zero = arena.constant(0.0);
     for v in model.velocity_constraints.clone() {
         model.constraints.push(model::Equation {

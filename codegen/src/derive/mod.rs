@@ -16,6 +16,39 @@ use crate::model::Model;
 /// derivatives, whose generated code is unchanged.
 pub const GRADIENT_ABOVE: usize = 64;
 
+/// What the differentiation stage returns for the constraints: `C_J`, `C_t` and `γ`.
+#[derive(Clone, Debug)]
+pub struct Kinematics {
+    /// `C_J = ∂C/∂q` (`NC × NQ`, sparse).
+    pub jacobian: SymMatrix,
+    /// `C_t = ∂C/∂t` (`NC` entries).
+    pub jacobian_t: Vec<ExprId>,
+    /// `γ` of `C_J q̈ = γ` (expressions of `q`, `q̇`, `p`, `t`; see [`gamma`]).
+    pub gamma: Vec<ExprId>,
+}
+
+/// The constraints' derivatives: [`jacobian`], [`jacobian_t`] and [`gamma`].
+pub fn kinematics(model: &Model, arena: &mut Arena) -> Kinematics {
+    let jacobian = jacobian(model, arena);
+    let jacobian_t = jacobian_t(model, arena);
+    let gamma = gamma(arena, &jacobian, &jacobian_t);
+    Kinematics {
+        jacobian,
+        jacobian_t,
+        gamma,
+    }
+}
+
+/// What the dynamics stages return: the equations of motion and, with `#![derivatives]`,
+/// their derivatives.
+#[derive(Clone, Debug)]
+pub struct Dynamics {
+    /// Mass matrix, forces and energy.
+    pub eom: motion::EquationsOfMotion,
+    /// The derivatives of the dynamics terms, when `#![derivatives]` asks for them.
+    pub derivatives: Option<sensitivity::DynamicsDerivatives>,
+}
+
 /// The constraint Jacobian `C_J` (`NC × NQ`, sparse: only the coordinates a row contains
 /// can have a nonzero partial), as DAG roots.
 pub fn jacobian(model: &Model, arena: &mut Arena) -> SymMatrix {

@@ -16,10 +16,14 @@ pub struct OutputDerivatives {
     pub velocity: Vec<ExprId>,
     /// `ö − ∂o/∂q q̈ = (∂ȯ/∂q) q̇ + ∂ȯ/∂t` (the acceleration at `q̈ = 0`).
     pub acceleration_bias: Vec<ExprId>,
+    /// The manipulator Jacobian `∂o/∂q · D` (`NO × DOF`, dense rows) through the
+    /// null-space basis `D` the pivot stage chose ([`manipulator_jacobian`]).
+    pub manipulator: Vec<Vec<ExprId>>,
 }
 
-/// The derivatives of `model.outputs`.
-pub fn outputs(model: &Model, arena: &mut Arena) -> OutputDerivatives {
+/// The derivatives of `model.outputs`, the manipulator Jacobian through the null-space
+/// basis `basis` (`NQ × DOF`).
+pub fn outputs(model: &Model, arena: &mut Arena, basis: &[Vec<ExprId>]) -> OutputDerivatives {
     let nq = model.coords.len();
     let roots: Vec<ExprId> = model.outputs.iter().map(|o| o.expr).collect();
     let a = &mut *arena;
@@ -47,10 +51,12 @@ pub fn outputs(model: &Model, arena: &mut Arena) -> OutputDerivatives {
         .iter()
         .map(|&e| a.tangent_with(e, &mut { along_velocity }))
         .collect();
+    let manipulator = manipulator_jacobian(a, &jacobian, basis);
     OutputDerivatives {
         jacobian,
         velocity,
         acceleration_bias,
+        manipulator,
     }
 }
 

@@ -22,10 +22,7 @@ pub use function::{CHUNK_LETS, MAX_LETS_PER_FUNCTION};
 pub use names::{bound_names, rust_ident};
 pub use ops::OpCount;
 
-use crate::derive::motion::EquationsOfMotion;
-use crate::expr::ExprId;
 use crate::model::Model;
-use crate::pivot::NullSpace;
 use expr::SymNames;
 use function::Emitter;
 use std::collections::HashMap;
@@ -38,29 +35,20 @@ pub const ATLAS_SWITCH: f64 = 1e-3;
 /// Name of the marker macro that [`pretty`](crate::pretty) turns into `//` comments.
 pub const COMMENT_MARKER: &str = "__mechgen_comment";
 
-/// What emission needs besides the model: derivatives and the null-space analysis.
+/// What emission needs besides the model: the named output of each stage.
 pub struct Analysis<'a> {
-    /// `C_J`, `NC × NQ`, row-major.
-    pub jacobian: &'a crate::derive::SymMatrix,
-    /// `C_t`, `NC` entries.
-    pub jacobian_t: &'a [ExprId],
-    /// Null space and dependent solve.
-    pub null_space: &'a NullSpace,
-    /// The named charts (`independent NAME: …;`): their names and static LUs.
-    pub charts: &'a [(String, NullSpace)],
-    /// `γ` of `C_J q̈ = γ` (expressions of q, q̇, p, t).
-    pub gamma: &'a [ExprId],
-    /// Mass matrix, forces and energy, when the model has dynamics.
-    pub eom: Option<&'a EquationsOfMotion>,
+    /// The differentiation stage: `C_J`, `C_t` and `γ`.
+    pub kinematics: &'a crate::derive::Kinematics,
+    /// The pivot stage: the primary static LU (null space, dependent solve, atlas) and the
+    /// named charts.
+    pub charts: &'a crate::pivot::Charts,
+    /// The dynamics stages (mass matrix, forces, energy; their derivatives under
+    /// `#![derivatives]`), when the model has dynamics.
+    pub dynamics: Option<&'a crate::derive::Dynamics>,
     /// `J_g`, `∂g/∂t` and `γ_g` of the inequality constraints, when the model has any.
     pub inequalities: Option<&'a crate::derive::inequality::InequalityDerivatives>,
-    /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics).
-    pub derivatives: Option<&'a crate::derive::sensitivity::DynamicsDerivatives>,
-    /// The named outputs' derivatives and manipulator Jacobian (see `outputs` below).
-    pub outputs: Option<(
-        &'a crate::derive::outputs::OutputDerivatives,
-        &'a [Vec<ExprId>],
-    )>,
+    /// The named outputs' derivatives and manipulator Jacobian, when the model has any.
+    pub outputs: Option<&'a crate::derive::outputs::OutputDerivatives>,
 }
 
 /// Options of emission.
@@ -176,7 +164,7 @@ fn module_with(
     opts: &EmitOptions,
     names: &SymNames,
 ) -> crate::error::Result<(TokenStream, ModuleStats)> {
-    let ns = an.null_space;
+    let ns = &an.charts.primary;
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;
     let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();

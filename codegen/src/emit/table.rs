@@ -334,7 +334,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
         arena,
         nq: model.coords.len(),
         nc: model.constraints.len(),
-        dof: model.coords.len() - an.null_space.rank,
+        dof: model.coords.len() - an.charts.primary.rank,
         order: coord_order_doc(&coord_names),
         coord_names,
     };
@@ -368,7 +368,7 @@ pub(crate) const DERIVATIVE_FNS: [&str; 12] = [
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
 /// `∂f/∂p`, `∂(M a)/∂q`, `∂γ/∂q`, `∂γ/∂q̇`.
 fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
-    let Some(d) = c.an.derivatives else {
+    let Some(d) = c.an.dynamics.and_then(|d| d.derivatives.as_ref()) else {
         return;
     };
     let order = &c.order;
@@ -509,7 +509,7 @@ fn inequality_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     let ni = model.inequalities.len();
     let nq = c.nq;
     let order = &c.order;
-    let dynamics = c.an.eom.is_some();
+    let dynamics = c.an.dynamics.is_some();
     let tr = |name: &'static str, rank: u8| {
         if dynamics {
             method(Trait::Inequalities, name, rank)
@@ -584,7 +584,7 @@ fn inequality_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
 /// The named outputs (`output NAME = expr;`): values, Jacobian, velocity, acceleration bias
 /// and manipulator Jacobian, when the model has any.
 fn output_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
-    let Some((d, manip)) = c.an.outputs else {
+    let Some(d) = c.an.outputs else {
         return;
     };
     let arena = c.arena;
@@ -650,14 +650,14 @@ fn output_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Inputs::Position,
         Shape::Matrix(Dim::No, Dim::Dof),
         "j",
-        nonzeros(manip, arena),
+        nonzeros(&d.manipulator, arena),
     )));
 }
 
 /// `jacobian_values`: the structural nonzeros of `C_J` in compressed-column order, with
 /// the pattern as constants (`JACOBIAN_NNZ`, `JACOBIAN_COLPTR`, `JACOBIAN_ROWIDX`).
 fn sparse_jacobian(c: &Ctx<'_>) -> GenFn {
-    let mut entries: Vec<(usize, usize, ExprId)> = c.an.jacobian.nonzeros().collect();
+    let mut entries: Vec<(usize, usize, ExprId)> = c.an.kinematics.jacobian.nonzeros().collect();
     entries.sort_by_key(|&(i, j, _)| (j, i));
     let mut colptr = vec![0; c.nq + 1];
     for &(_, j, _) in &entries {
@@ -699,12 +699,13 @@ fn sparse_jacobian(c: &Ctx<'_>) -> GenFn {
 /// from one body (see [`Shape::Kinematics`]).
 fn kinematics_fn(c: &Ctx<'_>) -> GenFn {
     let model = c.model;
-    let ns = c.an.null_space;
+    let ns = &c.an.charts.primary;
     let arena = c.arena;
     let mut roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let mut pos: Vec<(usize, usize)> = (0..c.nc).map(|i| (i, 0)).collect();
     let (jr, jp): (Vec<ExprId>, Vec<(usize, usize)>) =
-        c.an.jacobian
+        c.an.kinematics
+            .jacobian
             .nonzeros()
             .map(|(i, j, e)| (e, (i, j)))
             .unzip();
@@ -785,7 +786,7 @@ fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Inputs::Position,
         Shape::Matrix(Dim::Nc, Dim::Nq),
         "m",
-        an.jacobian
+        an.kinematics.jacobian
             .nonzeros()
             .map(|(i, j, e)| (e, (i, j)))
             .unzip(),
@@ -805,7 +806,7 @@ fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Inputs::Position,
         Shape::Vector(Dim::Nc),
         "v",
-        nonzeros_vec(an.jacobian_t, arena),
+        nonzeros_vec(&an.kinematics.jacobian_t, arena),
     );
     f.rows_are_constraints = true;
     f.implements = method(Trait::Mechanism, "jacobian_t", 2);
@@ -815,7 +816,7 @@ fn constraint_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
 /// The charts of the atlas, its dispatch, and `solve_dependent`; then each named chart's
 /// `null_space_NAME` and `solve_dependent_NAME`.
 fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
-    let ns = c.an.null_space;
+    let ns = &c.an.charts.primary;
     // null_space: the primary chart (`null_space_fixed`), the atlas's further charts
     // (`null_space_chart{k}`), then the dispatch picking the healthiest.
     let mut charts = Vec::new();
@@ -857,7 +858,7 @@ fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     let mut f = solve_fn(c, "solve_dependent", ns, "INDEPENDENT");
     f.implements = method(Trait::Mechanism, "solve_dependent", 4);
     out.push(Entry::Function(f));
-    for (name, chart) in c.an.charts {
+    for (name, chart) in &c.an.charts.named {
         let upper = name.to_uppercase();
         let which =
             format!(" of the named chart `{name}` (identity rows at `INDEPENDENT_{upper}`)");
@@ -979,10 +980,10 @@ fn acceleration_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Inputs::PositionVelocity,
         Shape::Vector(Dim::Nc),
         "g",
-        nonzeros_vec(an.gamma, arena),
+        nonzeros_vec(&an.kinematics.gamma, arena),
     );
     f.rows_are_constraints = true;
-    let Some(eom) = an.eom else {
+    let Some(eom) = an.dynamics.map(|d| &d.eom) else {
         out.push(Entry::Function(f));
         return;
     };

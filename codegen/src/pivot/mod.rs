@@ -70,6 +70,16 @@ pub struct NullSpace {
     pub charts: Vec<Chart>,
 }
 
+/// What the pivot stage returns: the primary static LU (with its atlas) and the charts
+/// the model names (`independent NAME: …;`).
+#[derive(Clone, Debug)]
+pub struct Charts {
+    /// The primary chart: the module's `null_space`, `solve_dependent` and atlas.
+    pub primary: NullSpace,
+    /// The named charts, by name, each with its own fixed pivot order (no atlas).
+    pub named: Vec<(String, NullSpace)>,
+}
+
 /// A further chart of the atlas: a static pivot sequence with other independent
 /// coordinates, and its symbolic basis.
 #[derive(Clone, Debug)]
