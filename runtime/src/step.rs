@@ -165,6 +165,44 @@ fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
     out
 }
 
+/// `a b` for `f64`, column by column (contiguous inner loops over `a`'s columns, which
+/// the compiler vectorises), skipping the exact zeros of `b` (the generated derivative
+/// matrices are sparse; every zero of `b` saves a column of `a`) and `a`'s zero columns.
+fn mul<const R: usize, const K: usize, const C: usize>(
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+) -> SMatrix<f64, R, C> {
+    let mut out = SMatrix::<f64, R, C>::zeros();
+    // Column-major storage: column `k` of `a` is `a[k R .. (k + 1) R]`.
+    let (av, bv) = (a.as_slice(), b.as_slice());
+    let live: [bool; K] = std::array::from_fn(|k| av[k * R..(k + 1) * R].iter().any(|&x| x != 0.0));
+    for (j, col) in out.as_mut_slice().chunks_exact_mut(R).enumerate() {
+        for k in 0..K {
+            let bkj = bv[j * K + k];
+            if bkj == 0.0 || !live[k] {
+                continue;
+            }
+            for (o, x) in col.iter_mut().zip(&av[k * R..(k + 1) * R]) {
+                *o += x * bkj;
+            }
+        }
+    }
+    out
+}
+
+/// `m += w g`, entry by entry on the storage.
+fn add_scaled<const R: usize, const C: usize>(
+    m: &mut SMatrix<f64, R, C>,
+    w: f64,
+    g: &SMatrix<f64, R, C>,
+) {
+    if w != 0.0 {
+        for (o, x) in m.as_mut_slice().iter_mut().zip(g.as_slice()) {
+            *o += w * x;
+        }
+    }
+}
+
 /// Solves `a x = b` by LU with partial pivoting on the values (for dual numbers the pivot
 /// order is the value's, and the derivative parts follow it exactly). `None` when a pivot
 /// is at most `1e-14` of the largest entry.
@@ -576,6 +614,13 @@ where
 /// `∂f/∂p δp − ∂(M Ḋu)/∂p δp` in `δrhs`, `Dᵀ [∂(M D_j)/∂p δp]_j` in `δA`, and
 /// `− J_dep(q')⁻¹ ∂C/∂p(q') δp` added to `δq'`.
 ///
+/// All directions are composed at once, as matrix products: the generated derivatives
+/// that are linear in a vector argument are called on the combination the step needs
+/// (`∂(M q̈)/∂q` with `q̈ = Ḋu + D u̇` instead of one call per basis column), and the
+/// `NQ`-long chains of `δb − δA u̇` are reduced from the left by `Dᵀ` first (`Dᵀ M S`,
+/// `Dᵀ ∂f/∂q̇ − Dᵀ M S ∂γ/∂q̇`, with `S` the dependent solve as a matrix), so that each
+/// direction costs `DOF`-row products only; `δu̇ = A⁻¹ R` with `A⁻¹` formed once.
+///
 /// Equal to the dual-number Jacobian to rounding (tests/step.rs, the Andrews mechanism
 /// and the Stewart platform at 100 random states).
 pub fn step_jacobians_symbolic<
@@ -603,40 +648,57 @@ where
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(fw.qn, &pv, t1, opts)?;
     let mut out = StepJacobians::zeroed(&q1, &fw.u1);
-    let (d, u1, ddu, mass) = (&fw.d, &fw.u1, &fw.ddu, &fw.mass);
-    // `solve_dependent` is linear in its right-hand side: its matrix once (one generated
-    // body), then products.
-    let solve_m = M::dependent_solve_matrix(q, p, t);
-    // ∂γ/∂q̇ is linear in q̇ here (time-independent constraints): its value at each D_j
-    // gives δD and, combined with u, its value at q̇ = D u.
-    let g_d: Vec<SMatrix<f64, NC, NQ>> = (0..DOF)
-        .map(|j| M::gamma_jacobian_qd(q, &d.column(j).into_owned(), p, t))
-        .collect();
-    // δD along coordinate k, column j: solve(½ ∂γ/∂q̇(q, D_j) e_k) = column k of `dd_cols[j]`.
-    let dd_cols: Vec<SMatrix<f64, NQ, NQ>> = g_d.iter().map(|g| solve_m * (g * 0.5)).collect();
-    let mut gqd = SMatrix::<f64, NC, NQ>::zeros();
-    for (j, g) in g_d.iter().enumerate() {
-        gqd += g * u[j];
-    }
-    let gq = M::gamma_jacobian_q(q, &fw.qd, p, t);
-    // Terms that multiply δq (a unit vector or zero): their columns are read per direction.
-    let cj_ddu = M::gamma_jacobian_qd(q, ddu, p, t) * 0.5;
-    let g_dq = gq + cj_ddu;
-    let fq = M::forces_jacobian_q(q, &fw.qd, p, t);
-    let fqd = M::forces_jacobian_qd(q, &fw.qd, p, t);
-    let f_dq = fq - M::mass_times_jacobian(q, p, t, ddu);
-    let m_d: Vec<SMatrix<f64, NQ, NQ>> = (0..DOF)
-        .map(|j| M::mass_times_jacobian(q, p, t, &d.column(j).into_owned()))
-        .collect();
-    let md = mass * d;
-    // Per column j, the pieces of δA and δb that are linear in δD_j or in ∂(M D_j)/∂q δq,
-    // as matrices whose row or column c serves direction e_c:
-    // (δDᵀ M D)[j, :] = row c of `ddt_md[j]`, (Dᵀ δM D)[:, j] = column c of `dt_md[j]`,
-    // (δDᵀ rhs)[j] = entry c of `ddt_rhs[j]`.
-    let ddt_md: Vec<SMatrix<f64, NQ, DOF>> = dd_cols.iter().map(|x| x.transpose() * md).collect();
-    let dt_md: Vec<SMatrix<f64, DOF, NQ>> = m_d.iter().map(|x| d.transpose() * x).collect();
-    let ddt_rhs: Vec<SVector<f64, NQ>> = dd_cols.iter().map(|x| x.transpose() * fw.rhs).collect();
+    let (d, mass) = (&fw.d, &fw.mass);
+    // Every generated derivative below is linear in its vector argument (`b` of
+    // `mass_times_jacobian`, `jacobian_times_jacobian_p`, and `q̇` of `gamma_jacobian_qd`
+    // for time-independent constraints): sums over the basis columns are taken before the
+    // call, e.g. `Σ_j u̇_j ∂(M D_j)/∂q + ∂(M Ḋu)/∂q = ∂(M q̈)/∂q`.
+    let qdd = fw.ddu + mul(d, &fw.ud);
+    // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
+    let s = M::dependent_solve_matrix(q, p, t);
+    let g_d: [SMatrix<f64, NC, NQ>; DOF] =
+        std::array::from_fn(|j| M::gamma_jacobian_qd(q, &d.column(j).into_owned(), p, t));
+    let combine = |w: &SVector<f64, DOF>| {
+        let mut m = SMatrix::<f64, NC, NQ>::zeros();
+        for (j, g) in g_d.iter().enumerate() {
+            add_scaled(&mut m, w[j], g);
+        }
+        m
+    };
+    let gqd = combine(u);
     let dt = d.transpose();
+    // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
+    // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
+    // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
+    // so that each direction costs `DOF`-row products only.
+    let r0 = fw.rhs - mul(mass, &mul(d, &fw.ud));
+    let s0 = s.tr_mul(&r0);
+    let pm = mul(&mul(&dt, mass), &s);
+    let k = mul(&dt, &M::forces_jacobian_qd(q, &fw.qd, p, t)) - mul(&pm, &gqd);
+    let ks = mul(&k, &s);
+    // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
+    // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
+    let f_q = M::forces_jacobian_q(q, &fw.qd, p, t) - M::mass_times_jacobian(q, p, t, &qdd);
+    let g_q = M::gamma_jacobian_q(q, &fw.qd, p, t) + M::gamma_jacobian_qd(q, &qdd, p, t) * 0.5;
+    let mut r_q = mul(&dt, &f_q) - mul(&pm, &g_q) + mul(&ks, &gqd) * 0.5;
+    for (j, g) in g_d.iter().enumerate() {
+        let row = g.tr_mul(&s0) * 0.5;
+        for c in 0..NQ {
+            r_q[(j, c)] += row[c];
+        }
+    }
+    // Along δu = e_c: δq̇ = D e_c, nothing else direct.
+    let r_u = mul(&k, d);
+    // `A⁻¹` once (`A` was accepted by the forward step).
+    let mut a_inv = SMatrix::<f64, DOF, DOF>::zeros();
+    for c in 0..DOF {
+        let e = SVector::<f64, DOF>::from_fn(|i, _| if i == c { 1.0 } else { 0.0 });
+        let x = lu_solve(fw.a, e).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
+        a_inv.set_column(c, &x);
+    }
+    // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
+    // independent part: only `D δu'` moves `q̃_ind`.
+    let d_ind = SMatrix::<f64, DOF, DOF>::from_fn(|j, c| d[(M::INDEPENDENT[j], c)]);
     let (d1, health1) = M::null_space_s(&q1, &pv, t1);
     if !health1.is_finite() || !finite(d1.as_slice()) {
         return Err(StepError::NonFinite {
@@ -644,97 +706,49 @@ where
             t: t1,
         });
     }
-    // With respect to the parameters (δp = e_k): the same pieces from `∂/∂p` of C_J D_j,
-    // γ, C_J Ḋu, f, M Ḋu, M D_j, and of C at the projected position.
-    struct ParamPieces<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
-        dd: Vec<SMatrix<f64, NQ, NP>>,
-        g: SMatrix<f64, NC, NP>,
-        f: SMatrix<f64, NQ, NP>,
-        dt_md: Vec<SMatrix<f64, DOF, NP>>,
-        ddt_md: Vec<SMatrix<f64, NP, DOF>>,
-        ddt_rhs: Vec<SVector<f64, NP>>,
-        proj: SMatrix<f64, NQ, NP>,
+    // δu' = δu + h δu̇; δq̃_ind = δq_ind + h (D δu')_ind; δq' = D(q') δq̃_ind (the
+    // projection keeps q̃'s independent part and restores C(q', p) = 0).
+    let du1_q = mul(&a_inv, &r_q) * h;
+    let mut dqn_q = mul(&d_ind, &du1_q) * h;
+    for (j, &c) in M::INDEPENDENT.iter().enumerate() {
+        dqn_q[(j, c)] += 1.0;
     }
-    let params = if opts.parameter_jacobians {
-        let dd: Vec<SMatrix<f64, NQ, NP>> = (0..DOF)
-            .map(|j| -(solve_m * M::jacobian_times_jacobian_p(q, p, t, &d.column(j).into_owned())))
-            .collect();
+    out.du_dq = du1_q;
+    out.dq_dq = mul(&d1, &dqn_q);
+    let mut du1_u = mul(&a_inv, &r_u) * h;
+    for c in 0..DOF {
+        du1_u[(c, c)] += 1.0;
+    }
+    out.dq_du = mul(&d1, &(mul(&d_ind, &du1_u) * h));
+    out.du_du = du1_u;
+    if opts.parameter_jacobians {
+        // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
+        // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`, `− S(q') ∂C/∂p(q')` of the projection.
+        let jp: [SMatrix<f64, NC, NP>; DOF] = std::array::from_fn(|j| {
+            M::jacobian_times_jacobian_p(q, p, t, &d.column(j).into_owned())
+        });
+        let combine_p = |w: &SVector<f64, DOF>| {
+            let mut m = SMatrix::<f64, NC, NP>::zeros();
+            for (j, g) in jp.iter().enumerate() {
+                add_scaled(&mut m, w[j], g);
+            }
+            m
+        };
+        let f_p = M::forces_jacobian_p(q, &fw.qd, p, t) - M::mass_times_jacobian_p(q, p, t, &qdd);
+        let g_p =
+            M::gamma_jacobian_p(q, &fw.qd, p, t) - M::jacobian_times_jacobian_p(q, p, t, &qdd);
+        let mut r_p = mul(&dt, &f_p) - mul(&pm, &g_p) - mul(&ks, &combine_p(u));
+        for (j, g) in jp.iter().enumerate() {
+            let row = g.tr_mul(&s0);
+            for c in 0..NP {
+                r_p[(j, c)] -= row[c];
+            }
+        }
+        let du1_p = mul(&a_inv, &r_p) * h;
+        let dqn_p = mul(&d_ind, &du1_p) * h;
         let solve_m1 = M::dependent_solve_matrix(&q1, p, t1);
-        Some(ParamPieces::<NQ, NC, DOF, NP> {
-            g: M::gamma_jacobian_p(q, &fw.qd, p, t) - M::jacobian_times_jacobian_p(q, p, t, ddu),
-            f: M::forces_jacobian_p(q, &fw.qd, p, t) - M::mass_times_jacobian_p(q, p, t, ddu),
-            dt_md: (0..DOF)
-                .map(|j| {
-                    d.transpose() * M::mass_times_jacobian_p(q, p, t, &d.column(j).into_owned())
-                })
-                .collect(),
-            ddt_md: dd.iter().map(|x| x.transpose() * md).collect(),
-            ddt_rhs: dd.iter().map(|x| x.transpose() * fw.rhs).collect(),
-            proj: -(solve_m1 * M::residual_jacobian_p(&q1, p, t1)),
-            dd,
-        })
-    } else {
-        None
-    };
-    let indep = M::INDEPENDENT;
-    let n = NQ + DOF + if params.is_some() { NP } else { 0 };
-    for c in 0..n {
-        // The direction: δq = e_c (c < NQ), δu = e_{c − NQ}, or δp = e_{c − NQ − DOF}.
-        let mut dq = SVector::<f64, NQ>::zeros();
-        let mut du = SVector::<f64, DOF>::zeros();
-        let mut ddc = SMatrix::<f64, NQ, DOF>::zeros();
-        // δA (symmetric) and the δD part of δb.
-        let mut da = SMatrix::<f64, DOF, DOF>::zeros();
-        let mut db = SVector::<f64, DOF>::zeros();
-        let (mut g_c, mut f_c) = (SVector::<f64, NC>::zeros(), SVector::<f64, NQ>::zeros());
-        let mut proj = SVector::<f64, NQ>::zeros();
-        if c < NQ {
-            dq[c] = 1.0;
-            for j in 0..DOF {
-                ddc.set_column(j, &dd_cols[j].column(c));
-                da.set_column(j, &dt_md[j].column(c));
-                db[j] = ddt_rhs[j][c];
-            }
-            let x = SMatrix::<f64, DOF, DOF>::from_fn(|j, k| ddt_md[j][(c, k)]);
-            da += x + x.transpose();
-            g_c = g_dq.column(c).into_owned();
-            f_c = f_dq.column(c).into_owned();
-        } else if c < NQ + DOF {
-            du[c - NQ] = 1.0;
-        } else if let Some(pp) = &params {
-            let k = c - NQ - DOF;
-            for j in 0..DOF {
-                ddc.set_column(j, &pp.dd[j].column(k));
-                da.set_column(j, &pp.dt_md[j].column(k));
-                db[j] = pp.ddt_rhs[j][k];
-            }
-            let x = SMatrix::<f64, DOF, DOF>::from_fn(|j, l| pp.ddt_md[j][(k, l)]);
-            da += x + x.transpose();
-            g_c = pp.g.column(k).into_owned();
-            f_c = pp.f.column(k).into_owned();
-            proj = pp.proj.column(k).into_owned();
-        }
-        let dqd = ddc * u + d * du;
-        let dddu = solve_m * (g_c + gqd * dqd);
-        let drhs = f_c + fqd * dqd - mass * dddu;
-        db += dt * drhs;
-        // `A` is DOF × DOF: factorised again per direction (the forward step accepted it).
-        let dud =
-            lu_solve(fw.a, db - da * fw.ud).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
-        let du1 = du + dud * h;
-        let dqn = dq + (ddc * u1 + d * du1) * h;
-        // The projection keeps q̃'s independent part and restores C(q', p) = 0.
-        let dq1 = d1 * SVector::<f64, DOF>::from_fn(|j, _| dqn[indep[j]]) + proj;
-        if c < NQ {
-            out.dq_dq.set_column(c, &dq1);
-            out.du_dq.set_column(c, &du1);
-        } else if c < NQ + DOF {
-            out.dq_du.set_column(c - NQ, &dq1);
-            out.du_du.set_column(c - NQ, &du1);
-        } else {
-            out.dq_dp.set_column(c - NQ - DOF, &dq1);
-            out.du_dp.set_column(c - NQ - DOF, &du1);
-        }
+        out.dq_dp = mul(&d1, &dqn_p) - mul(&solve_m1, &M::residual_jacobian_p(&q1, p, t1));
+        out.du_dp = du1_p;
     }
     let blocks = [
         out.dq_dq.as_slice(),
@@ -802,7 +816,7 @@ where
 
 /// [`rollout_adjoint`] with the step Jacobians composed from the module's symbolic
 /// derivatives ([`step_jacobians_symbolic`]; `#![generic]` and `#![derivatives]`): the same
-/// gradient to rounding, at 0.4× the instructions per step on the mechanisms measured.
+/// gradient to rounding, at 0.13–0.25× the instructions per step (Stewart platform, Andrews).
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn rollout_adjoint_symbolic<
     M,
