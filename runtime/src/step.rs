@@ -165,16 +165,30 @@ fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
     out
 }
 
-/// `a b` for `f64`, column by column (contiguous inner loops over `a`'s columns, which
-/// the compiler vectorises), skipping the exact zeros of `b` (the generated derivative
-/// matrices are sparse; every zero of `b` saves a column of `a`) and `a`'s zero columns.
+/// `a b` for `f64`. With fewer than four rows and fewer rows than the inner dimension, one
+/// dot product per entry; otherwise column by column (contiguous inner loops over `a`'s
+/// columns, which the compiler vectorises), skipping the exact zeros of `b` (the generated
+/// derivative matrices are sparse; every zero of `b` saves a column of `a`) and `a`'s zero
+/// columns.
 fn mul<const R: usize, const K: usize, const C: usize>(
     a: &SMatrix<f64, R, K>,
     b: &SMatrix<f64, K, C>,
 ) -> SMatrix<f64, R, C> {
-    let mut out = SMatrix::<f64, R, C>::zeros();
     // Column-major storage: column `k` of `a` is `a[k R .. (k + 1) R]`.
     let (av, bv) = (a.as_slice(), b.as_slice());
+    if R < 4 && R < K {
+        // A few rows (the `DOF`-row reductions of small mechanisms): one dot product per
+        // entry, no branches (a zero test per entry costs more than the product).
+        return SMatrix::<f64, R, C>::from_fn(|i, j| {
+            let bcol = &bv[j * K..(j + 1) * K];
+            let mut acc = 0.0;
+            for (k, &x) in bcol.iter().enumerate() {
+                acc += av[k * R + i] * x;
+            }
+            acc
+        });
+    }
+    let mut out = SMatrix::<f64, R, C>::zeros();
     let live: [bool; K] = std::array::from_fn(|k| av[k * R..(k + 1) * R].iter().any(|&x| x != 0.0));
     for (j, col) in out.as_mut_slice().chunks_exact_mut(R).enumerate() {
         for k in 0..K {
@@ -894,4 +908,52 @@ fn rollout_adjoint_with<const NQ: usize, const DOF: usize, const NP: usize>(
         du0: lu,
         dp,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{add_scaled, mul};
+    use nalgebra::SMatrix;
+
+    /// A matrix with exact zeros (a zero column included) and values from a fixed xorshift.
+    fn sample<const R: usize, const C: usize>(seed: &mut u64) -> SMatrix<f64, R, C> {
+        SMatrix::from_fn(|i, j| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            let v = (*seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            if j == 1 || (i + 2 * j) % 3 == 0 {
+                0.0
+            } else {
+                v
+            }
+        })
+    }
+
+    fn check<const R: usize, const K: usize, const C: usize>(seed: &mut u64) {
+        let a = sample::<R, K>(seed);
+        let b = sample::<K, C>(seed);
+        let want = a * b;
+        let got = mul(&a, &b);
+        assert!(
+            (got - want).amax() <= 1e-15 * (1.0 + want.amax()),
+            "{R}×{K}·{K}×{C}"
+        );
+        let mut m = want;
+        add_scaled(&mut m, -2.0, &want);
+        assert!((m + want).amax() == 0.0);
+    }
+
+    #[test]
+    fn products_equal_nalgebras_in_both_forms() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        // Dot-product form (fewer than four rows, fewer than the inner dimension).
+        check::<1, 7, 42>(&mut seed);
+        check::<3, 6, 5>(&mut seed);
+        // Column form (zeros of `b` and zero columns of `a` skipped).
+        check::<7, 6, 42>(&mut seed);
+        check::<6, 24, 15>(&mut seed);
+        check::<7, 1, 42>(&mut seed);
+        check::<2, 2, 3>(&mut seed);
+    }
 }
