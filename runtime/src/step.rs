@@ -217,13 +217,13 @@ fn add_scaled<const R: usize, const C: usize>(
     }
 }
 
-/// Solves `a x = b` by LU with partial pivoting on the values (for dual numbers the pivot
+/// Solves `a x = b` (any number of right-hand sides) by LU with partial pivoting on the values (for dual numbers the pivot
 /// order is the value's, and the derivative parts follow it exactly). `None` when a pivot
 /// is at most `1e-14` of the largest entry.
-pub(crate) fn lu_solve<S: Real, const N: usize>(
+pub(crate) fn lu_solve<S: Real, const N: usize, const C: usize>(
     mut a: SMatrix<S, N, N>,
-    mut b: SVector<S, N>,
-) -> Result<SVector<S, N>, f64> {
+    mut b: SMatrix<S, N, C>,
+) -> Result<SMatrix<S, N, C>, f64> {
     let scale = a.iter().fold(0.0f64, |m, x| m.max(x.value().abs()));
     let mut worst = f64::INFINITY;
     for k in 0..N {
@@ -249,16 +249,20 @@ pub(crate) fn lu_solve<S: Real, const N: usize>(
                 let akj = a[(k, j)];
                 a[(i, j)] -= l * akj;
             }
-            let bk = b[k];
-            b[i] -= l * bk;
+            for c in 0..C {
+                let bk = b[(k, c)];
+                b[(i, c)] -= l * bk;
+            }
         }
     }
-    for k in (0..N).rev() {
-        let mut acc = b[k];
-        for j in k + 1..N {
-            acc -= a[(k, j)] * b[j];
+    for c in 0..C {
+        for k in (0..N).rev() {
+            let mut acc = b[(k, c)];
+            for j in k + 1..N {
+                acc -= a[(k, j)] * b[(j, c)];
+            }
+            b[(k, c)] = acc / a[(k, k)];
         }
-        b[k] = acc / a[(k, k)];
     }
     Ok(b)
 }
@@ -633,7 +637,7 @@ where
 /// (`∂(M q̈)/∂q` with `q̈ = Ḋu + D u̇` instead of one call per basis column), and the
 /// `NQ`-long chains of `δb − δA u̇` are reduced from the left by `Dᵀ` first (`Dᵀ M S`,
 /// `Dᵀ ∂f/∂q̇ − Dᵀ M S ∂γ/∂q̇`, with `S` the dependent solve as a matrix), so that each
-/// direction costs `DOF`-row products only; `δu̇ = A⁻¹ R` with `A⁻¹` formed once.
+/// direction costs `DOF`-row products only; `δu̇ = A⁻¹ R`, one LU of `A` per block.
 ///
 /// Equal to the dual-number Jacobian to rounding (tests/step.rs, the Andrews mechanism
 /// and the Stewart platform at 100 random states).
@@ -703,13 +707,6 @@ where
     }
     // Along δu = e_c: δq̇ = D e_c, nothing else direct.
     let r_u = mul(&k, d);
-    // `A⁻¹` once (`A` was accepted by the forward step).
-    let mut a_inv = SMatrix::<f64, DOF, DOF>::zeros();
-    for c in 0..DOF {
-        let e = SVector::<f64, DOF>::from_fn(|i, _| if i == c { 1.0 } else { 0.0 });
-        let x = lu_solve(fw.a, e).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
-        a_inv.set_column(c, &x);
-    }
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`.
     let d_ind = SMatrix::<f64, DOF, DOF>::from_fn(|j, c| d[(M::INDEPENDENT[j], c)]);
@@ -722,14 +719,15 @@ where
     }
     // δu' = δu + h δu̇; δq̃_ind = δq_ind + h (D δu')_ind; δq' = D(q') δq̃_ind (the
     // projection keeps q̃'s independent part and restores C(q', p) = 0).
-    let du1_q = mul(&a_inv, &r_q) * h;
+    let reduced = |ratio| StepError::ReducedMass { ratio, t };
+    let du1_q = lu_solve(fw.a, r_q).map_err(reduced)? * h;
     let mut dqn_q = mul(&d_ind, &du1_q) * h;
     for (j, &c) in M::INDEPENDENT.iter().enumerate() {
         dqn_q[(j, c)] += 1.0;
     }
     out.du_dq = du1_q;
     out.dq_dq = mul(&d1, &dqn_q);
-    let mut du1_u = mul(&a_inv, &r_u) * h;
+    let mut du1_u = lu_solve(fw.a, r_u).map_err(reduced)? * h;
     for c in 0..DOF {
         du1_u[(c, c)] += 1.0;
     }
@@ -758,7 +756,7 @@ where
                 r_p[(j, c)] -= row[c];
             }
         }
-        let du1_p = mul(&a_inv, &r_p) * h;
+        let du1_p = lu_solve(fw.a, r_p).map_err(reduced)? * h;
         let dqn_p = mul(&d_ind, &du1_p) * h;
         let solve_m1 = M::dependent_solve_matrix(&q1, p, t1);
         out.dq_dp = mul(&d1, &dqn_p) - mul(&solve_m1, &M::residual_jacobian_p(&q1, p, t1));
