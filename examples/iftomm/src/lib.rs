@@ -139,6 +139,11 @@ pub struct RunOptions {
     /// ALI3-P: steps sharing one finite-difference evaluation of the force derivatives
     /// ([`runtime::Ali3pOptions::tangent_reuse`]).
     pub tangent_reuse: usize,
+    /// What the projection and Lagrange routes do where the constraints lose rank (the flat
+    /// positions of A02): [`runtime::RankDrop::Error`] (stop there) or `Continue` (the
+    /// projection route steps over the point on the branch its velocity continues; the
+    /// Lagrange route carries on without holding a branch).
+    pub rank_drop: runtime::RankDrop,
 }
 
 /// The fixed step of the ALI3-P route per problem (s). A02: 2e-3, the high-precision level
@@ -172,6 +177,7 @@ impl RunOptions {
             h: ali3p_step(problem),
             ali3p_rtol: None,
             tangent_reuse: runtime::Ali3pOptions::default().tangent_reuse,
+            rank_drop: runtime::RankDrop::Error,
         }
     }
 }
@@ -208,6 +214,9 @@ pub struct Report {
     pub numeric_fallbacks: usize,
     /// Projection route: switches of the independent coordinates (0 for the other routes).
     pub partition_switches: usize,
+    /// Rank drops of the constraints passed with [`runtime::RankDrop::Continue`] (the flat
+    /// positions of A02).
+    pub rank_drops: usize,
 }
 
 /// A run that did not reach its end: the runtime's error, with where it happened.
@@ -263,6 +272,7 @@ where
             ..Dopri5Options::default()
         }),
         output_times: output_times(opts.t_end, steps),
+        rank_drop: opts.rank_drop,
         ..SimOptions::default()
     };
     let start = Instant::now();
@@ -346,6 +356,7 @@ fn report<const NQ: usize, const NC: usize>(
         newton_iterations: s.newton_iterations,
         numeric_fallbacks: s.numeric_fallbacks,
         partition_switches: s.partition_switches,
+        rank_drops: traj.rank_drop_times.len(),
     }
 }
 

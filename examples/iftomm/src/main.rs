@@ -7,9 +7,11 @@
 //! (`PROBLEM`: a01, a02-1, a02-2, a02-3, a02-40, a03, a04, a05; default all; `--h`: the fixed
 //! step of the ALI3-P route (its first step with `--ali3p-rtol`); `--ali3p-rtol`: ALI3-P with
 //! step-size control at that tolerance; `--tangent-reuse`: steps sharing one evaluation of
-//! ALI3-P's force derivatives; `--route`: the routes to run, default all three).
+//! ALI3-P's force derivatives; `--route`: the routes to run, default all three;
+//! `--rank-drop continue`: step over the flat positions of A02 instead of stopping there).
 
 use iftomm::{opensim_time, run, sizes, Problem, Route, RunOptions, HIGH_PRECISION};
+use mechgen::runtime;
 
 /// Problems and routes to run and the overrides of rtol, atol, end time and ALI3-P step.
 struct Args {
@@ -21,6 +23,7 @@ struct Args {
     h: Option<f64>,
     ali3p_rtol: Option<f64>,
     tangent_reuse: Option<f64>,
+    rank_drop: runtime::RankDrop,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -29,6 +32,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let (mut rtol, mut atol, mut t_end, mut h) = (None, None, None, None);
     let mut ali3p_rtol = None;
     let mut tangent_reuse = None;
+    let mut rank_drop = runtime::RankDrop::Error;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> Result<Option<f64>, String> {
@@ -44,6 +48,14 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--h" => h = num("--h")?,
             "--ali3p-rtol" => ali3p_rtol = num("--ali3p-rtol")?,
             "--tangent-reuse" => tangent_reuse = num("--tangent-reuse")?,
+            "--rank-drop" => {
+                let v = it.next().ok_or("--rank-drop needs a value")?;
+                rank_drop = match v.as_str() {
+                    "error" => runtime::RankDrop::Error,
+                    "continue" => runtime::RankDrop::Continue,
+                    _ => return Err(format!("unknown --rank-drop {v} (error or continue)")),
+                };
+            }
             "--route" => {
                 let v = it.next().ok_or("--route needs a value")?;
                 routes.push(match v.as_str() {
@@ -77,6 +89,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         h,
         ali3p_rtol,
         tangent_reuse,
+        rank_drop,
     })
 }
 
@@ -91,6 +104,7 @@ fn main() {
         h,
         ali3p_rtol,
         tangent_reuse,
+        rank_drop,
     } = match parse(&args) {
         Ok(x) => x,
         Err(e) => {
@@ -112,6 +126,7 @@ fn main() {
         opts.t_end = t_end.unwrap_or(opts.t_end);
         opts.h = h.unwrap_or(opts.h);
         opts.ali3p_rtol = ali3p_rtol;
+        opts.rank_drop = rank_drop;
         if let Some(k) = tangent_reuse {
             if !(k >= 1.0 && k.fract() == 0.0) {
                 eprintln!("--tangent-reuse needs a whole number of steps ≥ 1, not {k}");
