@@ -99,7 +99,7 @@ pub enum RankDrop {
     /// across (whose stages missed the singular set, or it would not have been accepted) is
     /// kept and the next chart is chosen past the point; the position projection keeps the
     /// independent coordinates, so the motion stays on the branch its velocity continues
-    /// (IFToMM A02 with one to three windows: 36 flat positions in 20 s within 2e-5 m of the
+    /// (IFToMM A02 with one to three windows: 20 or 21 rank drops in 20 s, within 2e-5 m of the
     /// exact branch motion at rtol 1e-10). The Lagrange route carries on without holding a
     /// branch: the caller takes responsibility for it (e.g. checks it against an invariant
     /// of its own).
