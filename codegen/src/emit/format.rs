@@ -239,8 +239,9 @@ fn wrap(line: &str, breaks: &[(usize, usize)], out: &mut String) {
 
 /// The text of a `__mechgen_comment!("…")` statement.
 fn comment(stmt: &[&Tok]) -> Option<String> {
+    use Tok::{Group, Leaf};
     match stmt {
-        [Tok::Leaf(TokenTree::Ident(id)), Tok::Leaf(TokenTree::Punct(bang)), Tok::Group(_, _, inner)]
+        [Leaf(TokenTree::Ident(id)), Leaf(TokenTree::Punct(bang)), Group(_, _, inner)]
             if id == COMMENT_MARKER && bang.as_char() == '!' =>
         {
             match inner.as_slice() {

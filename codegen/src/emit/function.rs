@@ -384,7 +384,9 @@ impl Emitter<'_> {
                 #[doc = #doc]
                 #[inline(never)]
                 #[allow(unused_variables)]
-                fn #name #generics (#params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]) #block
+                fn #name #generics (
+                    #params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]
+                ) #block
             });
             stmts.extend(quote!(#name(#args, &mut #scratch, &mut #buf);));
         }

@@ -64,25 +64,39 @@ pub(crate) fn generic_module(
                 fn param_values(p: &Params) -> [f64; generic::NP] {
                     generic::param_values(p)
                 }
-                fn residual_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NC> {
+                fn residual_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NC> {
                     generic::residual(q, p, t)
                 }
-                fn jacobian_t_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NC> {
+                fn jacobian_t_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NC> {
                     generic::jacobian_t(q, p, t)
                 }
-                fn null_space_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> (SMatrix<S, NQ, DOF>, f64) {
+                fn null_space_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> (SMatrix<S, NQ, DOF>, f64
+                ) {
                     generic::null_space_fixed(q, p, t)
                 }
-                fn solve_dependent_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S, b: &SVector<S, NC>) -> SVector<S, NQ> {
+                fn solve_dependent_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S, b: &SVector<S, NC>
+                ) -> SVector<S, NQ> {
                     generic::solve_dependent(q, p, t, b)
                 }
-                fn gamma_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NC> {
+                fn gamma_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NC> {
                     generic::gamma(q, qd, p, t)
                 }
-                fn mass_matrix_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SMatrix<S, NQ, NQ> {
+                fn mass_matrix_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SMatrix<S, NQ, NQ> {
                     generic::mass_matrix(q, p, t)
                 }
-                fn forces_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NQ> {
+                fn forces_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NQ> {
                     generic::forces(q, qd, p, t)
                 }
             }
@@ -99,19 +113,29 @@ pub(crate) fn generic_module(
     {
         quote! {
             impl #krate::runtime::GenericInequalities<NQ, NC, DOF, NI, { generic::NP }> for Model {
-                fn jacobian_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SMatrix<S, NC, NQ> {
+                fn jacobian_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SMatrix<S, NC, NQ> {
                     generic::jacobian(q, p, t)
                 }
-                fn inequality_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NI> {
+                fn inequality_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NI> {
                     generic::inequality(q, p, t)
                 }
-                fn inequality_jacobian_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SMatrix<S, NI, NQ> {
+                fn inequality_jacobian_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SMatrix<S, NI, NQ> {
                     generic::inequality_jacobian(q, p, t)
                 }
-                fn inequality_jacobian_t_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NI> {
+                fn inequality_jacobian_t_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NI> {
                     generic::inequality_jacobian_t(q, p, t)
                 }
-                fn inequality_gamma_s<S: #krate::runtime::Real>(q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S) -> SVector<S, NI> {
+                fn inequality_gamma_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NI> {
                     generic::inequality_gamma(q, qd, p, t)
                 }
             }
@@ -186,37 +210,59 @@ fn step_derivatives_impl(
     quote! {
         impl #krate::runtime::StepDerivatives<NQ, NC, DOF, { generic::NP }> for Model {
             const RHEONOMIC: bool = #rheonomic;
-            fn forces_jacobian_q(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, NQ> {
+            fn forces_jacobian_q(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NQ, NQ> {
                 forces_jacobian_q(q, qd, p, t)
             }
-            fn forces_jacobian_qd(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, NQ> {
+            fn forces_jacobian_qd(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NQ, NQ> {
                 forces_jacobian_qd(q, qd, p, t)
             }
-            fn mass_times_jacobian(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NQ, NQ> {
+            fn mass_times_jacobian(
+                q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>
+            ) -> SMatrix<f64, NQ, NQ> {
                 mass_times_jacobian(q, p, t, b)
             }
-            fn gamma_jacobian_q(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
+            fn gamma_jacobian_q(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NC, NQ> {
                 gamma_jacobian_q(q, qd, p, t)
             }
-            fn gamma_jacobian_qd(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, NQ> {
+            fn gamma_jacobian_qd(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NC, NQ> {
                 gamma_jacobian_qd(q, qd, p, t)
             }
-            fn forces_jacobian_p(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, { generic::NP }> {
+            fn forces_jacobian_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NQ, { generic::NP }> {
                 forces_jacobian_p(q, qd, p, t)
             }
-            fn mass_times_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NQ, { generic::NP }> {
+            fn mass_times_jacobian_p(
+                q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>
+            ) -> SMatrix<f64, NQ, { generic::NP }> {
                 mass_times_jacobian_p(q, p, t, b)
             }
-            fn gamma_jacobian_p(q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, { generic::NP }> {
+            fn gamma_jacobian_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NC, { generic::NP }> {
                 gamma_jacobian_p(q, qd, p, t)
             }
-            fn residual_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NC, { generic::NP }> {
+            fn residual_jacobian_p(
+                q: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NC, { generic::NP }> {
                 residual_jacobian_p(q, p, t)
             }
-            fn jacobian_times_jacobian_p(q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>) -> SMatrix<f64, NC, { generic::NP }> {
+            fn jacobian_times_jacobian_p(
+                q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>
+            ) -> SMatrix<f64, NC, { generic::NP }> {
                 jacobian_times_jacobian_p(q, p, t, b)
             }
-            fn dependent_solve_matrix(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SMatrix<f64, NQ, NC> {
+            fn dependent_solve_matrix(
+                q: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NQ, NC> {
                 dependent_solve_matrix(q, p, t)
             }
         }

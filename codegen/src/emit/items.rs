@@ -500,7 +500,9 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
         pub const CHARTS: [[usize; DOF]; NCHARTS] = [#(#chart_rows),*];
         #atlas_doc
         #[inline]
-        pub fn null_space_atlas(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, usize) {
+        pub fn null_space_atlas(
+            q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, usize
+        ) {
             #atlas_body
         }
         /// Null-space basis `D` of `C_J` (`C_J D = 0`) and its health in `[0, 1]` (see
@@ -509,7 +511,9 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
         /// are). For the basis with identity rows always at `INDEPENDENT`, call
         /// `null_space_fixed`.
         #[inline]
-        pub fn null_space(q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty) {
+        pub fn null_space(
+            q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty
+        ) {
             #default_body
         }
     }

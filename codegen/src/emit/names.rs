@@ -137,10 +137,12 @@ fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) -> TokenStream {
                                     '>' => depth -= 1,
                                     // `S:` right after `<` or `,` (not a path's `::`).
                                     ':' if depth == 1 => {
-                                        let opens = matches!(
-                                            tokens.get(after - 2),
-                                            Some(TokenTree::Punct(o)) if matches!(o.as_char(), '<' | ',')
-                                        );
+                                        let opens = match tokens.get(after - 2) {
+                                            Some(TokenTree::Punct(o)) => {
+                                                matches!(o.as_char(), '<' | ',')
+                                            }
+                                            _ => false,
+                                        };
                                         if let (Some(TokenTree::Ident(id)), true) =
                                             (tokens.get(after - 1), opens)
                                         {

@@ -670,10 +670,14 @@ impl Lowerer {
             (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
             (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
             (Value::Mat3(i), Some(Orientation::Rotation(_))) => {
-                if let Some((r, c)) = [(0, 1), (0, 2), (1, 2)].into_iter().find(|&(r, c)| i[r][c] != i[c][r]) {
+                let pairs = [(0, 1), (0, 2), (1, 2)];
+                if let Some((r, c)) = pairs.into_iter().find(|&(r, c)| i[r][c] != i[c][r]) {
                     return Err(Error::spanned(
                         &f.value,
-                        format!("an inertia tensor is symmetric: write the same expression at ({r}, {c}) and ({c}, {r})"),
+                        format!(
+                            "an inertia tensor is symmetric: write the same expression at \
+                             ({r}, {c}) and ({c}, {r})"
+                        ),
                     ));
                 }
                 Inertia::Full(i)

@@ -167,9 +167,11 @@ fn for_loop(
         ));
     };
     let range = &tts[k + 3..end];
-    let dots = range.windows(2).position(|w| {
-        matches!((&w[0], &w[1]), (TokenTree::Punct(a), TokenTree::Punct(b))
-            if a.as_char() == '.' && b.as_char() == '.' && a.spacing() == proc_macro2::Spacing::Joint)
+    let dots = range.windows(2).position(|w| match (&w[0], &w[1]) {
+        (TokenTree::Punct(a), TokenTree::Punct(b)) => {
+            a.as_char() == '.' && b.as_char() == '.' && a.spacing() == proc_macro2::Spacing::Joint
+        }
+        _ => false,
     });
     let Some(dots) = dots else {
         return Err(Error::new(
