@@ -296,3 +296,49 @@ fn rank_loss_is_a_clear_error_not_a_switching_loop() {
         "{err}"
     );
 }
+
+#[test]
+fn rank_drop_continue_steps_over_the_flat_positions_on_the_parallelogram_branch() {
+    // The same start as above with `RankDrop::Continue`: the projection route keeps the
+    // accepted step across each flat position and chooses the next chart past it. On the
+    // parallelogram branch the second crank follows the first (t2 = t1) and the coupler
+    // stays level (psi = 0); the anti-parallelogram branch through the same flat positions
+    // has t2 ≠ t1. Before: `NoHealthyPartition` at t ≈ 0.125 s whatever the option.
+    type P = parallelogram::Model;
+    let p = parallelogram::Params::default();
+    let th0 = std::f64::consts::FRAC_PI_2;
+    let q0 = SVector::<f64, 3>::new(th0, th0, 0.0);
+    let opts = SimOptions {
+        output_times: grid(2.0, 2000),
+        rank_drop: runtime::RankDrop::Continue,
+        ..tight()
+    };
+    let tr = runtime::simulate_projection::<P, 3, 2, 1>(
+        &q0,
+        &SVector::<f64, 1>::new(-12.0),
+        &p,
+        0.0,
+        2.0,
+        &opts,
+    )
+    .expect("steps over the flat positions");
+    let drops = &tr.rank_drop_times;
+    assert!(drops.len() >= 6, "{drops:?}");
+    assert!(drops[0] > 0.1 && drops[0] < 0.13, "{drops:?}");
+    let wrap = |a: f64| {
+        (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+    };
+    let mut worst = 0.0f64;
+    for q in &tr.q {
+        worst = worst.max(wrap(q[1] - q[0]).abs()).max(wrap(q[2]).abs());
+    }
+    assert!(worst < 1e-7, "off the parallelogram branch by {worst:e}");
+    let de = tr.stats.energy_change.expect("bodies: energy");
+    // Measured: 8 rank drops, 4.7e-13 off the branch, |E - E0| = 6.3e-7 J.
+    assert!(de < 2e-6, "|E - E0| {de:e}");
+    // The crank turned through every flat position (θ = 0, −π, …) it met.
+    assert!(tr
+        .q
+        .last()
+        .is_some_and(|q| q[0] < th0 - 6.0 * std::f64::consts::PI));
+}
