@@ -512,7 +512,8 @@ pub enum SimError {
     /// bifurcation, where several branches of the motion meet (the flat position of a
     /// parallelogram). The index-1 formulation cannot tell which branch the motion follows,
     /// and measured runs leave it silently; [`crate::ali3p::simulate_ali3p`] passes such
-    /// configurations. Detected at an accepted state with `σ_r / σ_max ≤`
+    /// configurations, and so does this route with [`crate::simulate::RankDrop::Continue`]
+    /// (by a segment of the projection method). Detected at an accepted state with `σ_r / σ_max ≤`
     /// [`crate::lagrange::RANK_DROP_RATIO`], or where the leading `r × r` block of `C_J` in
     /// the previous state's singular bases turns singular within a step (a singular value
     /// crossing zero between two accepted states).
@@ -593,7 +594,8 @@ impl fmt::Display for SimError {
                  σ_{generic_rank}/σ_1 = {ratio:.2e} at the nearest step): the motion passes a \
                  bifurcation, where branches of the motion meet, and the index-1 Lagrange route \
                  cannot tell which one it follows; use simulate_ali3p, which passes such \
-                 configurations"
+                 configurations, or RankDrop::Continue, which steps across by the projection \
+                 method on the branch of the independent coordinates"
             ),
             SimError::OffManifold {
                 t,

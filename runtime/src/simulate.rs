@@ -100,9 +100,12 @@ pub enum RankDrop {
     /// kept and the next chart is chosen past the point; the position projection keeps the
     /// independent coordinates, so the motion stays on the branch its velocity continues
     /// (IFToMM A02 with one to three windows: 20 or 21 rank drops in 20 s, within 2e-5 m of the
-    /// exact branch motion at rtol 1e-10). The Lagrange route carries on without holding a
-    /// branch: the caller takes responsibility for it (e.g. checks it against an invariant
-    /// of its own).
+    /// exact branch motion at rtol 1e-10). The Lagrange route hands the steps near the
+    /// point over to the projection method (from the last accepted step whose `σ_r / σ_max`
+    /// of `C_J` is at least [`HANDOVER_RATIO`], back once it is [`HANDBACK_RATIO`] again),
+    /// which passes it as above, so it holds the branch too (A02 with one to three windows:
+    /// within 2e-6 m at rtol 1e-10). Where the projection method cannot pass (no chart at
+    /// the handover state), its error is the route's.
     Continue,
 }
 
@@ -222,8 +225,8 @@ pub struct Trajectory<const NQ: usize, const NC: usize> {
     /// Counters.
     pub stats: SimStats,
     /// Projection method: the times at which the independent coordinates were switched
-    /// (ascending; a switch back to the generated coordinates counts too; empty for the
-    /// Lagrange route).
+    /// (ascending; a switch back to the generated coordinates counts too). The Lagrange
+    /// route lists those of its projection segments ([`RankDrop::Continue`]).
     pub switch_times: Vec<f64>,
     /// With [`RankDrop::Continue`]: the times at which `C_J` lost rank along the motion (the
     /// points the projection method stepped over, or where the Lagrange route carried on;
@@ -462,15 +465,29 @@ struct ProjectionSystem<
     crossed: bool,
     /// Times of the rank drops stepped over ([`RankDrop::Continue`]).
     rank_drops: Vec<f64>,
+    /// A segment of the Lagrange route ([`simulate_lagrange`] near a rank drop).
+    handback: Option<Handback>,
+    /// The last stop was a [`ProjectionSystem::handback`].
+    handed_back: bool,
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize> ProjectionSystem<'_, M, NQ, NC, DOF>
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    /// Whether the constraints lose rank at `q` (where the current chart is singular): no
-    /// chart is healthy there, or the best one is the current chart.
+    /// Whether the constraints lose rank at `q` (where the current chart is singular):
+    /// `σ_r / σ_max` of `C_J` is below [`HANDOVER_RATIO`] there (`q` is an estimate on the
+    /// chord), no chart is healthy there, or the best one is the current chart. (The ratio
+    /// first: a model's own health figure can miss a rank drop, e.g. one relative to each
+    /// row's scale, and then the charts on either side alternate at the point.)
     fn rank_drop_at(&self, q: &SVector<f64, NQ>, t: f64) -> bool {
+        let r = generic_rank::<NQ, NC, DOF>();
+        if r > 0
+            && row_space::<NQ, NC>(&M::jacobian(q, self.p, t), r)
+                .is_some_and(|rs| rs.ratio < HANDOVER_RATIO)
+        {
+            return true;
+        }
         match choose_chart::<M, NQ, NC, DOF>(q, self.p, t, self.opts) {
             Err(SimError::NoHealthyPartition { .. }) => true,
             Ok((c, _)) => {
@@ -586,7 +603,14 @@ where
                     // the point. The step across it was accepted by the error control (its
                     // stages missed the singular set): keep it, and choose the next chart
                     // past the point.
-                    self.rank_drops.push(t_c);
+                    // (One per approach in a segment of the Lagrange route.)
+                    let first = self
+                        .handback
+                        .as_mut()
+                        .is_none_or(|hb| std::mem::take(&mut hb.armed));
+                    if first {
+                        self.rank_drops.push(t_c);
+                    }
                     self.switch_at = Some(y.a);
                     return Ok(StepControl::StopAfter);
                 }
@@ -595,6 +619,21 @@ where
                 self.switch_at = Some(q_c);
                 self.crossed = true;
                 return Ok(StepControl::StopBefore);
+            }
+        }
+        if let Some(hb) = self.handback.as_mut() {
+            let (drop, ratio) = hb.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+            if let Some(SimError::RankDrop { t, .. }) = drop {
+                if std::mem::take(&mut hb.armed) {
+                    self.rank_drops.push(t);
+                }
+            }
+            if ratio.is_some_and(|r| r >= HANDOVER_RATIO) {
+                hb.armed = true;
+            }
+            if ratio.is_some_and(|r| r >= hb.ratio) {
+                self.handed_back = true;
+                return Ok(StepControl::StopAfter);
             }
         }
         let health = chart_health::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t);
@@ -802,21 +841,101 @@ where
         singular_stage: None,
         crossed: false,
         rank_drops: Vec::new(),
+        handback: None,
+        handed_back: false,
     };
     if !switching {
         sys.guard
             .check::<M, NQ, NC, DOF>(&sys.chart, &asm.q, p, t0)?;
     }
-    let mut y0 = Pair::new(asm.q, sys.chart.independent_part(&qd0));
+    let y0 = Pair::new(asm.q, sys.chart.independent_part(&qd0));
+    let mut run = ProjectionRun::default();
+    run_projection(&mut sys, t0, y0, &grid, &mut run)?;
+    let ProjectionRun {
+        out,
+        ode: ode_stats,
+        switch_times,
+    } = run;
+    let mut stats = sys.defects.into_stats(ode_stats, sys.newton, sys.fallbacks);
+    stats.partition_switches = switch_times.len();
+    let mut traj = Trajectory {
+        t: Vec::with_capacity(out.len()),
+        q: Vec::with_capacity(out.len()),
+        qd: Vec::with_capacity(out.len()),
+        lambda: opts.multipliers.then(|| Vec::with_capacity(out.len())),
+        stats,
+        switch_times,
+        rank_drop_times: std::mem::take(&mut sys.rank_drops),
+    };
+    for (t, y, chart) in out {
+        let qd = if let Some(lams) = traj.lambda.as_mut() {
+            let a = projection_accelerations_in::<M, NQ, NC, DOF>(
+                &chart,
+                &y.a,
+                &y.b,
+                p,
+                t,
+                opts.pivot_threshold,
+            )?;
+            lams.push(multipliers::<M, NQ, NC, DOF>(&y.a, &a.qd, &a.qdd, p, t)?);
+            a.qd
+        } else {
+            velocity_from_independent_in::<M, NQ, NC, DOF>(
+                &chart,
+                &y.a,
+                &y.b,
+                p,
+                t,
+                opts.pivot_threshold,
+            )?
+        };
+        traj.t.push(t);
+        traj.q.push(y.a);
+        traj.qd.push(qd);
+    }
+    Ok(traj)
+}
+
+/// What [`run_projection`] collects: the output states with the chart each is expressed in,
+/// the integrator counters over the restarts, and the switch times.
+struct ProjectionRun<const NQ: usize, const DOF: usize> {
+    out: Vec<(f64, Pair<NQ, DOF>, Chart<DOF>)>,
+    ode: Stats,
+    switch_times: Vec<f64>,
+}
+
+impl<const NQ: usize, const DOF: usize> Default for ProjectionRun<NQ, DOF> {
+    fn default() -> Self {
+        ProjectionRun {
+            out: Vec::new(),
+            ode: Stats::default(),
+            switch_times: Vec::new(),
+        }
+    }
+}
+
+/// Integrates the projection method from `(t_start, y0)` (in `sys.chart`) over the output
+/// times `grid`, restarting in a new chart wherever [`ProjectionSystem::accept`] asks for a
+/// switch. Returns the state where a [`ProjectionSystem::handback`] stopped it (`None` at the
+/// end of `grid`).
+#[allow(clippy::type_complexity)]
+fn run_projection<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    sys: &mut ProjectionSystem<'_, M, NQ, NC, DOF>,
+    t0: f64,
+    y0: Pair<NQ, DOF>,
+    grid: &[f64],
+    run: &mut ProjectionRun<NQ, DOF>,
+) -> Result<Option<(f64, Pair<NQ, DOF>)>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let (p, opts) = (sys.p, sys.opts);
+    let mut y0 = y0;
     let mut t_start = t0;
-    let mut remaining: &[f64] = &grid;
-    let mut ode_stats = Stats::default();
-    let mut switch_times: Vec<f64> = Vec::new();
+    let mut remaining: &[f64] = grid;
     let mut at_same_time = 0usize;
-    // Output times and states, with the chart each state is expressed in.
-    let mut out: Vec<(f64, Pair<NQ, DOF>, Chart<DOF>)> = Vec::with_capacity(grid.len());
     loop {
-        let sol = match integrate(&mut sys, t_start, y0, remaining, &opts.integrator) {
+        let sol = match integrate(sys, t_start, y0, remaining, &opts.integrator) {
             Ok(sol) => sol,
             Err(SimError::Integration(e)) => {
                 // A step size that collapsed on a stage where the chart is singular: say so.
@@ -827,16 +946,21 @@ where
             }
             Err(e) => return Err(e),
         };
-        add_stats(&mut ode_stats, &sol.stats);
+        add_stats(&mut run.ode, &sol.stats);
         for (t, y) in sol.t.iter().zip(sol.y) {
-            out.push((*t, y, sys.chart.clone()));
+            run.out.push((*t, y, sys.chart.clone()));
         }
-        let Some((ts, ys)) = sol.stopped else { break };
+        let Some((ts, ys)) = sol.stopped else {
+            return Ok(None);
+        };
+        if std::mem::take(&mut sys.handed_back) {
+            return Ok(Some((ts, ys)));
+        }
         let Some(q_choice) = sys.switch_at.take() else {
-            break;
+            return Ok(None);
         };
         // Never loop: a bounded number of switches at one time.
-        if switch_times.last() == Some(&ts) {
+        if run.switch_times.last() == Some(&ts) {
             at_same_time += 1;
             if at_same_time >= MAX_SWITCHES_PER_STEP {
                 return Err(SimError::TooManySwitches {
@@ -879,55 +1003,17 @@ where
             sys.floor = 0.1 * h_choice.min(sys.floor);
         } else {
             sys.floor = opts.switch_threshold;
-            switch_times.push(ts);
+            run.switch_times.push(ts);
             sys.chart = new_chart;
         }
         y0 = Pair::new(ys.a, sys.chart.independent_part(&qd));
         t_start = ts;
         let k = grid.partition_point(|&g| g <= ts);
         if k >= grid.len() {
-            break;
+            return Ok(None);
         }
         remaining = &grid[k..];
     }
-    let mut stats = sys.defects.into_stats(ode_stats, sys.newton, sys.fallbacks);
-    stats.partition_switches = switch_times.len();
-    let mut traj = Trajectory {
-        t: Vec::with_capacity(out.len()),
-        q: Vec::with_capacity(out.len()),
-        qd: Vec::with_capacity(out.len()),
-        lambda: opts.multipliers.then(|| Vec::with_capacity(out.len())),
-        stats,
-        switch_times,
-        rank_drop_times: std::mem::take(&mut sys.rank_drops),
-    };
-    for (t, y, chart) in out {
-        let qd = if let Some(lams) = traj.lambda.as_mut() {
-            let a = projection_accelerations_in::<M, NQ, NC, DOF>(
-                &chart,
-                &y.a,
-                &y.b,
-                p,
-                t,
-                opts.pivot_threshold,
-            )?;
-            lams.push(multipliers::<M, NQ, NC, DOF>(&y.a, &a.qd, &a.qdd, p, t)?);
-            a.qd
-        } else {
-            velocity_from_independent_in::<M, NQ, NC, DOF>(
-                &chart,
-                &y.a,
-                &y.b,
-                p,
-                t,
-                opts.pivot_threshold,
-            )?
-        };
-        traj.t.push(t);
-        traj.q.push(y.a);
-        traj.qd.push(qd);
-    }
-    Ok(traj)
 }
 
 /// Adds the counters of a restarted integration.
@@ -951,11 +1037,25 @@ struct LagrangeSystem<
     opts: &'a SimOptions,
     newton: usize,
     defects: Defects,
-    /// The leading singular triplets of `C_J` at the last accepted state (rank-drop guard).
-    last: Option<(f64, RowSpace)>,
+    /// The rank-drop guard.
+    guard: RankGuard,
     /// Rank drops passed with [`RankDrop::Continue`].
     rank_drops: Vec<f64>,
+    /// The last stop asked for a projection segment ([`RankDrop::Continue`] near a rank
+    /// drop, see [`HANDOVER_RATIO`]).
+    handover: bool,
 }
+
+/// With [`RankDrop::Continue`], the Lagrange route hands a step over to the projection
+/// method when it would end with `σ_r / σ_max` of `C_J` below this (or when it crosses a
+/// rank drop): the index-1 motion cannot pass a bifurcation on its branch (see
+/// [`RANK_DROP_RATIO`]), the projection method steps over it keeping its independent
+/// coordinates. The projection segment hands back once the ratio is at least
+/// [`HANDBACK_RATIO`].
+pub const HANDOVER_RATIO: f64 = 1e-2;
+
+/// See [`HANDOVER_RATIO`]: twice it (a hysteresis, so that the routes do not alternate).
+pub const HANDBACK_RATIO: f64 = 2e-2;
 
 /// How many singular values of `C_J` changed sign from the state of `rs0` to the Jacobian
 /// `j1` (see [`LagrangeSystem::rank_drop`]); `None` for none.
@@ -978,25 +1078,47 @@ fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
-/// The model's generic rank `NQ − DOF`, capped at `NC`.
-fn generic_rank<const NQ: usize, const NC: usize, const DOF: usize>() -> usize {
-    NQ.saturating_sub(DOF).min(NC)
+/// What a projection segment of the Lagrange route watches: it stops after the first
+/// accepted step whose `σ_r / σ_max` of `C_J` is at least `ratio`; the rank drops its steps
+/// cross are found by the Lagrange route's guard, one per approach (`armed` again once the
+/// ratio is [`HANDOVER_RATIO`]: where many singular values vanish at once, 40 windows of
+/// A02, the guard can see them cross in two consecutive steps).
+struct Handback {
+    ratio: f64,
+    guard: RankGuard,
+    armed: bool,
 }
 
-impl<M, const NQ: usize, const NC: usize, const DOF: usize> LagrangeSystem<'_, M, NQ, NC, DOF>
-where
-    M: Dynamics<NQ, NC, DOF>,
-{
-    /// The rank-drop guard ([`SimError::RankDrop`]) at the accepted state `(t, q)`, from the
-    /// last accepted state (`self.last`, at `t_prev`). Records the state for the next step.
-    /// A non-finite Jacobian or a failed SVD is left to the right-hand side to report.
-    fn rank_drop(&mut self, t_prev: f64, q: &SVector<f64, NQ>, t: f64) -> Option<SimError> {
+/// The rank-drop guard of the Lagrange route (and of its projection segments): the leading
+/// singular triplets of `C_J` at the last accepted state.
+#[derive(Default)]
+struct RankGuard {
+    last: Option<(f64, RowSpace)>,
+}
+
+impl RankGuard {
+    /// The rank drop ([`SimError::RankDrop`]) at the accepted state `(t, q)` or between it
+    /// and the last one checked (`self.last`, when it was at `t_prev`), and the state's
+    /// `σ_r / σ_max`. Records the state for the next step. A non-finite Jacobian or a
+    /// failed SVD is left to the right-hand side to report (`(None, None)`).
+    fn check<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        &mut self,
+        p: &M::Params,
+        t_prev: f64,
+        q: &SVector<f64, NQ>,
+        t: f64,
+    ) -> (Option<SimError>, Option<f64>)
+    where
+        M: Dynamics<NQ, NC, DOF>,
+    {
         let r = generic_rank::<NQ, NC, DOF>();
         if r == 0 {
-            return None;
+            return (None, Some(1.0));
         }
-        let j1 = M::jacobian(q, self.p, t);
-        let rs1 = row_space::<NQ, NC>(&j1, r)?;
+        let j1 = M::jacobian(q, p, t);
+        let Some(rs1) = row_space::<NQ, NC>(&j1, r) else {
+            return (None, None);
+        };
         let above = |rs: &RowSpace| {
             rs.sigma
                 .iter()
@@ -1036,8 +1158,84 @@ where
                 }
             }
         }
+        let ratio = rs1.ratio;
         self.last = Some((t, rs1));
-        found
+        (found, Some(ratio))
+    }
+}
+
+/// The model's generic rank `NQ − DOF`, capped at `NC`.
+fn generic_rank<const NQ: usize, const NC: usize, const DOF: usize>() -> usize {
+    NQ.saturating_sub(DOF).min(NC)
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize> LagrangeSystem<'_, M, NQ, NC, DOF>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    /// A segment of the projection method from `(t, y)` over the output times `grid`
+    /// ([`RankDrop::Continue`] near a rank drop, see [`HANDOVER_RATIO`]), in the chart
+    /// [`choose_chart`] picks at `y`: its outputs (velocities from its chart) go to `out`,
+    /// its counters, defects, switches and rank drops to the route's. Returns the state where
+    /// it handed back (`None` at the end of `grid`).
+    #[allow(clippy::type_complexity)]
+    fn across_by_projection(
+        &mut self,
+        t: f64,
+        y: &Pair<NQ, NQ>,
+        grid: &[f64],
+        out: &mut Vec<(f64, Pair<NQ, NQ>)>,
+        ode: &mut Stats,
+        switch_times: &mut Vec<f64>,
+    ) -> Result<Option<(f64, Pair<NQ, NQ>)>, SimError> {
+        let (p, pivot) = (self.p, self.opts.pivot_threshold);
+        let opts = SimOptions {
+            partition_switching: true,
+            rank_drop: RankDrop::Continue,
+            ..self.opts.clone()
+        };
+        let (chart, _) = choose_chart::<M, NQ, NC, DOF>(&y.a, p, t, &opts)?;
+        let defects = std::mem::take(&mut self.defects);
+        let mut sys = ProjectionSystem::<M, NQ, NC, DOF> {
+            p,
+            opts: &opts,
+            newton: 0,
+            fallbacks: 0,
+            guard: CrossingGuard::default(),
+            has_energy: defects.energy0.is_some(),
+            defects,
+            chart,
+            switch_at: None,
+            floor: opts.switch_threshold,
+            singular_stage: None,
+            crossed: false,
+            rank_drops: Vec::new(),
+            handback: Some(Handback {
+                ratio: HANDBACK_RATIO,
+                guard: RankGuard::default(),
+                armed: true,
+            }),
+            handed_back: false,
+        };
+        let y0 = Pair::new(y.a, sys.chart.independent_part(&y.b));
+        let mut run = ProjectionRun::default();
+        let back = run_projection(&mut sys, t, y0, grid, &mut run);
+        self.defects = std::mem::take(&mut sys.defects);
+        self.newton += sys.newton;
+        self.rank_drops.append(&mut sys.rank_drops);
+        add_stats(ode, &run.ode);
+        switch_times.append(&mut run.switch_times);
+        let full = |chart: &Chart<DOF>, t: f64, y: &Pair<NQ, DOF>| {
+            velocity_from_independent_in::<M, NQ, NC, DOF>(chart, &y.a, &y.b, p, t, pivot)
+                .map(|qd| Pair::new(y.a, qd))
+        };
+        for (t, y, chart) in &run.out {
+            out.push((*t, full(chart, *t, y)?));
+        }
+        match back? {
+            Some((tb, yb)) => Ok(Some((tb, full(&sys.chart, tb, &yb)?))),
+            None => Ok(None),
+        }
     }
 
     /// Applies [`SimOptions::rank_drop`] to a detected rank drop.
@@ -1093,7 +1291,15 @@ where
         t: f64,
         y: &Pair<NQ, NQ>,
     ) -> Result<StepControl, SimError> {
-        let drop = self.rank_drop(t_prev, &y.a, t);
+        let (drop, ratio) = self.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+        if self.opts.rank_drop == RankDrop::Continue {
+            let near = ratio.is_some_and(|r| r < HANDOVER_RATIO);
+            if near || drop.is_some() {
+                // Back to the step's start, and across by the projection method.
+                self.handover = true;
+                return Ok(StepControl::StopBefore);
+            }
+        }
         self.on_rank_drop(drop)?;
         Ok(StepControl::Continue)
     }
@@ -1110,8 +1316,13 @@ where
 /// No partition-crossing guard: after the initial assembly this route needs no
 /// independent coordinates. A rank-drop guard instead: where `C_J` loses rank along the
 /// motion (at the start, at an accepted state, or between two), a bifurcation the index-1
-/// formulation cannot resolve, the run stops with [`SimError::RankDrop`] (or, with
-/// [`RankDrop::Continue`], records the time in [`Trajectory::rank_drop_times`]).
+/// formulation cannot resolve, the run stops with [`SimError::RankDrop`]. With
+/// [`RankDrop::Continue`], a step that would end near a rank drop (`σ_r / σ_max <`
+/// [`HANDOVER_RATIO`]) or cross one is discarded, and the projection method (partition
+/// switching on, stepping over the point) carries the motion from the step's start until
+/// the ratio is [`HANDBACK_RATIO`] again; the times of the rank drops are in
+/// [`Trajectory::rank_drop_times`], the switches of those segments in
+/// [`Trajectory::switch_times`].
 /// The statistics report the accumulated defects and energy change ([`SimStats`]).
 ///
 /// Errors as [`simulate_projection`] ([`SimError::Dynamics`] with an indefinite or
@@ -1138,8 +1349,9 @@ where
         opts,
         newton: 0,
         defects: Defects::default(),
-        last: None,
+        guard: RankGuard::default(),
         rank_drops: Vec::new(),
+        handover: false,
     };
     let mut y0 = Pair::new(*q0, *qd0);
     if opts.project {
@@ -1152,23 +1364,62 @@ where
     }
     sys.project(t0, &mut y0)?;
     // Starting at a rank drop is one too (the branch is open from the start).
-    let drop = sys.rank_drop(t0, &y0.a, t0);
+    let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, t0, &y0.a, t0);
     sys.on_rank_drop(drop)?;
-    let sol = integrate(&mut sys, t0, y0, &grid, &opts.integrator)?;
+    let mut out: Vec<(f64, Pair<NQ, NQ>)> = Vec::with_capacity(grid.len());
+    let mut ode_stats = Stats::default();
+    let mut switch_times = Vec::new();
+    let (mut t_start, mut remaining) = (t0, &grid[..]);
+    loop {
+        let sol = integrate(&mut sys, t_start, y0, remaining, &opts.integrator)?;
+        add_stats(&mut ode_stats, &sol.stats);
+        out.extend(sol.t.into_iter().zip(sol.y));
+        let Some((ts, ys)) = sol.stopped else { break };
+        if !std::mem::take(&mut sys.handover) {
+            break;
+        }
+        remaining = &remaining[remaining.partition_point(|&g| g <= ts)..];
+        if remaining.is_empty() {
+            break;
+        }
+        let Some((tb, yb)) = sys.across_by_projection(
+            ts,
+            &ys,
+            remaining,
+            &mut out,
+            &mut ode_stats,
+            &mut switch_times,
+        )?
+        else {
+            break;
+        };
+        // The rank-drop guard starts again from the state handed back.
+        sys.guard = RankGuard::default();
+        let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, tb, &yb.a, tb);
+        sys.on_rank_drop(drop)?;
+        (t_start, y0) = (tb, yb);
+        remaining = &remaining[remaining.partition_point(|&g| g <= tb)..];
+        if remaining.is_empty() {
+            break;
+        }
+    }
+    let mut stats = sys.defects.into_stats(ode_stats, sys.newton, 0);
+    stats.partition_switches = switch_times.len();
     let mut traj = Trajectory {
-        t: sol.t,
-        q: Vec::with_capacity(grid.len()),
-        qd: Vec::with_capacity(grid.len()),
-        lambda: opts.multipliers.then(|| Vec::with_capacity(grid.len())),
-        stats: sys.defects.into_stats(sol.stats, sys.newton, 0),
-        switch_times: Vec::new(),
+        t: Vec::with_capacity(out.len()),
+        q: Vec::with_capacity(out.len()),
+        qd: Vec::with_capacity(out.len()),
+        lambda: opts.multipliers.then(|| Vec::with_capacity(out.len())),
+        stats,
+        switch_times,
         rank_drop_times: sys.rank_drops,
     };
-    for (&t, y) in traj.t.iter().zip(sol.y.iter()) {
+    for (t, y) in out {
         if let Some(lams) = traj.lambda.as_mut() {
             let a = lagrange_accelerations::<M, NQ, NC, DOF>(&y.a, &y.b, p, t, opts.baumgarte_tau)?;
             lams.push(a.lambda);
         }
+        traj.t.push(t);
         traj.q.push(y.a);
         traj.qd.push(y.b);
     }

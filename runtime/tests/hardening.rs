@@ -535,8 +535,10 @@ fn partition_guard_is_parity_free_and_lagrange_needs_no_partition() {
     let lag = simulate_lagrange::<TwinPendulum, 4, 3, 1>(&q0, &qd0, &p, 0.0, 2.0, &cont)
         .expect("lagrange runs over the top");
     assert!(!lag.rank_drop_times.is_empty());
+    // Recorded by the projection segment that carries the route across (its chord estimate
+    // of the crossing; the guard's is another chord): the same point within 1e-5 s.
     assert!(
-        (lag.rank_drop_times[0] - t).abs() < 1e-9,
+        (lag.rank_drop_times[0] - t).abs() < 1e-5,
         "{:?}",
         lag.rank_drop_times
     );

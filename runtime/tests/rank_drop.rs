@@ -195,9 +195,8 @@ fn lagrange_route_before_the_first_flat_position_follows_the_branch() {
 
 #[test]
 fn lagrange_route_opted_in_records_every_flat_position() {
-    // RankDrop::Continue: the run goes on (on whichever branch) and lists where the rank
-    // dropped, each within 1e-3 s of a flat position of the exact motion while it stays on
-    // the branch.
+    // RankDrop::Continue: the run goes on, on the branch, and lists where the rank
+    // dropped, each within 1e-3 s of a flat position of the exact motion.
     let p = Params { g: 9.81 };
     let (q0, qd0) = start();
     let o = SimOptions {
@@ -209,8 +208,24 @@ fn lagrange_route_opted_in_records_every_flat_position() {
     let flat = flat_times(2.5);
     eprintln!("rank drops {:?}\nflat {:?}", r.rank_drop_times, flat);
     assert!(r.rank_drop_times.len() >= 10, "{:?}", r.rank_drop_times);
-    assert!((r.rank_drop_times[0] - flat[0]).abs() < 1e-3);
     assert!(r.rank_drop_times.windows(2).all(|w| w[0] < w[1]));
+    // One per flat position of the exact motion, each within 1e-3 s.
+    assert_eq!(
+        r.rank_drop_times.len(),
+        flat.len(),
+        "{:?}",
+        r.rank_drop_times
+    );
+    for (a, b) in r.rank_drop_times.iter().zip(&flat) {
+        assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+    }
+    // The steps near each one go by the projection method, which keeps the branch: the
+    // parallelogram (t2 = t1, level coupler) all the way. Before: the index-1 motion turned
+    // onto the other branch at some flat positions (it follows the level set of its drift).
+    let th = branch(&[2.5])[0][0];
+    let q = r.q[r.q.len() - 1];
+    let err = (q[0] - th).abs().max((q[1] - th).abs()).max(q[2].abs());
+    assert!(err < 1e-3, "{err:e}");
 }
 
 #[test]
