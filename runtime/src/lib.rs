@@ -113,7 +113,8 @@ pub use real::Real;
 #[cfg(feature = "std")]
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
-    DEFAULT_SWITCH_THRESHOLD, HANDBACK_RATIO, HANDOVER_RATIO, MAX_SWITCHES_PER_STEP,
+    DEFAULT_SWITCH_THRESHOLD, HANDBACK_RATIO, HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO,
+    MAX_SWITCHES_PER_STEP,
 };
 #[cfg(feature = "std")]
 pub use step::{

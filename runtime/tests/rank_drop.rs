@@ -7,8 +7,8 @@
 
 use mechgen_runtime::nalgebra::{SMatrix, SVector};
 use mechgen_runtime::{
-    dopri5, simulate_ali3p, simulate_lagrange, Ali3pOptions, Dopri5Options, Dynamics, Integrator,
-    Mechanism, RankDrop, SimError, SimOptions,
+    dopri5, simulate_ali3p, simulate_lagrange, simulate_projection, Ali3pOptions, Dopri5Options,
+    Dynamics, Integrator, Mechanism, RankDrop, SimError, SimOptions,
 };
 
 type V2 = SVector<f64, 2>;
@@ -209,7 +209,8 @@ fn lagrange_route_opted_in_records_every_flat_position() {
     eprintln!("rank drops {:?}\nflat {:?}", r.rank_drop_times, flat);
     assert!(r.rank_drop_times.len() >= 10, "{:?}", r.rank_drop_times);
     assert!(r.rank_drop_times.windows(2).all(|w| w[0] < w[1]));
-    // One per flat position of the exact motion, each within 1e-3 s.
+    // One per flat position of the exact motion, each within 2e-3 s (at rtol 1e-6: where
+    // the motion jumps over the point, the estimate extrapolates σ_r linearly from 1e-3).
     assert_eq!(
         r.rank_drop_times.len(),
         flat.len(),
@@ -217,7 +218,7 @@ fn lagrange_route_opted_in_records_every_flat_position() {
         r.rank_drop_times
     );
     for (a, b) in r.rank_drop_times.iter().zip(&flat) {
-        assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+        assert!((a - b).abs() < 2e-3, "{a} vs {b}");
     }
     // The steps near each one go by the projection method, which keeps the branch: the
     // parallelogram (t2 = t1, level coupler) all the way. Before: the index-1 motion turned
@@ -243,4 +244,46 @@ fn ali3p_follows_the_branch_through_the_flat_positions() {
     let q = r.q[r.q.len() - 1];
     let err = (q[0] - th).abs().max((q[1] - th).abs()).max(q[2].abs());
     assert!(err < 1e-3, "{err:e}");
+}
+
+#[test]
+fn projection_route_steps_over_the_flat_positions_whatever_the_model_health() {
+    // This hand-written model's health figure (|n_t1| / |n| of the rows' cross product) is
+    // relative to the rows' own scale: it stays 0.71 up to the flat position. Before, the
+    // projection route with `RankDrop::Continue` trusted it at the crossing point, judged
+    // the point regular, and alternated between two charts there (`TooManySwitches` at
+    // t = 0.118 s, 0.354 s or 1.59 s for rtol 1e-6, 1e-8, 1e-10); the Lagrange route, which
+    // hands the steps near a rank drop to it, failed the same way. Now the SVD ratio of C_J
+    // at the crossing decides too: both routes pass the ten flat positions of 2.5 s, one
+    // rank drop each (within 2e-3 s of the exact motion's), and end on the branch.
+    let p = Params { g: 9.81 };
+    let (q0, qd0) = start();
+    let flat = flat_times(2.5);
+    let th = branch(&[2.5])[0][0];
+    for rtol in [1e-6, 1e-8, 1e-10] {
+        let o = SimOptions {
+            rank_drop: RankDrop::Continue,
+            ..opts(rtol)
+        };
+        let u0 = SVector::<f64, 1>::new(qd0[0]);
+        let proj = simulate_projection::<Parallelogram, 3, 2, 1>(&q0, &u0, &p, 0.0, 2.5, &o)
+            .expect("projection route over the flat positions");
+        let lag = simulate_lagrange::<Parallelogram, 3, 2, 1>(&q0, &qd0, &p, 0.0, 2.5, &o)
+            .expect("Lagrange route over the flat positions");
+        for (route, r) in [("projection", &proj), ("Lagrange", &lag)] {
+            assert_eq!(
+                r.rank_drop_times.len(),
+                flat.len(),
+                "{route} {rtol:e}: {:?}",
+                r.rank_drop_times
+            );
+            for (a, b) in r.rank_drop_times.iter().zip(&flat) {
+                assert!((a - b).abs() < 2e-3, "{route} {rtol:e}: {a} vs {b}");
+            }
+            let q = r.q[r.q.len() - 1];
+            let err = (q[0] - th).abs().max((q[1] - th).abs()).max(q[2].abs());
+            eprintln!("{route} rtol {rtol:e}: off the branch by {err:.2e} at 2.5 s");
+            assert!(err < 1e3 * rtol, "{route} {rtol:e}: {err:e}");
+        }
+    }
 }
