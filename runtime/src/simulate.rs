@@ -98,14 +98,17 @@ pub enum RankDrop {
     /// an accepted step and no chart is better there (the constraints lose rank), the step
     /// across (whose stages missed the singular set, or it would not have been accepted) is
     /// kept and the next chart is chosen past the point; the position projection keeps the
-    /// independent coordinates, so the motion stays on the branch its velocity continues
-    /// (IFToMM A02 with one to three windows: 20 or 21 rank drops in 20 s, within 2e-5 m of the
-    /// exact branch motion at rtol 1e-10). The Lagrange route hands the steps near the
-    /// point over to the projection method (from the last accepted step whose `σ_r / σ_max`
-    /// of `C_J` is at least [`HANDOVER_RATIO`], back once it is [`HANDBACK_RATIO`] again),
-    /// which passes it as above, so it holds the branch too (A02 with one to three windows:
-    /// within 2e-6 m at rtol 1e-10). Where the projection method cannot pass (no chart at
-    /// the handover state), its error is the route's.
+    /// independent coordinates, so the motion stays on the branch its velocity continues.
+    /// Where the steps creep towards the point instead, it jumps over it ([`JUMP_RATIO`]).
+    /// IFToMM A02 with one to three windows at rtol 1e-10: 20 or 21 rank drops in 20 s,
+    /// within 5e-7 m of the exact branch motion; 40 windows 4.2e-5 m.
+    ///
+    /// The Lagrange route hands the steps near the point over to the projection method
+    /// (from the last accepted step whose `σ_r / σ_max` of `C_J` is at least
+    /// [`HANDOVER_RATIO`], back once it is [`HANDBACK_RATIO`] and twice its lowest again),
+    /// which passes it as above, so it holds the branch too (A02 at rtol 1e-10: within
+    /// 2.2e-5 m with one to three windows, 2.6e-4 m with 40). Where the projection method
+    /// cannot pass (no chart at the handover state), its error is the route's.
     Continue,
 }
 
