@@ -237,6 +237,29 @@ pub struct Trajectory<const NQ: usize, const NC: usize> {
     pub rank_drop_times: Vec<f64>,
 }
 
+impl<const NQ: usize, const NC: usize> Trajectory<NQ, NC> {
+    /// A trajectory with room for `n` outputs (multipliers when `opts` asks for them), its
+    /// statistics (the switches counted) and times.
+    fn empty(
+        n: usize,
+        opts: &SimOptions,
+        mut stats: SimStats,
+        switch_times: Vec<f64>,
+        rank_drop_times: Vec<f64>,
+    ) -> Self {
+        stats.partition_switches = switch_times.len();
+        Trajectory {
+            t: Vec::with_capacity(n),
+            q: Vec::with_capacity(n),
+            qd: Vec::with_capacity(n),
+            lambda: opts.multipliers.then(|| Vec::with_capacity(n)),
+            stats,
+            switch_times,
+            rank_drop_times,
+        }
+    }
+}
+
 pub(crate) fn output_grid(t0: f64, t1: f64, extra: &[f64]) -> Result<Vec<f64>, SimError> {
     if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
         return Err(SimError::InvalidInput("need finite t0 < t1"));
@@ -905,17 +928,9 @@ where
         ode: ode_stats,
         switch_times,
     } = run;
-    let mut stats = sys.defects.into_stats(ode_stats, sys.newton, sys.fallbacks);
-    stats.partition_switches = switch_times.len();
-    let mut traj = Trajectory {
-        t: Vec::with_capacity(out.len()),
-        q: Vec::with_capacity(out.len()),
-        qd: Vec::with_capacity(out.len()),
-        lambda: opts.multipliers.then(|| Vec::with_capacity(out.len())),
-        stats,
-        switch_times,
-        rank_drop_times: std::mem::take(&mut sys.rank_drops),
-    };
+    let stats = sys.defects.into_stats(ode_stats, sys.newton, sys.fallbacks);
+    let rank_drops = std::mem::take(&mut sys.rank_drops);
+    let mut traj = Trajectory::empty(out.len(), opts, stats, switch_times, rank_drops);
     for (t, y, chart) in out {
         let qd = if let Some(lams) = traj.lambda.as_mut() {
             let a = projection_accelerations_in::<M, NQ, NC, DOF>(
@@ -1580,17 +1595,8 @@ where
             break;
         }
     }
-    let mut stats = sys.defects.into_stats(ode_stats, sys.newton, 0);
-    stats.partition_switches = switch_times.len();
-    let mut traj = Trajectory {
-        t: Vec::with_capacity(out.len()),
-        q: Vec::with_capacity(out.len()),
-        qd: Vec::with_capacity(out.len()),
-        lambda: opts.multipliers.then(|| Vec::with_capacity(out.len())),
-        stats,
-        switch_times,
-        rank_drop_times: sys.rank_drops,
-    };
+    let stats = sys.defects.into_stats(ode_stats, sys.newton, 0);
+    let mut traj = Trajectory::empty(out.len(), opts, stats, switch_times, sys.rank_drops);
     for (t, y) in out {
         if let Some(lams) = traj.lambda.as_mut() {
             let a = lagrange_accelerations::<M, NQ, NC, DOF>(&y.a, &y.b, p, t, opts.baumgarte_tau)?;
