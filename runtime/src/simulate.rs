@@ -101,13 +101,13 @@ pub enum RankDrop {
     /// independent coordinates, so the motion stays on the branch its velocity continues.
     /// Where the steps creep towards the point instead, it jumps over it ([`JUMP_RATIO`]).
     /// IFToMM A02 with one to three windows at rtol 1e-10: 20 or 21 rank drops in 20 s,
-    /// within 5e-7 m of the exact branch motion; 40 windows 4.2e-5 m.
+    /// within 5e-7 m of the exact branch motion; 40 windows 8.2e-5 m.
     ///
     /// The Lagrange route hands the steps near the point over to the projection method
     /// (from the last accepted step whose `σ_r / σ_max` of `C_J` is at least
     /// [`HANDOVER_RATIO`], back once it is [`HANDBACK_RATIO`] and twice its lowest again),
     /// which passes it as above, so it holds the branch too (A02 at rtol 1e-10: within
-    /// 2.2e-5 m with one to three windows, 2.6e-4 m with 40). Where the projection method
+    /// 1.2e-5 m with one to three windows, 8.3e-5 m with 40). Where the projection method
     /// cannot pass (no chart at the handover state), its error is the route's.
     Continue,
 }
@@ -683,7 +683,9 @@ where
                 self.approach.push((t, *y, r1));
                 if falling && r1 < JUMP_RATIO {
                     // From the last state still well away from the point (accelerations
-                    // there are accurate), its neighbour giving the jerk.
+                    // there are accurate), with the one before it for the Hermite
+                    // polynomials (measured on A02, one to forty windows: no better with
+                    // one two, four or eight times as far from the point).
                     let n = self.approach.len() - 1;
                     let b = self
                         .approach
@@ -691,7 +693,7 @@ where
                         .rposition(|(_, _, r)| *r >= JUMP_BASE)
                         .unwrap_or(n - 1)
                         .min(n - 1);
-                    let a = if b >= 1 { b - 1 } else { b + 1 };
+                    let a = if b >= 1 { b - 1 } else { 1 };
                     let (ta, ya, _) = self.approach[a];
                     let (tb, yb, rb) = self.approach[b];
                     self.jump = Some(Jump {
@@ -1089,15 +1091,15 @@ where
     }
 }
 
-/// Jumps over a rank drop from `(t1, y1)` (where the integration stopped, see [`Jump`]):
-/// the point is `δ = r₁ (t₁ − t₀) / (r₀ − r₁)` ahead (the ratio falls linearly), the jump
-/// `h = 2δ` long (capped at the last output time), along the Taylor polynomial of the
-/// independent coordinates (`u̇` from the chart's accelerations, `ü` from their difference
-/// between the two states); the dependent coordinates are assembled in the chart from the
-/// Taylor polynomial of all coordinates, which starts on the branch the motion is on. The
-/// output times inside the jump get the same polynomial. Records the rank drop at `t₁ + δ`
-/// (one per approach in a segment of the Lagrange route). Returns the landing state (`None`
-/// at the end of `grid`).
+/// Jumps over a rank drop (see [`Jump`]): the point `t*` is where the ratio, linear in
+/// time from `(tb, rb)` to `(tn, rn)`, vanishes; the jump lands as far past it as `tb` is
+/// before it (capped at the last output time). The independent coordinates and velocities
+/// follow cubic Hermite polynomials through the states at `ta` and `tb` (values and
+/// derivatives: the chart's accelerations there are accurate), extrapolated; the dependent
+/// coordinates are assembled in the chart from a Taylor polynomial of all coordinates at
+/// `tb`, which starts on the branch the motion is on. The output times inside the jump get
+/// the same polynomials. Records the rank drop at `t*` (one per approach in a segment of the
+/// Lagrange route). Returns the landing state (`None` at the end of `grid`).
 #[allow(clippy::type_complexity)]
 fn jump_over<M, const NQ: usize, const NC: usize, const DOF: usize>(
     sys: &mut ProjectionSystem<'_, M, NQ, NC, DOF>,
@@ -1121,14 +1123,15 @@ where
         )
     };
     let (tb, yb) = (jump.tb, &jump.yb);
+    let (ta, ya) = (jump.ta, &jump.ya);
     let ab = acc(tb, yb)?;
-    let aa = acc(jump.ta, &jump.ya)?;
-    let udd = (ab.ud - aa.ud) / (tb - jump.ta);
+    let aa = acc(ta, ya)?;
     // The point, where the ratio (linear in time) vanishes; the landing as far past it.
     let t_star = jump.tn + jump.rn * (jump.tn - tb) / (jump.rb - jump.rn);
     let t_end = grid.last().copied().unwrap_or(jump.tn);
     let t_land = (2.0 * t_star - tb).min(t_end);
-    if !(t_land > jump.tn && t_land.is_finite() && udd.iter().all(|x| x.is_finite())) {
+    let finite = |v: &SVector<f64, DOF>| v.iter().all(|x| x.is_finite());
+    if !(t_land > jump.tn && t_land.is_finite() && finite(&aa.ud) && finite(&ab.ud)) {
         return Err(SimError::Kinematics(KinematicsError::SingularPartition {
             t: jump.tn,
             static_pivot: M::null_space(&yb.a, p, tb).1,
@@ -1136,12 +1139,17 @@ where
         }));
     }
     let ind = *chart.independent();
+    let (qa, qb) = (chart.independent_part(&ya.a), chart.independent_part(&yb.a));
     let state_at = |t: f64| -> Result<Pair<NQ, DOF>, SimError> {
+        // Independent coordinates and velocities: cubic Hermite polynomials through the two
+        // states (values and derivatives), extrapolated; the others: Taylor from `yb`, a
+        // starting point for the assembly.
+        let u = hermite(ta, tb, t, [&ya.b, &aa.ud, &yb.b, &ab.ud]);
+        let qi = hermite(ta, tb, t, [&qa, &ya.b, &qb, &yb.b]);
         let s = t - tb;
-        let u = yb.b + ab.ud * s + udd * (0.5 * s * s);
         let mut q = yb.a + ab.qd * s + ab.qdd * (0.5 * s * s);
         for (k, &i) in ind.iter().enumerate() {
-            q[i] = yb.a[i] + yb.b[k] * s + ab.ud[k] * (0.5 * s * s) + udd[k] * (s * s * s / 6.0);
+            q[i] = qi[k];
         }
         let asm = assemble_in::<M, NQ, NC, DOF>(&chart, &q, p, t, &opts.assembly)
             .map_err(|source| SimError::Assembly { t, source })?;
@@ -1167,6 +1175,23 @@ where
         return Ok(None);
     }
     Ok(Some((t_land, y_land)))
+}
+
+/// The cubic Hermite polynomial with values `p0`, `p1` and derivatives `m0`, `m1` at `t0`,
+/// `t1` (`[p0, m0, p1, m1]`), at `t` (also outside `[t0, t1]`).
+fn hermite<const DOF: usize>(
+    t0: f64,
+    t1: f64,
+    t: f64,
+    [p0, m0, p1, m1]: [&SVector<f64, DOF>; 4],
+) -> SVector<f64, DOF> {
+    let d = t1 - t0;
+    let s = (t - t0) / d;
+    let (s2, s3) = (s * s, s * s * s);
+    p0 * (2.0 * s3 - 3.0 * s2 + 1.0)
+        + m0 * (d * (s3 - 2.0 * s2 + s))
+        + p1 * (3.0 * s2 - 2.0 * s3)
+        + m1 * (d * (s3 - s2))
 }
 
 /// Adds the counters of a restarted integration.
@@ -1236,17 +1261,17 @@ fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
 /// point the chart is nearly singular, the error control shrinks the steps, and measured
 /// runs crept towards the point without reaching it (A02 with two windows by the Lagrange
 /// route's projection segments at rtol 1e-10: steps of 1e-14 s at `σ_r / σ_max = 3.5e-7`).
-/// The jump is a Taylor polynomial of the independent coordinates (cubic in position,
-/// quadratic in velocity) from an accepted state of the approach ([`JUMP_BASE`]) to as far
-/// past the point (where the ratio, linear in time, vanishes), the dependent coordinates
-/// assembled in the chart from the Taylor polynomial of all coordinates. It is less accurate
-/// than a step the error control accepts (A02, two windows: 2.2e-5 m after one jump where
-/// the runs without one keep 5e-7 m), and taken only where the integration would stall.
+/// The jump follows cubic Hermite polynomials of the independent coordinates and velocities
+/// through two accepted states of the approach ([`JUMP_BASE`]) to as far past the point
+/// (where the ratio, linear in time, vanishes), the dependent coordinates assembled in the
+/// chart. It is less accurate than a step the error control accepts (A02 with two windows by
+/// the Lagrange route: 1.2e-5 m after one jump where the runs without one keep 5e-7 m), and
+/// taken only where the integration would stall.
 pub const JUMP_RATIO: f64 = RANK_DROP_RATIO;
 
 /// A jump over a rank drop ([`JUMP_RATIO`]): from the accepted state `(tb, yb)` (ratio
-/// `rb`), with `(ta, ya)` beside it for the jerk, detected at `tn` (ratio `rn`, where the
-/// integration stopped).
+/// `rb`), with `(ta, ya)` for the Hermite polynomials, detected at `tn` (ratio `rn`, where
+/// the integration stopped).
 struct Jump<const NQ: usize, const DOF: usize> {
     ta: f64,
     ya: Pair<NQ, DOF>,
@@ -1262,7 +1287,8 @@ struct Jump<const NQ: usize, const DOF: usize> {
 /// accelerations carry the position error of the state amplified by the nearly singular
 /// chart (A02 with two windows: the jerk estimated from two states at `1.4e-4` and `5.3e-5`
 /// was `−2,467` where the motion's is near 0). Measured on that run (one jump in 20 s), from
-/// `1e-2`, `3e-3`, `1e-3`, `1e-4`: B0 off by 3.5e-4, 5.4e-4, 2.2e-5, 3.5e-4 m.
+/// `1e-2`, `3e-3`, `1e-3`, `1e-4`: B0 off by 3.5e-4, 5.4e-4, 2.2e-5, 3.5e-4 m (with a
+/// Taylor polynomial from one state; the Hermite polynomials now: 1.2e-5 m from `1e-3`).
 pub const JUMP_BASE: f64 = 1e-3;
 
 /// What a projection segment of the Lagrange route watches: it stops after the first
