@@ -8,7 +8,8 @@
 //! step of the ALI3-P route (its first step with `--ali3p-rtol`); `--ali3p-rtol`: ALI3-P with
 //! step-size control at that tolerance; `--tangent-reuse`: steps sharing one evaluation of
 //! ALI3-P's force derivatives; `--route`: the routes to run, default all three;
-//! `--rank-drop continue`: step over the flat positions of A02 instead of stopping there).
+//! `--rank-drop error|continue`: stop at the flat positions of A02 (the runtime's default)
+//! or step over them (this harness's default for A02)).
 
 use iftomm::{opensim_time, run, sizes, Problem, Route, RunOptions, HIGH_PRECISION};
 use mechgen::runtime;
@@ -23,7 +24,7 @@ struct Args {
     h: Option<f64>,
     ali3p_rtol: Option<f64>,
     tangent_reuse: Option<f64>,
-    rank_drop: runtime::RankDrop,
+    rank_drop: Option<runtime::RankDrop>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -32,7 +33,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let (mut rtol, mut atol, mut t_end, mut h) = (None, None, None, None);
     let mut ali3p_rtol = None;
     let mut tangent_reuse = None;
-    let mut rank_drop = runtime::RankDrop::Error;
+    let mut rank_drop = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> Result<Option<f64>, String> {
@@ -51,8 +52,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--rank-drop" => {
                 let v = it.next().ok_or("--rank-drop needs a value")?;
                 rank_drop = match v.as_str() {
-                    "error" => runtime::RankDrop::Error,
-                    "continue" => runtime::RankDrop::Continue,
+                    "error" => Some(runtime::RankDrop::Error),
+                    "continue" => Some(runtime::RankDrop::Continue),
                     _ => return Err(format!("unknown --rank-drop {v} (error or continue)")),
                 };
             }
@@ -113,7 +114,7 @@ fn main() {
         }
     };
     println!(
-        "| problem | NQ/NC/DOF | route | span (s) | rtol (DOPRI5) or h (ALI3-P) | wall (s) | quantity | error | high precision (1e-3) | max |E - E0| (J) | steps (rejected) | RHS | partition switches (per simulated s) | OpenSim 3.2, other hardware (s / simulated s) |"
+        "| problem | NQ/NC/DOF | route | span (s) | rtol (DOPRI5) or h (ALI3-P) | wall (s) | quantity | error | high precision (1e-3) | max \\|E − E0\\| (J) | steps (rejected) | RHS | partition switches (per simulated s) | OpenSim 3.2, other hardware (s / simulated s) |"
     );
     println!(
         "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"
@@ -126,7 +127,7 @@ fn main() {
         opts.t_end = t_end.unwrap_or(opts.t_end);
         opts.h = h.unwrap_or(opts.h);
         opts.ali3p_rtol = ali3p_rtol;
-        opts.rank_drop = rank_drop;
+        opts.rank_drop = rank_drop.unwrap_or(opts.rank_drop);
         if let Some(k) = tangent_reuse {
             if !(k >= 1.0 && k.fract() == 0.0) {
                 eprintln!("--tangent-reuse needs a whole number of steps ≥ 1, not {k}");
