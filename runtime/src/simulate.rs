@@ -491,14 +491,15 @@ struct ProjectionSystem<
     crossed: bool,
     /// Times of the rank drops stepped over ([`RankDrop::Continue`]).
     rank_drops: Vec<f64>,
-    /// A segment of the Lagrange route ([`simulate_lagrange`] near a rank drop).
-    handback: Option<Handback>,
+    /// [`RankDrop::Continue`]: the rank-drop guard, and the hand-back of a segment of the
+    /// Lagrange route ([`simulate_lagrange`] near a rank drop).
+    watch: Option<RankWatch>,
     /// `(t, y, σ_r / σ_max)` at the consecutive accepted states where the chart was nearly
     /// singular ([`RankDrop::Continue`]: the approach to a rank drop).
     approach: Vec<(f64, Pair<NQ, DOF>, f64)>,
     /// The last stop asks for a jump over a rank drop.
     jump: Option<Jump<NQ, DOF>>,
-    /// The last stop was a [`ProjectionSystem::handback`].
+    /// The last stop was a hand-back ([`RankWatch::handback`]).
     handed_back: bool,
 }
 
@@ -636,7 +637,7 @@ where
                     // past the point.
                     // (One per approach in a segment of the Lagrange route.)
                     let first = self
-                        .handback
+                        .watch
                         .as_mut()
                         .is_none_or(|hb| std::mem::take(&mut hb.armed));
                     if first {
@@ -652,25 +653,32 @@ where
                 return Ok(StepControl::StopBefore);
             }
         }
-        if let Some(hb) = self.handback.as_mut() {
-            let (drop, ratio) = hb.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
-            if let Some(SimError::RankDrop { t, .. }) = drop {
-                if std::mem::take(&mut hb.armed) {
-                    self.rank_drops.push(t);
+        let health = chart_health::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t);
+        if let Some(w) = self.watch.as_mut() {
+            // Away from singular charts (the whole route, not a segment) nothing to watch:
+            // an SVD per step only near one.
+            if w.handback.is_none() && health >= WATCH_HEALTH {
+                w.armed = true;
+            } else {
+                let (drop, ratio) = w.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+                if let Some(SimError::RankDrop { t, .. }) = drop {
+                    if std::mem::take(&mut w.armed) {
+                        self.rank_drops.push(t);
+                    }
+                }
+                if ratio.is_some_and(|r| r >= HANDOVER_RATIO) {
+                    w.armed = true;
+                }
+                if let Some(r) = ratio {
+                    w.lowest = w.lowest.min(r);
+                }
+                let back = w.handback;
+                if ratio.is_some_and(|r| back.is_some_and(|b| r >= b) && r >= 2.0 * w.lowest) {
+                    self.handed_back = true;
+                    return Ok(StepControl::StopAfter);
                 }
             }
-            if ratio.is_some_and(|r| r >= HANDOVER_RATIO) {
-                hb.armed = true;
-            }
-            if let Some(r) = ratio {
-                hb.lowest = hb.lowest.min(r);
-            }
-            if ratio.is_some_and(|r| r >= hb.ratio && r >= 2.0 * hb.lowest) {
-                self.handed_back = true;
-                return Ok(StepControl::StopAfter);
-            }
         }
-        let health = chart_health::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t);
         if self.opts.rank_drop == RankDrop::Continue && health < JUMP_RATIO.sqrt() {
             // Closing in on a rank drop: jump over it once it is near.
             let r = generic_rank::<NQ, NC, DOF>();
@@ -913,7 +921,7 @@ where
         singular_stage: None,
         crossed: false,
         rank_drops: Vec::new(),
-        handback: None,
+        watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
         handed_back: false,
         approach: Vec::new(),
         jump: None,
@@ -982,7 +990,7 @@ impl<const NQ: usize, const DOF: usize> Default for ProjectionRun<NQ, DOF> {
 
 /// Integrates the projection method from `(t_start, y0)` (in `sys.chart`) over the output
 /// times `grid`, restarting in a new chart wherever [`ProjectionSystem::accept`] asks for a
-/// switch. Returns the state where a [`ProjectionSystem::handback`] stopped it (`None` at the
+/// switch. Returns the state where a hand-back ([`RankWatch::handback`]) stopped it (`None` at the
 /// end of `grid`).
 #[allow(clippy::type_complexity)]
 fn run_projection<M, const NQ: usize, const NC: usize, const DOF: usize>(
@@ -1160,14 +1168,14 @@ where
     }
     let y_land = state_at(t_land)?;
     let first = sys
-        .handback
+        .watch
         .as_mut()
         .is_none_or(|hb| std::mem::take(&mut hb.armed));
     if first {
         sys.rank_drops.push(t_star);
     }
-    if let Some(hb) = sys.handback.as_mut() {
-        hb.guard = RankGuard::default();
+    if let Some(w) = sys.watch.as_mut() {
+        w.guard = RankGuard::default();
     }
     sys.approach.clear();
     if t_land >= t_end {
@@ -1291,18 +1299,35 @@ struct Jump<const NQ: usize, const DOF: usize> {
 /// Taylor polynomial from one state; the Hermite polynomials now: 1.2e-5 m from `1e-3`).
 pub const JUMP_BASE: f64 = 1e-3;
 
-/// What a projection segment of the Lagrange route watches: it stops after the first
-/// accepted step whose `σ_r / σ_max` of `C_J` is at least `ratio` and twice the lowest of
-/// the segment (past the closest approach, not on the way in); the rank drops its steps
-/// cross are found by the Lagrange route's guard, one per approach (`armed` again once the
-/// ratio is [`HANDOVER_RATIO`]: where many singular values vanish at once, 40 windows of
-/// A02, the guard can see them cross in two consecutive steps).
-struct Handback {
-    ratio: f64,
+/// What the projection method watches with [`RankDrop::Continue`]: the rank drops its steps
+/// cross, found by the Lagrange route's guard ([`RankGuard`], at the accepted states where
+/// the chart's health is below [`WATCH_HEALTH`], or at all of a segment's), one per approach
+/// (`armed` again once the ratio is [`HANDOVER_RATIO`]: where many singular values vanish at
+/// once, 40 windows of A02, the guard can see them cross in two consecutive steps; and
+/// partition switches pass such points too, where the chart-crossing test sees nothing). A
+/// segment of the Lagrange route stops after the first accepted step whose `σ_r / σ_max` of
+/// `C_J` is at least `handback` and twice the lowest of the segment (past the closest
+/// approach, not on the way in).
+struct RankWatch {
+    handback: Option<f64>,
     lowest: f64,
     guard: RankGuard,
     armed: bool,
 }
+
+impl Default for RankWatch {
+    fn default() -> Self {
+        RankWatch {
+            handback: None,
+            lowest: f64::INFINITY,
+            guard: RankGuard::default(),
+            armed: true,
+        }
+    }
+}
+
+/// The chart health below which the projection method's [`RankWatch`] looks for rank drops.
+const WATCH_HEALTH: f64 = 0.1;
 
 /// The rank-drop guard of the Lagrange route (and of its projection segments): the leading
 /// singular triplets of `C_J` at the last accepted state.
@@ -1425,11 +1450,9 @@ where
             singular_stage: None,
             crossed: false,
             rank_drops: Vec::new(),
-            handback: Some(Handback {
-                ratio: HANDBACK_RATIO,
-                lowest: f64::INFINITY,
-                guard: RankGuard::default(),
-                armed: true,
+            watch: Some(RankWatch {
+                handback: Some(HANDBACK_RATIO),
+                ..RankWatch::default()
             }),
             handed_back: false,
             approach: Vec::new(),

@@ -228,13 +228,10 @@ fn a02_projection_steps_over_the_flat_positions_with_rank_drop_continue() {
         let r = ok(p, Route::Projection, &o);
         assert!(r.error < 1e-4, "N = {n}: {:e}", r.error);
         eprintln!("N = {n}: {:.2e}, {} rank drops", r.error, r.rank_drops);
-        // (With 40 windows most flat positions are passed by partition switches, which do
-        // not record a rank drop: 2 recorded of 20 passed.)
-        assert!(
-            r.rank_drops >= if n <= 3 { 10 } else { 1 },
-            "N = {n}: {} rank drops",
-            r.rank_drops
-        );
+        // (With 40 windows most flat positions are passed by partition switches, where the
+        // chart-crossing test sees nothing: the SVD guard near singular charts records them.
+        // Before it: 2 recorded of 20 passed.)
+        assert!(r.rank_drops >= 10, "N = {n}: {} rank drops", r.rank_drops);
         // Energy is conserved across the passes (no jump at the points stepped over).
         let de = r.energy_change.expect("A02 has energy");
         assert!(de < 1e-3, "N = {n}: |E - E0| {de:e}");
