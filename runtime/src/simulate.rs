@@ -153,7 +153,8 @@ pub struct SimStats {
     /// function ([`Dynamics::energy`]); a conservative model should keep it near 0.
     pub energy_change: Option<f64>,
     /// Projection method: how many times the independent coordinates were switched (the
-    /// times are in [`Trajectory::switch_times`]).
+    /// times are in [`Trajectory::switch_times`]; the Lagrange route counts those of its
+    /// projection segments, [`RankDrop::Continue`]).
     pub partition_switches: usize,
     /// Largest `‖C_J q̇ + C_t‖` (Euclidean) of a reported state after its velocity
     /// projection: filled by [`crate::ali3p::simulate_ali3p`] (whose penalty projections
