@@ -393,6 +393,23 @@ fn symbolic_derivatives_of_the_dynamics_terms_equal_dual_numbers() {
                 close(sjb_p[(i, k)], jb, name);
             }
         }
+        // The fused forms the step composes with equal their parts' differences (one body
+        // each in the generated code: shared trigonometry, one matrix written).
+        let dq = crank::dynamics_jacobian_q(&q, &qd, &p, 0.0, &b) - (sf_q - smb);
+        assert!(
+            dq.amax() <= 1e-13 * (1.0 + sf_q.amax() + smb.amax()),
+            "{dq}"
+        );
+        let dp = crank::dynamics_jacobian_p(&q, &qd, &p, 0.0, &b) - (sf_p - smb_p);
+        assert!(
+            dp.amax() <= 1e-13 * (1.0 + sf_p.amax() + smb_p.amax()),
+            "{dp}"
+        );
+        let ga = crank::acceleration_jacobian_p(&q, &qd, &p, 0.0, &b) - (sg_p - sjb_p);
+        assert!(
+            ga.amax() <= 1e-13 * (1.0 + sg_p.amax() + sjb_p.amax()),
+            "{ga}"
+        );
     }
 }
 

@@ -292,4 +292,35 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
         }
         s
     }
+    /// `∂(f − M(q) b)/∂q` for a fixed `b`. Generated models compute it in one body; the
+    /// default subtracts [`Self::mass_times_jacobian`] from [`Self::forces_jacobian_q`].
+    fn dynamics_jacobian_q(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+    ) -> SMatrix<f64, NQ, NQ> {
+        Self::forces_jacobian_q(q, qd, p, t) - Self::mass_times_jacobian(q, p, t, b)
+    }
+    /// `∂(f − M(q) b)/∂p` for a fixed `b` (one body in generated models).
+    fn dynamics_jacobian_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+    ) -> SMatrix<f64, NQ, NP> {
+        Self::forces_jacobian_p(q, qd, p, t) - Self::mass_times_jacobian_p(q, p, t, b)
+    }
+    /// `∂(γ − C_J b)/∂p` for a fixed `b` (one body in generated models).
+    fn acceleration_jacobian_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+    ) -> SMatrix<f64, NC, NP> {
+        Self::gamma_jacobian_p(q, qd, p, t) - Self::jacobian_times_jacobian_p(q, p, t, b)
+    }
 }

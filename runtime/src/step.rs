@@ -696,7 +696,7 @@ where
     let ks = mul(&k, &s);
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
     // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
-    let f_q = M::forces_jacobian_q(q, &fw.qd, p, t) - M::mass_times_jacobian(q, p, t, &qdd);
+    let f_q = M::dynamics_jacobian_q(q, &fw.qd, p, t, &qdd);
     let g_q = M::gamma_jacobian_q(q, &fw.qd, p, t) + M::gamma_jacobian_qd(q, &qdd, p, t) * 0.5;
     let mut r_q = mul(&dt, &f_q) - mul(&pm, &g_q) + mul(&ks, &gqd) * 0.5;
     for (j, g) in g_d.iter().enumerate() {
@@ -746,9 +746,8 @@ where
             }
             m
         };
-        let f_p = M::forces_jacobian_p(q, &fw.qd, p, t) - M::mass_times_jacobian_p(q, p, t, &qdd);
-        let g_p =
-            M::gamma_jacobian_p(q, &fw.qd, p, t) - M::jacobian_times_jacobian_p(q, p, t, &qdd);
+        let f_p = M::dynamics_jacobian_p(q, &fw.qd, p, t, &qdd);
+        let g_p = M::acceleration_jacobian_p(q, &fw.qd, p, t, &qdd);
         let mut r_p = mul(&dt, &f_p) - mul(&pm, &g_p) - mul(&ks, &combine_p(u));
         for (j, g) in jp.iter().enumerate() {
             let row = g.tr_mul(&s0);

@@ -35,6 +35,13 @@ pub struct DynamicsDerivatives {
     /// `(∂D/∂q) v` (`NQ × DOF`, dense rows) for the primary chart's basis `D`, the
     /// direction `v` the velocity symbols (`Ḋ` along `q̇` for scleronomic constraints).
     pub basis_q_v: Vec<Vec<ExprId>>,
+    /// `∂(f − M(q) a)/∂q` (`NQ × NQ`), `a` the symbols `Sym::Rhs(0..NQ)`: the linearised
+    /// equations of motion in one body (the trigonometry of `f` and `M` shared).
+    pub dynamics_q: SymMatrix,
+    /// `∂(f − M(q) a)/∂p` (`NQ × NP`).
+    pub dynamics_p: SymMatrix,
+    /// `∂(γ − C_J a)/∂p` (`NC × NP`): the linearised acceleration constraints.
+    pub acceleration_p: SymMatrix,
     /// The primary chart's dependent solve as a matrix (`NQ × NC`): `x = S b` solves
     /// `C_J x = b` with zero independent part (the solve is linear in `b`: `S = ∂x/∂b`).
     pub solve_b: SymMatrix,
@@ -118,7 +125,20 @@ pub fn dynamics_derivatives(
         })
         .collect();
     let solve_b = jacobian_of(a, solve, model.constraints.len(), Sym::Rhs);
+    let f_ma: Vec<ExprId> = eom
+        .forces
+        .iter()
+        .zip(&ma)
+        .map(|(&f, &m)| a.sub(f, m))
+        .collect();
+    let g_ja: Vec<ExprId> = gamma.iter().zip(&ja).map(|(&g, &j)| a.sub(g, j)).collect();
+    let dynamics_q = jacobian_of(a, &f_ma, nq, Sym::Coord);
+    let dynamics_p = jacobian_of(a, &f_ma, np, Sym::Param);
+    let acceleration_p = jacobian_of(a, &g_ja, np, Sym::Param);
     DynamicsDerivatives {
+        dynamics_q,
+        dynamics_p,
+        acceleration_p,
         solve_b,
         forces_q,
         forces_qd,

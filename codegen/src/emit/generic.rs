@@ -265,6 +265,24 @@ fn step_derivatives_impl(
             ) -> SMatrix<f64, NQ, NC> {
                 dependent_solve_matrix(q, p, t)
             }
+            fn dynamics_jacobian_q(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>
+            ) -> SMatrix<f64, NQ, NQ> {
+                dynamics_jacobian_q(q, qd, p, t, b)
+            }
+            fn dynamics_jacobian_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>
+            ) -> SMatrix<f64, NQ, { generic::NP }> {
+                dynamics_jacobian_p(q, qd, p, t, b)
+            }
+            fn acceleration_jacobian_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>
+            ) -> SMatrix<f64, NC, { generic::NP }> {
+                acceleration_jacobian_p(q, qd, p, t, b)
+            }
         }
     }
 }

@@ -24,6 +24,8 @@ pub(crate) enum Inputs {
     PositionVelocity,
     /// `(q, p, t, b)`: a vector `b` of `NQ` entries besides the position.
     PositionVector,
+    /// `(q, qd, p, t, b)`: positions, velocities and a vector `b` of `NQ` entries.
+    PositionVelocityVector,
 }
 
 impl Inputs {
@@ -48,6 +50,13 @@ impl Inputs {
             Inputs::PositionVector => {
                 quote!(q: &SVector<#ty, NQ>, p: &#params, t: #ty, b: &SVector<#ty, NQ>)
             }
+            Inputs::PositionVelocityVector => quote!(
+                q: &SVector<#ty, NQ>,
+                qd: &SVector<#ty, NQ>,
+                p: &#params,
+                t: #ty,
+                b: &SVector<#ty, NQ>
+            ),
         }
     }
 
@@ -58,6 +67,7 @@ impl Inputs {
             Inputs::PositionRhs => quote!(q, p, t, b),
             Inputs::PositionVelocity => quote!(q, qd, p, t),
             Inputs::PositionVector => quote!(q, p, t, b),
+            Inputs::PositionVelocityVector => quote!(q, qd, p, t, b),
         }
     }
 }
@@ -350,7 +360,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 12] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 15] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -363,6 +373,9 @@ pub(crate) const DERIVATIVE_FNS: [&str; 12] = [
     "residual_jacobian_p",
     "jacobian_times_jacobian_p",
     "dependent_solve_matrix",
+    "dynamics_jacobian_q",
+    "dynamics_jacobian_p",
+    "acceleration_jacobian_p",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -377,7 +390,7 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     let entries = |m: &crate::derive::SymMatrix| -> (Vec<ExprId>, Vec<(usize, usize)>) {
         m.nonzeros().map(|(i, j, e)| (e, (i, j))).unzip()
     };
-    let specs: [(&str, String, Inputs, Dim, Dim, &crate::derive::SymMatrix, bool); 10] = [
+    let specs: [(&str, String, Inputs, Dim, Dim, &crate::derive::SymMatrix, bool); 13] = [
         (
             DERIVATIVE_FNS[0],
             format!(" `∂f/∂q` (NQ × NQ): the partial derivatives of `forces` with respect to the coordinates (velocities held).\n\n Rows and columns: {order}."),
@@ -466,6 +479,33 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
             Dim::Nc,
             Dim::Np,
             &d.jacobian_a_p,
+            true,
+        ),
+        (
+            DERIVATIVE_FNS[12],
+            format!(" `∂(f − M(q) b)/∂q` (NQ × NQ) for a vector `b` (the accelerations): `forces_jacobian_q(q, qd, p, t) − mass_times_jacobian(q, p, t, b)` in one body (the trigonometry shared, one matrix written).\n\n Rows and columns: {order}."),
+            Inputs::PositionVelocityVector,
+            Dim::Nq,
+            Dim::Nq,
+            &d.dynamics_q,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[13],
+            format!(" `∂(f − M(q) b)/∂p` (NQ × NP) for a vector `b`: `forces_jacobian_p(q, qd, p, t) − mass_times_jacobian_p(q, p, t, b)` in one body.\n\n Rows: {order}. Columns: {params:?}."),
+            Inputs::PositionVelocityVector,
+            Dim::Nq,
+            Dim::Np,
+            &d.dynamics_p,
+            false,
+        ),
+        (
+            DERIVATIVE_FNS[14],
+            format!(" `∂(γ − C_J b)/∂p` (NC × NP) for a vector `b` of `NQ` entries: `gamma_jacobian_p(q, qd, p, t) − jacobian_times_jacobian_p(q, p, t, b)` in one body.\n\n Columns: {params:?}."),
+            Inputs::PositionVelocityVector,
+            Dim::Nc,
+            Dim::Np,
+            &d.acceleration_p,
             true,
         ),
     ];
