@@ -300,8 +300,9 @@ impl Builder {
 
     /// Also emit the derivatives of the dynamics terms of every module with dynamics
     /// (`forces_jacobian_q`, `forces_jacobian_qd`, `forces_jacobian_p`, `mass_times_jacobian`,
-    /// `gamma_jacobian_q`, `gamma_jacobian_qd`, `null_space_directional`), as
-    /// `#![derivatives]` in a file does.
+    /// `gamma_jacobian_q`, `gamma_jacobian_qd`, `null_space_directional`, the parameter
+    /// derivatives and the fused `dynamics_jacobian_q`, `dynamics_jacobian_p`,
+    /// `acceleration_jacobian_p`), as `#![derivatives]` in a file does.
     pub fn derivatives(mut self, on: bool) -> Self {
         self.derivatives = on;
         self
