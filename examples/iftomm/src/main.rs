@@ -94,6 +94,17 @@ fn parse(args: &[String]) -> Result<Args, String> {
     })
 }
 
+/// `println!` that ends the program quietly when stdout is closed (`iftomm | head`) instead
+/// of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Args {
@@ -113,10 +124,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    println!(
+    out!(
         "| problem | NQ/NC/DOF | route | span (s) | rtol (DOPRI5) or h (ALI3-P) | wall (s) | quantity | error | high precision (1e-3) | max \\|E − E0\\| (J) | steps (rejected) | RHS | partition switches (per simulated s) | OpenSim 3.2, other hardware (s / simulated s) |"
     );
-    println!(
+    out!(
         "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"
     );
     let mut failed = false;
@@ -151,7 +162,7 @@ fn main() {
                 Ok(r) => {
                     let ok = r.error <= HIGH_PRECISION;
                     failed |= !ok;
-                    println!(
+                    out!(
                         "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | {:.2e} | {} | {} | {} ({}) | {} | {} ({:.2}) | {opensim} |",
                         problem.label(),
                         r.t_end,
@@ -168,7 +179,7 @@ fn main() {
                     );
                 }
                 Err(e) => {
-                    println!(
+                    out!(
                         "| {} | {nq}/{nc}/{dof} | {route:?} | {} | {tol} | {:.3} | {} | – | failed: {} | – | – | – | – | {opensim} |",
                         problem.label(),
                         opts.t_end,
