@@ -345,3 +345,78 @@ fn projection_route_stops_at_the_flat_position_for_one_and_two_windows() {
         );
     }
 }
+
+#[test]
+fn both_routes_hold_the_branch_from_random_starts_with_rank_drop_continue() {
+    // Not tuned to one start: two windows (rank 4 → 2 at every flat position) from eight
+    // random crank angles and speeds (turning over or swinging), both routes with
+    // `RankDrop::Continue` at rtol 1e-8 over 2 s. Every run must stay on the parallelogram
+    // branch (cranks equal, couplers level) and follow its exact motion θ̈ = −(7/6) g cos θ.
+    use rand::{RngExt, SeedableRng};
+    type C = chain2::Model;
+    let p = chain2::Params::default();
+    let g = p.g;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+    let opts = SimOptions {
+        integrator: Integrator::Dopri5(Dopri5Options {
+            rtol: 1e-8,
+            atol: 1e-10,
+            ..Default::default()
+        }),
+        rank_drop: runtime::RankDrop::Continue,
+        ..Default::default()
+    };
+    let t1 = 2.0;
+    let mut drops = 0;
+    for case in 0..8 {
+        let th0: f64 = rng.random_range(-3.0..3.0);
+        let w0: f64 = rng.random_range(2.0..14.0) * if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+        let mut rhs = |_t: f64, y: &V2| {
+            Ok::<_, std::convert::Infallible>(V2::new(y[1], -7.0 / 6.0 * g * y[0].cos()))
+        };
+        let reference = runtime::dopri5(
+            &mut rhs,
+            0.0,
+            V2::new(th0, w0),
+            &[t1],
+            &Dopri5Options {
+                rtol: 1e-13,
+                atol: 1e-14,
+                ..Default::default()
+            },
+        )
+        .expect("exact motion");
+        let th_end = reference.y[reference.y.len() - 1][0];
+        let q0 = SVector::<f64, 5>::new(th0, th0, th0, 0.0, 0.0);
+        let qd0 = SVector::<f64, 5>::new(w0, w0, w0, 0.0, 0.0);
+        let lag = runtime::simulate_lagrange::<C, 5, 4, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
+            .unwrap_or_else(|e| panic!("case {case} (θ0 {th0}, ω0 {w0}), Lagrange: {e}"));
+        let proj = runtime::simulate_projection::<C, 5, 4, 1>(
+            &q0,
+            &SVector::<f64, 1>::new(w0),
+            &p,
+            0.0,
+            t1,
+            &opts,
+        )
+        .unwrap_or_else(|e| panic!("case {case} (θ0 {th0}, ω0 {w0}), projection: {e}"));
+        for (route, r) in [("Lagrange", &lag), ("projection", &proj)] {
+            let q = r.q[r.q.len() - 1];
+            let off_branch = (q[1] - q[0])
+                .abs()
+                .max((q[2] - q[0]).abs())
+                .max(q[3].abs())
+                .max(q[4].abs());
+            let err = (q[0] - th_end).abs();
+            eprintln!(
+                "case {case} (θ0 {th0:.3}, ω0 {w0:.3}) {route}: |θ − exact| {err:.2e}, off the branch {off_branch:.2e}, {} rank drops",
+                r.rank_drop_times.len()
+            );
+            assert!(off_branch < 1e-6, "case {case} {route}: {q}");
+            assert!(err < 1e-5, "case {case} {route}: {err:e}");
+            drops += r.rank_drop_times.len();
+        }
+    }
+    // The starts cross flat positions (otherwise the test would not test the handover).
+    assert!(drops >= 10, "{drops} rank drops in all");
+}
