@@ -1107,8 +1107,8 @@ where
 /// derivatives: the chart's accelerations there are accurate), extrapolated; the dependent
 /// coordinates are assembled in the chart from a Taylor polynomial of all coordinates at
 /// `tb`, which starts on the branch the motion is on. The output times inside the jump get
-/// the same polynomials. Records the rank drop at `t*` (one per approach in a segment of the
-/// Lagrange route). Returns the landing state (`None` at the end of `grid`).
+/// the same polynomials. Records the rank drop at `t*` when a singular value of `C_J`
+/// changed sign between `tb` and the landing (one per approach). Returns the landing state (`None` at the end of `grid`).
 #[allow(clippy::type_complexity)]
 fn jump_over<M, const NQ: usize, const NC: usize, const DOF: usize>(
     sys: &mut ProjectionSystem<'_, M, NQ, NC, DOF>,
@@ -1168,10 +1168,17 @@ where
         run.out.push((g, state_at(g)?, chart.clone()));
     }
     let y_land = state_at(t_land)?;
-    let first = sys
-        .watch
-        .as_mut()
-        .is_none_or(|hb| std::mem::take(&mut hb.armed));
+    // A rank drop only if a singular value changed sign between the two sides (a motion
+    // that came this close without crossing is jumped the same way, but not recorded).
+    let r = generic_rank::<NQ, NC, DOF>();
+    let crossed = row_space::<NQ, NC>(&M::jacobian(&yb.a, p, tb), r).is_some_and(|rs| {
+        sign_flips(&rs, &linalg::dmatrix(&M::jacobian(&y_land.a, p, t_land))).is_some()
+    });
+    let first = crossed
+        && sys
+            .watch
+            .as_mut()
+            .is_none_or(|hb| std::mem::take(&mut hb.armed));
     if first {
         sys.rank_drops.push(t_star);
     }
