@@ -689,6 +689,11 @@ where
                     self.approach.clear();
                 }
                 let falling = self.approach.last().is_some_and(|(_, _, r0)| r1 < *r0);
+                // Only the recent states can be a jump's base: a bounded history (a chart
+                // that stays nearly singular for long would otherwise keep every state).
+                if self.approach.len() >= APPROACH_HISTORY {
+                    self.approach.remove(0);
+                }
                 self.approach.push((t, *y, r1));
                 if falling && r1 < JUMP_RATIO {
                     // From the last state still well away from the point (accelerations
@@ -1284,6 +1289,9 @@ fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
 /// the Lagrange route: 1.2e-5 m after one jump where the runs without one keep 5e-7 m), and
 /// taken only where the integration would stall.
 pub const JUMP_RATIO: f64 = RANK_DROP_RATIO;
+
+/// Accepted states of an approach to a rank drop kept for a jump's base ([`JUMP_BASE`]).
+const APPROACH_HISTORY: usize = 64;
 
 /// A jump over a rank drop ([`JUMP_RATIO`]): from the accepted state `(tb, yb)` (ratio
 /// `rb`), with `(ta, ya)` for the Hermite polynomials, detected at `tn` (ratio `rn`, where
