@@ -82,6 +82,20 @@ fn exact(theta: f64, g: f64) -> f64 {
     -1.2 * g * theta.cos()
 }
 
+/// `θ(t1)` of the exact branch motion `θ̈ = −c g cos θ` from `(θ0, ω0)` (rtol 1e-13).
+fn branch_end(c: f64, g: f64, th0: f64, w0: f64, t1: f64) -> f64 {
+    let mut rhs =
+        |_t: f64, y: &V2| Ok::<_, std::convert::Infallible>(V2::new(y[1], -c * g * y[0].cos()));
+    let o = Dopri5Options {
+        rtol: 1e-13,
+        atol: 1e-14,
+        ..Default::default()
+    };
+    let reference =
+        runtime::dopri5(&mut rhs, 0.0, V2::new(th0, w0), &[t1], &o).expect("exact motion");
+    reference.y[reference.y.len() - 1][0]
+}
+
 #[test]
 fn accelerations_at_and_near_the_flat_position_match_the_exact_motion() {
     let p = parallelogram::Params::default();
@@ -185,22 +199,7 @@ fn lagrange_route_runs_through_ten_flat_passes() {
             "rank drops recorded at {:?}",
             lag.rank_drop_times
         );
-        let g = p.g;
-        let mut exact_rhs =
-            |_t: f64, y: &V2| Ok::<_, std::convert::Infallible>(V2::new(y[1], exact(y[0], g)));
-        let reference = runtime::dopri5(
-            &mut exact_rhs,
-            0.0,
-            V2::new(th0, w0),
-            &[t1],
-            &Dopri5Options {
-                rtol: 1e-13,
-                atol: 1e-14,
-                ..Default::default()
-            },
-        )
-        .expect("exact motion");
-        let th_end = reference.y[0][0];
+        let th_end = branch_end(1.2, p.g, th0, w0, t1);
         let passes = ((th0 - th_end) / pi).floor() as i64;
         assert!(passes >= 10, "{passes} flat passes");
         let qe = lag.q[lag.q.len() - 1];
@@ -371,22 +370,7 @@ fn both_routes_hold_the_branch_from_random_starts_with_rank_drop_continue() {
     for case in 0..8 {
         let th0: f64 = rng.random_range(-3.0..3.0);
         let w0: f64 = rng.random_range(2.0..14.0) * if rng.random_bool(0.5) { 1.0 } else { -1.0 };
-        let mut rhs = |_t: f64, y: &V2| {
-            Ok::<_, std::convert::Infallible>(V2::new(y[1], -7.0 / 6.0 * g * y[0].cos()))
-        };
-        let reference = runtime::dopri5(
-            &mut rhs,
-            0.0,
-            V2::new(th0, w0),
-            &[t1],
-            &Dopri5Options {
-                rtol: 1e-13,
-                atol: 1e-14,
-                ..Default::default()
-            },
-        )
-        .expect("exact motion");
-        let th_end = reference.y[reference.y.len() - 1][0];
+        let th_end = branch_end(7.0 / 6.0, g, th0, w0, t1);
         let q0 = SVector::<f64, 5>::new(th0, th0, th0, 0.0, 0.0);
         let qd0 = SVector::<f64, 5>::new(w0, w0, w0, 0.0, 0.0);
         let lag = runtime::simulate_lagrange::<C, 5, 4, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
