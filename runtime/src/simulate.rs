@@ -481,15 +481,13 @@ struct ProjectionSystem<
     has_energy: bool,
     /// The current independent coordinates.
     chart: Chart<DOF>,
-    /// Where to choose the next chart, when the last accepted step asked for a switch.
-    switch_at: Option<SVector<f64, NQ>>,
+    /// Why the integration stopped at the last accepted step (none: at the end).
+    stop: Option<Stop<NQ, DOF>>,
     /// Health below which a switch is asked for (the switch threshold, lowered when the
     /// chart chosen at a degraded state was the current one).
     floor: f64,
     /// The last right-hand side that failed because the chart was singular at a stage.
     singular_stage: Option<SimError>,
-    /// The last stop was a crossing of a singularity of the chart.
-    crossed: bool,
     /// Times of the rank drops stepped over ([`RankDrop::Continue`]).
     rank_drops: Vec<f64>,
     /// [`RankDrop::Continue`]: the rank-drop guard, and the hand-back of a segment of the
@@ -498,10 +496,17 @@ struct ProjectionSystem<
     /// `(t, y, σ_r / σ_max)` at the consecutive accepted states where the chart was nearly
     /// singular ([`RankDrop::Continue`]: the approach to a rank drop).
     approach: Vec<(f64, Pair<NQ, DOF>, f64)>,
-    /// The last stop asks for a jump over a rank drop.
-    jump: Option<Jump<NQ, DOF>>,
-    /// The last stop was a hand-back ([`RankWatch::handback`]).
-    handed_back: bool,
+}
+
+/// Why [`ProjectionSystem::accept`] stopped the integration.
+enum Stop<const NQ: usize, const DOF: usize> {
+    /// Choose the next chart at `at`; `crossed`: the step crossed a singularity of the
+    /// current chart (it was discarded, and `at` is the chord's estimate of the crossing).
+    Switch { at: SVector<f64, NQ>, crossed: bool },
+    /// A segment of the Lagrange route is past its rank drop ([`RankWatch::handback`]).
+    HandBack,
+    /// Jump over a rank drop ([`JUMP_RATIO`]).
+    Jump(Jump<NQ, DOF>),
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize> ProjectionSystem<'_, M, NQ, NC, DOF>
@@ -644,17 +649,24 @@ where
                     if first {
                         self.rank_drops.push(t_c);
                     }
-                    self.switch_at = Some(y.a);
+                    self.stop = Some(Stop::Switch {
+                        at: y.a,
+                        crossed: false,
+                    });
                     return Ok(StepControl::StopAfter);
                 }
                 // Choose the next chart where the current one is singular (the estimate on
                 // the chord): it cannot be the current one there.
-                self.switch_at = Some(q_c);
-                self.crossed = true;
+                self.stop = Some(Stop::Switch {
+                    at: q_c,
+                    crossed: true,
+                });
                 return Ok(StepControl::StopBefore);
             }
         }
         let health = chart_health::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t);
+        // `σ_r / σ_max` at this state, when the watch computed it (near singular charts).
+        let mut watched = None;
         if let Some(w) = self.watch.as_mut() {
             // Away from singular charts (the whole route, not a segment) nothing to watch:
             // an SVD per step only near one.
@@ -662,6 +674,7 @@ where
                 w.armed = true;
             } else {
                 let (drop, ratio) = w.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+                watched = ratio;
                 if let Some(SimError::RankDrop { t, .. }) = drop {
                     if std::mem::take(&mut w.armed) {
                         self.rank_drops.push(t);
@@ -675,16 +688,15 @@ where
                 }
                 let back = w.handback;
                 if ratio.is_some_and(|r| back.is_some_and(|b| r >= b) && r >= 2.0 * w.lowest) {
-                    self.handed_back = true;
+                    self.stop = Some(Stop::HandBack);
                     return Ok(StepControl::StopAfter);
                 }
             }
         }
-        if self.opts.rank_drop == RankDrop::Continue && health < JUMP_RATIO.sqrt() {
-            // Closing in on a rank drop: jump over it once it is near.
-            let r = generic_rank::<NQ, NC, DOF>();
-            let ratio = row_space::<NQ, NC>(&M::jacobian(&y.a, self.p, t), r).map(|rs| rs.ratio);
-            if let Some(r1) = ratio {
+        if health < JUMP_RATIO.sqrt() {
+            // Closing in on a rank drop: jump over it once it is near (with
+            // `RankDrop::Continue`, whose watch has measured the ratio here: health < 0.1).
+            if let Some(r1) = watched {
                 if self.approach.last().is_none_or(|(t0, _, _)| *t0 != t_prev) {
                     self.approach.clear();
                 }
@@ -710,7 +722,7 @@ where
                     let a = if b >= 1 { b - 1 } else { 1 };
                     let (ta, ya, _) = self.approach[a];
                     let (tb, yb, rb) = self.approach[b];
-                    self.jump = Some(Jump {
+                    self.stop = Some(Stop::Jump(Jump {
                         ta,
                         ya,
                         tb,
@@ -718,13 +730,16 @@ where
                         rb,
                         tn: t,
                         rn: r1,
-                    });
+                    }));
                     return Ok(StepControl::StopAfter);
                 }
             }
         }
         if health < self.floor {
-            self.switch_at = Some(y.a);
+            self.stop = Some(Stop::Switch {
+                at: y.a,
+                crossed: false,
+            });
             return Ok(StepControl::StopAfter);
         }
         // Back to the generated (static, fast) chart once it is healthy again, with a
@@ -735,7 +750,10 @@ where
                 && linalg::finite(d.as_slice())
                 && h >= 10.0 * self.opts.switch_threshold
             {
-                self.switch_at = Some(y.a);
+                self.stop = Some(Stop::Switch {
+                    at: y.a,
+                    crossed: false,
+                });
                 return Ok(StepControl::StopAfter);
             }
         }
@@ -922,15 +940,12 @@ where
         defects,
         has_energy: e0.is_some(),
         chart,
-        switch_at: None,
+        stop: None,
         floor: opts.switch_threshold,
         singular_stage: None,
-        crossed: false,
         rank_drops: Vec::new(),
         watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
-        handed_back: false,
         approach: Vec::new(),
-        jump: None,
     };
     if !switching {
         sys.guard
@@ -1033,20 +1048,20 @@ where
         let Some((ts, ys)) = sol.stopped else {
             return Ok(None);
         };
-        if std::mem::take(&mut sys.handed_back) {
-            return Ok(Some((ts, ys)));
-        }
-        if let Some(jump) = sys.jump.take() {
-            let Some((t_land, y_land)) = jump_over::<M, NQ, NC, DOF>(sys, &jump, grid, run)? else {
-                return Ok(None);
-            };
-            y0 = y_land;
-            t_start = t_land;
-            remaining = &grid[grid.partition_point(|&g| g <= t_land)..];
-            continue;
-        }
-        let Some(q_choice) = sys.switch_at.take() else {
-            return Ok(None);
+        let (q_choice, crossed) = match sys.stop.take() {
+            None => return Ok(None),
+            Some(Stop::HandBack) => return Ok(Some((ts, ys))),
+            Some(Stop::Jump(jump)) => {
+                let Some((t_land, y_land)) = jump_over::<M, NQ, NC, DOF>(sys, &jump, grid, run)?
+                else {
+                    return Ok(None);
+                };
+                y0 = y_land;
+                t_start = t_land;
+                remaining = &grid[grid.partition_point(|&g| g <= t_land)..];
+                continue;
+            }
+            Some(Stop::Switch { at, crossed }) => (at, crossed),
         };
         // Never loop: a bounded number of switches at one time.
         if run.switch_times.last() == Some(&ts) {
@@ -1068,7 +1083,6 @@ where
             ts,
             opts.pivot_threshold,
         )?;
-        let crossed = std::mem::take(&mut sys.crossed);
         let (mut new_chart, h_choice) = choose_chart::<M, NQ, NC, DOF>(&q_choice, p, ts, opts)?;
         if crossed && new_chart == sys.chart {
             new_chart = best_chart::<M, NQ, NC, DOF>(&q_choice, p, ts)?.0;
@@ -1461,18 +1475,15 @@ where
             has_energy: defects.energy0.is_some(),
             defects,
             chart,
-            switch_at: None,
+            stop: None,
             floor: opts.switch_threshold,
             singular_stage: None,
-            crossed: false,
             rank_drops: Vec::new(),
             watch: Some(RankWatch {
                 handback: Some(HANDBACK_RATIO),
                 ..RankWatch::default()
             }),
-            handed_back: false,
             approach: Vec::new(),
-            jump: None,
         };
         let y0 = Pair::new(y.a, sys.chart.independent_part(&y.b));
         let mut run = ProjectionRun::default();
