@@ -24,6 +24,15 @@ pub trait Mechanism<const NQ: usize, const NC: usize, const DOF: usize> {
     /// Indices of the independent coordinates (the identity block of the null-space
     /// basis), in the order of the columns of [`Mechanism::null_space`].
     const INDEPENDENT: [usize; DOF];
+    /// The typical health figure of [`Mechanism::null_space`] along the motion (a generated
+    /// module's is the median over the configurations sampled at generation: large models
+    /// have small healthy figures, ~0.02 for the Stewart platform near its nominal pose).
+    /// The projection method switches charts below `TYPICAL_HEALTH / 10` where that is under
+    /// `SimOptions::switch_threshold`, and takes the generated chart back once its health is
+    /// `TYPICAL_HEALTH / 2`, kept within 2 and 10 times that threshold; below a tenth of it,
+    /// the pivot atlas's charts with the same independent coordinates stand in for the
+    /// primary one. 1 by default (switch at the threshold, return at 10 times it).
+    const TYPICAL_HEALTH: f64 = 1.0;
 
     /// Nominal coordinates given in the model.
     fn nominal_q() -> SVector<f64, NQ>;

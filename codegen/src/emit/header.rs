@@ -58,6 +58,7 @@ pub(crate) fn module_tokens(
     let nfun = idx(stats.len());
     let (nq_lit, nc_lit, dof_lit) = (idx(nq), idx(nc), idx(dof));
     let rank_lit = idx(ns.rank);
+    let typical = float(model, &opts.scalar, ns.typical_health)?;
     let prow: Vec<Literal> = ns.rows.iter().map(|&i| idx(i)).collect();
     let pcol: Vec<Literal> = ns.cols.iter().map(|&i| idx(i)).collect();
     let op_names = stats.iter().map(|f| f.name.as_str());
@@ -98,6 +99,12 @@ pub(crate) fn module_tokens(
             pub const PIVOT_ROWS: [usize; RANK] = [#(#prow),*];
             /// Coordinates in static pivot order (`Q`): `RANK` dependent, then the independent.
             pub const PIVOT_COLS: [usize; NQ] = [#(#pcol),*];
+            /// Typical health of the primary chart (`null_space_fixed`'s figure): its median over
+            /// the configurations sampled at generation. The projection method switches charts
+            /// below `TYPICAL_HEALTH / 10` where that is under its switch threshold, and takes
+            /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
+            /// threshold).
+            pub const TYPICAL_HEALTH: #ty = #typical;
             /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
             pub const REDUNDANT: [usize; #nred] = [#(#redundant),*];
             /// Coordinate names, in coordinate order.

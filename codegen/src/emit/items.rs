@@ -30,7 +30,7 @@ pub(crate) fn items(
                 stats.push(s);
             }
             Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
-            Entry::NamedChart(name, independent) => {
+            Entry::NamedChart(name, independent, _) => {
                 let konst = quote::format_ident!("INDEPENDENT_{}", name.to_uppercase());
                 let ty = super::traits::chart_type(name);
                 let cols = independent.iter().map(|&i| idx(i));

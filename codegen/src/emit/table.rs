@@ -265,8 +265,9 @@ pub(crate) enum Entry {
     /// to the chart functions (named, with their independent coordinates, in chart order).
     Atlas(Vec<(String, Vec<usize>)>),
     /// A named chart (`independent NAME: …;`): `INDEPENDENT_NAME` and its type implementing
-    /// the runtime's traits with `null_space_NAME` and `solve_dependent_NAME`.
-    NamedChart(String, Vec<usize>),
+    /// the runtime's traits with `null_space_NAME` and `solve_dependent_NAME`; with the
+    /// chart's typical health.
+    NamedChart(String, Vec<usize>, f64),
 }
 
 /// Structurally nonzero entries of a matrix, with their positions.
@@ -914,7 +915,11 @@ fn null_space_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
             chart,
             &format!("INDEPENDENT_{upper}"),
         )));
-        out.push(Entry::NamedChart(name.clone(), chart.independent.clone()));
+        out.push(Entry::NamedChart(
+            name.clone(),
+            chart.independent.clone(),
+            chart.typical_health,
+        ));
     }
 }
 

@@ -28,9 +28,10 @@ pub(crate) fn model_impls(
     let charts: Vec<TokenStream> = table
         .iter()
         .filter_map(|e| match e {
-            Entry::NamedChart(chart, independent) => Some(chart_impls(
+            Entry::NamedChart(chart, independent, typical) => Some(chart_impls(
                 name,
                 chart,
+                *typical,
                 &independent
                     .iter()
                     .map(|&i| coord_names.get(i).cloned().unwrap_or_default())
@@ -71,6 +72,7 @@ pub(crate) fn model_impls(
             const NAME: &'static str = #name;
             const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
             const INDEPENDENT: [usize; DOF] = INDEPENDENT;
+            const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
             fn nominal_q() -> SVector<#ty, NQ> {
                 SVector::<#ty, NQ>::from(NOMINAL_Q)
             }
@@ -160,10 +162,12 @@ pub(crate) fn chart_type(name: &str) -> proc_macro2::Ident {
 fn chart_impls(
     model_name: &str,
     chart: &str,
+    typical: f64,
     independent: &[String],
     table: &[Entry],
     opts: &EmitOptions,
 ) -> TokenStream {
+    let typical = proc_macro2::Literal::f64_unsuffixed(typical);
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;
     let t = chart_type(chart);
@@ -210,6 +214,7 @@ fn chart_impls(
             const NAME: &'static str = #name;
             const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
             const INDEPENDENT: [usize; DOF] = #konst;
+            const TYPICAL_HEALTH: f64 = #typical;
             fn nominal_q() -> SVector<#ty, NQ> {
                 SVector::<#ty, NQ>::from(NOMINAL_Q)
             }

@@ -68,6 +68,12 @@ pub struct NullSpace {
     /// Further charts of the atlas (see [`atlas`]): other static pivot sequences, healthy
     /// where the primary one above is not.
     pub charts: Vec<Chart>,
+    /// The primary chart's typical health: the median of its health figure over the
+    /// configurations sampled for the atlas (1 when none were sampled). Large models have
+    /// small healthy figures (the figure is relative to the Frobenius norm of all pivot
+    /// rows: the Stewart platform's is ~0.02 near its nominal pose), so the runtime
+    /// measures "healthy again" against this.
+    pub typical_health: f64,
 }
 
 /// What the pivot stage returns: the primary static LU (with its atlas) and the charts
@@ -395,29 +401,45 @@ pub fn analyze(
             model.constraints[i].label
         ));
     }
-    // The atlas: further charts where this one degrades along the motion.
+    // The atlas: further charts where this one degrades along the motion; and the primary
+    // chart's typical health over the same samples.
     let mut chart_orders = Vec::new();
-    if opts.atlas && nq <= atlas::MAX_NQ {
-        if let Some((q0, t0)) = &best_start {
-            let sampler = atlas::Sampler {
-                arena,
-                residual: &res_eval,
-                jacobian: &jac_eval,
-                params: &params,
-                nq,
-                nc,
+    let mut typical_health = 1.0;
+    if let Some((q0, t0)) = &best_start {
+        let sampler = atlas::Sampler {
+            arena,
+            residual: &res_eval,
+            jacobian: &jac_eval,
+            params: &params,
+            nq,
+            nc,
+        };
+        let primary = atlas::ChartOrder {
+            rows: rows.clone(),
+            cols: cols.clone(),
+        };
+        let local = !opts.atlas || nq > atlas::MAX_NQ;
+        let with_atlas = opts.atlas && nq <= atlas::LOCAL_MAX_NQ;
+        let samples = if local {
+            let start = [(q0.clone(), *t0)];
+            let n = if with_atlas {
+                atlas::LOCAL_SAMPLES
+            } else {
+                atlas::TYPICAL_SAMPLES
             };
-            // Random directions besides the independent coordinates' own, for few degrees of
-            // freedom (with many, the walks along each coordinate already cover more).
+            sampler.local_samples(&start, &primary, n, &mut rng)
+        } else {
+            // Random directions besides the independent coordinates' own, for few
+            // degrees of freedom (with many, the walks along each coordinate already
+            // cover more).
             let extra = if dof <= 2 { 2 } else { 0 };
             let paths = sampler.samples(&[(q0.clone(), *t0)], &indep[..dof], extra, &mut rng);
-            let primary = atlas::ChartOrder {
-                rows: rows.clone(),
-                cols: cols.clone(),
-            };
-            let samples = atlas::refine(&sampler, &primary, &paths);
+            atlas::refine(&sampler, &primary, &paths)
+        };
+        typical_health = atlas::typical_health(&sampler, &primary, &samples);
+        if with_atlas {
             let (found, uncovered) =
-                atlas::extend(&sampler, &primary, &model.independent, &samples);
+                atlas::extend(&sampler, &primary, &model.independent, &samples, local);
             if !found.is_empty() {
                 let names: Vec<String> = found
                     .iter()
@@ -430,10 +452,15 @@ pub fn analyze(
                     })
                     .collect();
                 notes.push(format!(
-                    "pivot atlas: {} further chart{} (independent coordinates {}) where the primary pivot order degrades along the sampled motion",
+                    "pivot atlas: {} further chart{} (independent coordinates {}) where the primary pivot order degrades {}",
                     found.len(),
                     if found.len() == 1 { "" } else { "s" },
-                    names.join(", ")
+                    names.join(", "),
+                    if local {
+                        "near the nominal configuration (a local atlas: sampled, not walked)"
+                    } else {
+                        "along the sampled motion"
+                    }
                 ));
             }
             if uncovered > 0 {
@@ -481,6 +508,7 @@ pub fn analyze(
         solve,
         notes,
         charts,
+        typical_health,
     })
 }
 
@@ -505,5 +533,6 @@ fn unconstrained(model: &Model, arena: &mut Arena, jacobian: &SymMatrix) -> Null
         solve,
         notes: Vec::new(),
         charts: Vec::new(),
+        typical_health: 1.0,
     }
 }

@@ -25,6 +25,12 @@ pub mod slider_crank {
     pub const PIVOT_ROWS: [usize; RANK] = [0, 1];
     /// Coordinates in static pivot order (`Q`): `RANK` dependent, then the independent.
     pub const PIVOT_COLS: [usize; NQ] = [2, 1, 0];
+    /// Typical health of the primary chart (`null_space_fixed`'s figure): its median over
+    /// the configurations sampled at generation. The projection method switches charts
+    /// below `TYPICAL_HEALTH / 10` where that is under its switch threshold, and takes
+    /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
+    /// threshold).
+    pub const TYPICAL_HEALTH: f64 = 0.28;
     /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
     pub const REDUNDANT: [usize; 0] = [];
     /// Coordinate names, in coordinate order.
@@ -567,6 +573,7 @@ pub mod slider_crank {
         const NAME: &'static str = "slider_crank";
         const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
         const INDEPENDENT: [usize; DOF] = INDEPENDENT;
+        const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
         fn nominal_q() -> SVector<f64, NQ> {
             SVector::<f64, NQ>::from(NOMINAL_Q)
         }
