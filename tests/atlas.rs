@@ -124,6 +124,52 @@ fn five_bar_at_the_vertical_link_poses() {
     assert!(poses >= 10, "{poses} poses");
 }
 
+/// The runtime's generated chart (the `Mechanism` trait, identity rows at `INDEPENDENT`)
+/// also takes the atlas's chart with the same independent coordinates where the fixed order
+/// degrades: generated code, right to 1e-10 (before: the fixed order's basis down to health
+/// 1e-6, the numeric fallback below).
+#[test]
+fn five_bar_runtime_uses_the_same_coordinates_chart_where_the_fixed_order_degrades() {
+    use mechgen::runtime::{self, NullSpacePath};
+    let p = five_bar::Params::default();
+    let (mut poses, steps) = (0, 120);
+    for i in 0..steps {
+        for k in 0..steps {
+            for branch in [1.0, -1.0] {
+                let a1 = -std::f64::consts::PI
+                    + 2.0 * std::f64::consts::PI * (i as f64 + 0.5) / steps as f64;
+                let ph1 = -std::f64::consts::PI
+                    + 2.0 * std::f64::consts::PI * (k as f64 + 0.25) / steps as f64;
+                let Some(q) = five_bar_at(a1, ph1, branch, &p) else {
+                    continue;
+                };
+                let j = five_bar::jacobian(&q, &p, 0.0);
+                let (d0, h0) = five_bar::null_space_fixed(&q, &p, 0.0);
+                let (_, margin) = common::null_space_error(&j, &d0);
+                if h0 >= 1e-3 || margin < 1e-2 {
+                    continue;
+                }
+                let out = runtime::null_space_checked::<five_bar::Model, 4, 2, 2>(
+                    &q,
+                    &p,
+                    0.0,
+                    DEFAULT_PIVOT_THRESHOLD,
+                )
+                .expect("checked null space");
+                assert!(
+                    matches!(out.path, NullSpacePath::Atlas { chart: 0, min_pivot } if min_pivot >= 1e-3),
+                    "{q:?} (fixed order {h0:e}): {:?}",
+                    out.path
+                );
+                let (err, _) = common::null_space_error(&j, &out.d);
+                assert!(err <= 1e-10, "{q:?}: basis {err:e} off");
+                poses += 1;
+            }
+        }
+    }
+    assert!(poses >= 5, "{poses} poses where the fixed order degrades");
+}
+
 #[test]
 fn rocker_four_bar_through_the_toggles() {
     let p = rocker_four_bar::Params::default();

@@ -45,7 +45,8 @@ pub enum NullSpacePath {
         lu_health: f64,
     },
     /// The generated basis of a further chart of the pivot atlas
-    /// ([`Mechanism::ATLAS_CHARTS`]), after a partition switch.
+    /// ([`Mechanism::ATLAS_CHARTS`]): after a partition switch, or one with the generated
+    /// chart's independent coordinates where the primary pivot order degrades.
     Atlas {
         /// Index into [`Mechanism::ATLAS_CHARTS`].
         chart: usize,
@@ -178,8 +179,54 @@ impl<const DOF: usize> Chart<DOF> {
     }
 }
 
+/// The generated chart's basis at `q`, its health in `[0, 1]` (0 where the basis or the
+/// figure is not finite) and the atlas chart used: the primary static LU
+/// ([`Mechanism::null_space`], `None`) or, where its health is below a tenth of the
+/// model's typical health ([`Mechanism::TYPICAL_HEALTH`]), the healthiest of the pivot
+/// atlas's charts with the same independent coordinates (`Some(k)`: another pivot order of
+/// the same dependent block, e.g. a five-bar whose fixed order divides by zero where a
+/// distal link is vertical), when it is healthier.
+pub(crate) fn generated_basis<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> (SMatrix<f64, NQ, DOF>, f64, Option<usize>)
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    // The health figure cannot lie: a NaN or infinite pivot (or a non-finite basis) is
+    // health 0, never compared as-is (NaN fails every comparison, and `f64::min` skips it).
+    let sane = |d: &SMatrix<f64, NQ, DOF>, h: f64| {
+        if h.is_finite() && linalg::finite(d.as_slice()) {
+            h.clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    };
+    let (d, h) = M::null_space(q, p, t);
+    let h = sane(&d, h);
+    let mut best = (d, h, None);
+    // A NaN typical health looks at the atlas too (`h` is a number here).
+    let below = 0.1 * M::TYPICAL_HEALTH;
+    if below.is_nan() || h < below {
+        for (k, independent) in M::ATLAS_CHARTS.iter().enumerate() {
+            if *independent != M::INDEPENDENT {
+                continue;
+            }
+            if let Some((d, h)) = M::null_space_in_atlas(k, q, p, t) {
+                let h = sane(&d, h);
+                if h > best.1 {
+                    best = (d, h, Some(k));
+                }
+            }
+        }
+    }
+    best
+}
+
 /// Health in `[0, 1]` of `chart` at `q`: the generated `null_space`'s health figure for the
-/// generated chart, the numeric LU health `min |U_kk| / max |U_kk|` of its dependent columns
+/// generated chart (or that of the atlas's charts with the same independent coordinates,
+/// where the primary one degrades), the numeric LU health `min |U_kk| / max |U_kk|` of its dependent columns
 /// otherwise (0 for non-finite values or a failed factorisation).
 pub fn chart_health<M, const NQ: usize, const NC: usize, const DOF: usize>(
     chart: &Chart<DOF>,
@@ -190,9 +237,10 @@ pub fn chart_health<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    let generated = if chart.is_generated::<M, NQ, NC>() {
-        Some(M::null_space(q, p, t))
-    } else {
+    if chart.is_generated::<M, NQ, NC>() {
+        return generated_basis::<M, NQ, NC, DOF>(q, p, t).1;
+    }
+    let generated = {
         chart
             .atlas_index::<M, NQ, NC>()
             .and_then(|k| M::null_space_in_atlas(k, q, p, t))
@@ -472,20 +520,23 @@ where
     if !linalg::finite(q.as_slice()) {
         return Err(KinematicsError::NonFinite { what: "q", t });
     }
-    let (d, min_pivot) = M::null_space(q, p, t);
-    // The health figure cannot lie: a NaN or infinite pivot (or a non-finite basis) is
-    // health 0, never compared as-is (NaN fails every comparison, and `f64::min` skips it).
-    let d_finite = linalg::finite(d.as_slice());
-    let min_pivot = if min_pivot.is_finite() && d_finite {
-        min_pivot.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    if d_finite && min_pivot >= threshold {
+    // Health 0 for a non-finite figure or basis (see `generated_basis`).
+    let (d, min_pivot, atlas) = generated_basis::<M, NQ, NC, DOF>(q, p, t);
+    if min_pivot > 0.0 && min_pivot >= threshold {
+        let (solve, path) = match atlas {
+            None => (DependentSolve::Static, NullSpacePath::Static { min_pivot }),
+            Some(k) => (
+                DependentSolve::Atlas(k),
+                NullSpacePath::Atlas {
+                    chart: k,
+                    min_pivot,
+                },
+            ),
+        };
         return Ok(Ok(Partition {
             d,
-            solve: DependentSolve::Static,
-            path: NullSpacePath::Static { min_pivot },
+            solve,
+            path,
             independent: M::INDEPENDENT,
         }));
     }
@@ -561,8 +612,8 @@ where
     None
 }
 
-/// The partition used by the dynamics and velocity routines: static when healthy,
-/// else numeric with the same coordinates, else [`KinematicsError::SingularPartition`].
+/// The partition used by the dynamics and velocity routines: static when healthy (the
+/// primary chart or an atlas chart with the same independent coordinates), else numeric with the same coordinates, else [`KinematicsError::SingularPartition`].
 pub(crate) fn partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
@@ -585,7 +636,9 @@ where
 /// Null-space basis of `C_J(q, p, t)` with a pivot-health check.
 ///
 /// Returns the generated basis when its smallest relative pivot is `≥ threshold`
-/// ([`NullSpacePath::Static`]); otherwise the numeric basis with the same independent
+/// ([`NullSpacePath::Static`]), or that of a pivot-atlas chart with the same independent
+/// coordinates where the primary one degrades and it is that healthy
+/// ([`NullSpacePath::Atlas`]); otherwise the numeric basis with the same independent
 /// coordinates when the dependent columns are healthy (LU health `≥ threshold`,
 /// [`NullSpacePath::NumericSameCoordinates`]); otherwise an orthonormal SVD basis
 /// ([`NullSpacePath::NumericSvd`]). [`DEFAULT_PIVOT_THRESHOLD`] is a sensible threshold.

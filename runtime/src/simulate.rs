@@ -21,9 +21,10 @@ use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions}
 use crate::error::{largest_entries, DynamicsError, KinematicsError, SimError};
 use crate::lagrange::{lagrange_accelerations, lagrange_qdd, row_space, RowSpace, RANK_DROP_RATIO};
 use crate::linalg;
-use crate::mechanism::Dynamics;
+use crate::mechanism::{Dynamics, Mechanism};
 use crate::null_space::{
-    best_chart, chart_health, valid_threshold, Chart, NullSpacePath, DEFAULT_PIVOT_THRESHOLD,
+    best_chart, chart_health, generated_basis, valid_threshold, Chart, NullSpacePath,
+    DEFAULT_PIVOT_THRESHOLD,
 };
 use crate::ode::{
     dopri5, rk4, Dopri5Options, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
@@ -101,13 +102,13 @@ pub enum RankDrop {
     /// independent coordinates, so the motion stays on the branch its velocity continues.
     /// Where the steps creep towards the point instead, it jumps over it ([`JUMP_RATIO`]).
     /// IFToMM A02 with one to three windows at rtol 1e-10: 20 or 21 rank drops in 20 s,
-    /// within 5e-7 m of the exact branch motion; 40 windows 8.2e-5 m.
+    /// within 5e-7 m of the exact branch motion; 40 windows 2.7e-5 m.
     ///
     /// The Lagrange route hands the steps near the point over to the projection method
     /// (from the last accepted step whose `σ_r / σ_max` of `C_J` is at least
     /// [`HANDOVER_RATIO`], back once it is [`HANDBACK_RATIO`] and twice its lowest again),
     /// which passes it as above, so it holds the branch too (A02 at rtol 1e-10: within
-    /// 1.2e-5 m with one to three windows, 8.3e-5 m with 40). Where the projection method
+    /// 1.2e-5 m with one to three windows, 3.7e-5 m with 40). Where the projection method
     /// cannot pass (no chart at the handover state), its error is the route's.
     Continue,
 }
@@ -742,14 +743,11 @@ where
             });
             return Ok(StepControl::StopAfter);
         }
-        // Back to the generated (static, fast) chart once it is healthy again, with a
-        // hysteresis factor of 10.
+        // Back to the generated (static, fast) chart once it is healthy again for this
+        // model (`return_threshold`).
         if !self.chart.is_generated::<M, NQ, NC>() {
-            let (d, h) = M::null_space(&y.a, self.p, t);
-            if h.is_finite()
-                && linalg::finite(d.as_slice())
-                && h >= 10.0 * self.opts.switch_threshold
-            {
+            let (_, h, _) = generated_basis::<M, NQ, NC, DOF>(&y.a, self.p, t);
+            if h >= return_threshold::<M, NQ, NC, DOF>(self.opts) {
                 self.stop = Some(Stop::Switch {
                     at: y.a,
                     crossed: false,
@@ -759,6 +757,42 @@ where
         }
         Ok(StepControl::Continue)
     }
+}
+
+/// The chart health below which the projection method switches charts for model `M`:
+/// `opts.switch_threshold`, or a tenth of the model's typical health
+/// ([`Mechanism::TYPICAL_HEALTH`]) where that is lower — health figures are relative to
+/// the Frobenius norm of all pivot rows, so large models have small healthy figures (the
+/// Stewart platform's is ~0.01 near its nominal pose, where a fixed 1e-2 sent half its
+/// runs to the numeric chart) — but never below `opts.pivot_threshold`.
+///
+/// [`Mechanism::TYPICAL_HEALTH`]: crate::Mechanism::TYPICAL_HEALTH
+pub(crate) fn switch_threshold<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    opts: &SimOptions,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    // `f64::min`/`max` take the option over a NaN typical health.
+    opts.switch_threshold
+        .min(0.1 * M::TYPICAL_HEALTH)
+        .max(opts.pivot_threshold)
+}
+
+/// The generated chart's health from which the projection method takes it back after a
+/// switch away from it: half its typical health ([`Mechanism::TYPICAL_HEALTH`]), kept
+/// within 2 and 10 times the [`switch_threshold`] (hysteresis; a fixed 10 times was never
+/// reached on the Stewart platform, and a run that left the generated chart took the
+/// numeric one to its end).
+///
+/// [`Mechanism::TYPICAL_HEALTH`]: crate::Mechanism::TYPICAL_HEALTH
+fn return_threshold<M, const NQ: usize, const NC: usize, const DOF: usize>(opts: &SimOptions) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let s = switch_threshold::<M, NQ, NC, DOF>(opts);
+    // Not `clamp` (which panics on NaN): `f64::max` takes the bound over a NaN.
+    (0.5 * M::TYPICAL_HEALTH).max(2.0 * s).min(10.0 * s)
 }
 
 /// The chart to continue with at `q`: the generated one when its health is at least the
@@ -775,7 +809,7 @@ where
 {
     let generated = Chart::generated::<M, NQ, NC>()?;
     let h = chart_health::<M, NQ, NC, DOF>(&generated, q, p, t);
-    if h >= opts.switch_threshold {
+    if h >= switch_threshold::<M, NQ, NC, DOF>(opts) {
         return Ok((generated, h));
     }
     // The generated charts of the pivot atlas next: the healthiest of them, when healthy.
@@ -783,7 +817,9 @@ where
     for ind in M::ATLAS_CHARTS {
         let chart = Chart::new(NQ, *ind)?;
         let ha = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
-        if ha >= opts.switch_threshold && atlas.as_ref().is_none_or(|(_, b)| ha > *b) {
+        if ha >= switch_threshold::<M, NQ, NC, DOF>(opts)
+            && atlas.as_ref().is_none_or(|(_, b)| ha > *b)
+        {
             atlas = Some((chart, ha));
         }
     }
@@ -861,7 +897,8 @@ where
 /// complete-pivoting LU of the row-scaled `C_J` — the velocities are converted
 /// (`u_new = q̇[new]`, `q̇ = D_old u_old + x_t`) and the integrator restarts from there on
 /// the remaining output times. Off the generated chart, the generated one is taken back
-/// once its health reaches `10 · switch_threshold`. Switches are counted in
+/// once its health reaches half its typical health ([`Mechanism::TYPICAL_HEALTH`]), kept
+/// within `2 · switch_threshold` and `10 · switch_threshold`. Switches are counted in
 /// [`SimStats::partition_switches`] and their times recorded in [`Trajectory::switch_times`].
 /// Without switching, a crossing stops the simulation with [`SimError::PartitionCrossed`].
 /// Where no chart is better than the current one at the crossing (the constraints lose
@@ -902,7 +939,7 @@ where
     let asm = assemble::<M, NQ, NC, DOF>(q0, p, t0, &opts.assembly)
         .map_err(|source| SimError::Assembly { t: t0, source })?;
     let gen_health = chart_health::<M, NQ, NC, DOF>(&generated, &asm.q, p, t0);
-    let (chart, qd0) = if !switching || gen_health >= opts.switch_threshold {
+    let (chart, qd0) = if !switching || gen_health >= switch_threshold::<M, NQ, NC, DOF>(opts) {
         let qd0 = velocity_from_independent_in::<M, NQ, NC, DOF>(
             &generated,
             &asm.q,
@@ -941,7 +978,7 @@ where
         has_energy: e0.is_some(),
         chart,
         stop: None,
-        floor: opts.switch_threshold,
+        floor: switch_threshold::<M, NQ, NC, DOF>(opts),
         singular_stage: None,
         rank_drops: Vec::new(),
         watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
@@ -1105,7 +1142,7 @@ where
             // Degraded, but still the best chart here: ask again only well below.
             sys.floor = 0.1 * h_choice.min(sys.floor);
         } else {
-            sys.floor = opts.switch_threshold;
+            sys.floor = switch_threshold::<M, NQ, NC, DOF>(opts);
             run.switch_times.push(ts);
             sys.chart = new_chart;
         }
@@ -1476,7 +1513,7 @@ where
             defects,
             chart,
             stop: None,
-            floor: opts.switch_threshold,
+            floor: switch_threshold::<M, NQ, NC, DOF>(&opts),
             singular_stage: None,
             rank_drops: Vec::new(),
             watch: Some(RankWatch {

@@ -214,7 +214,7 @@ fn a02_projection_steps_over_the_flat_positions_with_rank_drop_continue() {
     // `RankDrop::Continue` the accepted step across the point is kept and the next chart is
     // chosen past it: the full 20 s at rtol 1e-10 past 20 or 21 rank drops (flat positions),
     // within 2e-5 m of the exact branch motion at every output step (level 1e-3). With 40
-    // windows (at atol 1e-12 the default stops at t = 10.55 s, see above): 8.2e-5 m, where
+    // windows (at atol 1e-12 the default stops at t = 10.55 s, see above): 2.7e-5 m, where
     // the integration crept towards one flat position and now jumps over it
     // (`runtime::JUMP_RATIO`).
     for n in [1usize, 2, 3, 40] {
@@ -249,7 +249,7 @@ fn a02_lagrange_steps_over_the_flat_positions_with_rank_drop_continue() {
     // of the exact branch motion at every output step (measured 7.4e-7, 1.2e-5, 4.6e-7 m:
     // with two windows one flat position is passed by a jump, `runtime::JUMP_RATIO`, where
     // the integration crept towards the point). With 40 windows at atol 1e-10 and 1e-12:
-    // 3.8e-5 and 8.3e-5 m (before, at atol 1e-12 the projection segments stopped at
+    // 1.9e-5 and 3.7e-5 m (before, at atol 1e-12 the projection segments stopped at
     // t = 7.1 s, as the projection route did at 10.55 s).
     for (n, atol, tol) in [
         (1usize, 1e-12, 1e-4),
