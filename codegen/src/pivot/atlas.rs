@@ -68,6 +68,9 @@ pub struct ChartOrder {
     pub cols: Vec<usize>,
 }
 
+/// A dense `C_J`, row-major.
+pub type Dense = Vec<Vec<f64>>;
+
 /// What the sampling needs to evaluate the model.
 pub struct Sampler<'a> {
     /// The DAG.
@@ -86,7 +89,7 @@ pub struct Sampler<'a> {
 
 impl Sampler<'_> {
     /// Dense `C_J` at `(q, t)`, row-major; `None` when not finite.
-    fn dense(&self, q: &[f64], t: f64) -> Option<Vec<Vec<f64>>> {
+    pub fn dense(&self, q: &[f64], t: f64) -> Option<Dense> {
         let vals = self.jacobian.values(self.arena, q, self.params, t);
         if !SparseJacobian::finite(&vals) {
             return None;
@@ -260,44 +263,7 @@ impl Sampler<'_> {
     /// The health of `chart` at `(q, t)`: `min_k |U_kk| / ‖C_J[rows, :]‖_F` of the LU
     /// without pivoting of `C_J[rows, cols[..r]]`, clamped to `[0, 1]`; 0 when not finite.
     pub fn health(&self, chart: &ChartOrder, q: &[f64], t: f64) -> f64 {
-        let Some(a) = self.dense(q, t) else {
-            return 0.0;
-        };
-        let r = chart.rows.len();
-        let scale = chart
-            .rows
-            .iter()
-            .map(|&i| a[i].iter().map(|v| v * v).sum::<f64>())
-            .sum::<f64>()
-            .sqrt();
-        if !(scale > 0.0 && scale.is_finite()) {
-            return 0.0;
-        }
-        let mut u: Vec<Vec<f64>> = chart
-            .rows
-            .iter()
-            .map(|&i| chart.cols[..r].iter().map(|&j| a[i][j]).collect())
-            .collect();
-        let mut min = f64::INFINITY;
-        for k in 0..r {
-            let piv = u[k][k];
-            min = min.min(piv.abs());
-            if piv == 0.0 || !piv.is_finite() {
-                return 0.0;
-            }
-            for i in k + 1..r {
-                let l = u[i][k] / piv;
-                if l != 0.0 {
-                    for j in k + 1..r {
-                        u[i][j] -= l * u[k][j];
-                    }
-                }
-            }
-        }
-        if r == 0 {
-            return 1.0;
-        }
-        (min / scale).min(1.0)
+        self.dense(q, t).map_or(0.0, |a| health_in(chart, &a))
     }
 
     /// A pivot order for `(q, t)`: complete pivoting on `C_J` (rows scaled to unit max
@@ -305,7 +271,11 @@ impl Sampler<'_> {
     /// `rank` pivots. The independent coordinates follow the pivots: `keep` first, then
     /// the rest ascending. `None` when the Jacobian is not finite or has lower rank there.
     pub fn order_at(&self, q: &[f64], t: f64, rank: usize, keep: &[usize]) -> Option<ChartOrder> {
-        let mut a = self.dense(q, t)?;
+        self.order_in(self.dense(q, t)?, rank, keep)
+    }
+
+    /// [`Sampler::order_at`] of a Jacobian already evaluated.
+    pub fn order_in(&self, mut a: Dense, rank: usize, keep: &[usize]) -> Option<ChartOrder> {
         for row in &mut a {
             let m = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             if m > 0.0 {
@@ -350,6 +320,45 @@ impl Sampler<'_> {
         cols.extend(rest);
         Some(ChartOrder { rows, cols })
     }
+}
+
+/// [`Sampler::health`] of a Jacobian already evaluated.
+pub fn health_in(chart: &ChartOrder, a: &[Vec<f64>]) -> f64 {
+    let r = chart.rows.len();
+    let scale = chart
+        .rows
+        .iter()
+        .map(|&i| a[i].iter().map(|v| v * v).sum::<f64>())
+        .sum::<f64>()
+        .sqrt();
+    if !(scale > 0.0 && scale.is_finite()) {
+        return 0.0;
+    }
+    let mut u: Vec<Vec<f64>> = chart
+        .rows
+        .iter()
+        .map(|&i| chart.cols[..r].iter().map(|&j| a[i][j]).collect())
+        .collect();
+    let mut min = f64::INFINITY;
+    for k in 0..r {
+        let piv = u[k][k];
+        min = min.min(piv.abs());
+        if piv == 0.0 || !piv.is_finite() {
+            return 0.0;
+        }
+        for i in k + 1..r {
+            let l = u[i][k] / piv;
+            if l != 0.0 {
+                for j in k + 1..r {
+                    u[i][j] -= l * u[k][j];
+                }
+            }
+        }
+    }
+    if r == 0 {
+        return 1.0;
+    }
+    (min / scale).min(1.0)
 }
 
 /// The samples of `paths`, with, for every interior local minimum of `chart`'s health
@@ -408,13 +417,14 @@ pub fn refine(
     out
 }
 
-/// The typical health of `chart` over `samples`: the median of [`Sampler::health`],
+/// The typical health of `chart` over the samples' Jacobians `mats` (`None` where not
+/// finite): the median of [`health_in`],
 /// rounded to two significant digits (a figure for thresholds, emitted as a constant); 1
 /// when there are no samples.
-pub fn typical_health(s: &Sampler, chart: &ChartOrder, samples: &[(Vec<f64>, f64)]) -> f64 {
-    let mut h: Vec<f64> = samples
+pub fn typical_health(chart: &ChartOrder, mats: &[Option<Dense>]) -> f64 {
+    let mut h: Vec<f64> = mats
         .iter()
-        .map(|(q, t)| s.health(chart, q, *t))
+        .map(|a| a.as_ref().map_or(0.0, |a| health_in(chart, a)))
         .collect();
     if h.is_empty() {
         return 1.0;
@@ -428,7 +438,8 @@ pub fn typical_health(s: &Sampler, chart: &ChartOrder, samples: &[(Vec<f64>, f64
     format!("{m:.1e}").parse::<f64>().map_or(m, |v| v.min(1.0))
 }
 
-/// Extends `primary` to an atlas over `samples`: repeatedly takes the sample where every
+/// Extends `primary` to an atlas over the samples' Jacobians `mats` (`None` where not
+/// finite): repeatedly takes the sample where every
 /// chart so far is least healthy (below [`COVER`]) and tries, in turn, a new pivot order
 /// with the primary's independent coordinates, one keeping the `named` ones independent,
 /// and one free ([`Sampler::order_at`] at that sample); with `same_independent`, only the
@@ -440,48 +451,46 @@ pub fn extend(
     s: &Sampler<'_>,
     primary: &ChartOrder,
     named: &[usize],
-    samples: &[(Vec<f64>, f64)],
+    mats: &[Option<Dense>],
     same_independent: bool,
 ) -> (Vec<ChartOrder>, usize) {
     let rank = primary.rows.len();
+    let n = mats.len();
+    let health =
+        |chart: &ChartOrder, k: usize| mats[k].as_ref().map_or(0.0, |a| health_in(chart, a));
+    let order = |k: usize, keep: &[usize]| {
+        mats[k]
+            .as_ref()
+            .and_then(|a| s.order_in(a.clone(), rank, keep))
+    };
     let mut charts: Vec<ChartOrder> = vec![primary.clone()];
     // Best health over the charts so far, per sample.
-    let mut best: Vec<f64> = samples
-        .iter()
-        .map(|(q, t)| s.health(primary, q, *t))
-        .collect();
+    let mut best: Vec<f64> = (0..n).map(|k| health(primary, k)).collect();
     let all: [&[usize]; 3] = [&primary.cols[rank..], named, &[]];
     let keeps: &[&[usize]] = if same_independent { &all[..1] } else { &all };
     // Samples where the mechanism itself is singular (no chart can be healthy there) are
-    // not worth a chart.
-    let regular: Vec<bool> = samples
-        .iter()
-        .map(|(q, t)| {
-            s.order_at(q, *t, rank, &[])
-                .is_some_and(|c| s.health(&c, q, *t) >= COVER)
-        })
-        .collect();
+    // not worth a chart; decided for the samples no chart covers only.
+    let mut regular: Vec<Option<bool>> = vec![None; n];
+    let mut is_regular = |k: usize| {
+        *regular[k].get_or_insert_with(|| order(k, &[]).is_some_and(|c| health(&c, k) >= COVER))
+    };
     while charts.len() < MAX_CHARTS {
-        let mut order: Vec<usize> = (0..samples.len())
-            .filter(|&k| best[k] < COVER && regular[k])
+        let mut todo: Vec<usize> = (0..n)
+            .filter(|&k| best[k] < COVER && is_regular(k))
             .collect();
-        order.sort_by(|&a, &b| best[a].total_cmp(&best[b]).then(a.cmp(&b)));
+        todo.sort_by(|&a, &b| best[a].total_cmp(&best[b]).then(a.cmp(&b)));
         let mut added = None;
-        'samples: for k in order {
-            let (q, t) = &samples[k];
+        'samples: for k in todo {
             for &keep in keeps {
-                let Some(chart) = s.order_at(q, *t, rank, keep) else {
+                let Some(chart) = order(k, keep) else {
                     continue;
                 };
-                if charts.contains(&chart) || s.health(&chart, q, *t) < COVER {
+                if charts.contains(&chart) || health(&chart, k) < COVER {
                     continue;
                 }
-                let healths: Vec<f64> = samples
-                    .iter()
-                    .map(|(q, t)| s.health(&chart, q, *t))
-                    .collect();
+                let healths: Vec<f64> = (0..n).map(|k| health(&chart, k)).collect();
                 let generic = healths.iter().filter(|&&h| h > 1e-10).count();
-                if generic * 10 < samples.len() * 9 {
+                if generic * 10 < n * 9 {
                     continue;
                 }
                 added = Some((chart, healths));
@@ -496,9 +505,7 @@ pub fn extend(
         }
         charts.push(chart);
     }
-    let uncovered = (0..samples.len())
-        .filter(|&k| best[k] < COVER && regular[k])
-        .count();
+    let uncovered = (0..n).filter(|&k| best[k] < COVER && is_regular(k)).count();
     charts.remove(0);
     (charts, uncovered)
 }

@@ -436,10 +436,13 @@ pub fn analyze(
             let paths = sampler.samples(&[(q0.clone(), *t0)], &indep[..dof], extra, &mut rng);
             atlas::refine(&sampler, &primary, &paths)
         };
-        typical_health = atlas::typical_health(&sampler, &primary, &samples);
+        // Each sample's Jacobian, evaluated once for every chart's health.
+        let mats: Vec<Option<atlas::Dense>> =
+            samples.iter().map(|(q, t)| sampler.dense(q, *t)).collect();
+        typical_health = atlas::typical_health(&primary, &mats);
         if with_atlas {
             let (found, uncovered) =
-                atlas::extend(&sampler, &primary, &model.independent, &samples, local);
+                atlas::extend(&sampler, &primary, &model.independent, &mats, local);
             if !found.is_empty() {
                 let names: Vec<String> = found
                     .iter()
