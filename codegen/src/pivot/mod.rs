@@ -405,7 +405,9 @@ pub fn analyze(
     // chart's typical health over the same samples.
     let mut chart_orders = Vec::new();
     let mut typical_health = 1.0;
-    if let Some((q0, t0)) = &best_start {
+    // Every sample costs a dense `O(NQ³)` Newton solve and health figure: none for the
+    // largest models (their typical health stays 1, the runtime's plain thresholds).
+    if let Some((q0, t0)) = best_start.as_ref().filter(|_| nq <= atlas::TYPICAL_MAX_NQ) {
         let sampler = atlas::Sampler {
             arena,
             residual: &res_eval,
