@@ -26,7 +26,7 @@ pub trait Mechanism<const NQ: usize, const NC: usize, const DOF: usize> {
     const INDEPENDENT: [usize; DOF];
     /// The typical health figure of [`Mechanism::null_space`] along the motion (a generated
     /// module's is the median over the configurations sampled at generation: large models
-    /// have small healthy figures, ~0.02 for the Stewart platform near its nominal pose).
+    /// have small healthy figures: 0.01 for the Stewart platform near its nominal pose).
     /// The projection method switches charts below `TYPICAL_HEALTH / 10` where that is under
     /// `SimOptions::switch_threshold`, and takes the generated chart back once its health is
     /// `TYPICAL_HEALTH / 2`, kept within 2 and 10 times that threshold; below a tenth of it,

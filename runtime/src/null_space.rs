@@ -226,8 +226,8 @@ where
 
 /// Health in `[0, 1]` of `chart` at `q`: the generated `null_space`'s health figure for the
 /// generated chart (or that of the atlas's charts with the same independent coordinates,
-/// where the primary one degrades), the numeric LU health `min |U_kk| / max |U_kk|` of its dependent columns
-/// otherwise (0 for non-finite values or a failed factorisation).
+/// where the primary one degrades), the numeric LU health `min |U_kk| / max |U_kk|` of its
+/// dependent columns otherwise (0 for non-finite values or a failed factorisation).
 pub fn chart_health<M, const NQ: usize, const NC: usize, const DOF: usize>(
     chart: &Chart<DOF>,
     q: &SVector<f64, NQ>,
@@ -613,7 +613,8 @@ where
 }
 
 /// The partition used by the dynamics and velocity routines: static when healthy (the
-/// primary chart or an atlas chart with the same independent coordinates), else numeric with the same coordinates, else [`KinematicsError::SingularPartition`].
+/// primary chart or an atlas chart with the same independent coordinates), else numeric
+/// with the same coordinates, else [`KinematicsError::SingularPartition`].
 pub(crate) fn partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,

@@ -77,6 +77,9 @@ pub struct SimOptions {
     pub partition_switching: bool,
     /// Projection method: the chart health (see [`crate::null_space::chart_health`]) below
     /// which the independent coordinates are switched. Must lie in `[pivot_threshold, 1]`.
+    /// For a model whose typical health ([`crate::Mechanism::TYPICAL_HEALTH`]) is below ten
+    /// times this, a tenth of that typical health is used instead (not below
+    /// `pivot_threshold`): health figures of large models are small where they are healthy.
     pub switch_threshold: f64,
     /// What to do where the constraint Jacobian loses rank along the motion (a bifurcation:
     /// see [`SimError::RankDrop`] for the Lagrange route, [`SimError::NoHealthyPartition`]
@@ -898,7 +901,8 @@ where
 /// (`u_new = q̇[new]`, `q̇ = D_old u_old + x_t`) and the integrator restarts from there on
 /// the remaining output times. Off the generated chart, the generated one is taken back
 /// once its health reaches half its typical health ([`Mechanism::TYPICAL_HEALTH`]), kept
-/// within `2 · switch_threshold` and `10 · switch_threshold`. Switches are counted in
+/// within 2 and 10 times the switch threshold (`opts.switch_threshold`, lowered for models
+/// whose typical health is small: see there). Switches are counted in
 /// [`SimStats::partition_switches`] and their times recorded in [`Trajectory::switch_times`].
 /// Without switching, a crossing stops the simulation with [`SimError::PartitionCrossed`].
 /// Where no chart is better than the current one at the crossing (the constraints lose
