@@ -37,6 +37,23 @@ fn five_bar_at(a1: f64, ph1: f64, branch: f64, p: &five_bar::Params) -> Option<S
     Some(SVector::<f64, 4>::new(a1, a2, ph1, ph2))
 }
 
+/// The five-bar's configurations on a `steps × steps` grid of its left side `(a1, ph1)`,
+/// both branches of the right side (those that close).
+fn five_bar_grid(steps: usize, p: &five_bar::Params) -> Vec<SVector<f64, 4>> {
+    let at = |k: usize, offset: f64| {
+        -std::f64::consts::PI + 2.0 * std::f64::consts::PI * (k as f64 + offset) / steps as f64
+    };
+    let mut out = Vec::new();
+    for i in 0..steps {
+        for k in 0..steps {
+            for branch in [1.0, -1.0] {
+                out.extend(five_bar_at(at(i, 0.5), at(k, 0.25), branch, p));
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn five_bar_default_null_space_is_right_over_the_workspace() {
     let p = five_bar::Params::default();
@@ -46,39 +63,27 @@ fn five_bar_default_null_space_is_right_over_the_workspace() {
         five_bar::CHARTS
     );
     let (mut regular, mut checked_fixed_bad, mut n) = (0, 0, 0);
-    let steps = 120;
-    for i in 0..steps {
-        for k in 0..steps {
-            for branch in [1.0, -1.0] {
-                let a1 = -std::f64::consts::PI
-                    + 2.0 * std::f64::consts::PI * (i as f64 + 0.5) / steps as f64;
-                let ph1 = -std::f64::consts::PI
-                    + 2.0 * std::f64::consts::PI * (k as f64 + 0.25) / steps as f64;
-                let Some(q) = five_bar_at(a1, ph1, branch, &p) else {
-                    continue;
-                };
-                n += 1;
-                let j = five_bar::jacobian(&q, &p, 0.0);
-                assert!(five_bar::residual(&q, &p, 0.0).norm() < 1e-12);
-                let (d, health) = five_bar::null_space(&q, &p, 0.0);
-                let (err, margin) = common::null_space_error(&j, &d);
-                if margin >= 1e-4 {
-                    regular += 1;
-                    assert!(
+    for q in five_bar_grid(120, &p) {
+        n += 1;
+        let j = five_bar::jacobian(&q, &p, 0.0);
+        assert!(five_bar::residual(&q, &p, 0.0).norm() < 1e-12);
+        let (d, health) = five_bar::null_space(&q, &p, 0.0);
+        let (err, margin) = common::null_space_error(&j, &d);
+        if margin >= 1e-4 {
+            regular += 1;
+            assert!(
                         health >= DEFAULT_PIVOT_THRESHOLD && err <= 1e-10,
                         "regular configuration {q:?} (rank margin {margin:e}): health {health:e}, basis {err:e} off"
                     );
-                    let (_, h0) = five_bar::null_space_fixed(&q, &p, 0.0);
-                    if h0 < 1e-3 {
-                        checked_fixed_bad += 1;
-                    }
-                } else {
-                    assert!(
-                        health < 1e-2 || err <= 1e-8,
-                        "near-singular {q:?}: health {health:e} but basis {err:e} off"
-                    );
-                }
+            let (_, h0) = five_bar::null_space_fixed(&q, &p, 0.0);
+            if h0 < 1e-3 {
+                checked_fixed_bad += 1;
             }
+        } else {
+            assert!(
+                health < 1e-2 || err <= 1e-8,
+                "near-singular {q:?}: health {health:e} but basis {err:e} off"
+            );
         }
     }
     assert!(
@@ -132,40 +137,29 @@ fn five_bar_at_the_vertical_link_poses() {
 fn five_bar_runtime_uses_the_same_coordinates_chart_where_the_fixed_order_degrades() {
     use mechgen::runtime::{self, NullSpacePath};
     let p = five_bar::Params::default();
-    let (mut poses, steps) = (0, 120);
-    for i in 0..steps {
-        for k in 0..steps {
-            for branch in [1.0, -1.0] {
-                let a1 = -std::f64::consts::PI
-                    + 2.0 * std::f64::consts::PI * (i as f64 + 0.5) / steps as f64;
-                let ph1 = -std::f64::consts::PI
-                    + 2.0 * std::f64::consts::PI * (k as f64 + 0.25) / steps as f64;
-                let Some(q) = five_bar_at(a1, ph1, branch, &p) else {
-                    continue;
-                };
-                let j = five_bar::jacobian(&q, &p, 0.0);
-                let (d0, h0) = five_bar::null_space_fixed(&q, &p, 0.0);
-                let (_, margin) = common::null_space_error(&j, &d0);
-                if h0 >= 1e-3 || margin < 1e-2 {
-                    continue;
-                }
-                let out = runtime::null_space_checked::<five_bar::Model, 4, 2, 2>(
-                    &q,
-                    &p,
-                    0.0,
-                    DEFAULT_PIVOT_THRESHOLD,
-                )
-                .expect("checked null space");
-                assert!(
-                    matches!(out.path, NullSpacePath::Atlas { chart: 0, min_pivot } if min_pivot >= 1e-3),
-                    "{q:?} (fixed order {h0:e}): {:?}",
-                    out.path
-                );
-                let (err, _) = common::null_space_error(&j, &out.d);
-                assert!(err <= 1e-10, "{q:?}: basis {err:e} off");
-                poses += 1;
-            }
+    let mut poses = 0;
+    for q in five_bar_grid(120, &p) {
+        let j = five_bar::jacobian(&q, &p, 0.0);
+        let (d0, h0) = five_bar::null_space_fixed(&q, &p, 0.0);
+        let (_, margin) = common::null_space_error(&j, &d0);
+        if h0 >= 1e-3 || margin < 1e-2 {
+            continue;
         }
+        let out = runtime::null_space_checked::<five_bar::Model, 4, 2, 2>(
+            &q,
+            &p,
+            0.0,
+            DEFAULT_PIVOT_THRESHOLD,
+        )
+        .expect("checked null space");
+        assert!(
+            matches!(out.path, NullSpacePath::Atlas { chart: 0, min_pivot } if min_pivot >= 1e-3),
+            "{q:?} (fixed order {h0:e}): {:?}",
+            out.path
+        );
+        let (err, _) = common::null_space_error(&j, &out.d);
+        assert!(err <= 1e-10, "{q:?}: basis {err:e} off");
+        poses += 1;
     }
     assert!(poses >= 5, "{poses} poses where the fixed order degrades");
 }
