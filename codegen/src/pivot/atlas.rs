@@ -20,6 +20,11 @@
 //! primary's independent coordinates (another pivot order of the same dependent block: the
 //! Stewart platform's fixed order degrades at 2–4 % of its regular poses near the nominal,
 //! where the dependent block itself is well conditioned).
+//!
+//! The same samples give the primary chart's typical health ([`typical_health`], their
+//! median), which the runtime's partition switching measures against; models up to
+//! [`TYPICAL_MAX_NQ`] coordinates without an atlas get [`TYPICAL_SAMPLES`] local samples for
+//! it alone.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
