@@ -64,7 +64,7 @@ pub const TYPICAL_SAMPLES: usize = 4;
 pub const TYPICAL_MAX_NQ: usize = 200;
 /// Half-width of the uniform perturbation of each independent coordinate for a local
 /// atlas's samples (radians or length units of the model: one scale for all, as the walks'
-/// [`STEP`]).
+/// step length per coordinate).
 pub const LOCAL_AMPLITUDE: f64 = 0.3;
 
 /// A chart: constraint rows in pivot order and coordinates in pivot order (the first
