@@ -811,8 +811,9 @@ where
     M: Dynamics<NQ, NC, DOF>,
 {
     let generated = Chart::generated::<M, NQ, NC>()?;
+    let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
     let h = chart_health::<M, NQ, NC, DOF>(&generated, q, p, t);
-    if h >= switch_threshold::<M, NQ, NC, DOF>(opts) {
+    if h >= switch {
         return Ok((generated, h));
     }
     // The generated charts of the pivot atlas next: the healthiest of them, when healthy.
@@ -820,9 +821,7 @@ where
     for ind in M::ATLAS_CHARTS {
         let chart = Chart::new(NQ, *ind)?;
         let ha = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
-        if ha >= switch_threshold::<M, NQ, NC, DOF>(opts)
-            && atlas.as_ref().is_none_or(|(_, b)| ha > *b)
-        {
+        if ha >= switch && atlas.as_ref().is_none_or(|(_, b)| ha > *b) {
             atlas = Some((chart, ha));
         }
     }
@@ -1168,7 +1167,8 @@ where
 /// coordinates are assembled in the chart from a Taylor polynomial of all coordinates at
 /// `tb`, which starts on the branch the motion is on. The output times inside the jump get
 /// the same polynomials. Records the rank drop at `t*` when a singular value of `C_J`
-/// changed sign between `tb` and the landing (one per approach). Returns the landing state (`None` at the end of `grid`).
+/// changed sign between `tb` and the landing (one per approach). Returns the landing state
+/// (`None` at the end of `grid`).
 #[allow(clippy::type_complexity)]
 fn jump_over<M, const NQ: usize, const NC: usize, const DOF: usize>(
     sys: &mut ProjectionSystem<'_, M, NQ, NC, DOF>,
