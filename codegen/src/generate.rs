@@ -283,6 +283,7 @@ fn formulas(model: &Model, arena: &mut Arena, syntax: crate::expr::print::Syntax
         Sym::Param(i) => params.get(i as usize).cloned().unwrap_or_default(),
         Sym::Time => "t".to_string(),
         Sym::Rhs(i) => format!("b{i}"),
+        Sym::Weight(i) => format!("w{i}"),
     };
     let (eq, ge) = match syntax {
         print::Syntax::Text => ("= 0", ">= 0"),

@@ -167,7 +167,7 @@ fn env<'a>(m: &'a Model, q: &'a [f64], b: &'a [f64]) -> impl Fn(Sym) -> f64 + 'a
         Sym::Param(i) => m.params[i as usize].default.expect("param default"),
         Sym::Time => 0.0,
         Sym::Rhs(i) => b[i as usize],
-        Sym::Vel(_) => 0.0,
+        Sym::Vel(_) | Sym::Weight(_) => 0.0,
     }
 }
 

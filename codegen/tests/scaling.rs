@@ -95,7 +95,7 @@ fn eval_at(a: &Arena, roots: &[ExprId], q: &[f64], v: &[f64], t: f64) -> Vec<f64
         Sym::Vel(i) => v[i as usize],
         Sym::Param(_) => 1.3,
         Sym::Time => t,
-        Sym::Rhs(_) => 0.0,
+        Sym::Rhs(_) | Sym::Weight(_) => 0.0,
     })
 }
 

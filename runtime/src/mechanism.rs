@@ -332,4 +332,58 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
     ) -> SMatrix<f64, NC, NP> {
         Self::gamma_jacobian_p(q, qd, p, t) - Self::jacobian_times_jacobian_p(q, p, t, b)
     }
+    /// `Wᵀ ∂(f − M(q) b)/∂p` (`DOF × NP`) for `DOF` weight columns `W`: a reduction of
+    /// [`Self::dynamics_jacobian_p`] by `DOF` rows. Generated models multiply only the
+    /// structural nonzeros (no `NQ × NP` matrix, the shared subexpressions once); the
+    /// default reduces the matrix.
+    fn dynamics_vjp_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+    ) -> SMatrix<f64, DOF, NP> {
+        w.tr_mul(&Self::dynamics_jacobian_p(q, qd, p, t, b))
+    }
+    /// `Wᵀ ∂(γ − C_J b)/∂p` (`DOF × NP`) for `DOF` weight columns `W` (see
+    /// [`Self::dynamics_vjp_p`]).
+    fn acceleration_vjp_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NC, DOF>,
+    ) -> SMatrix<f64, DOF, NP> {
+        w.tr_mul(&Self::acceleration_jacobian_p(q, qd, p, t, b))
+    }
+    /// Row `j`: `∂(W_jᵀ C_J B_j)/∂p = W_jᵀ ∂(C_J B_j)/∂p` (`DOF × NP`) for `DOF` columns `B`
+    /// and weight columns `W` (see [`Self::dynamics_vjp_p`]; the default makes `DOF` calls
+    /// of [`Self::jacobian_times_jacobian_p`]).
+    fn jacobian_vjp_p(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SMatrix<f64, NQ, DOF>,
+        w: &SMatrix<f64, NC, DOF>,
+    ) -> SMatrix<f64, DOF, NP> {
+        let mut out = SMatrix::<f64, DOF, NP>::zeros();
+        for j in 0..DOF {
+            let m = Self::jacobian_times_jacobian_p(q, p, t, &b.column(j).into_owned());
+            out.set_row(j, &w.column(j).tr_mul(&m));
+        }
+        out
+    }
+    /// `−S ∂C/∂p` (`NQ × NP`): how the assembled configuration moves with the parameters
+    /// when the independent coordinates are held, `S` the [dependent solve
+    /// matrix](Self::dependent_solve_matrix). Generated models compute the product
+    /// symbolically (only its structural terms); the default multiplies the matrices.
+    fn dependent_jacobian_p(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SMatrix<f64, NQ, NP> {
+        -(Self::dependent_solve_matrix(q, p, t) * Self::residual_jacobian_p(q, p, t))
+    }
 }

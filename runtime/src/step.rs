@@ -637,7 +637,11 @@ where
 /// (`∂(M q̈)/∂q` with `q̈ = Ḋu + D u̇` instead of one call per basis column), and the
 /// `NQ`-long chains of `δb − δA u̇` are reduced from the left by `Dᵀ` first (`Dᵀ M S`,
 /// `Dᵀ ∂f/∂q̇ − Dᵀ M S ∂γ/∂q̇`, with `S` the dependent solve as a matrix), so that each
-/// direction costs `DOF`-row products only; `δu̇ = A⁻¹ R`, one LU of `A` per block.
+/// direction costs `DOF`-row products only; `δu̇ = A⁻¹ R`, one LU of `A` per block. The
+/// parameter block's `R` is formed by the generated weighted reductions
+/// ([`StepDerivatives::dynamics_vjp_p`], [`StepDerivatives::acceleration_vjp_p`],
+/// [`StepDerivatives::jacobian_vjp_p`]: `Wᵀ ∂e/∂p` with `DOF` weight columns, no `NQ × NP`
+/// matrix) and the projection's term by [`StepDerivatives::dependent_jacobian_p`].
 ///
 /// Equal to the dual-number Jacobian to rounding (tests/step.rs, the Andrews mechanism
 /// and the Stewart platform at 100 random states).
@@ -736,29 +740,19 @@ where
     if opts.parameter_jacobians {
         // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
         // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`, `− S(q') ∂C/∂p(q')` of the projection.
-        let jp: [SMatrix<f64, NC, NP>; DOF] = std::array::from_fn(|j| {
-            M::jacobian_times_jacobian_p(q, p, t, &d.column(j).into_owned())
-        });
-        let combine_p = |w: &SVector<f64, DOF>| {
-            let mut m = SMatrix::<f64, NC, NP>::zeros();
-            for (j, g) in jp.iter().enumerate() {
-                add_scaled(&mut m, w[j], g);
-            }
-            m
-        };
-        let f_p = M::dynamics_jacobian_p(q, &fw.qd, p, t, &qdd);
-        let g_p = M::acceleration_jacobian_p(q, &fw.qd, p, t, &qdd);
-        let mut r_p = mul(&dt, &f_p) - mul(&pm, &g_p) - mul(&ks, &combine_p(u));
-        for (j, g) in jp.iter().enumerate() {
-            let row = g.tr_mul(&s0);
-            for c in 0..NP {
-                r_p[(j, c)] -= row[c];
-            }
-        }
+        // `R` is a sum of weighted reductions (`Wᵀ ∂e/∂p`, each linear in its vector
+        // argument, `q̇ = D u` for time-independent constraints), row `j`:
+        // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
+        // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
+        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| fw.qd[i]);
+        let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
+        let r_p = M::dynamics_vjp_p(q, &fw.qd, p, t, &qdd, d)
+            - M::acceleration_vjp_p(q, &fw.qd, p, t, &qdd, &pm.transpose())
+            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks.transpose())
+            - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
         let du1_p = lu_solve(fw.a, r_p).map_err(reduced)? * h;
         let dqn_p = mul(&d_ind, &du1_p) * h;
-        let solve_m1 = M::dependent_solve_matrix(&q1, p, t1);
-        out.dq_dp = mul(&d1, &dqn_p) - mul(&solve_m1, &M::residual_jacobian_p(&q1, p, t1));
+        out.dq_dp = mul(&d1, &dqn_p) + M::dependent_jacobian_p(&q1, p, t1);
         out.du_dp = du1_p;
     }
     let blocks = [

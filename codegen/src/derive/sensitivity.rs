@@ -45,6 +45,63 @@ pub struct DynamicsDerivatives {
     /// The primary chart's dependent solve as a matrix (`NQ × NC`): `x = S b` solves
     /// `C_J x = b` with zero independent part (the solve is linear in `b`: `S = ∂x/∂b`).
     pub solve_b: SymMatrix,
+    /// `Wᵀ ∂(f − M(q) a)/∂p` (`DOF × NP`), `W` (`NQ × DOF`) the symbols
+    /// `Sym::Weight(i + NQ j)` (column-major): a reduction of [`Self::dynamics_p`] by `DOF`
+    /// weight rows without the `NQ × NP` matrix.
+    pub dynamics_wp: SymMatrix,
+    /// `Wᵀ ∂(γ − C_J a)/∂p` (`DOF × NP`), `W` (`NC × DOF`) the symbols
+    /// `Sym::Weight(i + NC j)`.
+    pub acceleration_wp: SymMatrix,
+    /// Row `j`: `∂(W_jᵀ C_J B_j)/∂p` (`DOF × NP`), `B` (`NQ × DOF`) the symbols
+    /// `Sym::Rhs(i + NQ j)` and `W` (`NC × DOF`) the symbols `Sym::Weight(i + NC j)`.
+    pub jacobian_wp: SymMatrix,
+    /// `−S ∂C/∂p` (`NQ × NP`): how the assembled configuration moves with the parameters
+    /// when the independent coordinates are held (the dependent coordinates' sensitivity).
+    pub dependent_p: SymMatrix,
+}
+
+/// `Wᵀ m` (`k × m.ncols()`) for the weight symbols `W = Sym::Weight(i + m.nrows() j)`
+/// (`m.nrows() × k`, column-major): per row `j` and column, the column's structural nonzeros
+/// times their row's weight.
+fn weighted_columns(a: &mut Arena, m: &SymMatrix, k: usize) -> SymMatrix {
+    let zero = a.constant(0.0);
+    let n = m.nrows();
+    let mut out = SymMatrix::new(m.ncols());
+    for j in 0..k {
+        let mut acc = vec![zero; m.ncols()];
+        for (i, row) in m.rows().enumerate() {
+            let w = a.sym(Sym::Weight((i + n * j) as u32));
+            for &(c, e) in row {
+                let t = a.mul(w, e);
+                acc[c] = a.add(acc[c], t);
+            }
+        }
+        let entries = acc.into_iter().enumerate().collect();
+        out.push_row(a, entries);
+    }
+    out
+}
+
+/// `s m` for sparse `s` (`R × K`) and `m` (`K × C`), with only the structural products.
+fn product(a: &mut Arena, s: &SymMatrix, m: &SymMatrix) -> SymMatrix {
+    let zero = a.constant(0.0);
+    let mut out = SymMatrix::new(m.ncols());
+    for srow in s.rows() {
+        let mut acc = vec![zero; m.ncols()];
+        for &(k, x) in srow {
+            for &(j, e) in m.row(k) {
+                let t = a.mul(x, e);
+                acc[j] = a.add(acc[j], t);
+            }
+        }
+        let entries = acc
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, e)| !a.is_zero(e))
+            .collect();
+        out.push_row(a, entries);
+    }
+    out
 }
 
 /// The Jacobian of `rows` with respect to the symbols `sym(0..n)`: each row's partials
@@ -135,7 +192,38 @@ pub fn dynamics_derivatives(
     let dynamics_q = jacobian_of(a, &f_ma, nq, Sym::Coord);
     let dynamics_p = jacobian_of(a, &f_ma, np, Sym::Param);
     let acceleration_p = jacobian_of(a, &g_ja, np, Sym::Param);
+    let dof = basis.first().map_or(0, Vec::len);
+    let dynamics_wp = weighted_columns(a, &dynamics_p, dof);
+    let acceleration_wp = weighted_columns(a, &acceleration_p, dof);
+    // Row `j`: `W_jᵀ C_J B_j` differentiated (the derivatives of `C_J`'s entries are
+    // memoised, so the rows share them).
+    let nc = model.constraints.len();
+    let bilinear: Vec<ExprId> = (0..dof)
+        .map(|j| {
+            jacobian.rows().enumerate().fold(zero, |acc, (r, row)| {
+                let jb = row.iter().fold(zero, |acc, &(c, e)| {
+                    let bc = a.sym(Sym::Rhs((c + nq * j) as u32));
+                    let t = a.mul(e, bc);
+                    a.add(acc, t)
+                });
+                let w = a.sym(Sym::Weight((r + nc * j) as u32));
+                let t = a.mul(w, jb);
+                a.add(acc, t)
+            })
+        })
+        .collect();
+    let jacobian_wp = jacobian_of(a, &bilinear, np, Sym::Param);
+    let s_cp = product(a, &solve_b, &residual_p);
+    let mut dependent_p = SymMatrix::new(np);
+    for row in s_cp.rows() {
+        let entries = row.iter().map(|&(j, e)| (j, a.neg(e))).collect();
+        dependent_p.push_row(a, entries);
+    }
     DynamicsDerivatives {
+        dynamics_wp,
+        acceleration_wp,
+        jacobian_wp,
+        dependent_p,
         dynamics_q,
         dynamics_p,
         acceleration_p,

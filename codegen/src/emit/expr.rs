@@ -140,6 +140,7 @@ impl SymNames {
             Sym::Param(i) => self.param[i as usize].clone(),
             Sym::Time => format_ident!("t"),
             Sym::Rhs(i) => format_ident!("b_{}", i),
+            Sym::Weight(i) => format_ident!("w_{}", i),
         }
     }
 }

@@ -73,6 +73,10 @@ impl Emitter<'_> {
                     let i = idx(i as usize);
                     quote!(let #name = b[#i];)
                 }
+                Sym::Weight(i) => {
+                    let i = idx(i as usize);
+                    quote!(let #name = w[#i];)
+                }
                 Sym::Time => continue,
             };
             out.extend(stmt);

@@ -283,6 +283,29 @@ fn step_derivatives_impl(
             ) -> SMatrix<f64, NC, { generic::NP }> {
                 acceleration_jacobian_p(q, qd, p, t, b)
             }
+            fn dynamics_vjp_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>
+            ) -> SMatrix<f64, DOF, { generic::NP }> {
+                dynamics_vjp_p(q, qd, p, t, b, w)
+            }
+            fn acceleration_vjp_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NC, DOF>
+            ) -> SMatrix<f64, DOF, { generic::NP }> {
+                acceleration_vjp_p(q, qd, p, t, b, w)
+            }
+            fn jacobian_vjp_p(
+                q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SMatrix<f64, NQ, DOF>,
+                w: &SMatrix<f64, NC, DOF>
+            ) -> SMatrix<f64, DOF, { generic::NP }> {
+                jacobian_vjp_p(q, p, t, b, w)
+            }
+            fn dependent_jacobian_p(
+                q: &SVector<f64, NQ>, p: &Params, t: f64
+            ) -> SMatrix<f64, NQ, { generic::NP }> {
+                dependent_jacobian_p(q, p, t)
+            }
         }
     }
 }

@@ -26,6 +26,12 @@ pub(crate) enum Inputs {
     PositionVector,
     /// `(q, qd, p, t, b)`: positions, velocities and a vector `b` of `NQ` entries.
     PositionVelocityVector,
+    /// `(q, qd, p, t, b, w)`: positions, velocities, a vector `b` of `NQ` entries and
+    /// `DOF` weight columns `w` of the given length (`Wᵀ ∂e/∂p`).
+    PositionVelocityVectorWeights(Dim),
+    /// `(q, p, t, b, w)`: `DOF` columns `b` of `NQ` entries and `DOF` weight columns `w` of
+    /// `NC` entries (row `j`: `∂(w_jᵀ e(b_j))/∂p`).
+    PositionVectorsWeights,
 }
 
 impl Inputs {
@@ -57,6 +63,24 @@ impl Inputs {
                 t: #ty,
                 b: &SVector<#ty, NQ>
             ),
+            Inputs::PositionVelocityVectorWeights(w) => {
+                let w = w.tokens();
+                quote!(
+                    q: &SVector<#ty, NQ>,
+                    qd: &SVector<#ty, NQ>,
+                    p: &#params,
+                    t: #ty,
+                    b: &SVector<#ty, NQ>,
+                    w: &SMatrix<#ty, #w, DOF>
+                )
+            }
+            Inputs::PositionVectorsWeights => quote!(
+                q: &SVector<#ty, NQ>,
+                p: &#params,
+                t: #ty,
+                b: &SMatrix<#ty, NQ, DOF>,
+                w: &SMatrix<#ty, NC, DOF>
+            ),
         }
     }
 
@@ -68,6 +92,8 @@ impl Inputs {
             Inputs::PositionVelocity => quote!(q, qd, p, t),
             Inputs::PositionVector => quote!(q, p, t, b),
             Inputs::PositionVelocityVector => quote!(q, qd, p, t, b),
+            Inputs::PositionVelocityVectorWeights(_) => quote!(q, qd, p, t, b, w),
+            Inputs::PositionVectorsWeights => quote!(q, p, t, b, w),
         }
     }
 }
@@ -361,7 +387,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 15] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 19] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -377,6 +403,10 @@ pub(crate) const DERIVATIVE_FNS: [&str; 15] = [
     "dynamics_jacobian_q",
     "dynamics_jacobian_p",
     "acceleration_jacobian_p",
+    "dynamics_vjp_p",
+    "acceleration_vjp_p",
+    "jacobian_vjp_p",
+    "dependent_jacobian_p",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -525,6 +555,46 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Shape::Matrix(Dim::Nq, Dim::Dof),
         "m",
         nonzeros(&d.basis_q_v, c.arena),
+    )));
+    let vjps: [(&str, String, Inputs, &crate::derive::SymMatrix); 3] = [
+        (
+            DERIVATIVE_FNS[15],
+            format!(" `Wᵀ ∂(f − M(q) b)/∂p` (DOF × NP) for a vector `b` (the accelerations) and `DOF` weight columns `W` (`NQ × DOF`): `Wᵀ dynamics_jacobian_p(q, qd, p, t, b)` without the `NQ × NP` matrix (only its structural nonzeros are multiplied, the shared subexpressions computed once).\n\n Columns: {params:?}."),
+            Inputs::PositionVelocityVectorWeights(Dim::Nq),
+            &d.dynamics_wp,
+        ),
+        (
+            DERIVATIVE_FNS[16],
+            format!(" `Wᵀ ∂(γ − C_J b)/∂p` (DOF × NP) for a vector `b` of `NQ` entries and `DOF` weight columns `W` (`NC × DOF`): `Wᵀ acceleration_jacobian_p(q, qd, p, t, b)` without the matrix.\n\n Columns: {params:?}."),
+            Inputs::PositionVelocityVectorWeights(Dim::Nc),
+            &d.acceleration_wp,
+        ),
+        (
+            DERIVATIVE_FNS[17],
+            format!(" Row `j`: `∂(W_jᵀ C_J B_j)/∂p` (DOF × NP) for `DOF` columns `B` (`NQ × DOF`) and `DOF` weight columns `W` (`NC × DOF`): `W_jᵀ jacobian_times_jacobian_p(q, p, t, B_j)` for every `j` from one evaluation.\n\n Columns: {params:?}."),
+            Inputs::PositionVectorsWeights,
+            &d.jacobian_wp,
+        ),
+    ];
+    for (name, doc, inputs, m) in vjps {
+        out.push(Entry::Function(plain(
+            name,
+            doc,
+            inputs,
+            Shape::Matrix(Dim::Dof, Dim::Np),
+            "m",
+            entries(m),
+        )));
+    }
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[18],
+        format!(
+            " `−S ∂C/∂p` (NQ × NP): how the configuration moves with the parameters when the independent coordinates are held and the constraints kept (`C(q, p) = 0`), `S` the dependent solve (`dependent_solve_matrix`); zero rows at `INDEPENDENT`.\n\n Rows: {order}. Columns: {params:?}."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::Nq, Dim::Np),
+        "m",
+        entries(&d.dependent_p),
     )));
     let (roots, pos) = entries(&d.solve_b);
     out.push(Entry::Function(plain(

@@ -27,6 +27,9 @@ pub enum Sym {
     Time,
     /// Component `b[i]` of a right-hand side passed to a generated solve.
     Rhs(u32),
+    /// Component `w[i]` of a weight vector: the row vector of a generated vector-Jacobian
+    /// product `wᵀ ∂e/∂p`.
+    Weight(u32),
 }
 
 /// A node of the DAG. Binary commutative nodes keep their operands ordered

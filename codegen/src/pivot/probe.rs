@@ -32,7 +32,7 @@ impl Probe {
             Sym::Coord(i) => self.q[i as usize],
             Sym::Param(i) => self.p[i as usize],
             Sym::Time => self.t,
-            Sym::Vel(_) | Sym::Rhs(_) => Complex64::new(1.0, 0.0),
+            Sym::Vel(_) | Sym::Rhs(_) | Sym::Weight(_) => Complex64::new(1.0, 0.0),
         }
     }
 }

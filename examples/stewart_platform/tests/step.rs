@@ -38,3 +38,54 @@ fn stewart_symbolic_step_jacobians_equal_the_dual_number_ones() {
     >(&mut rng, &p, 100, 0.05, 0.5, 1e-3, 1e-10);
     eprintln!("Stewart: symbolic vs dual worst relative difference {worst:e}");
 }
+
+#[test]
+fn stewart_weighted_parameter_derivatives_equal_the_matrix_reductions() {
+    // The reductions `step_jacobians_symbolic` composes `∂x'/∂p` from (six weight columns,
+    // column-major weight symbols) against the generated matrices they replace, at 30
+    // random points near the nominal: `Wᵀ ∂(f − M b)/∂p`, `Wᵀ ∂(γ − C_J b)/∂p`, row `j` of
+    // `∂(W_jᵀ C_J B_j)/∂p`, and `−S ∂C/∂p`.
+    use mechgen::nalgebra::{SMatrix, SVector};
+    use rand::RngExt;
+    use stewart as m;
+    const NQ: usize = m::NQ;
+    const NC: usize = m::NC;
+    const DOF: usize = m::DOF;
+    let p = m::Params::default();
+    let q0 = <m::Model as mechgen::runtime::Mechanism<NQ, NC, DOF>>::nominal_q();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut r = |s: f64| rng.random_range(-s..s);
+    let close = |a: &dyn std::ops::Deref<Target = [f64]>, b: &[f64], what: &str| {
+        let scale = b.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+        for (k, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!(
+                (x - y).abs() <= 1e-12 * scale,
+                "{what}[{k}]: weighted {x} vs matrix {y}"
+            );
+        }
+    };
+    for _ in 0..30 {
+        let q = q0 + SVector::<f64, NQ>::from_fn(|_, _| r(0.05));
+        let qd = SVector::<f64, NQ>::from_fn(|_, _| r(1.0));
+        let b = SVector::<f64, NQ>::from_fn(|_, _| r(1.0));
+        let bs = SMatrix::<f64, NQ, DOF>::from_fn(|_, _| r(1.0));
+        let wq = SMatrix::<f64, NQ, DOF>::from_fn(|_, _| r(1.0));
+        let wc = SMatrix::<f64, NC, DOF>::from_fn(|_, _| r(1.0));
+        let dyn_w = m::dynamics_vjp_p(&q, &qd, &p, 0.0, &b, &wq);
+        let dyn_m = wq.tr_mul(&m::dynamics_jacobian_p(&q, &qd, &p, 0.0, &b));
+        close(&dyn_w.as_slice(), dyn_m.as_slice(), "dynamics_vjp_p");
+        let acc_w = m::acceleration_vjp_p(&q, &qd, &p, 0.0, &b, &wc);
+        let acc_m = wc.tr_mul(&m::acceleration_jacobian_p(&q, &qd, &p, 0.0, &b));
+        close(&acc_w.as_slice(), acc_m.as_slice(), "acceleration_vjp_p");
+        let jac_w = m::jacobian_vjp_p(&q, &p, 0.0, &bs, &wc);
+        for j in 0..DOF {
+            let mj = m::jacobian_times_jacobian_p(&q, &p, 0.0, &bs.column(j).into_owned());
+            let row = wc.column(j).tr_mul(&mj);
+            let got: Vec<f64> = jac_w.row(j).iter().copied().collect();
+            close(&got.as_slice(), row.as_slice(), "jacobian_vjp_p");
+        }
+        let dep = m::dependent_jacobian_p(&q, &p, 0.0);
+        let prod = -(m::dependent_solve_matrix(&q, &p, 0.0) * m::residual_jacobian_p(&q, &p, 0.0));
+        close(&dep.as_slice(), prod.as_slice(), "dependent_jacobian_p");
+    }
+}
