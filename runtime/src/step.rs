@@ -669,7 +669,6 @@ where
     let fw = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(fw.qn, &pv, t1, opts)?;
-    let mut out = StepJacobians::zeroed(&q1, &fw.u1);
     let (d, mass) = (&fw.d, &fw.mass);
     // Every generated derivative below is linear in its vector argument (`b` of
     // `mass_times_jacobian`, `jacobian_times_jacobian_p`, and `q̇` of `gamma_jacobian_qd`
@@ -729,15 +728,15 @@ where
     for (j, &c) in M::INDEPENDENT.iter().enumerate() {
         dqn_q[(j, c)] += 1.0;
     }
-    out.du_dq = du1_q;
-    out.dq_dq = mul(&d1, &dqn_q);
+    let dq_dq = mul(&d1, &dqn_q);
     let mut du1_u = lu_solve(fw.a, r_u).map_err(reduced)? * h;
     for c in 0..DOF {
         du1_u[(c, c)] += 1.0;
     }
-    out.dq_du = mul(&d1, &(mul(&d_ind, &du1_u) * h));
-    out.du_du = du1_u;
-    if opts.parameter_jacobians {
+    let dq_du = mul(&d1, &(mul(&d_ind, &du1_u) * h));
+    // Every block is written once (the parameter blocks stay zero without
+    // `parameter_jacobians`).
+    let (dq_dp, du_dp) = if opts.parameter_jacobians {
         // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
         // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`, `− S(q') ∂C/∂p(q')` of the projection.
         // `R` is a sum of weighted reductions (`Wᵀ ∂e/∂p`, each linear in its vector
@@ -752,9 +751,23 @@ where
             - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
         let du1_p = lu_solve(fw.a, r_p).map_err(reduced)? * h;
         let dqn_p = mul(&d_ind, &du1_p) * h;
-        out.dq_dp = mul(&d1, &dqn_p) + M::dependent_jacobian_p(&q1, p, t1);
-        out.du_dp = du1_p;
-    }
+        // `D(q') δq̃_ind − S(q') ∂C/∂p(q')`, accumulated in place (no zeroed temporary).
+        let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
+        dq_dp.gemm(1.0, &d1, &dqn_p, 1.0);
+        (dq_dp, du1_p)
+    } else {
+        (SMatrix::zeros(), SMatrix::zeros())
+    };
+    let out = StepJacobians {
+        q: q1,
+        u: fw.u1,
+        dq_dq,
+        dq_du,
+        du_dq: du1_q,
+        du_du: du1_u,
+        dq_dp,
+        du_dp,
+    };
     let blocks = [
         out.dq_dq.as_slice(),
         out.dq_du.as_slice(),
