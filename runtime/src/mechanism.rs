@@ -375,6 +375,72 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
         }
         out
     }
+    /// `Wᵀ ∂(f − M(q) b)/∂q` (`DOF × NQ`) for `DOF` weight columns `W` (see
+    /// [`Self::dynamics_vjp_p`]; the default reduces [`Self::dynamics_jacobian_q`]).
+    fn dynamics_vjp_q(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+    ) -> SMatrix<f64, DOF, NQ> {
+        w.tr_mul(&Self::dynamics_jacobian_q(q, qd, p, t, b))
+    }
+    /// `Wᵀ ∂f/∂q̇` (`DOF × NQ`) for `DOF` weight columns `W` (the default reduces
+    /// [`Self::forces_jacobian_qd`]).
+    fn forces_vjp_qd(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        w: &SMatrix<f64, NQ, DOF>,
+    ) -> SMatrix<f64, DOF, NQ> {
+        w.tr_mul(&Self::forces_jacobian_qd(q, qd, p, t))
+    }
+    /// `Wᵀ ∂γ/∂q` (`DOF × NQ`) for `DOF` weight columns `W` (the default reduces
+    /// [`Self::gamma_jacobian_q`]).
+    fn gamma_vjp_q(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        w: &SMatrix<f64, NC, DOF>,
+    ) -> SMatrix<f64, DOF, NQ> {
+        w.tr_mul(&Self::gamma_jacobian_q(q, qd, p, t))
+    }
+    /// `Wᵀ ∂γ/∂q̇` (`DOF × NQ`) for `DOF` weight columns `W` (the default reduces
+    /// [`Self::gamma_jacobian_qd`]).
+    fn gamma_vjp_qd(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        w: &SMatrix<f64, NC, DOF>,
+    ) -> SMatrix<f64, DOF, NQ> {
+        w.tr_mul(&Self::gamma_jacobian_qd(q, qd, p, t))
+    }
+    /// Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (`DOF × NQ`) for `DOF` columns `B` and one weight row
+    /// `w`. For time-independent constraints (`γ` quadratic in `q̇`, the only ones
+    /// [`step_jacobians_symbolic`](crate::step_jacobians_symbolic) composes) row `j` is
+    /// `wᵀ ∂γ/∂q̇` taken at `q̇ = B_j`, which the default computes with `DOF` calls of
+    /// [`Self::gamma_jacobian_qd`].
+    fn gamma_hessian_qd(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SMatrix<f64, NQ, DOF>,
+        w: &SVector<f64, NC>,
+    ) -> SMatrix<f64, DOF, NQ> {
+        let _ = qd;
+        let mut out = SMatrix::<f64, DOF, NQ>::zeros();
+        for j in 0..DOF {
+            let m = Self::gamma_jacobian_qd(q, &b.column(j).into_owned(), p, t);
+            out.set_row(j, &w.tr_mul(&m));
+        }
+        out
+    }
     /// `−S ∂C/∂p` (`NQ × NP`): how the assembled configuration moves with the parameters
     /// when the independent coordinates are held, `S` the [dependent solve
     /// matrix](Self::dependent_solve_matrix). Generated models compute the product

@@ -204,19 +204,6 @@ fn mul<const R: usize, const K: usize, const C: usize>(
     out
 }
 
-/// `m += w g`, entry by entry on the storage.
-fn add_scaled<const R: usize, const C: usize>(
-    m: &mut SMatrix<f64, R, C>,
-    w: f64,
-    g: &SMatrix<f64, R, C>,
-) {
-    if w != 0.0 {
-        for (o, x) in m.as_mut_slice().iter_mut().zip(g.as_slice()) {
-            *o += w * x;
-        }
-    }
-}
-
 /// Solves `a x = b` (any number of right-hand sides) by LU with partial pivoting on the values (for dual numbers the pivot
 /// order is the value's, and the derivative parts follow it exactly). `None` when a pivot
 /// is at most `1e-14` of the largest entry.
@@ -677,37 +664,29 @@ where
     let qdd = fw.ddu + mul(d, &fw.ud);
     // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
     let s = M::dependent_solve_matrix(q, p, t);
-    let g_d: [SMatrix<f64, NC, NQ>; DOF] =
-        std::array::from_fn(|j| M::gamma_jacobian_qd(q, &d.column(j).into_owned(), p, t));
-    let combine = |w: &SVector<f64, DOF>| {
-        let mut m = SMatrix::<f64, NC, NQ>::zeros();
-        for (j, g) in g_d.iter().enumerate() {
-            add_scaled(&mut m, w[j], g);
-        }
-        m
-    };
-    let gqd = combine(u);
     let dt = d.transpose();
     // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
     // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
     // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
-    // so that each direction costs `DOF`-row products only.
+    // so that each direction costs `DOF`-row products only. The reductions `Wᵀ ∂e/∂q` are
+    // generated (`*_vjp_q`, `*_vjp_qd`: `DOF` weight columns, no `NQ × NQ` matrix formed);
+    // `∂γ/∂q̇` is linear in the velocities it is taken at (`γ` quadratic in `q̇`), so
+    // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
     let r0 = fw.rhs - mul(mass, &mul(d, &fw.ud));
     let s0 = s.tr_mul(&r0);
     let pm = mul(&mul(&dt, mass), &s);
-    let k = mul(&dt, &M::forces_jacobian_qd(q, &fw.qd, p, t)) - mul(&pm, &gqd);
+    let pm_w = pm.transpose();
+    let k = M::forces_vjp_qd(q, &fw.qd, p, t, d) - M::gamma_vjp_qd(q, &fw.qd, p, t, &pm_w);
     let ks = mul(&k, &s);
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
     // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
-    let f_q = M::dynamics_jacobian_q(q, &fw.qd, p, t, &qdd);
-    let g_q = M::gamma_jacobian_q(q, &fw.qd, p, t) + M::gamma_jacobian_qd(q, &qdd, p, t) * 0.5;
-    let mut r_q = mul(&dt, &f_q) - mul(&pm, &g_q) + mul(&ks, &gqd) * 0.5;
-    for (j, g) in g_d.iter().enumerate() {
-        let row = g.tr_mul(&s0) * 0.5;
-        for c in 0..NQ {
-            r_q[(j, c)] += row[c];
-        }
-    }
+    // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
+    // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
+    let half = M::gamma_vjp_qd(q, &fw.qd, p, t, &ks.transpose())
+        + M::gamma_hessian_qd(q, &fw.qd, p, t, d, &s0)
+        - M::gamma_vjp_qd(q, &qdd, p, t, &pm_w);
+    let r_q = M::dynamics_vjp_q(q, &fw.qd, p, t, &qdd, d) - M::gamma_vjp_q(q, &fw.qd, p, t, &pm_w)
+        + half * 0.5;
     // Along δu = e_c: δq̇ = D e_c, nothing else direct.
     let r_u = mul(&k, d);
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
@@ -916,7 +895,7 @@ fn rollout_adjoint_with<const NQ: usize, const DOF: usize, const NP: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::{add_scaled, mul};
+    use super::mul;
     use nalgebra::SMatrix;
 
     /// A matrix with exact zeros (a zero column included) and values from a fixed xorshift.
@@ -943,9 +922,6 @@ mod tests {
             (got - want).amax() <= 1e-15 * (1.0 + want.amax()),
             "{R}×{K}·{K}×{C}"
         );
-        let mut m = want;
-        add_scaled(&mut m, -2.0, &want);
-        assert!((m + want).amax() == 0.0);
     }
 
     #[test]

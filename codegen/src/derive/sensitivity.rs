@@ -55,6 +55,18 @@ pub struct DynamicsDerivatives {
     /// Row `j`: `∂(W_jᵀ C_J B_j)/∂p` (`DOF × NP`), `B` (`NQ × DOF`) the symbols
     /// `Sym::Rhs(i + NQ j)` and `W` (`NC × DOF`) the symbols `Sym::Weight(i + NC j)`.
     pub jacobian_wp: SymMatrix,
+    /// `Wᵀ ∂(f − M(q) a)/∂q` (`DOF × NQ`), `W` (`NQ × DOF`) the symbols `Sym::Weight(i + NQ j)`.
+    pub dynamics_wq: SymMatrix,
+    /// `Wᵀ ∂f/∂q̇` (`DOF × NQ`), `W` (`NQ × DOF`) the weight symbols.
+    pub forces_wqd: SymMatrix,
+    /// `Wᵀ ∂γ/∂q` (`DOF × NQ`), `W` (`NC × DOF`) the weight symbols.
+    pub gamma_wq: SymMatrix,
+    /// `Wᵀ ∂γ/∂q̇` (`DOF × NQ`), `W` (`NC × DOF`) the weight symbols.
+    pub gamma_wqd: SymMatrix,
+    /// Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (`DOF × NQ`), `B` (`NQ × DOF`) the symbols
+    /// `Sym::Rhs(i + NQ j)` and `w` (`NC`) the symbols `Sym::Weight(i)`: for constraints
+    /// whose `γ` is quadratic in `q̇` (time-independent ones) `wᵀ ∂γ/∂q̇` taken at `q̇ = B_j`.
+    pub gamma_hqd: SymMatrix,
     /// `−S ∂C/∂p` (`NQ × NP`): how the assembled configuration moves with the parameters
     /// when the independent coordinates are held (the dependent coordinates' sensitivity).
     pub dependent_p: SymMatrix,
@@ -219,7 +231,42 @@ pub fn dynamics_derivatives(
         let entries = row.iter().map(|&(j, e)| (j, a.neg(e))).collect();
         dependent_p.push_row(a, entries);
     }
+    let dynamics_wq = weighted_columns(a, &dynamics_q, dof);
+    let forces_wqd = weighted_columns(a, &forces_qd, dof);
+    let gamma_wq = weighted_columns(a, &gamma_q, dof);
+    let gamma_wqd = weighted_columns(a, &gamma_qd, dof);
+    // `∂(wᵀγ)/∂q̇`, then its derivatives along the velocities, applied to each column `B_j`.
+    let mut grad = vec![zero; nq];
+    for (r, row) in gamma_qd.rows().enumerate() {
+        let w = a.sym(Sym::Weight(r as u32));
+        for &(c, e) in row {
+            let t = a.mul(w, e);
+            grad[c] = a.add(grad[c], t);
+        }
+    }
+    let hess = jacobian_of(a, &grad, nq, Sym::Vel);
+    let mut gamma_hqd = SymMatrix::new(nq);
+    for j in 0..dof {
+        let entries = hess
+            .rows()
+            .enumerate()
+            .map(|(c, row)| {
+                let v = row.iter().fold(zero, |acc, &(k, h)| {
+                    let bk = a.sym(Sym::Rhs((k + nq * j) as u32));
+                    let t = a.mul(h, bk);
+                    a.add(acc, t)
+                });
+                (c, v)
+            })
+            .collect();
+        gamma_hqd.push_row(a, entries);
+    }
     DynamicsDerivatives {
+        dynamics_wq,
+        forces_wqd,
+        gamma_wq,
+        gamma_wqd,
+        gamma_hqd,
         dynamics_wp,
         acceleration_wp,
         jacobian_wp,

@@ -387,7 +387,7 @@ impl Emitter<'_> {
             chunks.push(quote! {
                 #[doc = #doc]
                 #[inline(never)]
-                #[allow(unused_variables)]
+                #[allow(unused_variables, clippy::too_many_arguments)]
                 fn #name #generics (
                     #params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]
                 ) #block

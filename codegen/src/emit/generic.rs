@@ -301,6 +301,36 @@ fn step_derivatives_impl(
             ) -> SMatrix<f64, DOF, { generic::NP }> {
                 jacobian_vjp_p(q, p, t, b, w)
             }
+            fn dynamics_vjp_q(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>
+            ) -> SMatrix<f64, DOF, NQ> {
+                dynamics_vjp_q(q, qd, p, t, b, w)
+            }
+            fn forces_vjp_qd(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                w: &SMatrix<f64, NQ, DOF>
+            ) -> SMatrix<f64, DOF, NQ> {
+                forces_vjp_qd(q, qd, p, t, w)
+            }
+            fn gamma_vjp_q(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                w: &SMatrix<f64, NC, DOF>
+            ) -> SMatrix<f64, DOF, NQ> {
+                gamma_vjp_q(q, qd, p, t, w)
+            }
+            fn gamma_vjp_qd(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                w: &SMatrix<f64, NC, DOF>
+            ) -> SMatrix<f64, DOF, NQ> {
+                gamma_vjp_qd(q, qd, p, t, w)
+            }
+            fn gamma_hessian_qd(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SMatrix<f64, NQ, DOF>, w: &SVector<f64, NC>
+            ) -> SMatrix<f64, DOF, NQ> {
+                gamma_hessian_qd(q, qd, p, t, b, w)
+            }
             fn dependent_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, { generic::NP }> {

@@ -26,12 +26,18 @@ pub(crate) enum Inputs {
     PositionVector,
     /// `(q, qd, p, t, b)`: positions, velocities and a vector `b` of `NQ` entries.
     PositionVelocityVector,
+    /// `(q, qd, p, t, w)`: positions, velocities and `DOF` weight columns `w` of the given
+    /// length (`Wᵀ ∂e/∂q`).
+    PositionVelocityWeights(Dim),
     /// `(q, qd, p, t, b, w)`: positions, velocities, a vector `b` of `NQ` entries and
     /// `DOF` weight columns `w` of the given length (`Wᵀ ∂e/∂p`).
     PositionVelocityVectorWeights(Dim),
     /// `(q, p, t, b, w)`: `DOF` columns `b` of `NQ` entries and `DOF` weight columns `w` of
     /// `NC` entries (row `j`: `∂(w_jᵀ e(b_j))/∂p`).
     PositionVectorsWeights,
+    /// `(q, qd, p, t, b, w)`: positions, velocities, `DOF` columns `b` of `NQ` entries and
+    /// one weight row `w` of `NC` entries.
+    PositionVelocityColumnsWeight,
 }
 
 impl Inputs {
@@ -63,6 +69,16 @@ impl Inputs {
                 t: #ty,
                 b: &SVector<#ty, NQ>
             ),
+            Inputs::PositionVelocityWeights(w) => {
+                let w = w.tokens();
+                quote!(
+                    q: &SVector<#ty, NQ>,
+                    qd: &SVector<#ty, NQ>,
+                    p: &#params,
+                    t: #ty,
+                    w: &SMatrix<#ty, #w, DOF>
+                )
+            }
             Inputs::PositionVelocityVectorWeights(w) => {
                 let w = w.tokens();
                 quote!(
@@ -81,6 +97,14 @@ impl Inputs {
                 b: &SMatrix<#ty, NQ, DOF>,
                 w: &SMatrix<#ty, NC, DOF>
             ),
+            Inputs::PositionVelocityColumnsWeight => quote!(
+                q: &SVector<#ty, NQ>,
+                qd: &SVector<#ty, NQ>,
+                p: &#params,
+                t: #ty,
+                b: &SMatrix<#ty, NQ, DOF>,
+                w: &SVector<#ty, NC>
+            ),
         }
     }
 
@@ -92,8 +116,10 @@ impl Inputs {
             Inputs::PositionVelocity => quote!(q, qd, p, t),
             Inputs::PositionVector => quote!(q, p, t, b),
             Inputs::PositionVelocityVector => quote!(q, qd, p, t, b),
+            Inputs::PositionVelocityWeights(_) => quote!(q, qd, p, t, w),
             Inputs::PositionVelocityVectorWeights(_) => quote!(q, qd, p, t, b, w),
             Inputs::PositionVectorsWeights => quote!(q, p, t, b, w),
+            Inputs::PositionVelocityColumnsWeight => quote!(q, qd, p, t, b, w),
         }
     }
 }
@@ -387,7 +413,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 19] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 24] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -407,6 +433,11 @@ pub(crate) const DERIVATIVE_FNS: [&str; 19] = [
     "acceleration_vjp_p",
     "jacobian_vjp_p",
     "dependent_jacobian_p",
+    "dynamics_vjp_q",
+    "forces_vjp_qd",
+    "gamma_vjp_q",
+    "gamma_vjp_qd",
+    "gamma_hessian_qd",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -556,32 +587,70 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         "m",
         nonzeros(&d.basis_q_v, c.arena),
     )));
-    let vjps: [(&str, String, Inputs, &crate::derive::SymMatrix); 3] = [
+    let vjps: [(&str, String, Inputs, &crate::derive::SymMatrix, Dim); 8] = [
         (
             DERIVATIVE_FNS[15],
             format!(" `Wᵀ ∂(f − M(q) b)/∂p` (DOF × NP) for a vector `b` (the accelerations) and `DOF` weight columns `W` (`NQ × DOF`): `Wᵀ dynamics_jacobian_p(q, qd, p, t, b)` without the `NQ × NP` matrix (only its structural nonzeros are multiplied, the shared subexpressions computed once).\n\n Columns: {params:?}."),
             Inputs::PositionVelocityVectorWeights(Dim::Nq),
             &d.dynamics_wp,
+            Dim::Np,
         ),
         (
             DERIVATIVE_FNS[16],
             format!(" `Wᵀ ∂(γ − C_J b)/∂p` (DOF × NP) for a vector `b` of `NQ` entries and `DOF` weight columns `W` (`NC × DOF`): `Wᵀ acceleration_jacobian_p(q, qd, p, t, b)` without the matrix.\n\n Columns: {params:?}."),
             Inputs::PositionVelocityVectorWeights(Dim::Nc),
             &d.acceleration_wp,
+            Dim::Np,
         ),
         (
             DERIVATIVE_FNS[17],
             format!(" Row `j`: `∂(W_jᵀ C_J B_j)/∂p` (DOF × NP) for `DOF` columns `B` (`NQ × DOF`) and `DOF` weight columns `W` (`NC × DOF`): `W_jᵀ jacobian_times_jacobian_p(q, p, t, B_j)` for every `j` from one evaluation.\n\n Columns: {params:?}."),
             Inputs::PositionVectorsWeights,
             &d.jacobian_wp,
+            Dim::Np,
+        ),
+        (
+            DERIVATIVE_FNS[19],
+            format!(" `Wᵀ ∂(f − M(q) b)/∂q` (DOF × NQ) for a vector `b` (the accelerations) and `DOF` weight columns `W` (`NQ × DOF`): `Wᵀ dynamics_jacobian_q(q, qd, p, t, b)` without the `NQ × NQ` matrix.\n\n Columns: {order}."),
+            Inputs::PositionVelocityVectorWeights(Dim::Nq),
+            &d.dynamics_wq,
+            Dim::Nq,
+        ),
+        (
+            DERIVATIVE_FNS[20],
+            format!(" `Wᵀ ∂f/∂q̇` (DOF × NQ) for `DOF` weight columns `W` (`NQ × DOF`): `Wᵀ forces_jacobian_qd(q, qd, p, t)` without the matrix.\n\n Columns: {order}."),
+            Inputs::PositionVelocityWeights(Dim::Nq),
+            &d.forces_wqd,
+            Dim::Nq,
+        ),
+        (
+            DERIVATIVE_FNS[21],
+            format!(" `Wᵀ ∂γ/∂q` (DOF × NQ) for `DOF` weight columns `W` (`NC × DOF`): `Wᵀ gamma_jacobian_q(q, qd, p, t)` without the matrix.\n\n Columns: {order}."),
+            Inputs::PositionVelocityWeights(Dim::Nc),
+            &d.gamma_wq,
+            Dim::Nq,
+        ),
+        (
+            DERIVATIVE_FNS[22],
+            format!(" `Wᵀ ∂γ/∂q̇` (DOF × NQ) for `DOF` weight columns `W` (`NC × DOF`): `Wᵀ gamma_jacobian_qd(q, qd, p, t)` without the matrix.\n\n Columns: {order}."),
+            Inputs::PositionVelocityWeights(Dim::Nc),
+            &d.gamma_wqd,
+            Dim::Nq,
+        ),
+        (
+            DERIVATIVE_FNS[23],
+            format!(" Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (DOF × NQ) for `DOF` columns `B` (`NQ × DOF`) and a weight row `w` (`NC`). For time-independent constraints (`γ` quadratic in `q̇`) row `j` is `wᵀ gamma_jacobian_qd(q, B_j, p, t)`, from one evaluation for every column.\n\n Columns: {order}."),
+            Inputs::PositionVelocityColumnsWeight,
+            &d.gamma_hqd,
+            Dim::Nq,
         ),
     ];
-    for (name, doc, inputs, m) in vjps {
+    for (name, doc, inputs, m, cols) in vjps {
         out.push(Entry::Function(plain(
             name,
             doc,
             inputs,
-            Shape::Matrix(Dim::Dof, Dim::Np),
+            Shape::Matrix(Dim::Dof, cols),
             "m",
             entries(m),
         )));

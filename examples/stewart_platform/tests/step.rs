@@ -40,11 +40,12 @@ fn stewart_symbolic_step_jacobians_equal_the_dual_number_ones() {
 }
 
 #[test]
-fn stewart_weighted_parameter_derivatives_equal_the_matrix_reductions() {
-    // The reductions `step_jacobians_symbolic` composes `∂x'/∂p` from (six weight columns,
-    // column-major weight symbols) against the generated matrices they replace, at 30
-    // random points near the nominal: `Wᵀ ∂(f − M b)/∂p`, `Wᵀ ∂(γ − C_J b)/∂p`, row `j` of
-    // `∂(W_jᵀ C_J B_j)/∂p`, and `−S ∂C/∂p`.
+fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
+    // The reductions `step_jacobians_symbolic` composes the step's Jacobian from (six
+    // weight columns, column-major weight symbols) against the generated matrices they
+    // replace, at 30 random points near the nominal: `Wᵀ ∂(f − M b)/∂p`,
+    // `Wᵀ ∂(γ − C_J b)/∂p`, row `j` of `∂(W_jᵀ C_J B_j)/∂p`, `Wᵀ ∂(f − M b)/∂q`, `Wᵀ ∂f/∂q̇`,
+    // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇`, row `j` of `wᵀ ∂γ/∂q̇(B_j)`, and `−S ∂C/∂p`.
     use mechgen::nalgebra::{SMatrix, SVector};
     use rand::RngExt;
     use stewart as m;
@@ -83,6 +84,29 @@ fn stewart_weighted_parameter_derivatives_equal_the_matrix_reductions() {
             let row = wc.column(j).tr_mul(&mj);
             let got: Vec<f64> = jac_w.row(j).iter().copied().collect();
             close(&got.as_slice(), row.as_slice(), "jacobian_vjp_p");
+        }
+        // With respect to q and q̇.
+        let dq_w = m::dynamics_vjp_q(&q, &qd, &p, 0.0, &b, &wq);
+        let dq_m = wq.tr_mul(&m::dynamics_jacobian_q(&q, &qd, &p, 0.0, &b));
+        close(&dq_w.as_slice(), dq_m.as_slice(), "dynamics_vjp_q");
+        let fqd_w = m::forces_vjp_qd(&q, &qd, &p, 0.0, &wq);
+        let fqd_m = wq.tr_mul(&m::forces_jacobian_qd(&q, &qd, &p, 0.0));
+        close(&fqd_w.as_slice(), fqd_m.as_slice(), "forces_vjp_qd");
+        let gq_w = m::gamma_vjp_q(&q, &qd, &p, 0.0, &wc);
+        let gq_m = wc.tr_mul(&m::gamma_jacobian_q(&q, &qd, &p, 0.0));
+        close(&gq_w.as_slice(), gq_m.as_slice(), "gamma_vjp_q");
+        let gqd_w = m::gamma_vjp_qd(&q, &qd, &p, 0.0, &wc);
+        let gqd_m = wc.tr_mul(&m::gamma_jacobian_qd(&q, &qd, &p, 0.0));
+        close(&gqd_w.as_slice(), gqd_m.as_slice(), "gamma_vjp_qd");
+        // The Stewart platform's constraints are time-independent: `γ` is quadratic in `q̇`,
+        // so the Hessian applied to `B_j` is `∂γ/∂q̇` taken at `B_j`.
+        let w1 = wc.column(0).into_owned();
+        let hqd = m::gamma_hessian_qd(&q, &qd, &p, 0.0, &bs, &w1);
+        for j in 0..DOF {
+            let mj = m::gamma_jacobian_qd(&q, &bs.column(j).into_owned(), &p, 0.0);
+            let row = w1.tr_mul(&mj);
+            let got: Vec<f64> = hqd.row(j).iter().copied().collect();
+            close(&got.as_slice(), row.as_slice(), "gamma_hessian_qd");
         }
         let dep = m::dependent_jacobian_p(&q, &p, 0.0);
         let prod = -(m::dependent_solve_matrix(&q, &p, 0.0) * m::residual_jacobian_p(&q, &p, 0.0));
