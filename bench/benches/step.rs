@@ -23,7 +23,7 @@ use std::time::Instant;
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
     self, step, step_generic, step_jacobians, step_jacobians_symbolic, AssemblyOptions, Dual,
-    F64x4, StepDerivatives, StepOptions,
+    F64x4, StepDerivatives, StepMethod, StepOptions,
 };
 use mechgen_bench::generated as g;
 
@@ -158,6 +158,21 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         &format!("step_jacobians_symbolic (n = {n} inputs)"),
         "step",
         pair(sym_full, st),
+    );
+    // The fourth-order step: its cost against semi-implicit Euler's, and its dual-number
+    // Jacobian (the symbolic composition covers semi-implicit Euler only).
+    let rk4_opts = StepOptions {
+        method: StepMethod::Rk4,
+        ..opts
+    };
+    let st4 = call!(step, rk4_opts);
+    row(name, "step (RK4)", "step", pair(st4, st));
+    let sj4 = call!(step_jacobians, rk4_opts);
+    row(
+        name,
+        &format!("step_jacobians RK4 (n = {n} inputs)"),
+        "step (RK4)",
+        pair(sj4, st4),
     );
     let fd = || {
         for c in 0..n {

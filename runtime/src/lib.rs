@@ -119,7 +119,7 @@ pub use simulate::{
 #[cfg(feature = "std")]
 pub use step::{
     rollout_adjoint, rollout_adjoint_symbolic, step, step_generic, step_jacobians,
-    step_jacobians_symbolic, RolloutGradient, StepError, StepJacobians, StepOptions,
+    step_jacobians_symbolic, RolloutGradient, StepError, StepJacobians, StepMethod, StepOptions,
 };
 pub use trig::sin_cos;
 #[cfg(feature = "std")]

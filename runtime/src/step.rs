@@ -25,6 +25,10 @@
 //! from the converged point: that step's derivative part is the implicit-function
 //! derivative `−J_dep⁻¹ ∂C/∂(q̃, p)` exactly.
 //!
+//! With [`StepOptions::method`] = [`StepMethod::Rk4`] the step is instead the classical
+//! fourth-order Runge–Kutta formula on `(q̇, u̇)` (the rates above at four stages) followed
+//! by the same projection: fourth order for four evaluations of the rates.
+//!
 //! The chart is fixed: a step whose basis health falls below
 //! [`StepOptions::min_health`] returns [`StepError::Chart`] (switching charts inside a
 //! differentiated map would make it discontinuous; use the simulators of
@@ -59,6 +63,21 @@ pub struct StepOptions {
     /// `true`; `false` leaves `dq_dp`/`du_dp` zero and seeds only the `NQ + DOF` state
     /// directions: fewer dual passes).
     pub parameter_jacobians: bool,
+    /// The integration formula (default [`StepMethod::SemiImplicitEuler`]).
+    pub method: StepMethod,
+}
+
+/// The integration formula of one [`step`] (both end with the same position projection).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepMethod {
+    /// Semi-implicit (symplectic) Euler on `u`, then `q`: first order, one evaluation of
+    /// the rates per step (see the [module docs](self)).
+    #[default]
+    SemiImplicitEuler,
+    /// The classical fourth-order Runge–Kutta formula on `(q, u)`: fourth order, four
+    /// evaluations of the rates per step. [`step_jacobians_symbolic`] composes the
+    /// semi-implicit Euler step only and takes the dual-number route for this one.
+    Rk4,
 }
 
 impl Default for StepOptions {
@@ -68,6 +87,7 @@ impl Default for StepOptions {
             tol: 1e-13,
             max_iter: 25,
             parameter_jacobians: true,
+            method: StepMethod::SemiImplicitEuler,
         }
     }
 }
@@ -277,28 +297,22 @@ struct Forward<S: Real, const NQ: usize, const DOF: usize> {
     qn: SVector<S, NQ>,
 }
 
-/// The step up to its position projection.
+/// The projection method's rates at `(q, u, t)`: the basis, `q̇ = D u + x_t`, `Ḋu`, the mass
+/// matrix, the right-hand side, `Dᵀ M D` and `u̇` (see the [module docs](self)), with the
+/// checks of the chart's health and of finiteness.
 #[allow(clippy::type_complexity)]
-fn forward<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+fn rates<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<S, NQ>,
     u: &SVector<S, DOF>,
     p: &[S; NP],
     t: f64,
-    h: f64,
     opts: &StepOptions,
-) -> Result<Forward<S, NQ, DOF>, StepError>
+) -> Result<(Forward<S, NQ, DOF>, SVector<S, NQ>), StepError>
 where
     M: GenericDynamics<NQ, NC, DOF, NP>,
     S: Real,
 {
     let ts = S::from_f64(t);
-    let hs = S::from_f64(h);
-    if !finite(q.as_slice()) || !finite(u.as_slice()) || !finite(p) || !h.is_finite() {
-        return Err(StepError::NonFinite {
-            what: "the state, the parameters or the step",
-            t,
-        });
-    }
     let (d, health) = M::null_space_s(q, p, ts);
     if health.is_nan() || health < opts.min_health {
         return Err(StepError::Chart { health, t });
@@ -324,20 +338,96 @@ where
         });
     }
     let ud = lu_solve(a, b).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
-    let u1 = u + ud.map(|x| x * hs);
-    let v = mat_mul(&d, &u1) + xt;
-    let qn = q + v.map(|x| x * hs);
-    Ok(Forward {
-        d,
-        qd,
-        ddu,
-        mass,
-        rhs,
-        a,
-        ud,
-        u1,
-        qn,
-    })
+    Ok((
+        Forward {
+            d,
+            qd,
+            ddu,
+            mass,
+            rhs,
+            a,
+            ud,
+            u1: *u,
+            qn: *q,
+        },
+        xt,
+    ))
+}
+
+/// Checks the step's inputs: finite state, parameters and step length.
+fn check_inputs<S: Real, const NQ: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<S, NQ>,
+    u: &SVector<S, DOF>,
+    p: &[S; NP],
+    t: f64,
+    h: f64,
+) -> Result<(), StepError> {
+    if !finite(q.as_slice()) || !finite(u.as_slice()) || !finite(p) || !h.is_finite() {
+        return Err(StepError::NonFinite {
+            what: "the state, the parameters or the step",
+            t,
+        });
+    }
+    Ok(())
+}
+
+/// The semi-implicit Euler step up to its position projection.
+#[allow(clippy::type_complexity)]
+fn forward<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<S, NQ>,
+    u: &SVector<S, DOF>,
+    p: &[S; NP],
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<Forward<S, NQ, DOF>, StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    S: Real,
+{
+    check_inputs(q, u, p, t, h)?;
+    let hs = S::from_f64(h);
+    let (mut fw, xt) = rates::<M, S, NQ, NC, DOF, NP>(q, u, p, t, opts)?;
+    fw.u1 = u + fw.ud.map(|x| x * hs);
+    let v = mat_mul(&fw.d, &fw.u1) + xt;
+    fw.qn = q + v.map(|x| x * hs);
+    Ok(fw)
+}
+
+/// The classical fourth-order Runge–Kutta step of `(q̇, u̇)` up to its position projection:
+/// `(q̃, u')` (stages at `t`, `t + h/2`, `t + h/2`, `t + h`; the stage positions are off the
+/// constraint manifold by `O(h²)`, where the basis and the rates are still defined, and
+/// the manifold is invariant under these rates).
+#[allow(clippy::type_complexity)]
+fn rk4<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<S, NQ>,
+    u: &SVector<S, DOF>,
+    p: &[S; NP],
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<(SVector<S, NQ>, SVector<S, DOF>), StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    S: Real,
+{
+    check_inputs(q, u, p, t, h)?;
+    let stage = |c: f64, dq: &SVector<S, NQ>, du: &SVector<S, DOF>| {
+        let cs = S::from_f64(c * h);
+        let qs = q + dq.map(|x| x * cs);
+        let us = u + du.map(|x| x * cs);
+        rates::<M, S, NQ, NC, DOF, NP>(&qs, &us, p, t + c * h, opts).map(|(fw, _)| (fw.qd, fw.ud))
+    };
+    let zq = SVector::<S, NQ>::from_fn(|_, _| S::from_f64(0.0));
+    let zu = SVector::<S, DOF>::from_fn(|_, _| S::from_f64(0.0));
+    let (k1q, k1u) = stage(0.0, &zq, &zu)?;
+    let (k2q, k2u) = stage(0.5, &k1q, &k1u)?;
+    let (k3q, k3u) = stage(0.5, &k2q, &k2u)?;
+    let (k4q, k4u) = stage(1.0, &k3q, &k3u)?;
+    let (w1, w2) = (S::from_f64(h / 6.0), S::from_f64(h / 3.0));
+    let qn = q + (k1q + k4q).map(|x| x * w1) + (k2q + k3q).map(|x| x * w2);
+    let un = u + (k1u + k4u).map(|x| x * w1) + (k2u + k3u).map(|x| x * w2);
+    Ok((qn, un))
 }
 
 /// Newton on the dependent part of `qn` at time `t1` (the independent part is kept by
@@ -401,8 +491,13 @@ where
     M: GenericDynamics<NQ, NC, DOF, NP>,
     S: Real,
 {
-    let fw = forward::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
-    let (qn, u1) = (fw.qn, fw.u1);
+    let (qn, u1) = match opts.method {
+        StepMethod::SemiImplicitEuler => {
+            let fw = forward::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
+            (fw.qn, fw.u1)
+        }
+        StepMethod::Rk4 => rk4::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?,
+    };
     let t1 = t + h;
     let pf: [f64; NP] = p.map(|x| x.value());
     let qf = project::<M, NQ, NC, DOF, NP>(qn.map(|x| x.value()), &pf, t1, opts)?;
@@ -599,7 +694,8 @@ where
 /// `∂f/∂q`, `∂f/∂q̇`, `∂f/∂p`, `∂(M b)/∂q`, `∂(M b)/∂p`, `∂γ/∂q`, `∂γ/∂q̇`, `∂γ/∂p`, `∂C/∂p`,
 /// `∂(C_J b)/∂p`) and `f64` evaluations instead of dual-number passes through the whole
 /// step, every block included; models whose constraints depend on time
-/// ([`StepDerivatives::RHEONOMIC`]) take the dual-number route.
+/// ([`StepDerivatives::RHEONOMIC`]) and the [`StepMethod::Rk4`] step take the dual-number
+/// route.
 ///
 /// Differentiating the step of the [module docs](self) along a direction `(δq, δu)`, with
 /// `(C_J v)_q = −½ ∂γ/∂q̇ (q, v)` for time-independent constraints:
@@ -649,7 +745,7 @@ pub fn step_jacobians_symbolic<
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
-    if M::RHEONOMIC {
+    if M::RHEONOMIC || opts.method != StepMethod::SemiImplicitEuler {
         return step_jacobians::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
     }
     let pv = M::param_values(p);

@@ -53,7 +53,41 @@ pub fn check_step_jacobians<
 where
     M: GenericDynamics<NQ, NC, DOF, NP>,
 {
-    let opts = StepOptions::default();
+    check_step_jacobians_with::<M, NQ, NC, DOF, NP>(
+        &StepOptions::default(),
+        rng,
+        states,
+        p,
+        spread,
+        vel,
+        h,
+        tol,
+    )
+}
+
+/// [`check_step_jacobians`] with the step's options `opts` (e.g. another
+/// [`StepMethod`](mechgen::runtime::StepMethod)).
+#[allow(clippy::too_many_arguments)]
+pub fn check_step_jacobians_with<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    opts: &StepOptions,
+    rng: &mut impl Rng,
+    states: usize,
+    p: &M::Params,
+    spread: f64,
+    vel: f64,
+    h: f64,
+    tol: f64,
+) -> f64
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+{
+    let opts = *opts;
     let pv = M::param_values(p);
     let n = NQ + DOF + NP;
     let mut worst = 0.0f64;
