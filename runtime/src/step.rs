@@ -283,8 +283,8 @@ struct Forward<S: Real, const NQ: usize, const DOF: usize> {
     qd: SVector<S, NQ>,
     /// `Ḋu = J_dep⁻¹ γ(q, q̇)`.
     ddu: SVector<S, NQ>,
-    /// `M(q)`.
-    mass: SMatrix<S, NQ, NQ>,
+    /// `M(q) D` (the reduced mass matrix's factor, kept for `Dᵀ M S` and `M D u̇`).
+    md: SMatrix<S, NQ, DOF>,
     /// `f(q, q̇) − M Ḋu`.
     rhs: SVector<S, NQ>,
     /// `Dᵀ M D`.
@@ -329,7 +329,8 @@ where
     let mass = M::mass_matrix_s(q, p, ts);
     let rhs = M::forces_s(q, &qd, p, ts) - mat_mul(&mass, &ddu);
     let dt = d.transpose();
-    let a = mat_mul(&dt, &mat_mul(&mass, &d));
+    let md = mat_mul(&mass, &d);
+    let a = mat_mul(&dt, &md);
     let b = mat_mul(&dt, &rhs);
     if !finite(a.as_slice()) || !finite(b.as_slice()) {
         return Err(StepError::NonFinite {
@@ -343,7 +344,7 @@ where
             d,
             qd,
             ddu,
-            mass,
+            md,
             rhs,
             a,
             ud,
@@ -752,7 +753,7 @@ where
     let fw = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(fw.qn, &pv, t1, opts)?;
-    let (d, mass) = (&fw.d, &fw.mass);
+    let d = &fw.d;
     // Every generated derivative below is linear in its vector argument (`b` of
     // `mass_times_jacobian`, `jacobian_times_jacobian_p`, and `q̇` of `gamma_jacobian_qd`
     // for time-independent constraints): sums over the basis columns are taken before the
@@ -760,7 +761,6 @@ where
     let qdd = fw.ddu + mul(d, &fw.ud);
     // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
     let s = M::dependent_solve_matrix(q, p, t);
-    let dt = d.transpose();
     // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
     // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
     // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
@@ -768,9 +768,9 @@ where
     // generated (`*_vjp_q`, `*_vjp_qd`: `DOF` weight columns, no `NQ × NQ` matrix formed);
     // `∂γ/∂q̇` is linear in the velocities it is taken at (`γ` quadratic in `q̇`), so
     // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
-    let r0 = fw.rhs - mul(mass, &mul(d, &fw.ud));
+    let r0 = fw.rhs - mul(&fw.md, &fw.ud);
     let s0 = s.tr_mul(&r0);
-    let pm = mul(&mul(&dt, mass), &s);
+    let pm = mul(&fw.md.transpose(), &s);
     let pm_w = pm.transpose();
     let k = M::forces_vjp_qd(q, &fw.qd, p, t, d) - M::gamma_vjp_qd(q, &fw.qd, p, t, &pm_w);
     let ks = mul(&k, &s);
