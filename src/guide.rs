@@ -260,7 +260,9 @@
 //!     }
 //! }
 //! use mechgen::nalgebra::SVector;
-//! use mechgen::runtime::{step, step_jacobians, step_jacobians_symbolic, Dual, StepOptions};
+//! use mechgen::runtime::{
+//!     step, step_jacobians, step_jacobians_symbolic, Dual, StepMethod, StepOptions,
+//! };
 //! # fn main() -> Result<(), mechgen::runtime::StepError> {
 //! let p = pendulum::Params::default();
 //! // ∂C/∂q by one evaluation over dual numbers equals the symbolic Jacobian.
@@ -280,6 +282,10 @@
 //! // The same Jacobians composed from the symbolic derivatives.
 //! let sym = step_jacobians_symbolic::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
 //! assert!((sym.dq_dq - jac.dq_dq).norm() < 1e-12 && (sym.du_dp - jac.du_dp).norm() < 1e-12);
+//! // The fourth-order step (four evaluations of the rates, the same projection).
+//! let rk4 = StepOptions { method: StepMethod::Rk4, ..StepOptions::default() };
+//! let (q4, _) = step::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-2, &rk4)?;
+//! assert!(pendulum::residual(&q4, &p, 1e-2)[0].abs() < 1e-12);
 //! # Ok(())
 //! # }
 //! ```
