@@ -595,3 +595,168 @@ fn rk4_step_jacobians_equal_central_differences() {
         step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-2, &opts).unwrap();
     assert_eq!(a, b);
 }
+
+/// The slider crank as a hand-written model would implement `StepDerivatives`: every
+/// required method delegates to the generated `crank::Model`, the weighted reductions and
+/// `dependent_jacobian_p` are the trait's defaults (reductions of the matrices).
+struct Defaults;
+
+type Gen = crank::Model;
+type V3 = SVector<f64, 3>;
+type M3<const C: usize> = mechgen::nalgebra::SMatrix<f64, 3, C>;
+type M2<const C: usize> = mechgen::nalgebra::SMatrix<f64, 2, C>;
+
+impl Mechanism<3, 2, 1> for Defaults {
+    type Params = crank::Params;
+    const NAME: &'static str = "defaults";
+    const COORD_NAMES: [&'static str; 3] = <Gen as Mechanism<3, 2, 1>>::COORD_NAMES;
+    const INDEPENDENT: [usize; 1] = <Gen as Mechanism<3, 2, 1>>::INDEPENDENT;
+    fn nominal_q() -> V3 {
+        Gen::nominal_q()
+    }
+    fn residual(q: &V3, p: &crank::Params, t: f64) -> SVector<f64, 2> {
+        Gen::residual(q, p, t)
+    }
+    fn jacobian(q: &V3, p: &crank::Params, t: f64) -> M2<3> {
+        Gen::jacobian(q, p, t)
+    }
+    fn jacobian_t(q: &V3, p: &crank::Params, t: f64) -> SVector<f64, 2> {
+        Gen::jacobian_t(q, p, t)
+    }
+    fn null_space(q: &V3, p: &crank::Params, t: f64) -> (M3<1>, f64) {
+        Gen::null_space(q, p, t)
+    }
+    fn solve_dependent(q: &V3, p: &crank::Params, t: f64, b: &SVector<f64, 2>) -> V3 {
+        Gen::solve_dependent(q, p, t, b)
+    }
+}
+
+impl mechgen::runtime::Dynamics<3, 2, 1> for Defaults {
+    fn mass_matrix(q: &V3, p: &crank::Params, t: f64) -> M3<3> {
+        Gen::mass_matrix(q, p, t)
+    }
+    fn forces(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> V3 {
+        Gen::forces(q, qd, p, t)
+    }
+    fn gamma(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> SVector<f64, 2> {
+        Gen::gamma(q, qd, p, t)
+    }
+}
+
+impl mechgen::runtime::GenericDynamics<3, 2, 1, 10> for Defaults {
+    fn param_values(p: &crank::Params) -> [f64; 10] {
+        Gen::param_values(p)
+    }
+    fn residual_s<S: Real>(q: &SVector<S, 3>, p: &[S; 10], t: S) -> SVector<S, 2> {
+        Gen::residual_s(q, p, t)
+    }
+    fn jacobian_t_s<S: Real>(q: &SVector<S, 3>, p: &[S; 10], t: S) -> SVector<S, 2> {
+        Gen::jacobian_t_s(q, p, t)
+    }
+    fn null_space_s<S: Real>(
+        q: &SVector<S, 3>,
+        p: &[S; 10],
+        t: S,
+    ) -> (mechgen::nalgebra::SMatrix<S, 3, 1>, f64) {
+        Gen::null_space_s(q, p, t)
+    }
+    fn solve_dependent_s<S: Real>(
+        q: &SVector<S, 3>,
+        p: &[S; 10],
+        t: S,
+        b: &SVector<S, 2>,
+    ) -> SVector<S, 3> {
+        Gen::solve_dependent_s(q, p, t, b)
+    }
+    fn gamma_s<S: Real>(q: &SVector<S, 3>, qd: &SVector<S, 3>, p: &[S; 10], t: S) -> SVector<S, 2> {
+        Gen::gamma_s(q, qd, p, t)
+    }
+    fn mass_matrix_s<S: Real>(
+        q: &SVector<S, 3>,
+        p: &[S; 10],
+        t: S,
+    ) -> mechgen::nalgebra::SMatrix<S, 3, 3> {
+        Gen::mass_matrix_s(q, p, t)
+    }
+    fn forces_s<S: Real>(
+        q: &SVector<S, 3>,
+        qd: &SVector<S, 3>,
+        p: &[S; 10],
+        t: S,
+    ) -> SVector<S, 3> {
+        Gen::forces_s(q, qd, p, t)
+    }
+}
+
+impl StepDerivatives<3, 2, 1, 10> for Defaults {
+    const RHEONOMIC: bool = <Gen as StepDerivatives<3, 2, 1, 10>>::RHEONOMIC;
+    fn forces_jacobian_q(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> M3<3> {
+        Gen::forces_jacobian_q(q, qd, p, t)
+    }
+    fn forces_jacobian_qd(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> M3<3> {
+        Gen::forces_jacobian_qd(q, qd, p, t)
+    }
+    fn mass_times_jacobian(q: &V3, p: &crank::Params, t: f64, b: &V3) -> M3<3> {
+        Gen::mass_times_jacobian(q, p, t, b)
+    }
+    fn gamma_jacobian_q(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> M2<3> {
+        Gen::gamma_jacobian_q(q, qd, p, t)
+    }
+    fn gamma_jacobian_qd(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> M2<3> {
+        Gen::gamma_jacobian_qd(q, qd, p, t)
+    }
+    fn forces_jacobian_p(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> M3<10> {
+        Gen::forces_jacobian_p(q, qd, p, t)
+    }
+    fn mass_times_jacobian_p(q: &V3, p: &crank::Params, t: f64, b: &V3) -> M3<10> {
+        Gen::mass_times_jacobian_p(q, p, t, b)
+    }
+    fn gamma_jacobian_p(q: &V3, qd: &V3, p: &crank::Params, t: f64) -> M2<10> {
+        Gen::gamma_jacobian_p(q, qd, p, t)
+    }
+    fn residual_jacobian_p(q: &V3, p: &crank::Params, t: f64) -> M2<10> {
+        Gen::residual_jacobian_p(q, p, t)
+    }
+    fn jacobian_times_jacobian_p(q: &V3, p: &crank::Params, t: f64, b: &V3) -> M2<10> {
+        Gen::jacobian_times_jacobian_p(q, p, t, b)
+    }
+}
+
+#[test]
+fn step_derivatives_defaults_give_the_generated_jacobians() {
+    // A model implementing only `StepDerivatives`' required methods (the defaults reduce
+    // the matrices: `dependent_solve_matrix` by solves, the weighted reductions,
+    // `dependent_jacobian_p`) against the generated model's fused and weighted functions,
+    // at 30 random states: every block to 1e-12 relative.
+    use mechgen::runtime::step_jacobians_symbolic;
+    let p = crank::Params::default();
+    let opts = StepOptions::default();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(31);
+    let mut done = 0;
+    for _ in 0..30 {
+        let Some((q, u)) =
+            mechgen_test_support::step::random_state::<Gen, 3, 2, 1, 10>(&mut rng, &p, 0.3, 3.0)
+        else {
+            continue;
+        };
+        let a = step_jacobians_symbolic::<Gen, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts).unwrap();
+        let b =
+            step_jacobians_symbolic::<Defaults, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts).unwrap();
+        let blocks = [
+            (a.dq_dq.as_slice(), b.dq_dq.as_slice()),
+            (a.dq_du.as_slice(), b.dq_du.as_slice()),
+            (a.du_dq.as_slice(), b.du_dq.as_slice()),
+            (a.du_du.as_slice(), b.du_du.as_slice()),
+            (a.dq_dp.as_slice(), b.dq_dp.as_slice()),
+            (a.du_dp.as_slice(), b.du_dp.as_slice()),
+        ];
+        for (k, (x, y)) in blocks.into_iter().enumerate() {
+            let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            for (v, w) in x.iter().zip(y) {
+                assert!((v - w).abs() <= 1e-12 * scale, "block {k}: {v} vs {w}");
+            }
+        }
+        done += 1;
+    }
+    assert!(done >= 20, "only {done} of 30 random states assembled");
+}
