@@ -211,15 +211,19 @@ fn mul<const R: usize, const K: usize, const C: usize>(
     let mut out = SMatrix::<f64, R, C>::zeros();
     let live: [bool; K] = std::array::from_fn(|k| av[k * R..(k + 1) * R].iter().any(|&x| x != 0.0));
     for (j, col) in out.as_mut_slice().chunks_exact_mut(R).enumerate() {
+        // The column accumulates in a local array (kept in registers for the small `R` of
+        // mechanisms: one store per entry instead of one per term).
+        let mut acc = [0.0f64; R];
         for k in 0..K {
             let bkj = bv[j * K + k];
             if bkj == 0.0 || !live[k] {
                 continue;
             }
-            for (o, x) in col.iter_mut().zip(&av[k * R..(k + 1) * R]) {
+            for (o, x) in acc.iter_mut().zip(&av[k * R..(k + 1) * R]) {
                 *o += x * bkj;
             }
         }
+        col.copy_from_slice(&acc);
     }
     out
 }
