@@ -108,8 +108,9 @@ fn a_step_where_the_chart_is_singular_or_the_state_not_finite_is_an_error() {
     assert!(matches!(e, Err(StepError::NonFinite { .. })), "{e:?}");
 }
 
-/// Largest relative energy error of `steps` steps of `h` from the nominal pose at 8 rad/s.
-fn energy_error(h: f64, steps: usize) -> f64 {
+/// Largest relative energy error of `steps` steps of `h` by `method` from the nominal pose at
+/// 8 rad/s.
+fn energy_error(method: mechgen::runtime::StepMethod, h: f64, steps: usize) -> f64 {
     // No torque and no slider force (the `force` item is not in `energy`): gravity only,
     // so energy is conserved by the motion.
     let p = crank::Params {
@@ -117,7 +118,10 @@ fn energy_error(h: f64, steps: usize) -> f64 {
         k: 0.0,
         ..crank::Params::default()
     };
-    let opts = StepOptions::default();
+    let opts = StepOptions {
+        method,
+        ..StepOptions::default()
+    };
     let mut q = crank::Model::nominal_q();
     let mut u = SVector::<f64, 1>::new(8.0);
     let qd0 = crank::null_space_fixed(&q, &p, 0.0).0 * u;
@@ -137,8 +141,9 @@ fn energy_error(h: f64, steps: usize) -> f64 {
 fn the_step_is_first_order_and_keeps_the_constraints() {
     // One second (about 1.3 crank turns) at h and h/2: the energy error halves
     // (semi-implicit Euler is first order), and every step ends on the manifold.
-    let a = energy_error(1e-4, 10_000);
-    let b = energy_error(5e-5, 20_000);
+    use mechgen::runtime::StepMethod::SemiImplicitEuler;
+    let a = energy_error(SemiImplicitEuler, 1e-4, 10_000);
+    let b = energy_error(SemiImplicitEuler, 5e-5, 20_000);
     // Measured: 7.4e-3 and 3.7e-3.
     assert!(a < 1e-2, "energy error {a:e}");
     assert!(
@@ -528,34 +533,6 @@ fn the_generated_solve_matrix_equals_column_by_column_solves() {
     }
 }
 
-/// Largest relative energy error of `steps` RK4 steps of `h` from the nominal pose at
-/// 8 rad/s (gravity only, as in [`energy_error`]).
-fn rk4_energy_error(h: f64, steps: usize) -> f64 {
-    use mechgen::runtime::StepMethod;
-    let p = crank::Params {
-        torque: 0.0,
-        k: 0.0,
-        ..crank::Params::default()
-    };
-    let opts = StepOptions {
-        method: StepMethod::Rk4,
-        ..StepOptions::default()
-    };
-    let mut q = crank::Model::nominal_q();
-    let mut u = SVector::<f64, 1>::new(8.0);
-    let qd0 = crank::null_space_fixed(&q, &p, 0.0).0 * u;
-    let e0 = crank::energy(&q, &qd0, &p, 0.0);
-    let mut worst = 0.0f64;
-    for k in 0..steps {
-        let t = k as f64 * h;
-        (q, u) = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, t, h, &opts).unwrap();
-        assert!(crank::residual(&q, &p, t + h).norm() < 1e-12);
-        let qd = crank::null_space_fixed(&q, &p, 0.0).0 * u;
-        worst = worst.max((crank::energy(&q, &qd, &p, 0.0) - e0).abs() / e0.abs());
-    }
-    worst
-}
-
 #[test]
 fn the_rk4_step_is_fourth_order_and_keeps_the_constraints() {
     // One second at h and h/2: the energy error falls by about 2⁴ (semi-implicit Euler's
@@ -563,8 +540,9 @@ fn the_rk4_step_is_fourth_order_and_keeps_the_constraints() {
     // manifold.
     // Measured: 2.8e-4, 1.1e-5, 5.1e-7, 3.4e-8, 2.2e-9 at h = 1e-2 … 6.25e-4 (ratios 26,
     // 22, 15, 16: the asymptotic 16 from h = 2.5e-3 on, 20 crank angle steps per radian).
-    let a = rk4_energy_error(2.5e-3, 400);
-    let b = rk4_energy_error(1.25e-3, 800);
+    use mechgen::runtime::StepMethod::Rk4;
+    let a = energy_error(Rk4, 2.5e-3, 400);
+    let b = energy_error(Rk4, 1.25e-3, 800);
     assert!(a < 1e-6, "energy error {a:e}");
     assert!(
         (12.0..20.0).contains(&(a / b)),
