@@ -420,6 +420,24 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
     ) -> SMatrix<f64, DOF, NQ> {
         w.tr_mul(&Self::gamma_jacobian_qd(q, qd, p, t))
     }
+    /// `[Wᵀ ∂γ/∂q, Wᵀ ∂γ/∂q̇, Wᵀ ∂γ/∂q̇ at q̇ = b]` (each `DOF × NQ`) for `DOF` weight columns
+    /// `W`: the three reductions by one set of weights that the step's Jacobian takes at one
+    /// configuration. Generated models compute them from one body (the trigonometry shared);
+    /// the default calls [`Self::gamma_vjp_q`] and [`Self::gamma_vjp_qd`] (twice).
+    fn gamma_reductions(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NC, DOF>,
+    ) -> [SMatrix<f64, DOF, NQ>; 3] {
+        [
+            Self::gamma_vjp_q(q, qd, p, t, w),
+            Self::gamma_vjp_qd(q, qd, p, t, w),
+            Self::gamma_vjp_qd(q, b, p, t, w),
+        ]
+    }
     /// Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (`DOF × NQ`) for `DOF` columns `B` and one weight row
     /// `w`. For time-independent constraints (`γ` quadratic in `q̇`, the only ones
     /// [`step_jacobians_symbolic`](crate::step_jacobians_symbolic) composes) row `j` is

@@ -776,7 +776,9 @@ where
     let s0 = s.tr_mul(&r0);
     let pm = mul(&fw.md.transpose(), &s);
     let pm_w = pm.transpose();
-    let k = M::forces_vjp_qd(q, &fw.qd, p, t, d) - M::gamma_vjp_qd(q, &fw.qd, p, t, &pm_w);
+    // `Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)` from one generated body.
+    let [g_q, g_qd, g_qdd] = M::gamma_reductions(q, &fw.qd, p, t, &qdd, &pm_w);
+    let k = M::forces_vjp_qd(q, &fw.qd, p, t, d) - g_qd;
     let ks = mul(&k, &s);
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
     // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
@@ -784,9 +786,8 @@ where
     // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
     let half = M::gamma_vjp_qd(q, &fw.qd, p, t, &ks.transpose())
         + M::gamma_hessian_qd(q, &fw.qd, p, t, d, &s0)
-        - M::gamma_vjp_qd(q, &qdd, p, t, &pm_w);
-    let r_q = M::dynamics_vjp_q(q, &fw.qd, p, t, &qdd, d) - M::gamma_vjp_q(q, &fw.qd, p, t, &pm_w)
-        + half * 0.5;
+        - g_qdd;
+    let r_q = M::dynamics_vjp_q(q, &fw.qd, p, t, &qdd, d) - g_q + half * 0.5;
     // Along δu = e_c: δq̇ = D e_c, nothing else direct.
     let r_u = mul(&k, d);
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero

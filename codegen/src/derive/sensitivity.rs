@@ -63,6 +63,8 @@ pub struct DynamicsDerivatives {
     pub gamma_wq: SymMatrix,
     /// `Wᵀ ∂γ/∂q̇` (`DOF × NQ`), `W` (`NC × DOF`) the weight symbols.
     pub gamma_wqd: SymMatrix,
+    /// [`Self::gamma_wqd`] taken at `q̇ = b`: the velocities replaced by `Sym::Rhs(0..NQ)`.
+    pub gamma_wqd_b: SymMatrix,
     /// Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (`DOF × NQ`), `B` (`NQ × DOF`) the symbols
     /// `Sym::Rhs(i + NQ j)` and `w` (`NC`) the symbols `Sym::Weight(i)`: for constraints
     /// whose `γ` is quadratic in `q̇` (time-independent ones) `wᵀ ∂γ/∂q̇` taken at `q̇ = B_j`.
@@ -235,6 +237,17 @@ pub fn dynamics_derivatives(
     let forces_wqd = weighted_columns(a, &forces_qd, dof);
     let gamma_wq = weighted_columns(a, &gamma_q, dof);
     let gamma_wqd = weighted_columns(a, &gamma_qd, dof);
+    let rhs: Vec<ExprId> = (0..nq).map(|k| a.sym(Sym::Rhs(k as u32))).collect();
+    let mut gamma_wqd_b = SymMatrix::new(nq);
+    for row in gamma_wqd.rows() {
+        let roots: Vec<ExprId> = row.iter().map(|&(_, e)| e).collect();
+        let at_b = a.subst(&roots, &|s| match s {
+            Sym::Vel(k) => rhs.get(k as usize).copied(),
+            _ => None,
+        });
+        let entries = row.iter().map(|&(c, _)| c).zip(at_b).collect();
+        gamma_wqd_b.push_row(a, entries);
+    }
     // `∂(wᵀγ)/∂q̇`, then its derivatives along the velocities, applied to each column `B_j`.
     let mut grad = vec![zero; nq];
     for (r, row) in gamma_qd.rows().enumerate() {
@@ -266,6 +279,7 @@ pub fn dynamics_derivatives(
         forces_wqd,
         gamma_wq,
         gamma_wqd,
+        gamma_wqd_b,
         gamma_hqd,
         dynamics_wp,
         acceleration_wp,

@@ -41,8 +41,10 @@ pub(crate) fn generic_module(
     let mut names = Vec::new();
     for entry in table {
         let Entry::Function(f) = entry else { continue };
-        if matches!(f.shape, Shape::Values { .. } | Shape::Kinematics { .. })
-            || super::table::DERIVATIVE_FNS.contains(&f.name.as_str())
+        if matches!(
+            f.shape,
+            Shape::Values { .. } | Shape::Kinematics { .. } | Shape::Fused { .. }
+        ) || super::table::DERIVATIVE_FNS.contains(&f.name.as_str())
         {
             continue;
         }
@@ -330,6 +332,15 @@ fn step_derivatives_impl(
                 b: &SMatrix<f64, NQ, DOF>, w: &SVector<f64, NC>
             ) -> SMatrix<f64, DOF, NQ> {
                 gamma_hessian_qd(q, qd, p, t, b, w)
+            }
+            fn gamma_reductions(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NC, DOF>
+            ) -> [SMatrix<f64, DOF, NQ>; 3] {
+                let mut out = [SMatrix::<f64, DOF, NQ>::zeros(); 3];
+                let [o0, o1, o2] = &mut out;
+                gamma_reductions_into(q, qd, p, t, b, w, o0, o1, o2);
+                out
             }
             fn dependent_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64

@@ -174,6 +174,35 @@ pub(crate) fn function(
             }
         }
         Shape::Kinematics { .. } => kinematics(em.arena, f, &mut body, &sig, opts),
+        Shape::Fused { parts } => {
+            let outs: Vec<proc_macro2::Ident> = (0..parts.len())
+                .map(|k| local(&format!("out{k}")))
+                .collect();
+            let mut sets = TokenStream::new();
+            let mut start = 0;
+            for (k, &(_, _, n)) in parts.iter().enumerate() {
+                let end = start + n;
+                sets.extend(matrix_sets(
+                    &body.roots[start..end],
+                    &f.pos[start..end],
+                    &outs[k],
+                ));
+                start = end;
+            }
+            let out_params = parts.iter().zip(&outs).map(|(&(r, c, _), o)| {
+                let (r, c) = (r.tokens(), c.tokens());
+                quote!(#o: &mut SMatrix<#ty, #r, #c>)
+            });
+            let into = format_ident!("{}_into", f.name);
+            let block = block([std::mem::take(&mut body.stmts), sets]);
+            quote! {
+                #(#chunks)*
+                #doc
+                #[allow(clippy::too_many_arguments)]
+                #[inline]
+                pub fn #into #generics (#params, #(#out_params),*) #block
+            }
+        }
         shape => {
             let ret = shape.ret(&opts.scalar);
             let target = shape.target(ty);
@@ -289,7 +318,9 @@ fn output_sets(
                 opts,
             )
         }
-        Shape::Scalar | Shape::Values { .. } | Shape::Kinematics { .. } => TokenStream::new(),
+        Shape::Scalar | Shape::Values { .. } | Shape::Kinematics { .. } | Shape::Fused { .. } => {
+            TokenStream::new()
+        }
     }
 }
 

@@ -186,6 +186,13 @@ pub(crate) enum Shape {
         /// Row of each value.
         rowidx: Vec<usize>,
     },
+    /// Several matrices from one body (the trigonometry and the other subexpressions they
+    /// share computed once), written into the caller's storage by `{name}_into`: part `k`
+    /// takes the next `parts[k].2` roots, at their positions, into its own output.
+    Fused {
+        /// Each part's rows, columns and number of roots.
+        parts: Vec<(Dim, Dim, usize)>,
+    },
     /// The fused residual, Jacobian and primary basis: the first `residual` roots are
     /// residual rows, the next `jacobian` Jacobian entries, the next `basis` basis entries,
     /// then `pivots` pivots and the scale entries of the health figure.
@@ -223,7 +230,7 @@ impl Shape {
                 let h = sc.health_ty();
                 quote!((SMatrix<#ty, NQ, DOF>, #h))
             }
-            Shape::Values { .. } | Shape::Kinematics { .. } => quote!(()),
+            Shape::Values { .. } | Shape::Kinematics { .. } | Shape::Fused { .. } => quote!(()),
         }
     }
 
@@ -244,7 +251,10 @@ impl Shape {
                 let n = n.tokens();
                 quote!(SMatrix::<#ty, #n, #n>)
             }
-            Shape::Scalar | Shape::Values { .. } | Shape::Kinematics { .. } => quote!(#ty),
+            Shape::Scalar
+            | Shape::Values { .. }
+            | Shape::Kinematics { .. }
+            | Shape::Fused { .. } => quote!(#ty),
         }
     }
 }
@@ -413,7 +423,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 24] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 25] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -438,6 +448,7 @@ pub(crate) const DERIVATIVE_FNS: [&str; 24] = [
     "gamma_vjp_q",
     "gamma_vjp_qd",
     "gamma_hessian_qd",
+    "gamma_reductions",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -655,6 +666,32 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
             entries(m),
         )));
     }
+    // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇` at `qd` and at `b`, from one body: the three reductions by the
+    // same weights the step's Jacobian takes at one configuration.
+    let (mut roots, mut pos) = entries(&d.gamma_wq);
+    let n_q = roots.len();
+    let (r1, p1) = entries(&d.gamma_wqd);
+    let n_qd = r1.len();
+    roots.extend(r1);
+    pos.extend(p1);
+    let (r2, p2) = entries(&d.gamma_wqd_b);
+    let n_qd_b = r2.len();
+    roots.extend(r2);
+    pos.extend(p2);
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[24],
+        format!(" `(Wᵀ ∂γ/∂q, Wᵀ ∂γ/∂q̇, Wᵀ ∂γ/∂q̇ at q̇ = b)` (each DOF × NQ) for `DOF` weight columns `W` (`NC × DOF`), written into `out0`, `out1`, `out2`: `gamma_vjp_q(q, qd, p, t, w)`, `gamma_vjp_qd(q, qd, p, t, w)` and `gamma_vjp_qd(q, b, p, t, w)` from one evaluation (the trigonometry shared).\n\n Columns: {order}."),
+        Inputs::PositionVelocityVectorWeights(Dim::Nc),
+        Shape::Fused {
+            parts: vec![
+                (Dim::Dof, Dim::Nq, n_q),
+                (Dim::Dof, Dim::Nq, n_qd),
+                (Dim::Dof, Dim::Nq, n_qd_b),
+            ],
+        },
+        "m",
+        (roots, pos),
+    )));
     out.push(Entry::Function(plain(
         DERIVATIVE_FNS[18],
         format!(

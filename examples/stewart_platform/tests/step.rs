@@ -45,7 +45,7 @@ fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
     // weight columns, column-major weight symbols) against the generated matrices they
     // replace, at 30 random points near the nominal: `Wᵀ ∂(f − M b)/∂p`,
     // `Wᵀ ∂(γ − C_J b)/∂p`, row `j` of `∂(W_jᵀ C_J B_j)/∂p`, `Wᵀ ∂(f − M b)/∂q`, `Wᵀ ∂f/∂q̇`,
-    // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇`, row `j` of `wᵀ ∂γ/∂q̇(B_j)`, and `−S ∂C/∂p`.
+    // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇`, their fused form, row `j` of `wᵀ ∂γ/∂q̇(B_j)`, and `−S ∂C/∂p`.
     use mechgen::nalgebra::{SMatrix, SVector};
     use rand::RngExt;
     use stewart as m;
@@ -98,6 +98,16 @@ fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
         let gqd_w = m::gamma_vjp_qd(&q, &qd, &p, 0.0, &wc);
         let gqd_m = wc.tr_mul(&m::gamma_jacobian_qd(&q, &qd, &p, 0.0));
         close(&gqd_w.as_slice(), gqd_m.as_slice(), "gamma_vjp_qd");
+        // The fused form: the three reductions by one set of weights from one body.
+        let mut fused = [mechgen::nalgebra::SMatrix::<f64, DOF, NQ>::zeros(); 3];
+        {
+            let [o0, o1, o2] = &mut fused;
+            m::gamma_reductions_into(&q, &qd, &p, 0.0, &b, &wc, o0, o1, o2);
+        }
+        let singles = [gq_w, gqd_w, m::gamma_vjp_qd(&q, &b, &p, 0.0, &wc)];
+        for (x, y) in fused.iter().zip(&singles) {
+            close(&x.as_slice(), y.as_slice(), "gamma_reductions");
+        }
         // The Stewart platform's constraints are time-independent: `γ` is quadratic in `q̇`,
         // so the Hessian applied to `B_j` is `∂γ/∂q̇` taken at `B_j`.
         let w1 = wc.column(0).into_owned();
