@@ -96,6 +96,17 @@ fn weighted_columns(a: &mut Arena, m: &SymMatrix, k: usize) -> SymMatrix {
     out
 }
 
+/// `Σ_c e_c · sym(c)` over a sparse row's entries `(c, e_c)`, in column order: the row times
+/// a vector of symbols.
+fn row_dot(a: &mut Arena, row: &[(usize, ExprId)], sym: impl Fn(usize) -> Sym) -> ExprId {
+    let zero = a.constant(0.0);
+    row.iter().fold(zero, |acc, &(c, e)| {
+        let v = a.sym(sym(c));
+        let t = a.mul(e, v);
+        a.add(acc, t)
+    })
+}
+
 /// `s m` for sparse `s` (`R × K`) and `m` (`K × C`), with only the structural products.
 fn product(a: &mut Arena, s: &SymMatrix, m: &SymMatrix) -> SymMatrix {
     let zero = a.constant(0.0);
@@ -168,13 +179,7 @@ pub fn dynamics_derivatives(
     let residual_p = jacobian_of(a, &residual, np, Sym::Param);
     let ja: Vec<ExprId> = jacobian
         .rows()
-        .map(|row| {
-            row.iter().fold(zero, |acc, &(j, e)| {
-                let aj = a.sym(Sym::Rhs(j as u32));
-                let t = a.mul(e, aj);
-                a.add(acc, t)
-            })
-        })
+        .map(|row| row_dot(a, row, |j| Sym::Rhs(j as u32)))
         .collect();
     let jacobian_a_p = jacobian_of(a, &ja, np, Sym::Param);
     let gamma_q = jacobian_of(a, gamma, nq, Sym::Coord);
@@ -215,11 +220,7 @@ pub fn dynamics_derivatives(
     let bilinear: Vec<ExprId> = (0..dof)
         .map(|j| {
             jacobian.rows().enumerate().fold(zero, |acc, (r, row)| {
-                let jb = row.iter().fold(zero, |acc, &(c, e)| {
-                    let bc = a.sym(Sym::Rhs((c + nq * j) as u32));
-                    let t = a.mul(e, bc);
-                    a.add(acc, t)
-                });
+                let jb = row_dot(a, row, |c| Sym::Rhs((c + nq * j) as u32));
                 let w = a.sym(Sym::Weight((r + nc * j) as u32));
                 let t = a.mul(w, jb);
                 a.add(acc, t)
@@ -249,28 +250,14 @@ pub fn dynamics_derivatives(
         gamma_wqd_b.push_row(a, entries);
     }
     // `∂(wᵀγ)/∂q̇`, then its derivatives along the velocities, applied to each column `B_j`.
-    let mut grad = vec![zero; nq];
-    for (r, row) in gamma_qd.rows().enumerate() {
-        let w = a.sym(Sym::Weight(r as u32));
-        for &(c, e) in row {
-            let t = a.mul(w, e);
-            grad[c] = a.add(grad[c], t);
-        }
-    }
+    let grad = weighted_columns(a, &gamma_qd, 1).dense_row(0, zero);
     let hess = jacobian_of(a, &grad, nq, Sym::Vel);
     let mut gamma_hqd = SymMatrix::new(nq);
     for j in 0..dof {
         let entries = hess
             .rows()
             .enumerate()
-            .map(|(c, row)| {
-                let v = row.iter().fold(zero, |acc, &(k, h)| {
-                    let bk = a.sym(Sym::Rhs((k + nq * j) as u32));
-                    let t = a.mul(h, bk);
-                    a.add(acc, t)
-                });
-                (c, v)
-            })
+            .map(|(c, row)| (c, row_dot(a, row, |k| Sym::Rhs((k + nq * j) as u32))))
             .collect();
         gamma_hqd.push_row(a, entries);
     }
