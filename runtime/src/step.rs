@@ -278,11 +278,13 @@ pub(crate) fn lu_solve<S: Real, const N: usize, const C: usize>(
     Ok(b)
 }
 
-/// The quantities of one step before its position projection (see the
+/// The projection method's rates at one `(q, u, t)` and what they are built from (see the
 /// [module docs](self)), kept for the step's Jacobian.
-struct Forward<S: Real, const NQ: usize, const DOF: usize> {
+struct Rates<S: Real, const NQ: usize, const DOF: usize> {
     /// `D(q)`, the primary chart's basis.
     d: SMatrix<S, NQ, DOF>,
+    /// `x_t = −J_dep⁻¹ C_t` (zero for time-independent constraints).
+    xt: SVector<S, NQ>,
     /// `q̇ = D u + x_t`.
     qd: SVector<S, NQ>,
     /// `Ḋu = J_dep⁻¹ γ(q, q̇)`.
@@ -295,6 +297,13 @@ struct Forward<S: Real, const NQ: usize, const DOF: usize> {
     a: SMatrix<S, DOF, DOF>,
     /// `u̇`.
     ud: SVector<S, DOF>,
+}
+
+/// One semi-implicit Euler step before its position projection: the rates at the start and
+/// the unprojected end point.
+struct Forward<S: Real, const NQ: usize, const DOF: usize> {
+    /// The rates at `(q, u, t)`.
+    rates: Rates<S, NQ, DOF>,
     /// `u' = u + h u̇`.
     u1: SVector<S, DOF>,
     /// `q̃ = q + h (D u' + x_t)`, before the projection.
@@ -311,7 +320,7 @@ fn rates<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usi
     p: &[S; NP],
     t: f64,
     opts: &StepOptions,
-) -> Result<(Forward<S, NQ, DOF>, SVector<S, NQ>), StepError>
+) -> Result<Rates<S, NQ, DOF>, StepError>
 where
     M: GenericDynamics<NQ, NC, DOF, NP>,
     S: Real,
@@ -343,20 +352,16 @@ where
         });
     }
     let ud = lu_solve(a, b).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
-    Ok((
-        Forward {
-            d,
-            qd,
-            ddu,
-            md,
-            rhs,
-            a,
-            ud,
-            u1: *u,
-            qn: *q,
-        },
+    Ok(Rates {
+        d,
         xt,
-    ))
+        qd,
+        ddu,
+        md,
+        rhs,
+        a,
+        ud,
+    })
 }
 
 /// Checks the step's inputs: finite state, parameters and step length.
@@ -392,11 +397,11 @@ where
 {
     check_inputs(q, u, p, t, h)?;
     let hs = S::from_f64(h);
-    let (mut fw, xt) = rates::<M, S, NQ, NC, DOF, NP>(q, u, p, t, opts)?;
-    fw.u1 = u + fw.ud.map(|x| x * hs);
-    let v = mat_mul(&fw.d, &fw.u1) + xt;
-    fw.qn = q + v.map(|x| x * hs);
-    Ok(fw)
+    let rates = rates::<M, S, NQ, NC, DOF, NP>(q, u, p, t, opts)?;
+    let u1 = u + rates.ud.map(|x| x * hs);
+    let v = mat_mul(&rates.d, &u1) + rates.xt;
+    let qn = q + v.map(|x| x * hs);
+    Ok(Forward { rates, u1, qn })
 }
 
 /// The classical fourth-order Runge–Kutta step of `(q̇, u̇)` up to its position projection:
@@ -421,7 +426,7 @@ where
         let cs = S::from_f64(c * h);
         let qs = q + dq.map(|x| x * cs);
         let us = u + du.map(|x| x * cs);
-        rates::<M, S, NQ, NC, DOF, NP>(&qs, &us, p, t + c * h, opts).map(|(fw, _)| (fw.qd, fw.ud))
+        rates::<M, S, NQ, NC, DOF, NP>(&qs, &us, p, t + c * h, opts).map(|r| (r.qd, r.ud))
     };
     let zq = SVector::<S, NQ>::from_fn(|_, _| S::from_f64(0.0));
     let zu = SVector::<S, DOF>::from_fn(|_, _| S::from_f64(0.0));
@@ -754,9 +759,9 @@ where
         return step_jacobians::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
     }
     let pv = M::param_values(p);
-    let fw = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
+    let Forward { rates: fw, u1, qn } = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
     let t1 = t + h;
-    let q1 = project::<M, NQ, NC, DOF, NP>(fw.qn, &pv, t1, opts)?;
+    let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d = &fw.d;
     // Every generated derivative below is linear in its vector argument (`b` of
     // `mass_times_jacobian`, `jacobian_times_jacobian_p`, and `q̇` of `gamma_jacobian_qd`
@@ -780,11 +785,12 @@ where
     let [g_q, g_qd, g_qdd] = M::gamma_reductions(q, &fw.qd, p, t, &qdd, &pm_w);
     let k = M::forces_vjp_qd(q, &fw.qd, p, t, d) - g_qd;
     let ks = mul(&k, &s);
+    let ks_w = ks.transpose();
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
     // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
     // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
     // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
-    let half = M::gamma_vjp_qd(q, &fw.qd, p, t, &ks.transpose())
+    let half = M::gamma_vjp_qd(q, &fw.qd, p, t, &ks_w)
         + M::gamma_hessian_qd(q, &fw.qd, p, t, d, &s0)
         - g_qdd;
     let r_q = M::dynamics_vjp_q(q, &fw.qd, p, t, &qdd, d) - g_q + half * 0.5;
@@ -826,8 +832,8 @@ where
         let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| fw.qd[i]);
         let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
         let r_p = M::dynamics_vjp_p(q, &fw.qd, p, t, &qdd, d)
-            - M::acceleration_vjp_p(q, &fw.qd, p, t, &qdd, &pm.transpose())
-            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks.transpose())
+            - M::acceleration_vjp_p(q, &fw.qd, p, t, &qdd, &pm_w)
+            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
             - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
         let du1_p = lu_solve(fw.a, r_p).map_err(reduced)? * h;
         let dqn_p = mul(&d_ind, &du1_p) * h;
@@ -840,7 +846,7 @@ where
     };
     let out = StepJacobians {
         q: q1,
-        u: fw.u1,
+        u: u1,
         dq_dq,
         dq_du,
         du_dq: du1_q,
