@@ -6,6 +6,9 @@
 //!   `step` and / the dual-number state Jacobian;
 //! * central differences of the step in every input (2·(NQ + DOF + NP) steps) /
 //!   `step_jacobians` and / `step_jacobians_symbolic`;
+//! * the same for the RK4 step (`StepMethod::Rk4`): its step / semi-implicit Euler's, its
+//!   Jacobians by dual numbers and composed / its step, composed / dual, differences /
+//!   composed;
 //! * the residual's Jacobian by one `Dual<NQ>`-free pass per 8 coordinates
 //!   (`generic::residual::<Dual<8>>`) / the symbolic `jacobian`;
 //! * `generic::null_space_fixed::<f32>` / the `f64` `null_space_fixed`;
@@ -159,8 +162,47 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "step",
         pair(sym_full, st),
     );
-    // The fourth-order step: its cost against semi-implicit Euler's, and its dual-number
-    // Jacobian (the symbolic composition covers semi-implicit Euler only).
+    // Central differences of the step with options `o` in every input.
+    let fd = |o: StepOptions| {
+        move || {
+            for c in 0..n {
+                for s in [1.0, -1.0] {
+                    let (mut qq, mut uu, mut pp) = (q, u, pv);
+                    let e = s * 1e-6;
+                    if c < NQ {
+                        qq[c] += e;
+                    } else if c < NQ + DOF {
+                        uu[c - NQ] += e;
+                    } else {
+                        pp[c - NQ - DOF] += e;
+                    }
+                    black_box(step_generic::<M, f64, NQ, NC, DOF, NP>(
+                        black_box(&qq),
+                        &uu,
+                        &pp,
+                        0.0,
+                        h,
+                        &o,
+                    ))
+                    .ok();
+                }
+            }
+        }
+    };
+    row(
+        name,
+        "central differences of step",
+        "step_jacobians",
+        pair(fd(opts), sj),
+    );
+    row(
+        name,
+        "central differences of step",
+        "step_jacobians_symbolic",
+        pair(fd(opts), sym_full),
+    );
+    // The fourth-order step: its cost against semi-implicit Euler's, and its Jacobians by
+    // dual numbers, composed from the generated derivatives, and by central differences.
     let rk4_opts = StepOptions {
         method: StepMethod::Rk4,
         ..opts
@@ -174,41 +216,24 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "step (RK4)",
         pair(sj4, st4),
     );
-    let fd = || {
-        for c in 0..n {
-            for s in [1.0, -1.0] {
-                let (mut qq, mut uu, mut pp) = (q, u, pv);
-                let e = s * 1e-6;
-                if c < NQ {
-                    qq[c] += e;
-                } else if c < NQ + DOF {
-                    uu[c - NQ] += e;
-                } else {
-                    pp[c - NQ - DOF] += e;
-                }
-                black_box(step_generic::<M, f64, NQ, NC, DOF, NP>(
-                    black_box(&qq),
-                    &uu,
-                    &pp,
-                    0.0,
-                    h,
-                    &opts,
-                ))
-                .ok();
-            }
-        }
-    };
+    let sym4 = call!(step_jacobians_symbolic, rk4_opts);
     row(
         name,
-        "central differences of step",
-        "step_jacobians",
-        pair(fd, sj),
+        &format!("step_jacobians_symbolic RK4 (n = {n} inputs)"),
+        "step (RK4)",
+        pair(sym4, st4),
     );
     row(
         name,
-        "central differences of step",
-        "step_jacobians_symbolic",
-        pair(fd, sym_full),
+        "step_jacobians_symbolic RK4",
+        "step_jacobians RK4",
+        pair(sym4, sj4),
+    );
+    row(
+        name,
+        "central differences of step (RK4)",
+        "step_jacobians_symbolic RK4",
+        pair(fd(rk4_opts), sym4),
     );
     let dual_jac = || {
         let pd: [Dual<8>; NP] = std::array::from_fn(|i| Dual::constant(pv[i]));

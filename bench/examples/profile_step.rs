@@ -3,7 +3,8 @@
 //!
 //! * `profile_step MODE [MECHANISM]` with MODE `step` / `jacobians` / `symbolic`: 200 calls of
 //!   `step` / `step_jacobians` (state only) / `step_jacobians_symbolic` (state only); a suffix
-//!   `+p` (`symbolic+p`) adds the parameter blocks;
+//!   `+p` (`symbolic+p`) adds the parameter blocks; a prefix `rk4-` (`rk4-symbolic+p`) takes
+//!   the RK4 step instead of semi-implicit Euler;
 //! * MODE `setup`: the assembly alone (subtract it from the others' totals);
 //! * MODE `lanes` / `scalar`: `null_space_fixed` and `mass_matrix` on four configurations,
 //!   1,000 times, in `F64x4` lanes / as four `f64` calls.
@@ -16,7 +17,7 @@ use std::hint::black_box;
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
     self, step_jacobians, step_jacobians_symbolic, AssemblyOptions, F64x4, StepDerivatives,
-    StepOptions,
+    StepMethod, StepOptions,
 };
 use mechgen_bench::generated as g;
 
@@ -38,8 +39,13 @@ where
         Some(m) => (m, true),
         None => (mode, false),
     };
+    let (mode, method) = match mode.strip_prefix("rk4-") {
+        Some(m) => (m, StepMethod::Rk4),
+        None => (mode, StepMethod::SemiImplicitEuler),
+    };
     let state_only = StepOptions {
         parameter_jacobians: with_p,
+        method,
         ..StepOptions::default()
     };
     // 200 calls of a step function at the assembled state.

@@ -75,8 +75,8 @@ pub enum StepMethod {
     #[default]
     SemiImplicitEuler,
     /// The classical fourth-order Runge–Kutta formula on `(q, u)`: fourth order, four
-    /// evaluations of the rates per step. [`step_jacobians_symbolic`] composes the
-    /// semi-implicit Euler step only and takes the dual-number route for this one.
+    /// evaluations of the rates per step ([`step_jacobians_symbolic`] chains the rates'
+    /// Jacobians through the four stages).
     Rk4,
 }
 
@@ -407,7 +407,8 @@ where
 /// The classical fourth-order Runge–Kutta step of `(q̇, u̇)` up to its position projection:
 /// `(q̃, u')` (stages at `t`, `t + h/2`, `t + h/2`, `t + h`; the stage positions are off the
 /// constraint manifold by `O(h²)`, where the basis and the rates are still defined, and
-/// the manifold is invariant under these rates).
+/// the manifold is invariant under these rates). `visit` sees each stage's position, time
+/// and rates.
 #[allow(clippy::type_complexity)]
 fn rk4<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<S, NQ>,
@@ -416,17 +417,22 @@ fn rk4<M, S, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize
     t: f64,
     h: f64,
     opts: &StepOptions,
+    mut visit: impl FnMut(SVector<S, NQ>, f64, Rates<S, NQ, DOF>),
 ) -> Result<(SVector<S, NQ>, SVector<S, DOF>), StepError>
 where
     M: GenericDynamics<NQ, NC, DOF, NP>,
     S: Real,
 {
     check_inputs(q, u, p, t, h)?;
-    let stage = |c: f64, dq: &SVector<S, NQ>, du: &SVector<S, DOF>| {
+    let mut stage = |c: f64, dq: &SVector<S, NQ>, du: &SVector<S, DOF>| {
         let cs = S::from_f64(c * h);
         let qs = q + dq.map(|x| x * cs);
         let us = u + du.map(|x| x * cs);
-        rates::<M, S, NQ, NC, DOF, NP>(&qs, &us, p, t + c * h, opts).map(|r| (r.qd, r.ud))
+        let ts = t + c * h;
+        let r = rates::<M, S, NQ, NC, DOF, NP>(&qs, &us, p, ts, opts)?;
+        let k = (r.qd, r.ud);
+        visit(qs, ts, r);
+        Ok::<_, StepError>(k)
     };
     let zq = SVector::<S, NQ>::from_fn(|_, _| S::from_f64(0.0));
     let zu = SVector::<S, DOF>::from_fn(|_, _| S::from_f64(0.0));
@@ -506,7 +512,7 @@ where
             let fw = forward::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
             (fw.qn, fw.u1)
         }
-        StepMethod::Rk4 => rk4::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?,
+        StepMethod::Rk4 => rk4::<M, S, NQ, NC, DOF, NP>(q, u, p, t, h, opts, |_, _, _| ())?,
     };
     let t1 = t + h;
     let pf: [f64; NP] = p.map(|x| x.value());
@@ -704,8 +710,10 @@ where
 /// `∂f/∂q`, `∂f/∂q̇`, `∂f/∂p`, `∂(M b)/∂q`, `∂(M b)/∂p`, `∂γ/∂q`, `∂γ/∂q̇`, `∂γ/∂p`, `∂C/∂p`,
 /// `∂(C_J b)/∂p`) and `f64` evaluations instead of dual-number passes through the whole
 /// step, every block included; models whose constraints depend on time
-/// ([`StepDerivatives::RHEONOMIC`]) and the [`StepMethod::Rk4`] step take the dual-number
-/// route.
+/// ([`StepDerivatives::RHEONOMIC`]) take the dual-number route. For the [`StepMethod::Rk4`]
+/// step the Jacobian `F` of the rates `(q̇, u̇)` is composed the same way at each of the four
+/// stage points and chained through the stages (`δK_s = F_s (I + c_s h δK_{s−1})`), then
+/// through the projection.
 ///
 /// Differentiating the step of the [module docs](self) along a direction `(δq, δu)`, with
 /// `(C_J v)_q = −½ ∂γ/∂q̇ (q, v)` for time-independent constraints:
@@ -755,105 +763,68 @@ pub fn step_jacobians_symbolic<
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
-    if M::RHEONOMIC || opts.method != StepMethod::SemiImplicitEuler {
+    if M::RHEONOMIC {
         return step_jacobians::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
+    }
+    if opts.method == StepMethod::Rk4 {
+        return rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
     }
     let pv = M::param_values(p);
     let Forward { rates: fw, u1, qn } = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
+    let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     let d = &fw.d;
-    // Every generated derivative below is linear in its vector argument (`b` of
-    // `mass_times_jacobian`, `jacobian_times_jacobian_p`, and `q̇` of `gamma_jacobian_qd`
-    // for time-independent constraints): sums over the basis columns are taken before the
-    // call, e.g. `Σ_j u̇_j ∂(M D_j)/∂q + ∂(M Ḋu)/∂q = ∂(M q̈)/∂q`.
-    let qdd = fw.ddu + mul(d, &fw.ud);
-    // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
-    let s = M::dependent_solve_matrix(q, p, t);
-    // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
-    // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
-    // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
-    // so that each direction costs `DOF`-row products only. The reductions `Wᵀ ∂e/∂q` are
-    // generated (`*_vjp_q`, `*_vjp_qd`: `DOF` weight columns, no `NQ × NQ` matrix formed);
-    // `∂γ/∂q̇` is linear in the velocities it is taken at (`γ` quadratic in `q̇`), so
-    // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
-    let r0 = fw.rhs - mul(&fw.md, &fw.ud);
-    let s0 = s.tr_mul(&r0);
-    let pm = mul(&fw.md.transpose(), &s);
-    let pm_w = pm.transpose();
-    // `Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)` from one generated body.
-    let [g_q, g_qd, g_qdd] = M::gamma_reductions(q, &fw.qd, p, t, &qdd, &pm_w);
-    let k = M::forces_vjp_qd(q, &fw.qd, p, t, d) - g_qd;
-    let ks = mul(&k, &s);
-    let ks_w = ks.transpose();
-    // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
-    // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
-    // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
-    // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
-    let half = M::gamma_vjp_qd(q, &fw.qd, p, t, &ks_w)
-        + M::gamma_hessian_qd(q, &fw.qd, p, t, d, &s0)
-        - g_qdd;
-    let r_q = M::dynamics_vjp_q(q, &fw.qd, p, t, &qdd, d) - g_q + half * 0.5;
-    // Along δu = e_c: δq̇ = D e_c, nothing else direct.
-    let r_u = mul(&k, d);
+    let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, opts.parameter_jacobians)?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`.
     let d_ind = SMatrix::<f64, DOF, DOF>::from_fn(|j, c| d[(M::INDEPENDENT[j], c)]);
-    let (d1, health1) = M::null_space_s(&q1, &pv, t1);
-    if !health1.is_finite() || !finite(d1.as_slice()) {
-        return Err(StepError::NonFinite {
-            what: "the basis at the projected position",
-            t: t1,
-        });
-    }
     // δu' = δu + h δu̇; δq̃_ind = δq_ind + h (D δu')_ind; δq' = D(q') δq̃_ind (the
     // projection keeps q̃'s independent part and restores C(q', p) = 0).
-    let reduced = |ratio| StepError::ReducedMass { ratio, t };
-    let du1_q = lu_solve(fw.a, r_q).map_err(reduced)? * h;
+    let du1_q = rj.ud_q * h;
     let mut dqn_q = mul(&d_ind, &du1_q) * h;
     for (j, &c) in M::INDEPENDENT.iter().enumerate() {
         dqn_q[(j, c)] += 1.0;
     }
     let dq_dq = mul(&d1, &dqn_q);
-    let mut du1_u = lu_solve(fw.a, r_u).map_err(reduced)? * h;
+    let mut du1_u = rj.ud_u * h;
     for c in 0..DOF {
         du1_u[(c, c)] += 1.0;
     }
     let dq_du = mul(&d1, &(mul(&d_ind, &du1_u) * h));
     // Every block is written once (the parameter blocks stay zero without
     // `parameter_jacobians`).
-    let (dq_dp, du_dp) = if opts.parameter_jacobians {
-        // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
-        // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`, `− S(q') ∂C/∂p(q')` of the projection.
-        // `R` is a sum of weighted reductions (`Wᵀ ∂e/∂p`, each linear in its vector
-        // argument, `q̇ = D u` for time-independent constraints), row `j`:
-        // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
-        // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
-        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| fw.qd[i]);
-        let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
-        let r_p = M::dynamics_vjp_p(q, &fw.qd, p, t, &qdd, d)
-            - M::acceleration_vjp_p(q, &fw.qd, p, t, &qdd, &pm_w)
-            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
-            - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
-        let du1_p = lu_solve(fw.a, r_p).map_err(reduced)? * h;
-        let dqn_p = mul(&d_ind, &du1_p) * h;
-        // `D(q') δq̃_ind − S(q') ∂C/∂p(q')`, accumulated in place (no zeroed temporary).
-        let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
-        dq_dp.gemm(1.0, &d1, &dqn_p, 1.0);
-        (dq_dp, du1_p)
-    } else {
-        (SMatrix::zeros(), SMatrix::zeros())
+    let (dq_dp, du_dp) = match rj.ud_p {
+        Some(ud_p) => {
+            let du1_p = ud_p * h;
+            let dqn_p = mul(&d_ind, &du1_p) * h;
+            // `D(q') δq̃_ind − S(q') ∂C/∂p(q')`, accumulated in place (no zeroed temporary).
+            let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
+            dq_dp.gemm(1.0, &d1, &dqn_p, 1.0);
+            (dq_dp, du1_p)
+        }
+        None => (SMatrix::zeros(), SMatrix::zeros()),
     };
-    let out = StepJacobians {
-        q: q1,
-        u: u1,
-        dq_dq,
-        dq_du,
-        du_dq: du1_q,
-        du_du: du1_u,
-        dq_dp,
-        du_dp,
-    };
+    checked(
+        StepJacobians {
+            q: q1,
+            u: u1,
+            dq_dq,
+            dq_du,
+            du_dq: du1_q,
+            du_du: du1_u,
+            dq_dp,
+            du_dp,
+        },
+        t,
+    )
+}
+
+/// `out` if every block is finite, else [`StepError::NonFinite`].
+fn checked<const NQ: usize, const DOF: usize, const NP: usize>(
+    out: StepJacobians<NQ, DOF, NP>,
+    t: f64,
+) -> Result<StepJacobians<NQ, DOF, NP>, StepError> {
     let blocks = [
         out.dq_dq.as_slice(),
         out.dq_du.as_slice(),
@@ -869,6 +840,290 @@ where
         });
     }
     Ok(out)
+}
+
+/// The primary chart's basis at the projected position `q1` (its derivative is
+/// `D(q') δq̃_ind`), checked finite.
+fn basis_at<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q1: &SVector<f64, NQ>,
+    pv: &[f64; NP],
+    t1: f64,
+) -> Result<SMatrix<f64, NQ, DOF>, StepError>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+{
+    let (d1, health1) = M::null_space_s(q1, pv, t1);
+    if !health1.is_finite() || !finite(d1.as_slice()) {
+        return Err(StepError::NonFinite {
+            what: "the basis at the projected position",
+            t: t1,
+        });
+    }
+    Ok(d1)
+}
+
+/// The derivatives of `u̇` at one point of the rates, composed from the generated
+/// derivatives (see [`step_jacobians_symbolic`]), and the dependent solve `S` there.
+struct AccelerationJacobians<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
+    /// `S`, the dependent solve as a matrix.
+    s: SMatrix<f64, NQ, NC>,
+    /// `∂u̇/∂q` (`u` held).
+    ud_q: SMatrix<f64, DOF, NQ>,
+    /// `∂u̇/∂u`.
+    ud_u: SMatrix<f64, DOF, DOF>,
+    /// `∂u̇/∂p`, when asked for.
+    ud_p: Option<SMatrix<f64, DOF, NP>>,
+}
+
+/// `∂u̇/∂(q, u, p)` at the point whose rates are `r` (time-independent constraints; see
+/// [`step_jacobians_symbolic`] for the derivation).
+fn acceleration_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    r: &Rates<f64, NQ, DOF>,
+    parameters: bool,
+) -> Result<AccelerationJacobians<NQ, NC, DOF, NP>, StepError>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
+    let d = &r.d;
+    // Every generated derivative below is linear in its vector argument (`b` of
+    // `mass_times_jacobian`, `jacobian_times_jacobian_p`, and `q̇` of `gamma_jacobian_qd`
+    // for time-independent constraints): sums over the basis columns are taken before the
+    // call, e.g. `Σ_j u̇_j ∂(M D_j)/∂q + ∂(M Ḋu)/∂q = ∂(M q̈)/∂q`.
+    let qdd = r.ddu + mul(d, &r.ud);
+    // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
+    let s = M::dependent_solve_matrix(q, p, t);
+    // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
+    // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
+    // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
+    // so that each direction costs `DOF`-row products only. The reductions `Wᵀ ∂e/∂q` are
+    // generated (`*_vjp_q`, `*_vjp_qd`: `DOF` weight columns, no `NQ × NQ` matrix formed);
+    // `∂γ/∂q̇` is linear in the velocities it is taken at (`γ` quadratic in `q̇`), so
+    // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
+    let r0 = r.rhs - mul(&r.md, &r.ud);
+    let s0 = s.tr_mul(&r0);
+    let pm = mul(&r.md.transpose(), &s);
+    let pm_w = pm.transpose();
+    // `Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)` from one generated body.
+    let [g_q, g_qd, g_qdd] = M::gamma_reductions(q, &r.qd, p, t, &qdd, &pm_w);
+    let k = M::forces_vjp_qd(q, &r.qd, p, t, d) - g_qd;
+    let ks = mul(&k, &s);
+    let ks_w = ks.transpose();
+    // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
+    // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
+    // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
+    // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
+    let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w) + M::gamma_hessian_qd(q, &r.qd, p, t, d, &s0)
+        - g_qdd;
+    let r_q = M::dynamics_vjp_q(q, &r.qd, p, t, &qdd, d) - g_q + half * 0.5;
+    // Along δu = e_c: δq̇ = D e_c, nothing else direct.
+    let r_u = mul(&k, d);
+    let reduced = |ratio| StepError::ReducedMass { ratio, t };
+    let ud_q = lu_solve(r.a, r_q).map_err(reduced)?;
+    let ud_u = lu_solve(r.a, r_u).map_err(reduced)?;
+    let ud_p = if parameters {
+        // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
+        // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
+        // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
+        // constraints), row `j`:
+        // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
+        // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
+        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
+        let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
+        let r_p = M::dynamics_vjp_p(q, &r.qd, p, t, &qdd, d)
+            - M::acceleration_vjp_p(q, &r.qd, p, t, &qdd, &pm_w)
+            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
+            - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
+        Some(lu_solve(r.a, r_p).map_err(reduced)?)
+    } else {
+        None
+    };
+    Ok(AccelerationJacobians {
+        s,
+        ud_q,
+        ud_u,
+        ud_p,
+    })
+}
+
+/// The RK4 step's Jacobians from the generated derivatives: the rates' Jacobian `F` at each
+/// of the four stage points (`∂q̇/∂q = ½ S ∂γ/∂q̇(q̇)`, `∂q̇/∂u = D`, `∂q̇/∂p = −S ∂(C_J q̇)/∂p`,
+/// and `∂u̇/∂(q, u, p)` as in [`step_jacobians_symbolic`]), chained through the stages
+/// (`δX_s = δX + c_s h δK_{s−1}`, `δK_s = F_s δX_s`), summed with the RK4 weights, and
+/// through the projection (`δq' = D(q') δq̃_ind − S(q') ∂C/∂p(q')`).
+fn rk4_jacobians_symbolic<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<StepJacobians<NQ, DOF, NP>, StepError>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
+    let pv = M::param_values(p);
+    let parameters = opts.parameter_jacobians;
+    // The stage derivatives `δK_s`, composed as the stages are visited, and their weighted
+    // sum `δX̃ = I + h/6 (δK₁ + 2 δK₂ + 2 δK₃ + δK₄)`.
+    let mut sum = StepJacobians::identity(q, u);
+    let mut prev: Option<StepJacobians<NQ, DOF, NP>> = None;
+    let mut failed = None;
+    let mut stage = 0;
+    let (qn, un) = rk4::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts, |qs, ts, r| {
+        if failed.is_some() {
+            return;
+        }
+        match rate_jacobian::<M, NQ, NC, DOF, NP>(&qs, p, ts, &r, parameters) {
+            Ok(f) => {
+                let dk = match &prev {
+                    // `δX₁ = I`: `δK₁ = F₁`.
+                    None => f,
+                    Some(dk_prev) => {
+                        let mut dk = f.compose(dk_prev);
+                        dk.scale(RK4_C[stage] * h);
+                        dk.add_scaled(1.0, &f);
+                        dk
+                    }
+                };
+                sum.add_scaled(RK4_W[stage] * h / 6.0, &dk);
+                prev = Some(dk);
+            }
+            Err(e) => failed = Some(e),
+        }
+        stage += 1;
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let t1 = t + h;
+    let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
+    let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
+    // δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part).
+    let ind = |m: &SMatrix<f64, NQ, NQ>| {
+        SMatrix::<f64, DOF, NQ>::from_fn(|j, c| m[(M::INDEPENDENT[j], c)])
+    };
+    let dq_dq = mul(&d1, &ind(&sum.dq_dq));
+    let dq_du = mul(
+        &d1,
+        &SMatrix::<f64, DOF, DOF>::from_fn(|j, c| sum.dq_du[(M::INDEPENDENT[j], c)]),
+    );
+    let dq_dp = if parameters {
+        let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
+        let dqn_p = SMatrix::<f64, DOF, NP>::from_fn(|j, c| sum.dq_dp[(M::INDEPENDENT[j], c)]);
+        dq_dp.gemm(1.0, &d1, &dqn_p, 1.0);
+        dq_dp
+    } else {
+        SMatrix::zeros()
+    };
+    checked(
+        StepJacobians {
+            q: q1,
+            u: un,
+            dq_dq,
+            dq_du,
+            du_dq: sum.du_dq,
+            du_du: sum.du_du,
+            dq_dp,
+            du_dp: sum.du_dp,
+        },
+        t,
+    )
+}
+
+/// `y += a x`, in place.
+fn axpy<const R: usize, const C: usize>(
+    y: &mut SMatrix<f64, R, C>,
+    a: f64,
+    x: &SMatrix<f64, R, C>,
+) {
+    for (yi, xi) in y.as_mut_slice().iter_mut().zip(x.as_slice()) {
+        *yi += a * xi;
+    }
+}
+
+/// RK4's stage offsets `c_s` (the stage point is `X + c_s h K_{s−1}`) and weights (`/6`).
+const RK4_C: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
+const RK4_W: [f64; 4] = [1.0, 2.0, 2.0, 1.0];
+
+/// The Jacobian `F` of the rates `(q̇, u̇)` with respect to `(q, u, p)` at the point whose
+/// rates are `r`, in [`StepJacobians`]' blocks (`dq_*` the rows of `q̇`, `du_*` of `u̇`).
+fn rate_jacobian<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    r: &Rates<f64, NQ, DOF>,
+    parameters: bool,
+) -> Result<StepJacobians<NQ, DOF, NP>, StepError>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
+    let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, parameters)?;
+    // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`): linear in
+    // the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
+    let dq_dq = mul(&aj.s, &M::gamma_jacobian_qd(q, &r.qd, p, t)) * 0.5;
+    let dq_dp = if parameters {
+        -mul(&aj.s, &M::jacobian_times_jacobian_p(q, p, t, &r.qd))
+    } else {
+        SMatrix::zeros()
+    };
+    Ok(StepJacobians {
+        q: *q,
+        u: SVector::zeros(),
+        dq_dq,
+        dq_du: r.d,
+        du_dq: aj.ud_q,
+        du_du: aj.ud_u,
+        dq_dp,
+        du_dp: aj.ud_p.unwrap_or_else(SMatrix::zeros),
+    })
+}
+
+impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
+    /// The identity map of the state at `(q, u)` (zero parameter blocks).
+    fn identity(q: &SVector<f64, NQ>, u: &SVector<f64, DOF>) -> Self {
+        let mut out = Self::zeroed(q, u);
+        out.dq_dq.fill_with_identity();
+        out.du_du.fill_with_identity();
+        out
+    }
+
+    /// `self ∘ other` as linear maps of `(δq, δu, δp)`: the state blocks of `self` applied to
+    /// every column of `other` (`self`'s own parameter blocks are not added).
+    fn compose(&self, other: &Self) -> Self {
+        Self {
+            q: self.q,
+            u: self.u,
+            dq_dq: mul(&self.dq_dq, &other.dq_dq) + mul(&self.dq_du, &other.du_dq),
+            dq_du: mul(&self.dq_dq, &other.dq_du) + mul(&self.dq_du, &other.du_du),
+            dq_dp: mul(&self.dq_dq, &other.dq_dp) + mul(&self.dq_du, &other.du_dp),
+            du_dq: mul(&self.du_dq, &other.dq_dq) + mul(&self.du_du, &other.du_dq),
+            du_du: mul(&self.du_dq, &other.dq_du) + mul(&self.du_du, &other.du_du),
+            du_dp: mul(&self.du_dq, &other.dq_dp) + mul(&self.du_du, &other.du_dp),
+        }
+    }
+
+    /// Every block times `a`.
+    fn scale(&mut self, a: f64) {
+        self.dq_dq *= a;
+        self.dq_du *= a;
+        self.dq_dp *= a;
+        self.du_dq *= a;
+        self.du_du *= a;
+        self.du_dp *= a;
+    }
+
+    /// `self += a · other`, block by block.
+    fn add_scaled(&mut self, a: f64, other: &Self) {
+        axpy(&mut self.dq_dq, a, &other.dq_dq);
+        axpy(&mut self.dq_du, a, &other.dq_du);
+        axpy(&mut self.dq_dp, a, &other.dq_dp);
+        axpy(&mut self.du_dq, a, &other.du_dq);
+        axpy(&mut self.du_du, a, &other.du_du);
+        axpy(&mut self.du_dp, a, &other.du_dp);
+    }
 }
 
 /// What [`rollout_adjoint`] returns: the loss after the horizon and its gradient with respect

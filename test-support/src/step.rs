@@ -250,8 +250,41 @@ pub fn check_symbolic_step_jacobians<
 where
     M: mechgen::runtime::StepDerivatives<NQ, NC, DOF, NP>,
 {
+    check_symbolic_step_jacobians_with::<M, NQ, NC, DOF, NP>(
+        &StepOptions::default(),
+        rng,
+        p,
+        states,
+        spread,
+        vel,
+        h,
+        tol,
+    )
+}
+
+/// [`check_symbolic_step_jacobians`] with the step's options `opts` (e.g. the RK4 step).
+#[allow(clippy::too_many_arguments)]
+pub fn check_symbolic_step_jacobians_with<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    opts: &StepOptions,
+    rng: &mut impl Rng,
+    p: &M::Params,
+    states: usize,
+    spread: f64,
+    vel: f64,
+    h: f64,
+    tol: f64,
+) -> f64
+where
+    M: mechgen::runtime::StepDerivatives<NQ, NC, DOF, NP>,
+{
     use mechgen::runtime::step_jacobians_symbolic;
-    let opts = StepOptions::default();
+    let opts = *opts;
     let mut worst = 0.0f64;
     let mut done = 0;
     let mut tries = 0;
