@@ -185,32 +185,63 @@ fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
     out
 }
 
-/// `a b` for `f64`. With fewer than four rows and fewer rows than the inner dimension, one
-/// dot product per entry; otherwise column by column (contiguous inner loops over `a`'s
-/// columns, which the compiler vectorises), skipping the exact zeros of `b` (the generated
-/// derivative matrices are sparse; every zero of `b` saves a column of `a`) and `a`'s zero
-/// columns.
+/// `a b` for `f64` ([`product_columns`]).
 fn mul<const R: usize, const K: usize, const C: usize>(
     a: &SMatrix<f64, R, K>,
     b: &SMatrix<f64, K, C>,
 ) -> SMatrix<f64, R, C> {
+    let mut out = SMatrix::<f64, R, C>::zeros();
+    product_columns(a, b, out.as_mut_slice(), |col, acc| {
+        col.copy_from_slice(acc)
+    });
+    out
+}
+
+/// `out += alpha a b`, in place (the products as in [`mul`]'s column-by-column form).
+fn mul_acc<const R: usize, const K: usize, const C: usize>(
+    out: &mut SMatrix<f64, R, C>,
+    alpha: f64,
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+) {
+    product_columns(a, b, out.as_mut_slice(), |col, acc| {
+        for (o, x) in col.iter_mut().zip(acc) {
+            *o += alpha * x;
+        }
+    });
+}
+
+/// Column `j` of `a b`, accumulated in a local array, handed to `store` with column `j` of
+/// `out` (column-major, `R` rows). With fewer than four rows and fewer rows than the inner
+/// dimension, one dot product per entry; otherwise contiguous inner loops over `a`'s
+/// columns, which the compiler vectorises, skipping the exact zeros of `b` (the generated derivative matrices
+/// are sparse; every zero of `b` saves a column of `a`) and `a`'s zero columns.
+fn product_columns<const R: usize, const K: usize, const C: usize>(
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+    out: &mut [f64],
+    mut store: impl FnMut(&mut [f64], &[f64; R]),
+) {
     // Column-major storage: column `k` of `a` is `a[k R .. (k + 1) R]`.
     let (av, bv) = (a.as_slice(), b.as_slice());
     if R < 4 && R < K {
         // A few rows (the `DOF`-row reductions of small mechanisms): one dot product per
         // entry, no branches (a zero test per entry costs more than the product).
-        return SMatrix::<f64, R, C>::from_fn(|i, j| {
+        for (j, col) in out.chunks_exact_mut(R).enumerate() {
             let bcol = &bv[j * K..(j + 1) * K];
-            let mut acc = 0.0;
-            for (k, &x) in bcol.iter().enumerate() {
-                acc += av[k * R + i] * x;
-            }
-            acc
-        });
+            let acc: [f64; R] = std::array::from_fn(|i| {
+                let mut acc = 0.0;
+                for (k, &x) in bcol.iter().enumerate() {
+                    acc += av[k * R + i] * x;
+                }
+                acc
+            });
+            store(col, &acc);
+        }
+        return;
     }
-    let mut out = SMatrix::<f64, R, C>::zeros();
     let live: [bool; K] = std::array::from_fn(|k| av[k * R..(k + 1) * R].iter().any(|&x| x != 0.0));
-    for (j, col) in out.as_mut_slice().chunks_exact_mut(R).enumerate() {
+    for (j, col) in out.chunks_exact_mut(R).enumerate() {
         // The column accumulates in a local array (kept in registers for the small `R` of
         // mechanisms: one store per entry instead of one per term).
         let mut acc = [0.0f64; R];
@@ -223,9 +254,8 @@ fn mul<const R: usize, const K: usize, const C: usize>(
                 *o += x * bkj;
             }
         }
-        col.copy_from_slice(&acc);
+        store(col, &acc);
     }
-    out
 }
 
 /// Solves `a x = b` (any number of right-hand sides) by LU with partial pivoting on the values (for dual numbers the pivot
@@ -951,7 +981,7 @@ where
 /// The RK4 step's Jacobians from the generated derivatives: the rates' Jacobian `F` at each
 /// of the four stage points (`∂q̇/∂q = ½ S ∂γ/∂q̇(q̇)`, `∂q̇/∂u = D`, `∂q̇/∂p = −S ∂(C_J q̇)/∂p`,
 /// and `∂u̇/∂(q, u, p)` as in [`step_jacobians_symbolic`]), chained through the stages
-/// (`δX_s = δX + c_s h δK_{s−1}`, `δK_s = F_s δX_s`), summed with the RK4 weights, and
+/// (`δX_s = I + c_s h δK_{s−1}`, `δK_s = F_s δX_s`), summed with the RK4 weights, and
 /// through the projection (`δq' = D(q') δq̃_ind − S(q') ∂C/∂p(q')`).
 fn rk4_jacobians_symbolic<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
@@ -969,7 +999,8 @@ where
     // The stage derivatives `δK_s`, composed as the stages are visited, and their weighted
     // sum `δX̃ = I + h/6 (δK₁ + 2 δK₂ + 2 δK₃ + δK₄)`.
     let mut sum = StepJacobians::identity(q, u);
-    let mut prev: Option<StepJacobians<NQ, DOF, NP>> = None;
+    // `δK` of the even and the odd stages (each stage reads the previous one's).
+    let mut dks = [StepJacobians::zeroed(q, u), StepJacobians::zeroed(q, u)];
     let mut failed = None;
     let mut stage = 0;
     let (qn, un) = rk4::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts, |qs, ts, r| {
@@ -978,18 +1009,19 @@ where
         }
         match rate_jacobian::<M, NQ, NC, DOF, NP>(&qs, p, ts, &r, parameters) {
             Ok(f) => {
-                let dk = match &prev {
-                    // `δX₁ = I`: `δK₁ = F₁`.
-                    None => f,
-                    Some(dk_prev) => {
-                        let mut dk = f.compose(dk_prev);
-                        dk.scale(RK4_C[stage] * h);
-                        dk.add_scaled(1.0, &f);
-                        dk
-                    }
+                let [even, odd] = &mut dks;
+                let (dk, prev) = if stage % 2 == 0 {
+                    (even, &*odd)
+                } else {
+                    (odd, &*even)
                 };
-                sum.add_scaled(RK4_W[stage] * h / 6.0, &dk);
-                prev = Some(dk);
+                if stage == 0 {
+                    // `δX₁ = I`: `δK₁ = F₁`.
+                    *dk = f;
+                } else {
+                    f.chain_into(prev, RK4_C[stage] * h, dk);
+                }
+                sum.add_scaled(RK4_W[stage] * h / 6.0, dk);
             }
             Err(e) => failed = Some(e),
         }
@@ -1063,12 +1095,22 @@ where
     let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, parameters)?;
     // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`): linear in
     // the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
-    let dq_dq = mul(&aj.s, &M::gamma_jacobian_qd(q, &r.qd, p, t)) * 0.5;
-    let dq_dp = if parameters {
-        -mul(&aj.s, &M::jacobian_times_jacobian_p(q, p, t, &r.qd))
-    } else {
-        SMatrix::zeros()
-    };
+    let mut dq_dq = SMatrix::zeros();
+    mul_acc(
+        &mut dq_dq,
+        0.5,
+        &aj.s,
+        &M::gamma_jacobian_qd(q, &r.qd, p, t),
+    );
+    let mut dq_dp = SMatrix::zeros();
+    if parameters {
+        mul_acc(
+            &mut dq_dp,
+            -1.0,
+            &aj.s,
+            &M::jacobian_times_jacobian_p(q, p, t, &r.qd),
+        );
+    }
     Ok(StepJacobians {
         q: *q,
         u: SVector::zeros(),
@@ -1090,29 +1132,28 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, 
         out
     }
 
-    /// `self ∘ other` as linear maps of `(δq, δu, δp)`: the state blocks of `self` applied to
-    /// every column of `other` (`self`'s own parameter blocks are not added).
-    fn compose(&self, other: &Self) -> Self {
-        Self {
-            q: self.q,
-            u: self.u,
-            dq_dq: mul(&self.dq_dq, &other.dq_dq) + mul(&self.dq_du, &other.du_dq),
-            dq_du: mul(&self.dq_dq, &other.dq_du) + mul(&self.dq_du, &other.du_du),
-            dq_dp: mul(&self.dq_dq, &other.dq_dp) + mul(&self.dq_du, &other.du_dp),
-            du_dq: mul(&self.du_dq, &other.dq_dq) + mul(&self.du_du, &other.du_dq),
-            du_du: mul(&self.du_dq, &other.dq_du) + mul(&self.du_du, &other.du_du),
-            du_dp: mul(&self.du_dq, &other.dq_dp) + mul(&self.du_du, &other.du_dp),
-        }
-    }
-
-    /// Every block times `a`.
-    fn scale(&mut self, a: f64) {
-        self.dq_dq *= a;
-        self.dq_du *= a;
-        self.dq_dp *= a;
-        self.du_dq *= a;
-        self.du_du *= a;
-        self.du_dp *= a;
+    /// `out = self (I + a other)` as linear maps of `(δq, δu, δp)`: `self`'s blocks plus `a`
+    /// times its state blocks applied to every column of `other` (`self`'s own parameter
+    /// blocks are added once, not applied to `other`).
+    fn chain_into(&self, other: &Self, a: f64, out: &mut Self) {
+        out.dq_dq.copy_from(&self.dq_dq);
+        mul_acc(&mut out.dq_dq, a, &self.dq_dq, &other.dq_dq);
+        mul_acc(&mut out.dq_dq, a, &self.dq_du, &other.du_dq);
+        out.dq_du.copy_from(&self.dq_du);
+        mul_acc(&mut out.dq_du, a, &self.dq_dq, &other.dq_du);
+        mul_acc(&mut out.dq_du, a, &self.dq_du, &other.du_du);
+        out.dq_dp.copy_from(&self.dq_dp);
+        mul_acc(&mut out.dq_dp, a, &self.dq_dq, &other.dq_dp);
+        mul_acc(&mut out.dq_dp, a, &self.dq_du, &other.du_dp);
+        out.du_dq.copy_from(&self.du_dq);
+        mul_acc(&mut out.du_dq, a, &self.du_dq, &other.dq_dq);
+        mul_acc(&mut out.du_dq, a, &self.du_du, &other.du_dq);
+        out.du_du.copy_from(&self.du_du);
+        mul_acc(&mut out.du_du, a, &self.du_dq, &other.dq_du);
+        mul_acc(&mut out.du_du, a, &self.du_du, &other.du_du);
+        out.du_dp.copy_from(&self.du_dp);
+        mul_acc(&mut out.du_dp, a, &self.du_dq, &other.dq_dp);
+        mul_acc(&mut out.du_dp, a, &self.du_du, &other.du_dp);
     }
 
     /// `self += a · other`, block by block.
@@ -1257,7 +1298,7 @@ fn rollout_adjoint_with<const NQ: usize, const DOF: usize, const NP: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::mul;
+    use super::{mul, mul_acc};
     use nalgebra::SMatrix;
 
     /// A matrix with exact zeros (a zero column included) and values from a fixed xorshift.
@@ -1284,10 +1325,19 @@ mod tests {
             (got - want).amax() <= 1e-15 * (1.0 + want.amax()),
             "{R}×{K}·{K}×{C}"
         );
+        // `out += alpha a b` on a nonzero `out`.
+        let c = sample::<R, C>(seed);
+        let mut acc = c;
+        mul_acc(&mut acc, -0.75, &a, &b);
+        let want = c - want * 0.75;
+        assert!(
+            (acc - want).amax() <= 1e-15 * (1.0 + want.amax()),
+            "accumulated {R}×{K}·{K}×{C}"
+        );
     }
 
     #[test]
-    fn products_equal_nalgebras_in_both_forms() {
+    fn products_equal_nalgebras_in_both_forms_and_accumulated() {
         let mut seed = 0x2545_f491_4f6c_dd1d;
         // Dot-product form (fewer than four rows, fewer than the inner dimension).
         check::<1, 7, 42>(&mut seed);
