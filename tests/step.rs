@@ -605,6 +605,36 @@ fn rk4_symbolic_step_jacobians_equal_the_dual_number_ones() {
         10,
     >(&opts, &mut rng, &p, 100, 2.5, 3.0, 1e-2, 1e-10);
     eprintln!("RK4 slider crank: symbolic vs dual worst relative difference {worst:e}");
+    // Without the parameter blocks: the same state blocks, zero parameter blocks.
+    let state_only = StepOptions {
+        parameter_jacobians: false,
+        ..opts
+    };
+    let q = crank::Model::nominal_q();
+    let u = SVector::<f64, 1>::new(2.0);
+    let full = mechgen::runtime::step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
+        &q, &u, &p, 0.0, 1e-2, &opts,
+    )
+    .unwrap();
+    let part = mechgen::runtime::step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
+        &q,
+        &u,
+        &p,
+        0.0,
+        1e-2,
+        &state_only,
+    )
+    .unwrap();
+    assert_eq!(
+        (part.dq_dq, part.dq_du, part.du_dq, part.du_du),
+        (full.dq_dq, full.dq_du, full.du_dq, full.du_du)
+    );
+    assert!(part
+        .dq_dp
+        .iter()
+        .chain(part.du_dp.iter())
+        .all(|&x| x == 0.0));
+    assert!(full.du_dp.amax() > 0.0);
 }
 
 /// The slider crank as a hand-written model would implement `StepDerivatives`: every
