@@ -214,8 +214,9 @@ fn mul_acc<const R: usize, const K: usize, const C: usize>(
 /// Column `j` of `a b`, accumulated in a local array, handed to `store` with column `j` of
 /// `out` (column-major, `R` rows). With fewer than four rows and fewer rows than the inner
 /// dimension, one dot product per entry; otherwise contiguous inner loops over `a`'s
-/// columns, which the compiler vectorises, skipping the exact zeros of `b` (the generated derivative matrices
-/// are sparse; every zero of `b` saves a column of `a`) and `a`'s zero columns.
+/// columns, which the compiler vectorises, skipping the exact zeros of `b` (the generated
+/// derivative matrices are sparse; every zero of `b` saves a column of `a`) and `a`'s zero
+/// columns.
 fn product_columns<const R: usize, const K: usize, const C: usize>(
     a: &SMatrix<f64, R, K>,
     b: &SMatrix<f64, K, C>,
@@ -808,7 +809,7 @@ where
     let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, opts.parameter_jacobians)?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`.
-    let d_ind = SMatrix::<f64, DOF, DOF>::from_fn(|j, c| d[(M::INDEPENDENT[j], c)]);
+    let d_ind = rows(d, &M::INDEPENDENT);
     // δu' = δu + h δu̇; δq̃_ind = δq_ind + h (D δu')_ind; δq' = D(q') δq̃_ind (the
     // projection keeps q̃'s independent part and restores C(q', p) = 0).
     let du1_q = rj.ud_q * h;
@@ -998,9 +999,9 @@ where
     let parameters = opts.parameter_jacobians;
     // The stage derivatives `δK_s`, composed as the stages are visited, and their weighted
     // sum `δX̃ = I + h/6 (δK₁ + 2 δK₂ + 2 δK₃ + δK₄)`.
-    let mut sum = StepJacobians::identity(q, u);
+    let mut sum = Tangent::identity();
     // `δK` of the even and the odd stages (each stage reads the previous one's).
-    let mut dks = [StepJacobians::zeroed(q, u), StepJacobians::zeroed(q, u)];
+    let mut dks = [Tangent::zeros(), Tangent::zeros()];
     let mut failed = None;
     let mut stage = 0;
     let (qn, un) = rk4::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts, |qs, ts, r| {
@@ -1034,18 +1035,12 @@ where
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     // δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part).
-    let ind = |m: &SMatrix<f64, NQ, NQ>| {
-        SMatrix::<f64, DOF, NQ>::from_fn(|j, c| m[(M::INDEPENDENT[j], c)])
-    };
-    let dq_dq = mul(&d1, &ind(&sum.dq_dq));
-    let dq_du = mul(
-        &d1,
-        &SMatrix::<f64, DOF, DOF>::from_fn(|j, c| sum.dq_du[(M::INDEPENDENT[j], c)]),
-    );
+    let ind = &M::INDEPENDENT;
+    let dq_dq = mul(&d1, &rows(&sum.dq_dq, ind));
+    let dq_du = mul(&d1, &rows(&sum.dq_du, ind));
     let dq_dp = if parameters {
         let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
-        let dqn_p = SMatrix::<f64, DOF, NP>::from_fn(|j, c| sum.dq_dp[(M::INDEPENDENT[j], c)]);
-        dq_dp.gemm(1.0, &d1, &dqn_p, 1.0);
+        dq_dp.gemm(1.0, &d1, &rows(&sum.dq_dp, ind), 1.0);
         dq_dp
     } else {
         SMatrix::zeros()
@@ -1081,14 +1076,14 @@ const RK4_C: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
 const RK4_W: [f64; 4] = [1.0, 2.0, 2.0, 1.0];
 
 /// The Jacobian `F` of the rates `(q̇, u̇)` with respect to `(q, u, p)` at the point whose
-/// rates are `r`, in [`StepJacobians`]' blocks (`dq_*` the rows of `q̇`, `du_*` of `u̇`).
+/// rates are `r` (`dq_*` the rows of `q̇`, `du_*` of `u̇`).
 fn rate_jacobian<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
     r: &Rates<f64, NQ, DOF>,
     parameters: bool,
-) -> Result<StepJacobians<NQ, DOF, NP>, StepError>
+) -> Result<Tangent<NQ, DOF, NP>, StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
@@ -1111,9 +1106,7 @@ where
             &M::jacobian_times_jacobian_p(q, p, t, &r.qd),
         );
     }
-    Ok(StepJacobians {
-        q: *q,
-        u: SVector::zeros(),
+    Ok(Tangent {
         dq_dq,
         dq_du: r.d,
         du_dq: aj.ud_q,
@@ -1123,10 +1116,41 @@ where
     })
 }
 
-impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
-    /// The identity map of the state at `(q, u)` (zero parameter blocks).
-    fn identity(q: &SVector<f64, NQ>, u: &SVector<f64, DOF>) -> Self {
-        let mut out = Self::zeroed(q, u);
+/// Rows `ind` of `m`.
+fn rows<const R: usize, const C: usize, const N: usize>(
+    m: &SMatrix<f64, R, C>,
+    ind: &[usize; N],
+) -> SMatrix<f64, N, C> {
+    SMatrix::from_fn(|j, c| m[(ind[j], c)])
+}
+
+/// A linear map of `(δq, δu, δp)` to `(δq, δu)` (a derivative of the state or of the rates)
+/// in the blocks of [`StepJacobians`].
+struct Tangent<const NQ: usize, const DOF: usize, const NP: usize> {
+    dq_dq: SMatrix<f64, NQ, NQ>,
+    dq_du: SMatrix<f64, NQ, DOF>,
+    dq_dp: SMatrix<f64, NQ, NP>,
+    du_dq: SMatrix<f64, DOF, NQ>,
+    du_du: SMatrix<f64, DOF, DOF>,
+    du_dp: SMatrix<f64, DOF, NP>,
+}
+
+impl<const NQ: usize, const DOF: usize, const NP: usize> Tangent<NQ, DOF, NP> {
+    /// The zero map.
+    fn zeros() -> Self {
+        Self {
+            dq_dq: SMatrix::zeros(),
+            dq_du: SMatrix::zeros(),
+            dq_dp: SMatrix::zeros(),
+            du_dq: SMatrix::zeros(),
+            du_du: SMatrix::zeros(),
+            du_dp: SMatrix::zeros(),
+        }
+    }
+
+    /// The identity on the state (zero parameter blocks).
+    fn identity() -> Self {
+        let mut out = Self::zeros();
         out.dq_dq.fill_with_identity();
         out.du_du.fill_with_identity();
         out
