@@ -91,32 +91,27 @@ fn a_step_where_the_chart_is_singular_or_the_state_not_finite_is_an_error() {
             method,
             ..StepOptions::default()
         };
-        let q = SVector::<f64, 3>::new(0.3, 0.0, 0.4);
-        let e = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
-        assert!(
-            matches!(e, Err(StepError::Chart { health, .. }) if health < 1e-12),
-            "{method:?}: {e:?}"
+        // The step and both Jacobian routes at `q` return the error `$p`.
+        macro_rules! all_fail {
+            ($q:expr, $p:pat $(if $g:expr)?) => {
+                let q = $q;
+                let e = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
+                assert!(matches!(e, Err($p) $(if $g)?), "{method:?} step: {e:?}");
+                let e = step_jacobians::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
+                assert!(matches!(e, Err($p) $(if $g)?), "{method:?} dual: {e:?}");
+                let e = step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
+                    &q, &u, &p, 0.0, 1e-3, &opts,
+                );
+                assert!(matches!(e, Err($p) $(if $g)?), "{method:?} symbolic: {e:?}");
+            };
+        }
+        all_fail!(
+            SVector::<f64, 3>::new(0.3, 0.0, 0.4),
+            StepError::Chart { health, .. } if health < 1e-12
         );
-        let e = step_jacobians::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
-        assert!(
-            matches!(e, Err(StepError::Chart { .. })),
-            "{method:?}: {e:?}"
-        );
-        let e = step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
-        assert!(
-            matches!(e, Err(StepError::Chart { .. })),
-            "{method:?}: {e:?}"
-        );
-        let q = SVector::<f64, 3>::new(f64::NAN, 1.4, 0.4);
-        let e = step::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
-        assert!(
-            matches!(e, Err(StepError::NonFinite { .. })),
-            "{method:?}: {e:?}"
-        );
-        let e = step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(&q, &u, &p, 0.0, 1e-3, &opts);
-        assert!(
-            matches!(e, Err(StepError::NonFinite { .. })),
-            "{method:?}: {e:?}"
+        all_fail!(
+            SVector::<f64, 3>::new(f64::NAN, 1.4, 0.4),
+            StepError::NonFinite { .. }
         );
     }
     let opts = StepOptions::default();

@@ -1160,24 +1160,20 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> Tangent<NQ, DOF, NP> {
     /// times its state blocks applied to every column of `other` (`self`'s own parameter
     /// blocks are added once, not applied to `other`).
     fn chain_into(&self, other: &Self, a: f64, out: &mut Self) {
-        out.dq_dq.copy_from(&self.dq_dq);
-        mul_acc(&mut out.dq_dq, a, &self.dq_dq, &other.dq_dq);
-        mul_acc(&mut out.dq_dq, a, &self.dq_du, &other.du_dq);
-        out.dq_du.copy_from(&self.dq_du);
-        mul_acc(&mut out.dq_du, a, &self.dq_dq, &other.dq_du);
-        mul_acc(&mut out.dq_du, a, &self.dq_du, &other.du_du);
-        out.dq_dp.copy_from(&self.dq_dp);
-        mul_acc(&mut out.dq_dp, a, &self.dq_dq, &other.dq_dp);
-        mul_acc(&mut out.dq_dp, a, &self.dq_du, &other.du_dp);
-        out.du_dq.copy_from(&self.du_dq);
-        mul_acc(&mut out.du_dq, a, &self.du_dq, &other.dq_dq);
-        mul_acc(&mut out.du_dq, a, &self.du_du, &other.du_dq);
-        out.du_du.copy_from(&self.du_du);
-        mul_acc(&mut out.du_du, a, &self.du_dq, &other.dq_du);
-        mul_acc(&mut out.du_du, a, &self.du_du, &other.du_du);
-        out.du_dp.copy_from(&self.du_dp);
-        mul_acc(&mut out.du_dp, a, &self.du_dq, &other.dq_dp);
-        mul_acc(&mut out.du_dp, a, &self.du_du, &other.du_dp);
+        // Block `o` of the result: `self.o + a (self.{lq} other.{rq} + self.{lu} other.{ru})`.
+        macro_rules! block {
+            ($o:ident = $lq:ident . $rq:ident + $lu:ident . $ru:ident) => {
+                out.$o.copy_from(&self.$o);
+                mul_acc(&mut out.$o, a, &self.$lq, &other.$rq);
+                mul_acc(&mut out.$o, a, &self.$lu, &other.$ru);
+            };
+        }
+        block!(dq_dq = dq_dq.dq_dq + dq_du.du_dq);
+        block!(dq_du = dq_dq.dq_du + dq_du.du_du);
+        block!(dq_dp = dq_dq.dq_dp + dq_du.du_dp);
+        block!(du_dq = du_dq.dq_dq + du_du.du_dq);
+        block!(du_du = du_dq.dq_du + du_du.du_du);
+        block!(du_dp = du_dq.dq_dp + du_du.du_dp);
     }
 
     /// `self += a · other`, block by block.
