@@ -73,11 +73,11 @@ fn row(mech: &str, what: &str, base: &str, (a, b): (f64, f64)) {
 macro_rules! lanes_row {
     ($name:expr, $label:expr, $f:ident, $q4:expr, $p4:expr, $qs:expr, $pv:expr) => {{
         let lanes = || {
-            black_box(M::$f(black_box(&$q4), black_box(&$p4), F64x4::splat(0.0)));
+            black_box(&M::$f(black_box(&$q4), black_box(&$p4), F64x4::splat(0.0)));
         };
         let scalar = || {
             for ql in &$qs {
-                black_box(M::$f(black_box(ql), black_box(&$pv), 0.0f64));
+                black_box(&M::$f(black_box(ql), black_box(&$pv), 0.0f64));
             }
         };
         row(
@@ -257,10 +257,10 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     let p32: [f32; NP] = std::array::from_fn(|i| pv[i] as f32);
     let q32 = q.map(|x| x as f32);
     let ns32 = || {
-        black_box(M::null_space_s(black_box(&q32), black_box(&p32), 0.0f32));
+        black_box(&M::null_space_s(black_box(&q32), black_box(&p32), 0.0f32));
     };
     let ns64 = || {
-        black_box(M::null_space_s(black_box(&q), black_box(&pv), 0.0f64));
+        black_box(&M::null_space_s(black_box(&q), black_box(&pv), 0.0f64));
     };
     row(
         name,

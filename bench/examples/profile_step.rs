@@ -74,12 +74,12 @@ where
             for _ in 0..1000 {
                 if mode == "lanes" {
                     let t = F64x4::splat(0.0);
-                    black_box(M::null_space_s(black_box(&q4), &p4, t));
-                    black_box(M::mass_matrix_s(black_box(&q4), &p4, t));
+                    black_box(&M::null_space_s(black_box(&q4), &p4, t));
+                    black_box(&M::mass_matrix_s(black_box(&q4), &p4, t));
                 } else {
                     for ql in &qs {
-                        black_box(M::null_space_s(black_box(ql), &pv, 0.0));
-                        black_box(M::mass_matrix_s(black_box(ql), &pv, 0.0));
+                        black_box(&M::null_space_s(black_box(ql), &pv, 0.0));
+                        black_box(&M::mass_matrix_s(black_box(ql), &pv, 0.0));
                     }
                 }
             }

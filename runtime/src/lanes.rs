@@ -9,7 +9,7 @@
 //! A basis's health figure is computed lane-wise (`Real::Part` is `F64x4`) and reported as
 //! the worst lane's.
 //!
-//! Measured (README, step benchmark): four configurations per call cost 0.63–0.80× four
+//! Measured (README, step benchmark): four configurations per call cost 0.50–0.67× four
 //! `f64` calls on the baseline target. Two things had made lanes several times *slower*:
 //! nalgebra's `from_element` (an iterator of clones, not turned into a fill for a 32-byte
 //! element) and health figures read through `Real::value` per pivot (a branchy reduction
@@ -105,33 +105,46 @@ impl Neg for F64x4 {
 
 /// `(sin x, cos x)` of each lane, bitwise equal to the scalar
 /// [`sin_cos`](crate::sin_cos): the same fdlibm reduction and kernels, computed on the four
-/// lanes together (the compiler vectorises the loops) when every lane needs only the first
-/// Cody–Waite step (`|x| < 2²⁰·π/2`, not near a multiple of π/2); lane by lane otherwise.
+/// lanes together (branch-free over the lanes, so that the compiler vectorises the loops):
+/// the kernels alone when every lane is within π/4 (the scalar's shortcut), the first
+/// Cody–Waite step and the kernels when every lane needs only that step (`|x| < 2²⁰·π/2`,
+/// not near a multiple of π/2); lane by lane otherwise.
 #[inline]
 pub fn sin_cos_lanes(x: F64x4) -> (F64x4, F64x4) {
-    use crate::trig::{
-        exponent, kernel_cos, kernel_sin, INV_PIO2, PIO2_1, PIO2_1T, REDUCTION_LIMIT, SHIFT,
-    };
+    use crate::trig::{kernel_cos, kernel_sin, INV_PIO2, PIO2_1, PIO2_1T, REDUCTION_LIMIT, SHIFT};
+    // `2⁻¹⁵`: `|y0| ≥ 2⁻¹⁵ |x|` implies what the scalar reduction tests before its second
+    // step, `exponent(x) − exponent(y0) ≤ 16` (as a comparison of `f64`s, which the compiler
+    // vectorises; a lane between the two goes to the lane-by-lane path, which is exact).
+    const ONE_STEP: f64 = 1.0 / 32768.0;
     let x = x.0;
-    let mut fast = true;
+    if x.iter().all(|v| v.abs() <= core::f64::consts::FRAC_PI_4) {
+        // Every lane within π/4 (the scalar's shortcut): the kernels alone.
+        return (
+            F64x4(core::array::from_fn(|l| kernel_sin(x[l], 0.0))),
+            F64x4(core::array::from_fn(|l| kernel_cos(x[l], 0.0))),
+        );
+    }
     let mut y0 = [0.0; 4];
     let mut y1 = [0.0; 4];
     let mut quadrant = [0u64; 4];
+    let mut one_step = [false; 4];
+    // Branch-free over the lanes (selects, bit operations), so that the loops vectorise.
     for l in 0..4 {
         // Lanes within π/4 take the scalar shortcut's values: with f = 0 and quadrant 0 the
         // arithmetic below gives y0 = x, y1 = 0 exactly.
-        let small = x[l].abs() <= core::f64::consts::FRAC_PI_4;
+        let ax = x[l].abs();
+        let small = ax <= core::f64::consts::FRAC_PI_4;
         let biased = x[l] * INV_PIO2 + SHIFT;
         let f = if small { 0.0 } else { biased - SHIFT };
-        quadrant[l] = if small { 0 } else { biased.to_bits() & 3 };
+        quadrant[l] = biased.to_bits() & 3 & (u64::from(small)).wrapping_sub(1);
         let r = x[l] - f * PIO2_1;
         let w = f * PIO2_1T;
         y0[l] = r - w;
         y1[l] = (r - y0[l]) - w;
-        // `!(… < …)` is also true for NaN.
-        fast &= x[l].abs() < REDUCTION_LIMIT && exponent(x[l]) - exponent(y0[l]) <= 16;
+        // NaN and infinite lanes fail the first comparison.
+        one_step[l] = ax < REDUCTION_LIMIT && y0[l].abs() >= ax * ONE_STEP;
     }
-    if !fast {
+    if !(one_step[0] & one_step[1] & one_step[2] & one_step[3]) {
         let f = crate::trig::sin_cos;
         let r = [f(x[0]), f(x[1]), f(x[2]), f(x[3])];
         return (
@@ -142,13 +155,16 @@ pub fn sin_cos_lanes(x: F64x4) -> (F64x4, F64x4) {
     let mut s = [0.0; 4];
     let mut c = [0.0; 4];
     for l in 0..4 {
-        let ks = kernel_sin(y0[l], y1[l]);
-        let kc = kernel_cos(y0[l], y1[l]);
-        // Quadrant q: sin = (s, c, −s, −c)[q], cos = (c, −s, −c, s)[q].
+        let ks = kernel_sin(y0[l], y1[l]).to_bits();
+        let kc = kernel_cos(y0[l], y1[l]).to_bits();
+        // Quadrant q: sin = (s, c, −s, −c)[q], cos = (c, −s, −c, s)[q]: swap the kernels
+        // for odd q (by a mask), then flip the signs.
         let q = quadrant[l];
-        let (a, b) = if q & 1 == 0 { (ks, kc) } else { (kc, ks) };
-        s[l] = f64::from_bits(a.to_bits() ^ ((q >> 1) << 63));
-        c[l] = f64::from_bits(b.to_bits() ^ ((((q + 1) >> 1) & 1) << 63));
+        let swap = (q & 1).wrapping_neg();
+        let a = (ks & !swap) | (kc & swap);
+        let b = (kc & !swap) | (ks & swap);
+        s[l] = f64::from_bits(a ^ ((q >> 1) << 63));
+        c[l] = f64::from_bits(b ^ ((((q + 1) >> 1) & 1) << 63));
     }
     (F64x4(s), F64x4(c))
 }
