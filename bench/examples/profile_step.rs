@@ -5,6 +5,8 @@
 //!   `step` / `step_jacobians` (state only) / `step_jacobians_symbolic` (state only); a suffix
 //!   `+p` (`symbolic+p`) adds the parameter blocks; a prefix `rk4-` (`rk4-symbolic+p`) takes
 //!   the RK4 step instead of semi-implicit Euler;
+//! * MODE `rhs`: 200 right-hand sides of the projection method (`projection_rhs`, the `f64`
+//!   functions);
 //! * MODE `setup`: the assembly alone (subtract it from the others' totals);
 //! * MODE `lanes` / `scalar`: `null_space_fixed` and `mass_matrix` on four configurations,
 //!   1,000 times, in `F64x4` lanes / as four `f64` calls.
@@ -87,6 +89,20 @@ where
         // The setup alone (assembly), to subtract from the others' totals.
         "setup" => {}
         "step" => two_hundred!(runtime::step),
+        // 200 right-hand sides of the projection method (the `f64` functions, not the
+        // generic family).
+        "rhs" => {
+            for _ in 0..200 {
+                black_box(runtime::projection_rhs::<M, NQ, NC, DOF>(
+                    black_box(&q),
+                    &u,
+                    &p,
+                    0.0,
+                    runtime::DEFAULT_PIVOT_THRESHOLD,
+                ))
+                .ok();
+            }
+        }
         "symbolic" => two_hundred!(step_jacobians_symbolic),
         _ => two_hundred!(step_jacobians),
     }
