@@ -829,9 +829,7 @@ where
         Some(ud_p) => {
             let du1_p = ud_p * h;
             let dqn_p = mul(&d_ind, &du1_p) * h;
-            // `D(q') δq̃_ind − S(q') ∂C/∂p(q')`, accumulated in place (no zeroed temporary).
-            let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
-            dq_dp.gemm(1.0, &d1, &dqn_p, 1.0);
+            let dq_dp = projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &dqn_p);
             (dq_dp, du1_p)
         }
         None => (SMatrix::zeros(), SMatrix::zeros()),
@@ -871,6 +869,23 @@ fn checked<const NQ: usize, const DOF: usize, const NP: usize>(
         });
     }
     Ok(out)
+}
+
+/// `∂q'/∂p` through the projection: `D(q') δq̃_ind − S(q') ∂C/∂p(q')` for the independent
+/// rows `dqn_p` of `∂q̃/∂p`, accumulated in place (no zeroed temporary).
+fn projected_p<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q1: &SVector<f64, NQ>,
+    p: &M::Params,
+    t1: f64,
+    d1: &SMatrix<f64, NQ, DOF>,
+    dqn_p: &SMatrix<f64, DOF, NP>,
+) -> SMatrix<f64, NQ, NP>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
+    let mut dq_dp = M::dependent_jacobian_p(q1, p, t1);
+    dq_dp.gemm(1.0, d1, dqn_p, 1.0);
+    dq_dp
 }
 
 /// The primary chart's basis at the projected position `q1` (its derivative is
@@ -1039,9 +1054,7 @@ where
     let dq_dq = mul(&d1, &rows(&sum.dq_dq, ind));
     let dq_du = mul(&d1, &rows(&sum.dq_du, ind));
     let dq_dp = if parameters {
-        let mut dq_dp = M::dependent_jacobian_p(&q1, p, t1);
-        dq_dp.gemm(1.0, &d1, &rows(&sum.dq_dp, ind), 1.0);
-        dq_dp
+        projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &rows(&sum.dq_dp, ind))
     } else {
         SMatrix::zeros()
     };
