@@ -18,7 +18,8 @@
 //! Timing: each pair is measured in alternation (rounds of a fixed number of calls, the
 //! median round per call), so machine load affects both sides alike.
 //!
-//! `cargo bench -p mechgen-bench --bench step`
+//! `cargo bench -p mechgen-bench --bench step [FILTER…]` (rows whose `mechanism | measured`
+//! contains a filter, e.g. `F64x4`; all rows without one)
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -62,7 +63,18 @@ fn pair(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
     (ta[ta.len() / 2], tb[tb.len() / 2])
 }
 
-fn row(mech: &str, what: &str, base: &str, (a, b): (f64, f64)) {
+/// Prints one row measured by `measure` (a [`pair`]) unless the command line has filters
+/// (arguments other than `--bench`) and none is a substring of `mechanism | measured`.
+fn row(mech: &str, what: &str, base: &str, measure: impl FnOnce() -> (f64, f64)) {
+    let label = format!("{mech} | {what}");
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if !filters.is_empty() && !filters.iter().any(|f| label.contains(f.as_str())) {
+        return;
+    }
+    let (a, b) = measure();
     println!(
         "| {mech} | {what} | {a:.0} | {base} | {b:.0} | {:.2} |",
         a / b
@@ -84,7 +96,7 @@ macro_rules! lanes_row {
             $name,
             &format!("{}, 4 configs in F64x4", $label),
             "4 f64 calls",
-            pair(lanes, scalar),
+            || pair(lanes, scalar),
         );
     }};
 }
@@ -129,7 +141,7 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         name,
         &format!("step_jacobians (n = {n} inputs)"),
         "step",
-        pair(sj, st),
+        || pair(sj, st),
     );
     let state_only = StepOptions {
         parameter_jacobians: false,
@@ -140,27 +152,27 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         name,
         &format!("step_jacobians, state only (n = {})", NQ + DOF),
         "step",
-        pair(sx, st),
+        || pair(sx, st),
     );
     let sym = call!(step_jacobians_symbolic, state_only);
     row(
         name,
         &format!("step_jacobians_symbolic, state only (n = {})", NQ + DOF),
         "step",
-        pair(sym, st),
+        || pair(sym, st),
     );
     row(
         name,
         "step_jacobians_symbolic, state only",
         "step_jacobians, state only",
-        pair(sym, sx),
+        || pair(sym, sx),
     );
     let sym_full = call!(step_jacobians_symbolic, opts);
     row(
         name,
         &format!("step_jacobians_symbolic (n = {n} inputs)"),
         "step",
-        pair(sym_full, st),
+        || pair(sym_full, st),
     );
     // Central differences of the step with options `o` in every input.
     let fd = |o: StepOptions| {
@@ -193,13 +205,13 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         name,
         "central differences of step",
         "step_jacobians",
-        pair(fd(opts), sj),
+        || pair(fd(opts), sj),
     );
     row(
         name,
         "central differences of step",
         "step_jacobians_symbolic",
-        pair(fd(opts), sym_full),
+        || pair(fd(opts), sym_full),
     );
     // The fourth-order step: its cost against semi-implicit Euler's, and its Jacobians by
     // dual numbers, composed from the generated derivatives, and by central differences.
@@ -208,32 +220,32 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         ..opts
     };
     let st4 = call!(step, rk4_opts);
-    row(name, "step (RK4)", "step", pair(st4, st));
+    row(name, "step (RK4)", "step", || pair(st4, st));
     let sj4 = call!(step_jacobians, rk4_opts);
     row(
         name,
         &format!("step_jacobians RK4 (n = {n} inputs)"),
         "step (RK4)",
-        pair(sj4, st4),
+        || pair(sj4, st4),
     );
     let sym4 = call!(step_jacobians_symbolic, rk4_opts);
     row(
         name,
         &format!("step_jacobians_symbolic RK4 (n = {n} inputs)"),
         "step (RK4)",
-        pair(sym4, st4),
+        || pair(sym4, st4),
     );
     row(
         name,
         "step_jacobians_symbolic RK4",
         "step_jacobians RK4",
-        pair(sym4, sj4),
+        || pair(sym4, sj4),
     );
     row(
         name,
         "central differences of step (RK4)",
         "step_jacobians_symbolic RK4",
-        pair(fd(rk4_opts), sym4),
+        || pair(fd(rk4_opts), sym4),
     );
     let dual_jac = || {
         let pd: [Dual<8>; NP] = std::array::from_fn(|i| Dual::constant(pv[i]));
@@ -252,7 +264,7 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         name,
         "C_J by Dual<8> residual passes",
         "symbolic jacobian",
-        pair(dual_jac, sym_jac),
+        || pair(dual_jac, sym_jac),
     );
     let p32: [f32; NP] = std::array::from_fn(|i| pv[i] as f32);
     let q32 = q.map(|x| x as f32);
@@ -262,12 +274,9 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     let ns64 = || {
         black_box(&M::null_space_s(black_box(&q), black_box(&pv), 0.0f64));
     };
-    row(
-        name,
-        "null_space_fixed over f32",
-        "over f64",
-        pair(ns32, ns64),
-    );
+    row(name, "null_space_fixed over f32", "over f64", || {
+        pair(ns32, ns64)
+    });
     // Four configurations per call in F64x4 lanes against four f64 calls.
     let qs: [SVector<f64, NQ>; 4] = std::array::from_fn(|l| q.map(|x| x + 1e-3 * (l as f64 + 1.0)));
     let q4 = SVector::<F64x4, NQ>::from_fn(|i, _| F64x4::new(std::array::from_fn(|l| qs[l][i])));

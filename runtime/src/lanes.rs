@@ -142,7 +142,7 @@ pub fn sin_cos_lanes(x: F64x4) -> (F64x4, F64x4) {
         y0[l] = r - w;
         y1[l] = (r - y0[l]) - w;
         // NaN and infinite lanes fail the first comparison.
-        one_step[l] = ax < REDUCTION_LIMIT && y0[l].abs() >= ax * ONE_STEP;
+        one_step[l] = (ax < REDUCTION_LIMIT) & (y0[l].abs() >= ax * ONE_STEP);
     }
     if !(one_step[0] & one_step[1] & one_step[2] & one_step[3]) {
         let f = crate::trig::sin_cos;
