@@ -964,5 +964,5 @@ where
 }
 
 fn linalg_finite(v: &[f64]) -> bool {
-    v.iter().all(|x| x.is_finite())
+    crate::linalg::finite(v)
 }

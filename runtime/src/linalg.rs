@@ -28,8 +28,36 @@ pub(crate) fn dmatrix<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) ->
 }
 
 /// True when every entry is finite.
+#[inline]
 pub(crate) fn finite(s: &[f64]) -> bool {
-    s.iter().all(|x| x.is_finite())
+    finite_by(s, |&x| x)
+}
+
+/// True when `value(x)` is finite for every entry `x`.
+///
+/// From 16 entries on branch-free, so that the compiler vectorises it: `v · 0` is `±0` for a
+/// finite `v` and NaN for an infinite or NaN one, summed in eight independent lanes and
+/// then pairwise (about one instruction per entry; `all(is_finite)` took five to seven, and
+/// the checks of the mass matrix and forces were 13 % of the Stewart platform's projection
+/// right-hand side). Shorter slices take `all(is_finite)`, whose early exits cost less than
+/// the sums' latency there.
+#[inline]
+pub(crate) fn finite_by<T>(s: &[T], value: impl Fn(&T) -> f64) -> bool {
+    if s.len() < 16 {
+        return s.iter().all(|x| value(x).is_finite());
+    }
+    let mut acc = [0.0f64; 8];
+    let mut chunks = s.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(c) {
+            *a += value(x) * 0.0;
+        }
+    }
+    for (a, x) in acc.iter_mut().zip(chunks.remainder()) {
+        *a += value(x) * 0.0;
+    }
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
+    ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) == 0.0
 }
 
 /// SVD with a bounded iteration count, checked: `None` on an empty or non-finite input,
@@ -388,6 +416,33 @@ pub(crate) fn reduced_mass_solve(
 
 #[cfg(test)]
 mod tests {
+    use super::finite;
+
+    #[test]
+    fn finite_finds_every_non_finite_entry_at_every_position() {
+        for n in 0..40usize {
+            // Finite values of every kind (zeros of both signs, subnormals, the extremes).
+            let base: Vec<f64> = (0..n)
+                .map(|k| match k % 6 {
+                    0 => -0.0,
+                    1 => f64::MAX,
+                    2 => -f64::MIN_POSITIVE / 4.0,
+                    3 => 1.5,
+                    4 => f64::MIN,
+                    _ => 0.0,
+                })
+                .collect();
+            assert!(finite(&base), "n = {n}");
+            for k in 0..n {
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    let mut v = base.clone();
+                    v[k] = bad;
+                    assert!(!finite(&v), "n = {n}, entry {k} = {bad}");
+                    assert_eq!(finite(&v), v.iter().all(|x| x.is_finite()));
+                }
+            }
+        }
+    }
     use super::*;
 
     /// The Bricard linkage's constraint Jacobian (A04: five rows, one redundant) 1e-12 off

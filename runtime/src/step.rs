@@ -157,7 +157,7 @@ impl fmt::Display for StepError {
 impl std::error::Error for StepError {}
 
 fn finite<S: Real>(v: &[S]) -> bool {
-    v.iter().all(|x| x.value().is_finite())
+    crate::linalg::finite_by(v, |x| x.value())
 }
 
 /// `a b` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping

@@ -442,7 +442,7 @@ where
     let jg = M::inequality_jacobian(q, p, t);
     let gd = jg * qd + M::inequality_jacobian_t(q, p, t);
     let dg = M::inequality_gamma(q, qd, p, t) - gd * (2.0 * alpha) - g * (beta * beta);
-    let finite = |s: &[f64]| s.iter().all(|v| v.is_finite());
+    let finite = crate::linalg::finite;
     let all = [
         m.as_slice(),
         f.as_slice(),
