@@ -81,6 +81,36 @@ fn mass_matrix_matches_numeric_assembly() {
 }
 
 #[test]
+fn mass_nonzeros_are_the_mass_matrix_structure() {
+    // The runtime's products with M read only `MASS_NONZEROS`: every other entry must be
+    // exactly zero, and the list holds no entry twice and none that is always zero.
+    let nonzeros = <M as Dynamics<NQ, NC, DOF>>::MASS_NONZEROS.expect("generated models list them");
+    let mut sorted = nonzeros.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), nonzeros.len(), "no duplicates: {nonzeros:?}");
+    let p = m::Params::default();
+    let mut rng = common::rng(47);
+    let mut seen = vec![false; nonzeros.len()];
+    for _ in 0..200 {
+        let (q, _) = random_state(&mut rng);
+        let mm = m::mass_matrix(&q, &p, 0.0);
+        for i in 0..NQ {
+            for j in 0..NQ {
+                match nonzeros.iter().position(|&e| e == (i, j)) {
+                    Some(k) => seen[k] |= mm[(i, j)] != 0.0,
+                    None => assert_eq!(mm[(i, j)], 0.0, "M[{i}, {j}] outside MASS_NONZEROS"),
+                }
+            }
+        }
+    }
+    assert!(
+        seen.iter().all(|&s| s),
+        "an entry of MASS_NONZEROS is always zero: {seen:?}"
+    );
+}
+
+#[test]
 fn forces_match_lagranges_equations() {
     // f_i = −Σ_jk (∂M_ij/∂q_k − ½ ∂M_jk/∂q_i) q̇_j q̇_k − ∂V/∂q_i + Q_i.
     let p = m::Params {

@@ -89,6 +89,11 @@ pub trait Mechanism<const NQ: usize, const NC: usize, const DOF: usize> {
 pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
     Mechanism<NQ, NC, DOF>
 {
+    /// Where the mass matrix may be nonzero: `(row, column)` pairs of both triangles, or
+    /// `None` (the default) for a dense `M`. Generated models list their structural nonzeros,
+    /// so that the runtime's products with `M` skip the others (the Stewart platform's
+    /// `24 × 24` matrix has 66 of 576); an entry outside the list must be zero.
+    const MASS_NONZEROS: Option<&'static [(usize, usize)]> = None;
     /// Generalised mass matrix `M(q, p, t)` (symmetric, `NQ × NQ`).
     fn mass_matrix(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NQ, NQ>;
     /// Generalised forces `f(q, q̇, p, t)`: applied forces plus the quadratic-velocity

@@ -45,20 +45,21 @@ fn nonfinite(what: &'static str, t: f64) -> DynamicsError {
     }
 }
 
-/// Solves `Dᵀ M D x = b` after the definiteness test of [`linalg::reduced_mass_solve`]
+/// Solves `Dᵀ M D x = Dᵀ rhs`, given `md = M D`, after the definiteness test of
+/// [`linalg::reduced_mass_solve`]
 /// (the same test as the Lagrange route's `Nᵀ M N`), with errors that name the largest
 /// components of the offending motion `D v` (and the non-finite entries of `b`).
 #[allow(clippy::too_many_arguments)]
 fn reduced_solve<const NQ: usize, const DOF: usize>(
     d: &SMatrix<f64, NQ, DOF>,
-    mass: &SMatrix<f64, NQ, NQ>,
+    md: &SMatrix<f64, NQ, DOF>,
     rhs: &SVector<f64, NQ>,
     names: &[&'static str],
     t: f64,
     q: &SVector<f64, NQ>,
     u: &SVector<f64, DOF>,
 ) -> Result<SVector<f64, DOF>, DynamicsError> {
-    let a = d.transpose() * mass * d;
+    let a = d.tr_mul(md);
     let b = d.transpose() * rhs;
     if !linalg::finite(rhs.as_slice()) {
         return Err(DynamicsError::NonFinite {
@@ -201,7 +202,10 @@ where
     let names: &[&'static str] = &M::COORD_NAMES;
     check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
     check_finite("forces", t, f.as_slice(), NQ, names)?;
-    let ud = reduced_solve(&d, &mass, &(f - mass * du), names, t, q, u)?;
+    let nz = M::MASS_NONZEROS;
+    let md = crate::step::mass_mul(nz, &mass, &d);
+    let rhs = f - crate::step::mass_mul(nz, &mass, &du);
+    let ud = reduced_solve(&d, &md, &rhs, names, t, q, u)?;
     Ok(ProjectionAccelerations {
         qd,
         qdd: d * ud + du,
@@ -337,7 +341,7 @@ where
     let names: &[&'static str] = &M::COORD_NAMES;
     check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
     check_finite("forces", t, f.as_slice(), NQ, names)?;
-    let w = reduced_solve(&d, &mass, &(f - mass * z), names, t, q, u)?;
+    let w = reduced_solve(&d, &(mass * d), &(f - mass * z), names, t, q, u)?;
     let qdd = d * w + z;
     let mut ud = SVector::<f64, DOF>::zeros();
     for (k, &i) in M::INDEPENDENT.iter().enumerate() {

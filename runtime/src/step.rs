@@ -163,6 +163,33 @@ fn finite<S: Real>(v: &[S]) -> bool {
 /// `a b` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping
 /// exact zeros (mass matrices and bases are sparse: the Stewart platform's 24 × 24 `M` has
 /// 10 % nonzeros, and a product of dual numbers costs `2N + 1` multiplications).
+/// `M x` over the mass matrix's structural nonzeros when the model lists them
+/// ([`Dynamics::MASS_NONZEROS`](crate::Dynamics::MASS_NONZEROS), column by column), else
+/// [`mat_mul`]: for each entry of the result the same products summed in the same order.
+/// A list with an index out of range falls back to the dense product. Inlined, so that the
+/// model's constant list unrolls into the products it names.
+#[inline(always)]
+pub(crate) fn mass_mul<S: Real, const NQ: usize, const C: usize>(
+    nonzeros: Option<&[(usize, usize)]>,
+    mass: &SMatrix<S, NQ, NQ>,
+    x: &SMatrix<S, NQ, C>,
+) -> SMatrix<S, NQ, C> {
+    let Some(nonzeros) = nonzeros else {
+        return mat_mul(mass, x);
+    };
+    let mut out = SMatrix::<S, NQ, C>::from_fn(|_, _| S::from_f64(0.0));
+    for &(i, k) in nonzeros {
+        if i >= NQ || k >= NQ {
+            return mat_mul(mass, x);
+        }
+        let m = mass[(i, k)];
+        for j in 0..C {
+            out[(i, j)] += m * x[(k, j)];
+        }
+    }
+    out
+}
+
 fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
     a: &SMatrix<S, R, K>,
     b: &SMatrix<S, K, C>,
@@ -371,9 +398,9 @@ where
     let qd = mat_mul(&d, u) + xt;
     let ddu = M::solve_dependent_s(q, p, ts, &M::gamma_s(q, &qd, p, ts));
     let mass = M::mass_matrix_s(q, p, ts);
-    let rhs = M::forces_s(q, &qd, p, ts) - mat_mul(&mass, &ddu);
+    let rhs = M::forces_s(q, &qd, p, ts) - mass_mul(M::MASS_NONZEROS, &mass, &ddu);
     let dt = d.transpose();
-    let md = mat_mul(&mass, &d);
+    let md = mass_mul(M::MASS_NONZEROS, &mass, &d);
     let a = mat_mul(&dt, &md);
     let b = mat_mul(&dt, &rhs);
     if !finite(a.as_slice()) || !finite(b.as_slice()) {
@@ -1331,7 +1358,7 @@ fn rollout_adjoint_with<const NQ: usize, const DOF: usize, const NP: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::{mul, mul_acc};
+    use super::{mass_mul, mat_mul, mul, mul_acc};
     use nalgebra::SMatrix;
 
     /// A matrix with exact zeros (a zero column included) and values from a fixed xorshift.
@@ -1367,6 +1394,36 @@ mod tests {
             (acc - want).amax() <= 1e-15 * (1.0 + want.amax()),
             "accumulated {R}×{K}·{K}×{C}"
         );
+    }
+
+    #[test]
+    fn mass_products_over_the_nonzeros_equal_the_dense_ones() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let full = sample::<9, 9>(&mut seed);
+        // A symmetric matrix with the sample's zeros, and its nonzeros column by column.
+        let m = full + full.transpose();
+        let mut nonzeros = Vec::new();
+        for k in 0..9 {
+            for i in 0..9 {
+                if m[(i, k)] != 0.0 {
+                    nonzeros.push((i, k));
+                }
+            }
+        }
+        assert!(
+            nonzeros.len() < 70,
+            "the sample is sparse: {}",
+            nonzeros.len()
+        );
+        let x = sample::<9, 4>(&mut seed);
+        let dense = mat_mul(&m, &x);
+        // The same products in the same order: equal, not only close.
+        assert_eq!(mass_mul(Some(&nonzeros), &m, &x), dense);
+        assert!((dense - m * x).amax() <= 1e-15 * (1.0 + dense.amax()));
+        assert_eq!(mass_mul(None, &m, &x), dense);
+        // A list with an index out of range is not trusted: the dense product.
+        nonzeros.push((9, 0));
+        assert_eq!(mass_mul(Some(&nonzeros), &m, &x), dense);
     }
 
     #[test]

@@ -53,14 +53,18 @@ pub(crate) fn model_impls(
             }
         }
     };
-    let dynamics_impl = if dynamics.is_empty() {
-        TokenStream::new()
+    let (mass_nonzeros, dynamics_impl) = if dynamics.is_empty() {
+        (TokenStream::new(), TokenStream::new())
     } else {
-        quote! {
-            impl #krate::runtime::Dynamics<NQ, NC, DOF> for Model {
-                #dynamics
-            }
-        }
+        (
+            mass_nonzeros(table),
+            quote! {
+                impl #krate::runtime::Dynamics<NQ, NC, DOF> for Model {
+                    const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
+                    #dynamics
+                }
+            },
+        )
     };
     quote! {
         /// The mechanism as a type, for the runtime's generic solvers.
@@ -80,9 +84,44 @@ pub(crate) fn model_impls(
             #atlas
         }
 
+        #mass_nonzeros
         #dynamics_impl
         #inequalities_impl
         #(#charts)*
+    }
+}
+
+/// `MASS_NONZEROS`: the structural nonzeros of `mass_matrix` (both triangles, column by
+/// column), for the `Dynamics` impls' constant of that name.
+fn mass_nonzeros(table: &[Entry]) -> TokenStream {
+    let mut pairs: Vec<(usize, usize)> = table
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Function(f) if f.name == "mass_matrix" => Some(&f.pos),
+            _ => None,
+        })
+        .flatten()
+        .flat_map(|&(i, j)| [(i, j), (j, i)])
+        .collect();
+    pairs.sort_by_key(|&(i, j)| (j, i));
+    pairs.dedup();
+    let n = pairs.len();
+    let len = proc_macro2::Literal::usize_unsuffixed(n);
+    let entries = pairs.iter().map(|&(i, j)| {
+        let (i, j) = (
+            proc_macro2::Literal::usize_unsuffixed(i),
+            proc_macro2::Literal::usize_unsuffixed(j),
+        );
+        quote!((#i, #j))
+    });
+    let doc = format!(
+        " The {n} structural nonzeros of `mass_matrix` as `(row, column)`, both triangles, \
+         column by column: the runtime's products with `M` skip the other entries."
+    );
+    let doc = super::docs::wrapped_doc(&doc);
+    quote! {
+        #doc
+        pub const MASS_NONZEROS: [(usize, usize); #len] = [#(#entries),*];
     }
 }
 
@@ -183,6 +222,7 @@ fn chart_impls(
     let dynamics_impl = (!dynamics.is_empty()).then(|| {
         quote! {
             impl #krate::runtime::Dynamics<NQ, NC, DOF> for #t {
+                const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
                 #dynamics
             }
         }

@@ -607,7 +607,17 @@ pub mod slider_crank {
             solve_dependent(q, p, t, b)
         }
     }
+    /// The 5 structural nonzeros of `mass_matrix` as `(row, column)`, both triangles, column by
+    /// column: the runtime's products with `M` skip the other entries.
+    pub const MASS_NONZEROS: [(usize, usize); 5] = [
+        (0, 0),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+        (2, 2),
+    ];
     impl ::mechgen::runtime::Dynamics<NQ, NC, DOF> for Model {
+        const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
         #[inline]
         fn mass_matrix(
             q: &SVector<f64, NQ>,
