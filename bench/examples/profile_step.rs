@@ -6,7 +6,7 @@
 //!   `+p` (`symbolic+p`) adds the parameter blocks; a prefix `rk4-` (`rk4-symbolic+p`) takes
 //!   the RK4 step instead of semi-implicit Euler;
 //! * MODE `rhs`: 200 right-hand sides of the projection method (`projection_rhs`, the `f64`
-//!   functions);
+//!   functions); MODE `lagrange`: 200 of the Lagrange route's (`lagrange_qdd`);
 //! * MODE `setup`: the assembly alone (subtract it from the others' totals);
 //! * MODE `lanes` / `scalar`: `null_space_fixed` and `mass_matrix` on four configurations,
 //!   1,000 times, in `F64x4` lanes / as four `f64` calls.
@@ -99,6 +99,28 @@ where
                     &p,
                     0.0,
                     runtime::DEFAULT_PIVOT_THRESHOLD,
+                ))
+                .ok();
+            }
+        }
+        "lagrange" => {
+            // The consistent velocity of `u` from the projection route, then 200 of the
+            // Lagrange route's accelerations (through the generated chart).
+            let (qd, _) = runtime::projection_rhs::<M, NQ, NC, DOF>(
+                &q,
+                &u,
+                &p,
+                0.0,
+                runtime::DEFAULT_PIVOT_THRESHOLD,
+            )
+            .expect("right-hand side at the assembled state");
+            for _ in 0..200 {
+                black_box(runtime::lagrange_qdd::<M, NQ, NC, DOF>(
+                    black_box(&q),
+                    &qd,
+                    &p,
+                    0.0,
+                    None,
                 ))
                 .ok();
             }
