@@ -203,8 +203,8 @@ where
     check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
     check_finite("forces", t, f.as_slice(), NQ, names)?;
     let nz = M::MASS_NONZEROS;
-    let md = crate::step::mass_mul(nz, &mass, &d);
-    let rhs = f - crate::step::mass_mul(nz, &mass, &du);
+    let md = linalg::mass_mul(nz, &mass, &d);
+    let rhs = f - linalg::mass_mul(nz, &mass, &du);
     let ud = reduced_solve(&d, &md, &rhs, names, t, q, u)?;
     Ok(ProjectionAccelerations {
         qd,

@@ -46,6 +46,7 @@ use std::fmt;
 use nalgebra::{SMatrix, SVector};
 
 use crate::dual::Dual;
+use crate::linalg::{mass_mul, mat_mul};
 pub use crate::mechanism::{GenericDynamics, StepDerivatives};
 use crate::real::Real;
 
@@ -158,58 +159,6 @@ impl std::error::Error for StepError {}
 
 fn finite<S: Real>(v: &[S]) -> bool {
     crate::linalg::finite_by(v, |x| x.value())
-}
-
-/// `a b` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping
-/// exact zeros (mass matrices and bases are sparse: the Stewart platform's 24 × 24 `M` has
-/// 10 % nonzeros, and a product of dual numbers costs `2N + 1` multiplications).
-/// `M x` over the mass matrix's structural nonzeros when the model lists them
-/// ([`Dynamics::MASS_NONZEROS`](crate::Dynamics::MASS_NONZEROS), column by column), else
-/// [`mat_mul`]: for each entry of the result the same products summed in the same order.
-/// A list with an index out of range falls back to the dense product. Inlined, so that the
-/// model's constant list unrolls into the products it names.
-#[inline(always)]
-pub(crate) fn mass_mul<S: Real, const NQ: usize, const C: usize>(
-    nonzeros: Option<&[(usize, usize)]>,
-    mass: &SMatrix<S, NQ, NQ>,
-    x: &SMatrix<S, NQ, C>,
-) -> SMatrix<S, NQ, C> {
-    let Some(nonzeros) = nonzeros else {
-        return mat_mul(mass, x);
-    };
-    let mut out = SMatrix::<S, NQ, C>::from_fn(|_, _| S::from_f64(0.0));
-    for &(i, k) in nonzeros {
-        if i >= NQ || k >= NQ {
-            return mat_mul(mass, x);
-        }
-        let m = mass[(i, k)];
-        for j in 0..C {
-            out[(i, j)] += m * x[(k, j)];
-        }
-    }
-    out
-}
-
-fn mat_mul<S: Real, const R: usize, const K: usize, const C: usize>(
-    a: &SMatrix<S, R, K>,
-    b: &SMatrix<S, K, C>,
-) -> SMatrix<S, R, C> {
-    let mut out = SMatrix::<S, R, C>::from_fn(|_, _| S::from_f64(0.0));
-    for k in 0..K {
-        for i in 0..R {
-            let aik = a[(i, k)];
-            if aik.is_zero() {
-                continue;
-            }
-            for j in 0..C {
-                let bkj = b[(k, j)];
-                if !bkj.is_zero() {
-                    out[(i, j)] += aik * bkj;
-                }
-            }
-        }
-    }
-    out
 }
 
 /// `a b` for `f64` ([`product_columns`]).
@@ -1358,7 +1307,8 @@ fn rollout_adjoint_with<const NQ: usize, const DOF: usize, const NP: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::{mass_mul, mat_mul, mul, mul_acc};
+    use super::{mul, mul_acc};
+    use crate::linalg::{mass_mul, mat_mul};
     use nalgebra::SMatrix;
 
     /// A matrix with exact zeros (a zero column included) and values from a fixed xorshift.
