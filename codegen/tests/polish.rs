@@ -173,20 +173,26 @@ fn health_is_folded_and_flat() {
     let code = code(SLIDER_CRANK);
     let basis = function(&code, "null_space_fixed_into");
     // The constant pivot `-1` (the slider's column) folds into `1.0` twice, and needs no
-    // finiteness check.
+    // finiteness check. Minima by the runtime's `smallest`/`lesser` (one comparison each;
+    // the pivots are checked finite), not `f64::min`.
     assert!(
         basis
             .contains("let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);"),
         "{basis}"
     );
     assert!(
-        basis.contains("let min_pivot = f64::abs(t5).min(1.0);"),
+        basis.contains("let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);"),
         "{basis}"
     );
     assert!(
         basis.contains("let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {"),
         "{basis}"
     );
+    assert!(
+        basis.contains("::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)"),
+        "{basis}"
+    );
+    assert!(!basis.contains("f64::min"), "{basis}");
     assert!(!basis.contains("-1.0 * -1.0"), "{basis}");
 }
 

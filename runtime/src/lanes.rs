@@ -111,11 +111,12 @@ impl Neg for F64x4 {
 /// not near a multiple of π/2); lane by lane otherwise.
 #[inline]
 pub fn sin_cos_lanes(x: F64x4) -> (F64x4, F64x4) {
-    use crate::trig::{kernel_cos, kernel_sin, INV_PIO2, PIO2_1, PIO2_1T, REDUCTION_LIMIT, SHIFT};
-    // `2⁻¹⁵`: `|y0| ≥ 2⁻¹⁵ |x|` implies what the scalar reduction tests before its second
-    // step, `exponent(x) − exponent(y0) ≤ 16` (as a comparison of `f64`s, which the compiler
-    // vectorises; a lane between the two goes to the lane-by-lane path, which is exact).
-    const ONE_STEP: f64 = 1.0 / 32768.0;
+    use crate::trig::{
+        kernel_cos, kernel_sin, INV_PIO2, ONE_STEP, PIO2_1, PIO2_1T, REDUCTION_LIMIT, SHIFT,
+    };
+    // `|y0| ≥ 2⁻¹⁵ |x|` is the scalar reduction's own test for stopping after one step (as a
+    // comparison of `f64`s, which the compiler vectorises); a lane that needs more steps, a
+    // NaN, an infinite or a huge lane goes to the lane-by-lane path.
     let x = x.0;
     if x.iter().all(|v| v.abs() <= core::f64::consts::FRAC_PI_4) {
         // Every lane within π/4 (the scalar's shortcut): the kernels alone.

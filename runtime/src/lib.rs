@@ -109,7 +109,7 @@ pub use projection::{
     multipliers, projection_accelerations, projection_accelerations_in,
     projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
-pub use real::Real;
+pub use real::{lesser, smallest, Real};
 #[cfg(feature = "std")]
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,

@@ -58,11 +58,10 @@ pub(crate) fn kernel_cos(x: f64, y: f64) -> f64 {
     one_minus + (((1.0 - one_minus) - hz) + (z * r - x * y))
 }
 
-/// Biased exponent of `x`.
-#[inline(always)]
-pub(crate) fn exponent(x: f64) -> i32 {
-    ((x.to_bits() >> 52) & 0x7ff) as i32
-}
+/// `2⁻¹⁵`: below `2⁻¹⁵ |x|` the first reduction step's `|y0|` takes a second step.
+pub(crate) const ONE_STEP: f64 = 1.0 / 32_768.0;
+/// `2⁻⁴⁸`: below `2⁻⁴⁸ |x|` the second step's `|y0|` takes a third.
+const TWO_STEPS: f64 = 1.0 / 281_474_976_710_656.0;
 
 /// `(sin x, cos x)`, correctly rounded or within one ulp like the C library's, in one
 /// argument reduction.
@@ -78,8 +77,10 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     if ax <= core::f64::consts::FRAC_PI_4 {
         return (kernel_sin(x, 0.0), kernel_cos(x, 0.0));
     }
-    // Beyond 2^20·π/2 the three-step reduction loses bits; NaN and ∞ land here too.
-    if ax.is_nan() || ax >= REDUCTION_LIMIT {
+    // Beyond 2^20·π/2 the three-step reduction loses bits; NaN (which fails every
+    // comparison) and ∞ land here too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `ax >= LIMIT` would let NaN through
+    if !(ax < REDUCTION_LIMIT) {
         return (crate::Real::sin(x), crate::Real::cos(x));
     }
     // Round to the nearest integer by adding and removing 1.5·2⁵²: no libm call (the
@@ -89,15 +90,19 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     let quadrant = biased.to_bits() & 3;
     let mut r = x - f * PIO2_1;
     let mut w = f * PIO2_1T;
-    let e = exponent(x);
     let mut y0 = r - w;
-    if e - exponent(y0) > 16 {
+    // fdlibm takes a second (third) step when the first (second) cancelled more than 16
+    // (49) bits, `exponent(x) − exponent(y0) > 16`; `|y0| < 2⁻¹⁵ |x|` (`2⁻⁴⁸`) holds
+    // whenever that does, so it takes the extra step in every case fdlibm does (and in a
+    // few more, where the step only adds bits) with one comparison of `f64`s instead of two
+    // exponent extractions. `sin_cos_lanes` uses the same test.
+    if y0.abs() < ax * ONE_STEP {
         let t = r;
         w = f * PIO2_2;
         r = t - w;
         w = f * PIO2_2T - ((t - r) - w);
         y0 = r - w;
-        if e - exponent(y0) > 49 {
+        if y0.abs() < ax * TWO_STEPS {
             let t = r;
             w = f * PIO2_3;
             r = t - w;
@@ -168,6 +173,26 @@ mod tests {
                         && (c - lc).abs() <= 1e-16 * (1.0 + x.abs()),
                     "x = {x:e}: ({s:e}, {c:e}) vs ({ls:e}, {lc:e})"
                 );
+            }
+        }
+        // Near multiples of π/2, where the reduction takes its second and third steps: offsets
+        // `2⁻ᵏ |x|` around the test's `2⁻¹⁵ |x|` and `2⁻⁴⁸ |x|` thresholds, within one ulp
+        // (absolute 1e-16 (1 + |x|) where the result is smaller than an ulp of `x` allows).
+        for k in (1i64..200_000).step_by(997) {
+            let x = k as f64 * std::f64::consts::FRAC_PI_2;
+            for e in 10..60 {
+                let d = x * (-(e as f64)).exp2();
+                for x in [x + d, x - d, x + 1.5 * d, x - 0.75 * d] {
+                    let (s, c) = sin_cos(x);
+                    let (ls, lc) = x.sin_cos();
+                    let close = |a: f64, b: f64| {
+                        ulps(a, b) <= 1 || (a - b).abs() <= 1e-16 * (1.0 + x.abs())
+                    };
+                    assert!(
+                        close(s, ls) && close(c, lc),
+                        "x = {x:e}: ({s:e}, {c:e}) vs ({ls:e}, {lc:e})"
+                    );
+                }
             }
         }
         println!("worst ulps vs libm: {worst}");

@@ -17,11 +17,14 @@ pub(crate) type Term = (TokenStream, Option<f64>);
 
 /// How a reduction combines its terms.
 #[derive(Clone, Copy)]
-enum Op {
+enum Op<'a> {
     /// `a + b`.
     Sum,
     /// `a.min(b)`.
     Min,
+    /// `lesser(a, b)` and `smallest(a, [b, c, …])` under the given path (the runtime's: one
+    /// comparison each, no NaN handling, for terms checked finite beside them).
+    Lesser(&'a TokenStream),
 }
 
 /// `terms` reduced by `op`, as statements and the expression of the result: one flat
@@ -31,11 +34,17 @@ enum Op {
 /// it tripled the Stewart platform's `null_space` time), hence the tree above them.
 fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStream) {
     fn chain(terms: &[TokenStream], op: Op) -> TokenStream {
+        if let (Op::Lesser(runtime), [first, rest @ ..]) = (op, terms) {
+            if !rest.is_empty() {
+                return quote!(#runtime::smallest(#first, [#(#rest),*]));
+            }
+        }
         let mut out = terms[0].clone();
         for t in &terms[1..] {
             out = match op {
                 Op::Sum => quote!(#out + #t),
                 Op::Min => quote!(#out.min(#t)),
+                Op::Lesser(runtime) => quote!(#runtime::lesser(#out, #t)),
             };
         }
         out
@@ -52,6 +61,7 @@ fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStrea
             Op::Sum if top => quote!(#l + #r),
             Op::Sum => quote!((#l + #r)),
             Op::Min => quote!(#l.min(#r)),
+            Op::Lesser(runtime) => quote!(#runtime::lesser(#l, #r)),
         }
     }
     if terms.len() <= CHAIN {
@@ -71,7 +81,9 @@ fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStrea
 /// The statements computing the health figure (see `null_space`'s docs), bound to
 /// `local("health")`, from the pivots and the scale entries (structural entries of the
 /// pivot rows of `C_J`); `d` is the basis. Constant pivots and scale entries are folded
-/// at generation (and a constant is finite: it needs no check).
+/// at generation (and a constant is finite: it needs no check). The `f64`/`f32` functions
+/// take minima by `krate`'s `runtime::lesser` and `runtime::smallest` (one comparison each:
+/// every pivot is checked finite before the minimum is used).
 ///
 /// The generic family computes it in `<S as Real>::Part` (its terms are `Real::part(x)`):
 /// `f64` for scalars and dual numbers (their values: no derivative work), `F64x4` for
@@ -82,8 +94,15 @@ pub(crate) fn health_tokens(
     scale: &[Term],
     d: &Ident,
     sc: &ScalarType,
+    krate: &TokenStream,
 ) -> TokenStream {
     let generic = sc.is_generic();
+    let runtime = quote!(#krate::runtime);
+    let min_op = if generic {
+        Op::Min
+    } else {
+        Op::Lesser(&runtime)
+    };
     let ty = &sc.ty;
     let part = quote!(<S as Real>::Part);
     let lit = |v: f64| {
@@ -151,10 +170,14 @@ pub(crate) fn health_tokens(
         squares.push(lit(0.0));
     }
     let (sq_stmts, sq) = reduce(&squares, Op::Sum, "health_sq");
-    let (min_stmts, min) = reduce(&mins, Op::Min, "health_min");
+    let (min_stmts, min) = reduce(&mins, min_op, "health_min");
     let sqrt = call("sqrt", sq);
     let one_part = lit(1.0);
-    let ratio = call("min", quote!(#min_name / #scale_name, #one_part));
+    let ratio = if generic {
+        call("min", quote!(#min_name / #scale_name, #one_part))
+    } else {
+        quote!(#runtime::lesser(#min_name / #scale_name, #one_part))
+    };
     // Every input of the basis is an entry of the pivot rows (in `health_scale`) or a
     // pivot: when those are finite, so is the basis (or its health is ~0 by overflow).
     let (check_stmts, checked) = if var_pivots.is_empty() {

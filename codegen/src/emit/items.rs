@@ -353,7 +353,13 @@ fn basis_sets(
             (v, arena.as_const(r))
         })
         .collect();
-    let health = health_tokens(&terms[..pivots], &terms[pivots..], out, &opts.scalar);
+    let health = health_tokens(
+        &terms[..pivots],
+        &terms[pivots..],
+        out,
+        &opts.scalar,
+        &opts.crate_path,
+    );
     quote! {
         #sets
         #health

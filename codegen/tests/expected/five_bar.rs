@@ -298,9 +298,9 @@ pub mod five_bar {
         out[(3, 1)] = t23;
         let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
             + t13 * t13 + t15 * t15);
-        let min_pivot = f64::abs(t15).min(f64::abs(t18));
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t15), [f64::abs(t18)]);
         let health = if (t15 + t18 + health_scale).is_finite() && health_scale > 0.0 {
-            f64::min(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
@@ -370,9 +370,9 @@ pub mod five_bar {
         out[(3, 1)] = -t22;
         let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
             + t13 * t13 + t15 * t15);
-        let min_pivot = f64::abs(t7).min(f64::abs(t18));
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t7), [f64::abs(t18)]);
         let health = if (t7 + t18 + health_scale).is_finite() && health_scale > 0.0 {
-            f64::min(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
@@ -570,9 +570,9 @@ pub mod five_bar {
         d[(3, 1)] = t25;
         let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
             + t13 * t13 + t15 * t15);
-        let min_pivot = f64::abs(t15).min(f64::abs(t20));
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t15), [f64::abs(t20)]);
         let health = if (t15 + t20 + health_scale).is_finite() && health_scale > 0.0 {
-            f64::min(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };

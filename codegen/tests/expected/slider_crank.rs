@@ -244,9 +244,9 @@ pub mod slider_crank {
         out[(1, 0)] = -t8;
         out[(2, 0)] = t9;
         let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
-        let min_pivot = f64::abs(t5).min(1.0);
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);
         let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
-            f64::min(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
@@ -367,9 +367,9 @@ pub mod slider_crank {
         d[(1, 0)] = -t10;
         d[(2, 0)] = t11;
         let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
-        let min_pivot = f64::abs(t5).min(1.0);
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);
         let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
-            f64::min(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
