@@ -118,7 +118,7 @@ fn user_names_are_kept_and_the_generated_locals_give_way() {
 fn negations_of_a_name_are_written_where_they_are_stored() {
     let code = code(SLIDER_CRANK);
     let basis = function(&code, "null_space_fixed_into");
-    assert!(basis.contains("out[(1, 0)] = -t8;"), "{basis}");
+    assert!(basis.contains("out[(1, 0)] = -t5;"), "{basis}");
     for line in code.lines() {
         let l = line.trim();
         if let Some(rest) = l.strip_prefix("let ") {
@@ -173,19 +173,20 @@ fn health_is_folded_and_flat() {
     let code = code(SLIDER_CRANK);
     let basis = function(&code, "null_space_fixed_into");
     // The constant pivot `-1` (the slider's column) folds into `1.0` twice, and needs no
-    // finiteness check. Minima by the runtime's `smallest`/`lesser` (one comparison each;
-    // the pivots are checked finite), not `f64::min`.
+    // finiteness check; the links' entries `l cos x`, `l sin x` fold into `l` (their
+    // squares sum to `l²`), their angles checked finite instead. Minima by the runtime's
+    // `smallest`/`lesser` (one comparison each; the pivots are checked finite), not
+    // `f64::min`.
     assert!(
-        basis
-            .contains("let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);"),
+        basis.contains("let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);"),
         "{basis}"
     );
     assert!(
-        basis.contains("let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);"),
+        basis.contains("let min_pivot = ::mechgen::runtime::smallest(f64::abs(t3), [1.0]);"),
         "{basis}"
     );
     assert!(
-        basis.contains("let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {"),
+        basis.contains("let health = if (t3 + theta + beta + health_scale).is_finite()"),
         "{basis}"
     );
     assert!(

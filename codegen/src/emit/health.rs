@@ -91,7 +91,7 @@ fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStrea
 /// lane) is the worst lane's, computed with lane-wise operations.
 pub(crate) fn health_tokens(
     pivots: &[Term],
-    scale: &[Term],
+    (scale, weights): (&[Term], &[u32]),
     d: &Ident,
     sc: &ScalarType,
     krate: &TokenStream,
@@ -149,7 +149,13 @@ pub(crate) fn health_tokens(
         .iter()
         .filter_map(|p| p.1.map(f64::abs))
         .reduce(f64::min);
-    let const_sq: f64 = scale.iter().filter_map(|e| e.1.map(|v| v * v)).sum();
+    // Scale entry `k` counts `weights[k]` times (one each when `weights` is empty).
+    let weight = |k: usize| weights.get(k).copied().unwrap_or(1);
+    let const_sq: f64 = scale
+        .iter()
+        .enumerate()
+        .filter_map(|(k, e)| e.1.map(|v| f64::from(weight(k)) * (v * v)))
+        .sum();
     let var_pivots: Vec<&TokenStream> = pivots
         .iter()
         .filter(|p| p.1.is_none())
@@ -162,10 +168,30 @@ pub(crate) fn health_tokens(
     if const_sq != 0.0 {
         squares.push(lit(const_sq));
     }
-    squares.extend(scale.iter().filter(|e| e.1.is_none()).map(|e| {
-        let e = &e.0;
-        quote!(#e * #e)
-    }));
+    squares.extend(
+        scale
+            .iter()
+            .enumerate()
+            .filter(|(k, e)| e.1.is_none() && weight(*k) > 0)
+            .map(|(k, e)| {
+                let e = &e.0;
+                match weight(k) {
+                    1 => quote!(#e * #e),
+                    w => {
+                        let w = lit(f64::from(w));
+                        quote!(#w * (#e * #e))
+                    }
+                }
+            }),
+    );
+    // Entries of weight 0 (the angles of folded `c cos x`, `c sin x` pairs) are checked
+    // finite beside the pivots.
+    let checked_only: Vec<TokenStream> = scale
+        .iter()
+        .enumerate()
+        .filter(|(k, e)| e.1.is_none() && weight(*k) == 0)
+        .map(|(_, e)| e.0.clone())
+        .collect();
     if squares.is_empty() {
         squares.push(lit(0.0));
     }
@@ -178,12 +204,17 @@ pub(crate) fn health_tokens(
     } else {
         quote!(#runtime::lesser(#min_name / #scale_name, #one_part))
     };
-    // Every input of the basis is an entry of the pivot rows (in `health_scale`) or a
-    // pivot: when those are finite, so is the basis (or its health is ~0 by overflow).
-    let (check_stmts, checked) = if var_pivots.is_empty() {
+    // Every input of the basis is an entry of the pivot rows (in `health_scale`, or a
+    // folded pair's factor and angle) or a pivot: when those are finite, so is the basis
+    // (or its health is ~0 by overflow).
+    let (check_stmts, checked) = if var_pivots.is_empty() && checked_only.is_empty() {
         (TokenStream::new(), quote!(#scale_name))
     } else {
-        let terms: Vec<TokenStream> = var_pivots.iter().map(|p| quote!(#p)).collect();
+        let terms: Vec<TokenStream> = var_pivots
+            .iter()
+            .map(|p| quote!(#p))
+            .chain(checked_only)
+            .collect();
         let (stmts, sum) = reduce(&terms, Op::Sum, "health_check");
         (stmts, quote!((#sum + #scale_name)))
     };

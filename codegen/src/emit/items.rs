@@ -313,7 +313,7 @@ fn output_sets(
                 &f.roots[nb..],
                 &vals[..nb],
                 &vals[nb..],
-                *pivots,
+                (*pivots, &f.scale_weights),
                 out,
                 opts,
             )
@@ -334,7 +334,7 @@ fn basis_sets(
     extra_roots: &[ExprId],
     entries: &[TokenStream],
     extra: &[TokenStream],
-    pivots: usize,
+    (pivots, scale_weights): (usize, &[u32]),
     out: &proc_macro2::Ident,
     opts: &EmitOptions,
 ) -> TokenStream {
@@ -355,7 +355,7 @@ fn basis_sets(
         .collect();
     let health = health_tokens(
         &terms[..pivots],
-        &terms[pivots..],
+        (&terms[pivots..], scale_weights),
         out,
         &opts.scalar,
         &opts.crate_path,
@@ -403,7 +403,7 @@ fn kinematics(
         &f.roots[c..],
         &vals[b..c],
         &vals[c..],
-        pivots,
+        (pivots, &f.scale_weights),
         &d,
         opts,
     );

@@ -308,6 +308,10 @@ pub(crate) struct GenFn {
     pub rows_are_constraints: bool,
     /// The trait method it implements, if any.
     pub implements: Option<TraitMethod>,
+    /// Multiplicity of each scale root of a health figure ([`Shape::Basis`],
+    /// [`Shape::Kinematics`]): the scale's square is `Σ k e²` over the scale roots `e` and
+    /// these `k` (see [`scale_terms`]); empty: one each.
+    pub scale_weights: Vec<u32>,
 }
 
 /// One item of the generated module's function section, in order.
@@ -373,6 +377,7 @@ fn plain(
         comments: Vec::new(),
         rows_are_constraints: false,
         implements: None,
+        scale_weights: Vec::new(),
     }
 }
 
@@ -933,14 +938,8 @@ fn kinematics_fn(c: &Ctx<'_>) -> GenFn {
     let nbasis = br.len();
     roots.extend(br);
     pos.extend(bp);
-    let unsigned = |e: &ExprId| match arena.node(*e) {
-        crate::expr::Node::Neg(a) => a,
-        _ => *e,
-    };
-    roots.extend(ns.pivots.iter().map(unsigned));
-    let mut scale: Vec<ExprId> = ns.row_scale.iter().flatten().map(unsigned).collect();
-    scale.sort();
-    scale.dedup();
+    roots.extend(ns.pivots.iter().map(|&e| unsigned(arena, e)));
+    let (scale, weights) = scale_terms(arena, ns.row_scale.iter().flatten().copied());
     roots.extend(scale);
     let mut f = plain(
         "kinematics",
@@ -958,6 +957,7 @@ fn kinematics_fn(c: &Ctx<'_>) -> GenFn {
         "out",
         (roots, pos),
     );
+    f.scale_weights = weights;
     f.rows_are_constraints = false;
     f
 }
@@ -1118,15 +1118,9 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
     let (nq, dof, order) = (c.nq, c.dof, &c.order);
     let (mut roots, pos) = nonzeros(&chart.basis, arena);
     // The health figure takes moduli and squares: a negation is folded away.
-    let unsigned = |e: &ExprId| match arena.node(*e) {
-        crate::expr::Node::Neg(a) => a,
-        _ => *e,
-    };
-    roots.extend(chart.pivots.iter().map(unsigned));
+    roots.extend(chart.pivots.iter().map(|&e| unsigned(arena, e)));
     // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
-    let mut scale: Vec<ExprId> = chart.row_scale.iter().flatten().map(unsigned).collect();
-    scale.sort();
-    scale.dedup();
+    let (scale, weights) = scale_terms(arena, chart.row_scale.iter().flatten().copied());
     roots.extend(scale);
     let indep: Vec<&str> = chart
         .independent
@@ -1141,7 +1135,7 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
          singular.\n\n Rows: {order}. Columns: the independent coordinates {indep:?} (identity \
          rows of `D`): `q̇ = D u` with `u` their velocities."
     );
-    plain(
+    let mut f = plain(
         name.to_string(),
         doc,
         Inputs::Position,
@@ -1150,7 +1144,79 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
         },
         "d",
         (roots, pos),
-    )
+    );
+    f.scale_weights = weights;
+    f
+}
+
+/// `e` without a leading negation (the health figure takes moduli and squares).
+fn unsigned(arena: &Arena, e: ExprId) -> ExprId {
+    match arena.node(e) {
+        crate::expr::Node::Neg(a) => a,
+        _ => e,
+    }
+}
+
+/// The scale entries of a health figure and their multiplicities: the distinct unsigned
+/// `entries` (the structural nonzeros of the pivot rows of `C_J`, each once), with every
+/// pair `c·cos x`, `c·sin x` among them replaced by `c` (`(c cos x)² + (c sin x)² = c²`:
+/// a planar link's two entries are its length), equal results merged with their counts.
+/// The scale's square `Σ k e²` over the returned `(e, k)` is the sum over the distinct
+/// entries, in fewer terms (the four-bar chain: a length per link instead of two
+/// trigonometric entries). Pairs without a factor (`cos x`, `sin x` alone) are kept. A
+/// folded pair's angle `x` is returned with multiplicity 0: checked finite, not summed.
+fn scale_terms(arena: &Arena, entries: impl Iterator<Item = ExprId>) -> (Vec<ExprId>, Vec<u32>) {
+    use crate::expr::{Func, Node};
+    use std::collections::BTreeMap;
+    let mut distinct: Vec<ExprId> = entries.map(|e| unsigned(arena, e)).collect();
+    distinct.sort();
+    distinct.dedup();
+    // `c·sin x` → (c, x, 0), `c·cos x` → (c, x, 1); a product of two trigonometric
+    // factors or none is not split.
+    let split = |e: ExprId| -> Option<(ExprId, ExprId, usize)> {
+        let Node::Mul(a, b) = arena.node(e) else {
+            return None;
+        };
+        let trig = |f: ExprId| match arena.node(f) {
+            Node::Func(Func::Sin, x) => Some((x, 0)),
+            Node::Func(Func::Cos, x) => Some((x, 1)),
+            _ => None,
+        };
+        match (trig(a), trig(b)) {
+            (None, Some((x, k))) => Some((unsigned(arena, a), x, k)),
+            (Some((x, k)), None) => Some((unsigned(arena, b), x, k)),
+            _ => None,
+        }
+    };
+    let mut pairs: BTreeMap<(ExprId, ExprId), [Option<usize>; 2]> = BTreeMap::new();
+    for (i, &e) in distinct.iter().enumerate() {
+        if let Some((c, x, k)) = split(e) {
+            pairs.entry((c, x)).or_default()[k] = Some(i);
+        }
+    }
+    let mut folded = vec![false; distinct.len()];
+    let mut terms: BTreeMap<ExprId, u32> = BTreeMap::new();
+    let mut angles = Vec::new();
+    for ((c, x), slots) in &pairs {
+        if let [Some(s), Some(k)] = *slots {
+            folded[s] = true;
+            folded[k] = true;
+            *terms.entry(*c).or_default() += 1;
+            angles.push(*x);
+        }
+    }
+    for (i, &e) in distinct.iter().enumerate() {
+        if !folded[i] {
+            *terms.entry(e).or_default() += 1;
+        }
+    }
+    // A folded pair's angle with weight 0: not in the sum, but checked finite with the
+    // scale (`c cos x` is finite when `c` and `x` are), so that a non-finite input still
+    // gives health 0.
+    for x in angles {
+        terms.entry(x).or_insert(0);
+    }
+    terms.into_iter().unzip()
 }
 
 /// The dependent solve `name` of an analysis whose independent coordinates are listed in

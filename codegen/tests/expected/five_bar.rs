@@ -271,35 +271,32 @@ pub mod five_bar {
         let l3 = p.l3;
         let l4 = p.l4;
         let (sin_a1, cos_a1) = ::mechgen::runtime::sin_cos(a1);
-        let t1 = l1 * cos_a1;
         let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
-        let t3 = l2 * cos_ph1;
-        let t5 = l1 * sin_a1;
-        let t7 = l2 * sin_ph1;
+        let t3 = l1 * sin_a1;
+        let t5 = l2 * sin_ph1;
         let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
-        let t9 = l4 * cos_a2;
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
-        let t11 = l3 * cos_ph2;
-        let t13 = l4 * sin_a2;
-        let t15 = l3 * sin_ph2;
-        let t16 = 1.0 / t15;
-        let t17 = t11 * t16;
-        let t18 = t3 - t7 * t17;
-        let t19 = 1.0 / t18;
-        let t20 = (t1 - t5 * t17) * t19;
-        let t21 = -(t16 * (t7 * t20 - t5));
-        let t22 = (t13 * t17 - t9) * t19;
-        let t23 = -(t16 * (t13 + t7 * t22));
+        let t9 = l4 * sin_a2;
+        let t11 = l3 * sin_ph2;
+        let t12 = 1.0 / t11;
+        let t13 = l3 * cos_ph2 * t12;
+        let t14 = l2 * cos_ph1 - t5 * t13;
+        let t15 = 1.0 / t14;
+        let t16 = (l1 * cos_a1 - t3 * t13) * t15;
+        let t17 = -(t12 * (t5 * t16 - t3));
+        let t18 = (t9 * t13 - l4 * cos_a2) * t15;
+        let t19 = -(t12 * (t9 + t5 * t18));
         out[(0, 0)] = 1.0;
         out[(1, 1)] = 1.0;
-        out[(2, 0)] = -t20;
-        out[(2, 1)] = -t22;
-        out[(3, 0)] = t21;
-        out[(3, 1)] = t23;
-        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
-            + t13 * t13 + t15 * t15);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t15), [f64::abs(t18)]);
-        let health = if (t15 + t18 + health_scale).is_finite() && health_scale > 0.0 {
+        out[(2, 0)] = -t16;
+        out[(2, 1)] = -t18;
+        out[(3, 0)] = t17;
+        out[(3, 1)] = t19;
+        let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t11), [f64::abs(t14)]);
+        let health = if (t11 + t14 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
+            && health_scale > 0.0
+        {
             ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
@@ -343,35 +340,32 @@ pub mod five_bar {
         let l3 = p.l3;
         let l4 = p.l4;
         let (sin_a1, cos_a1) = ::mechgen::runtime::sin_cos(a1);
-        let t1 = l1 * cos_a1;
         let (sin_ph1, cos_ph1) = ::mechgen::runtime::sin_cos(ph1);
-        let t3 = l2 * cos_ph1;
-        let t5 = l1 * sin_a1;
-        let t7 = l2 * sin_ph1;
+        let t3 = l1 * sin_a1;
+        let t5 = l2 * sin_ph1;
         let (sin_a2, cos_a2) = ::mechgen::runtime::sin_cos(a2);
-        let t9 = l4 * cos_a2;
         let (sin_ph2, cos_ph2) = ::mechgen::runtime::sin_cos(ph2);
-        let t11 = l3 * cos_ph2;
-        let t13 = l4 * sin_a2;
-        let t15 = l3 * sin_ph2;
-        let t16 = 1.0 / t7;
-        let t17 = t3 * t16;
-        let t18 = t15 * t17 - t11;
-        let t19 = 1.0 / t18;
-        let t20 = (t1 - t5 * t17) * t19;
-        let t21 = t16 * (-t5 - t15 * t20);
-        let t22 = (t13 * t17 - t9) * t19;
-        let t23 = t16 * (t13 - t15 * t22);
+        let t9 = l4 * sin_a2;
+        let t11 = l3 * sin_ph2;
+        let t12 = 1.0 / t5;
+        let t13 = l2 * cos_ph1 * t12;
+        let t14 = t11 * t13 - l3 * cos_ph2;
+        let t15 = 1.0 / t14;
+        let t16 = (l1 * cos_a1 - t3 * t13) * t15;
+        let t17 = t12 * (-t3 - t11 * t16);
+        let t18 = (t9 * t13 - l4 * cos_a2) * t15;
+        let t19 = t12 * (t9 - t11 * t18);
         out[(0, 0)] = 1.0;
         out[(1, 1)] = 1.0;
-        out[(2, 0)] = t21;
-        out[(2, 1)] = t23;
-        out[(3, 0)] = -t20;
-        out[(3, 1)] = -t22;
-        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
-            + t13 * t13 + t15 * t15);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t7), [f64::abs(t18)]);
-        let health = if (t7 + t18 + health_scale).is_finite() && health_scale > 0.0 {
+        out[(2, 0)] = t17;
+        out[(2, 1)] = t19;
+        out[(3, 0)] = -t16;
+        out[(3, 1)] = -t18;
+        let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [f64::abs(t14)]);
+        let health = if (t5 + t14 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
+            && health_scale > 0.0
+        {
             ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
@@ -568,10 +562,11 @@ pub mod five_bar {
         d[(2, 1)] = -t24;
         d[(3, 0)] = t23;
         d[(3, 1)] = t25;
-        let health_scale = f64::sqrt(t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7 + t9 * t9 + t11 * t11
-            + t13 * t13 + t15 * t15);
+        let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
         let min_pivot = ::mechgen::runtime::smallest(f64::abs(t15), [f64::abs(t20)]);
-        let health = if (t15 + t20 + health_scale).is_finite() && health_scale > 0.0 {
+        let health = if (t15 + t20 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
+            && health_scale > 0.0
+        {
             ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0

@@ -233,19 +233,18 @@ pub mod slider_crank {
         let l1 = p.l1;
         let l2 = p.l2;
         let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let t1 = l1 * cos_theta;
-        let t3 = l1 * sin_theta;
         let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
-        let t5 = l2 * sin_beta;
-        let t7 = l2 * cos_beta;
-        let t8 = t1 * (1.0 / t5);
-        let t9 = -t3 - t7 * t8;
+        let t3 = l2 * sin_beta;
+        let t5 = l1 * cos_theta * (1.0 / t3);
+        let t6 = -(l1 * sin_theta) - l2 * cos_beta * t5;
         out[(0, 0)] = 1.0;
-        out[(1, 0)] = -t8;
-        out[(2, 0)] = t9;
-        let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);
-        let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
+        out[(1, 0)] = -t5;
+        out[(2, 0)] = t6;
+        let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
+        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t3), [1.0]);
+        let health = if (t3 + theta + beta + health_scale).is_finite()
+            && health_scale > 0.0
+        {
             ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
@@ -366,9 +365,11 @@ pub mod slider_crank {
         d[(0, 0)] = 1.0;
         d[(1, 0)] = -t10;
         d[(2, 0)] = t11;
-        let health_scale = f64::sqrt(1.0 + t1 * t1 + t3 * t3 + t5 * t5 + t7 * t7);
+        let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);
-        let health = if (t5 + health_scale).is_finite() && health_scale > 0.0 {
+        let health = if (t5 + theta + beta + health_scale).is_finite()
+            && health_scale > 0.0
+        {
             ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
