@@ -51,52 +51,6 @@ mechgen::mechanism! {
     }
 }
 
-/// The health figure from its definition, independently of the generated code: the LU of
-/// the pivot rows and columns of `C_J` without pivoting (`PIVOT_ROWS`, `PIVOT_COLS`), its
-/// smallest `|U_kk|` over the Frobenius norm of the pivot rows (each distinct entry, by
-/// modulus, once), at most 1; 0 when that is not finite or the rows vanish.
-fn health_by_definition<const NQ: usize, const NC: usize>(
-    j: &mechgen::nalgebra::SMatrix<f64, NC, NQ>,
-    rows: &[usize],
-    cols: &[usize],
-) -> f64 {
-    let mut entries: Vec<u64> = rows
-        .iter()
-        .flat_map(|&i| (0..NQ).map(move |c| j[(i, c)].abs()))
-        .filter(|v| *v != 0.0)
-        .map(f64::to_bits)
-        .collect();
-    entries.sort_unstable();
-    entries.dedup();
-    let scale = entries
-        .iter()
-        .map(|&b| f64::from_bits(b).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    let r = rows.len();
-    let mut u: Vec<Vec<f64>> = rows
-        .iter()
-        .map(|&i| cols[..r].iter().map(|&c| j[(i, c)]).collect())
-        .collect();
-    let mut min = f64::INFINITY;
-    for k in 0..r {
-        let piv = u[k][k];
-        min = min.min(piv.abs());
-        for i in k + 1..r {
-            let l = u[i][k] / piv;
-            for c in k + 1..r {
-                u[i][c] -= l * u[k][c];
-            }
-        }
-    }
-    let h = (min / scale).min(1.0);
-    if h.is_finite() && scale > 0.0 {
-        h
-    } else {
-        0.0
-    }
-}
-
 /// The generated health (whose scale folds `c cos x`, `c sin x` pairs into `c`) equals the
 /// figure from its definition to 1e-12 relative at 2,000 random configurations of two
 /// mechanisms, and is 0 for a non-finite coordinate of a folded pair's angle.
@@ -110,14 +64,14 @@ fn health_equals_its_definition() {
         let p = two_loops::Params::default();
         let (_, h) = two_loops::null_space_fixed(&q, &p, 0.0);
         let j = two_loops::jacobian(&q, &p, 0.0);
-        let want = health_by_definition(&j, &two_loops::PIVOT_ROWS, &two_loops::PIVOT_COLS);
+        let want = common::health_by_definition(&j, &two_loops::PIVOT_ROWS, &two_loops::PIVOT_COLS);
         worst = worst.max((h - want).abs() / want.max(1e-300));
         assert!((h - want).abs() <= 1e-12 * want, "{q:?}: {h:e} vs {want:e}");
         let q3 = SVector::<f64, 3>::from_fn(|_, _| rng.random_range(-4.0..4.0));
         let p3 = four_bar::Params::default();
         let (_, h) = four_bar::null_space_fixed(&q3, &p3, 0.0);
         let j = four_bar::jacobian(&q3, &p3, 0.0);
-        let want = health_by_definition(&j, &four_bar::PIVOT_ROWS, &four_bar::PIVOT_COLS);
+        let want = common::health_by_definition(&j, &four_bar::PIVOT_ROWS, &four_bar::PIVOT_COLS);
         assert!(
             (h - want).abs() <= 1e-12 * want,
             "{q3:?}: {h:e} vs {want:e}"

@@ -939,3 +939,68 @@ fn four_bar_chain_growth() {
     let exponent = (sizes[4].1 as f64 / sizes[0].1 as f64).ln() / 16f64.ln();
     println!("fitted exponent over k = 4..64: {exponent:.3}");
 }
+
+/// The health figure's scale in folded terms (`pivot::scale::scale_terms`: pairs
+/// `F sin x`, `F cos x` folded into `F`, repeatedly) has the same square as the sum over
+/// the distinct unsigned entries of the pivot rows, for every chart of planar, spatial and
+/// chain mechanisms, at 50 random points each (relative 1e-12), in fewer terms.
+#[test]
+fn folded_health_scale_equals_the_sum_over_distinct_entries() {
+    let unsigned = |arena: &mechgen_codegen::expr::Arena, e: ExprId| match arena.node(e) {
+        mechgen_codegen::expr::Node::Neg(a) => a,
+        _ => e,
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for (name, src) in [
+        ("stewart", stewart()),
+        ("andrews", andrews()),
+        ("four-bar chain k = 4", four_bar_chain(4)),
+        ("slider crank", slider_crank("")),
+        ("five-bar", five_bar("")),
+    ] {
+        let a = analyze(&src, SEED);
+        let arena = &a.model.arena;
+        let charts = std::iter::once((&a.ns.row_scale, &a.ns.scale_terms))
+            .chain(a.ns.charts.iter().map(|c| (&c.row_scale, &c.scale_terms)));
+        for (rows, terms) in charts {
+            let mut distinct: Vec<ExprId> =
+                rows.iter().flatten().map(|&e| unsigned(arena, e)).collect();
+            distinct.sort();
+            distinct.dedup();
+            let summed = terms.iter().filter(|t| t.1 > 0).count();
+            assert!(
+                summed <= distinct.len(),
+                "{name}: {summed} terms for {} entries",
+                distinct.len()
+            );
+            let roots: Vec<ExprId> = distinct
+                .iter()
+                .chain(terms.iter().map(|t| &t.0))
+                .copied()
+                .collect();
+            let ev = Evaluator::new(arena, &roots);
+            for _ in 0..50 {
+                let q: Vec<f64> = (0..a.model.coords.len())
+                    .map(|_| rng.random_range(-3.0..3.0))
+                    .collect();
+                let v = ev.eval(arena, &env(&a.model, &q, &[]));
+                let (ve, vt) = v.split_at(distinct.len());
+                let want: f64 = ve.iter().map(|x| x * x).sum();
+                let got: f64 = vt
+                    .iter()
+                    .zip(terms)
+                    .map(|(x, t)| f64::from(t.1) * x * x)
+                    .sum();
+                assert!(
+                    (got - want).abs() <= 1e-12 * want,
+                    "{name}: Σ k e² = {got:e}, Σ over the {} entries {want:e}",
+                    distinct.len()
+                );
+                assert!(
+                    vt.iter().all(|x| x.is_finite()),
+                    "{name}: a term is not finite"
+                );
+            }
+        }
+    }
+}

@@ -206,16 +206,19 @@ fn long_health_sums_are_flat_chains_under_a_balanced_tree() {
     .expect("reads");
     let code = code(&src);
     let basis = function(&code, "null_space_fixed_into");
-    // 98 distinct squares (a negated entry is squared once, unsigned) in 13 chains of at
-    // most 8 terms (no parentheses inside a chain).
+    // 98 distinct entries (a negated entry is squared once, unsigned), folded into 58
+    // squares (`F sin x`, `F cos x` pairs into `F`, some counted twice: `2.0 * (t * t)`)
+    // in 8 chains of at most 8 terms (no other parentheses inside a chain).
     let chains: Vec<&str> = basis
         .split("let health_sq")
         .skip(1)
         .map(|s| s.split(';').next().unwrap_or(""))
         .collect();
-    assert_eq!(chains.len(), 13, "{basis}");
+    assert_eq!(chains.len(), 8, "{basis}");
     for c in &chains {
-        assert!(!c.contains('('), "nested chain: {c}");
+        let weighted = c.matches("* (").count();
+        assert_eq!(c.matches('(').count(), weighted, "nested chain: {c}");
+        assert!(!c.contains("(("), "nested chain: {c}");
         assert!(c.matches('+').count() <= 7, "long chain: {c}");
     }
     let scale = basis
@@ -223,7 +226,7 @@ fn long_health_sums_are_flat_chains_under_a_balanced_tree() {
         .nth(1)
         .and_then(|s| s.split(';').next())
         .unwrap_or("");
-    // A balanced tree of the 13 chains: 4 levels.
+    // A balanced tree of the 8 chains: 3 levels.
     assert!(!scale.contains("(((((("), "{scale}");
 }
 

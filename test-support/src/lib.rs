@@ -361,3 +361,51 @@ pub fn two_link(
     let y = (dy - r1 * x.sin()).atan2(dx - r1 * x.cos());
     Some((x, y))
 }
+
+/// The health figure from its definition, independently of the generated code: the LU of
+/// the pivot rows and columns of `C_J` without pivoting (`PIVOT_ROWS`, `PIVOT_COLS`), its
+/// smallest `|U_kk|` over the Frobenius norm of the pivot rows (each distinct entry, by
+/// modulus, once), at most 1; 0 when that is not finite or the rows vanish.
+pub fn health_by_definition<const NQ: usize, const NC: usize>(
+    j: &SMatrix<f64, NC, NQ>,
+    rows: &[usize],
+    cols: &[usize],
+) -> f64 {
+    let mut entries: Vec<u64> = rows
+        .iter()
+        .flat_map(|&i| (0..NQ).map(move |c| j[(i, c)].abs()))
+        .filter(|v| *v != 0.0)
+        .map(f64::to_bits)
+        .collect();
+    entries.sort_unstable();
+    entries.dedup();
+    let scale = entries
+        .iter()
+        .map(|&b| f64::from_bits(b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let r = rows.len();
+    let mut u: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|&i| cols[..r].iter().map(|&c| j[(i, c)]).collect())
+        .collect();
+    let mut min = f64::INFINITY;
+    for k in 0..r {
+        let piv = u[k][k];
+        min = min.min(piv.abs());
+        let (top, below) = u.split_at_mut(k + 1);
+        let pivot_row = &top[k];
+        for row in below.iter_mut() {
+            let l = row[k] / piv;
+            for (x, &y) in row[k + 1..r].iter_mut().zip(&pivot_row[k + 1..r]) {
+                *x -= l * y;
+            }
+        }
+    }
+    let h = (min / scale).min(1.0);
+    if h.is_finite() && scale > 0.0 {
+        h
+    } else {
+        0.0
+    }
+}

@@ -310,7 +310,7 @@ pub(crate) struct GenFn {
     pub implements: Option<TraitMethod>,
     /// Multiplicity of each scale root of a health figure ([`Shape::Basis`],
     /// [`Shape::Kinematics`]): the scale's square is `Σ k e²` over the scale roots `e` and
-    /// these `k` (see [`scale_terms`]); empty: one each.
+    /// these `k` (see `pivot::scale::scale_terms`; 0: checked finite only); empty: one each.
     pub scale_weights: Vec<u32>,
 }
 
@@ -939,7 +939,7 @@ fn kinematics_fn(c: &Ctx<'_>) -> GenFn {
     roots.extend(br);
     pos.extend(bp);
     roots.extend(ns.pivots.iter().map(|&e| unsigned(arena, e)));
-    let (scale, weights) = scale_terms(arena, ns.row_scale.iter().flatten().copied());
+    let (scale, weights): (Vec<ExprId>, Vec<u32>) = ns.scale_terms.iter().copied().unzip();
     roots.extend(scale);
     let mut f = plain(
         "kinematics",
@@ -1106,6 +1106,7 @@ fn primary_chart(ns: &crate::pivot::NullSpace) -> crate::pivot::Chart {
         rows: ns.rows.clone(),
         pivots: ns.pivots.clone(),
         row_scale: ns.row_scale.clone(),
+        scale_terms: ns.scale_terms.clone(),
         basis: ns.basis.clone(),
         solve: ns.solve.clone(),
     }
@@ -1120,7 +1121,7 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
     // The health figure takes moduli and squares: a negation is folded away.
     roots.extend(chart.pivots.iter().map(|&e| unsigned(arena, e)));
     // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
-    let (scale, weights) = scale_terms(arena, chart.row_scale.iter().flatten().copied());
+    let (scale, weights): (Vec<ExprId>, Vec<u32>) = chart.scale_terms.iter().copied().unzip();
     roots.extend(scale);
     let indep: Vec<&str> = chart
         .independent
@@ -1155,68 +1156,6 @@ fn unsigned(arena: &Arena, e: ExprId) -> ExprId {
         crate::expr::Node::Neg(a) => a,
         _ => e,
     }
-}
-
-/// The scale entries of a health figure and their multiplicities: the distinct unsigned
-/// `entries` (the structural nonzeros of the pivot rows of `C_J`, each once), with every
-/// pair `c·cos x`, `c·sin x` among them replaced by `c` (`(c cos x)² + (c sin x)² = c²`:
-/// a planar link's two entries are its length), equal results merged with their counts.
-/// The scale's square `Σ k e²` over the returned `(e, k)` is the sum over the distinct
-/// entries, in fewer terms (the four-bar chain: a length per link instead of two
-/// trigonometric entries). Pairs without a factor (`cos x`, `sin x` alone) are kept. A
-/// folded pair's angle `x` is returned with multiplicity 0: checked finite, not summed.
-fn scale_terms(arena: &Arena, entries: impl Iterator<Item = ExprId>) -> (Vec<ExprId>, Vec<u32>) {
-    use crate::expr::{Func, Node};
-    use std::collections::BTreeMap;
-    let mut distinct: Vec<ExprId> = entries.map(|e| unsigned(arena, e)).collect();
-    distinct.sort();
-    distinct.dedup();
-    // `c·sin x` → (c, x, 0), `c·cos x` → (c, x, 1); a product of two trigonometric
-    // factors or none is not split.
-    let split = |e: ExprId| -> Option<(ExprId, ExprId, usize)> {
-        let Node::Mul(a, b) = arena.node(e) else {
-            return None;
-        };
-        let trig = |f: ExprId| match arena.node(f) {
-            Node::Func(Func::Sin, x) => Some((x, 0)),
-            Node::Func(Func::Cos, x) => Some((x, 1)),
-            _ => None,
-        };
-        match (trig(a), trig(b)) {
-            (None, Some((x, k))) => Some((unsigned(arena, a), x, k)),
-            (Some((x, k)), None) => Some((unsigned(arena, b), x, k)),
-            _ => None,
-        }
-    };
-    let mut pairs: BTreeMap<(ExprId, ExprId), [Option<usize>; 2]> = BTreeMap::new();
-    for (i, &e) in distinct.iter().enumerate() {
-        if let Some((c, x, k)) = split(e) {
-            pairs.entry((c, x)).or_default()[k] = Some(i);
-        }
-    }
-    let mut folded = vec![false; distinct.len()];
-    let mut terms: BTreeMap<ExprId, u32> = BTreeMap::new();
-    let mut angles = Vec::new();
-    for ((c, x), slots) in &pairs {
-        if let [Some(s), Some(k)] = *slots {
-            folded[s] = true;
-            folded[k] = true;
-            *terms.entry(*c).or_default() += 1;
-            angles.push(*x);
-        }
-    }
-    for (i, &e) in distinct.iter().enumerate() {
-        if !folded[i] {
-            *terms.entry(e).or_default() += 1;
-        }
-    }
-    // A folded pair's angle with weight 0: not in the sum, but checked finite with the
-    // scale (`c cos x` is finite when `c` and `x` are), so that a non-finite input still
-    // gives health 0.
-    for x in angles {
-        terms.entry(x).or_insert(0);
-    }
-    terms.into_iter().unzip()
 }
 
 /// The dependent solve `name` of an analysis whose independent coordinates are listed in

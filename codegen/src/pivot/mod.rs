@@ -10,6 +10,7 @@ mod condition;
 mod lu;
 pub mod probe;
 mod rounding;
+pub mod scale;
 pub mod select;
 mod sparse;
 pub mod walk;
@@ -57,6 +58,9 @@ pub struct NullSpace {
     /// For pivot `k`, the structurally nonzero entries of Jacobian row `rows[k]` (the
     /// scale that `|U_kk|` is compared with for the health figure).
     pub row_scale: Vec<Vec<ExprId>>,
+    /// The same scale in few terms `(e, k)`: its square is `Σ k e²` (see
+    /// [`scale::scale_terms`]; multiplicity 0: checked finite only).
+    pub scale_terms: Vec<(ExprId, u32)>,
     /// The basis `D`, `NQ × DOF`, row-major: `basis[i][j]`.
     pub basis: Vec<Vec<ExprId>>,
     /// Solution `x` (`NQ` entries) of `C_J x = b` with zero independent part, as expressions
@@ -98,6 +102,8 @@ pub struct Chart {
     pub pivots: Vec<ExprId>,
     /// Structural nonzeros of each pivot row of `C_J` (the health figure's scale).
     pub row_scale: Vec<Vec<ExprId>>,
+    /// The same scale in few terms (see [`NullSpace::scale_terms`]).
+    pub scale_terms: Vec<(ExprId, u32)>,
     /// The basis, `NQ × DOF`, row-major.
     pub basis: Vec<Vec<ExprId>>,
     /// Its dependent solve (`C_J x = b`, `x` zero at `independent`), as expressions of
@@ -116,16 +122,18 @@ fn chart_code(
     let factors = lu::factor(arena, jacobian, &order.rows, &order.cols);
     let basis = lu::basis(arena, &factors, &order.cols);
     let pivots: Vec<ExprId> = (0..r).map(|k| factors.pivot(arena, k)).collect();
-    let row_scale = order
+    let row_scale: Vec<Vec<ExprId>> = order
         .rows
         .iter()
         .map(|&i| jacobian.row(i).iter().map(|&(_, e)| e).collect())
         .collect();
+    let scale_terms = scale::scale_terms(arena, &row_scale);
     let chart = Chart {
         independent: order.cols[r..].to_vec(),
         rows: order.rows.clone(),
         pivots,
         row_scale,
+        scale_terms,
         basis,
         solve: Vec::new(),
     };
@@ -498,6 +506,7 @@ pub fn analyze(
     let Chart {
         pivots,
         row_scale,
+        scale_terms,
         basis,
         ..
     } = primary;
@@ -509,6 +518,7 @@ pub fn analyze(
         independent: indep,
         pivots,
         row_scale,
+        scale_terms,
         basis,
         solve,
         notes,
@@ -534,6 +544,7 @@ fn unconstrained(model: &Model, arena: &mut Arena, jacobian: &SymMatrix) -> Null
         independent: cols,
         pivots: Vec::new(),
         row_scale: Vec::new(),
+        scale_terms: Vec::new(),
         basis,
         solve,
         notes: Vec::new(),

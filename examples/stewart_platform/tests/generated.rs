@@ -157,3 +157,36 @@ fn projection_and_lagrange_agree() {
         assert!(m::residual(q, &p, a.t[k]).norm() <= 1e-11);
     }
 }
+
+/// A non-finite coordinate that the Jacobian depends on gives health 0, and a basis with a
+/// non-finite entry never comes with a positive health, though the health figure's scale
+/// folds each `F sin x`, `F cos x` pair of the legs' entries into `F` (the angles are
+/// checked finite instead; the fold itself is checked against the unfolded sum in
+/// `codegen/tests/pivot.rs`). (The platform's position is not in `C_J`: its basis stays
+/// finite and healthy.)
+#[test]
+fn non_finite_coordinates_give_zero_health() {
+    let p = m::Params::default();
+    let nominal = SVector::<f64, NQ>::from_row_slice(&m::NOMINAL_Q);
+    let (_, h) = m::null_space_fixed(&nominal, &p, 0.0);
+    assert!(h > 1e-3, "nominal health {h}");
+    let mut zeroed = 0;
+    for bad in [f64::NAN, f64::INFINITY] {
+        for i in 0..NQ {
+            let mut q = nominal;
+            q[i] = bad;
+            let (d, h) = m::null_space_fixed(&q, &p, 0.0);
+            let j = m::jacobian(&q, &p, 0.0);
+            if !j.iter().all(|v| v.is_finite()) {
+                assert_eq!(h, 0.0, "q[{i}] = {bad}: health {h}");
+                zeroed += 1;
+            }
+            assert!(
+                h == 0.0 || d.iter().all(|v| v.is_finite()),
+                "q[{i}] = {bad}: health {h} beside a non-finite basis"
+            );
+        }
+    }
+    // The 3 rotation angles and the legs' 18 coordinates, twice.
+    assert_eq!(zeroed, 2 * 21);
+}
