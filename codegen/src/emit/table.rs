@@ -938,7 +938,7 @@ fn kinematics_fn(c: &Ctx<'_>) -> GenFn {
     let nbasis = br.len();
     roots.extend(br);
     pos.extend(bp);
-    roots.extend(ns.pivots.iter().map(|&e| unsigned(arena, e)));
+    roots.extend(ns.pivots.iter().map(|&e| crate::pivot::scale::unsigned(arena, e)));
     let (scale, weights): (Vec<ExprId>, Vec<u32>) = ns.scale_terms.iter().copied().unzip();
     roots.extend(scale);
     let mut f = plain(
@@ -1119,7 +1119,7 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
     let (nq, dof, order) = (c.nq, c.dof, &c.order);
     let (mut roots, pos) = nonzeros(&chart.basis, arena);
     // The health figure takes moduli and squares: a negation is folded away.
-    roots.extend(chart.pivots.iter().map(|&e| unsigned(arena, e)));
+    roots.extend(chart.pivots.iter().map(|&e| crate::pivot::scale::unsigned(arena, e)));
     // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
     let (scale, weights): (Vec<ExprId>, Vec<u32>) = chart.scale_terms.iter().copied().unzip();
     roots.extend(scale);
@@ -1148,14 +1148,6 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
     );
     f.scale_weights = weights;
     f
-}
-
-/// `e` without a leading negation (the health figure takes moduli and squares).
-fn unsigned(arena: &Arena, e: ExprId) -> ExprId {
-    match arena.node(e) {
-        crate::expr::Node::Neg(a) => a,
-        _ => e,
-    }
 }
 
 /// The dependent solve `name` of an analysis whose independent coordinates are listed in

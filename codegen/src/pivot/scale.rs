@@ -65,8 +65,8 @@ pub fn scale_terms(arena: &mut Arena, rows: &[Vec<ExprId>]) -> Vec<(ExprId, u32)
     out.into_iter().collect()
 }
 
-/// `e` without a leading negation.
-fn unsigned(arena: &Arena, e: ExprId) -> ExprId {
+/// `e` without a leading negation (the health figure takes moduli and squares).
+pub(crate) fn unsigned(arena: &Arena, e: ExprId) -> ExprId {
     match arena.node(e) {
         Node::Neg(a) => a,
         _ => e,
