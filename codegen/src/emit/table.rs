@@ -12,6 +12,7 @@ use super::expr::ScalarType;
 use super::Analysis;
 use crate::expr::{Arena, ExprId};
 use crate::model::Model;
+use crate::pivot::scale::unsigned;
 
 /// The arguments a generated function takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -938,7 +939,7 @@ fn kinematics_fn(c: &Ctx<'_>) -> GenFn {
     let nbasis = br.len();
     roots.extend(br);
     pos.extend(bp);
-    roots.extend(ns.pivots.iter().map(|&e| crate::pivot::scale::unsigned(arena, e)));
+    roots.extend(ns.pivots.iter().map(|&e| unsigned(arena, e)));
     let (scale, weights): (Vec<ExprId>, Vec<u32>) = ns.scale_terms.iter().copied().unzip();
     roots.extend(scale);
     let mut f = plain(
@@ -1119,7 +1120,7 @@ fn basis_fn(c: &Ctx<'_>, name: &str, chart: &crate::pivot::Chart, which: &str) -
     let (nq, dof, order) = (c.nq, c.dof, &c.order);
     let (mut roots, pos) = nonzeros(&chart.basis, arena);
     // The health figure takes moduli and squares: a negation is folded away.
-    roots.extend(chart.pivots.iter().map(|&e| crate::pivot::scale::unsigned(arena, e)));
+    roots.extend(chart.pivots.iter().map(|&e| unsigned(arena, e)));
     // The scale: the Frobenius norm of the pivot rows of C_J (each structural entry once).
     let (scale, weights): (Vec<ExprId>, Vec<u32>) = chart.scale_terms.iter().copied().unzip();
     roots.extend(scale);
