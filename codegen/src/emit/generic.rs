@@ -63,6 +63,7 @@ pub(crate) fn generic_module(
     {
         quote! {
             impl #krate::runtime::GenericDynamics<NQ, NC, DOF, { generic::NP }> for Model {
+                #[inline]
                 fn param_values(p: &Params) -> [f64; generic::NP] {
                     generic::param_values(p)
                 }
@@ -173,6 +174,7 @@ pub(crate) fn generic_module(
                 [#(#conv),*]
             }
             /// The parameters' values as an `f64` array (`p` of the functions for `S = f64`).
+            #[inline]
             pub fn param_values(p: &Params) -> [f64; NP] {
                 [#(#conv64),*]
             }
@@ -212,127 +214,150 @@ fn step_derivatives_impl(
     quote! {
         impl #krate::runtime::StepDerivatives<NQ, NC, DOF, { generic::NP }> for Model {
             const RHEONOMIC: bool = #rheonomic;
+            #[inline]
             fn forces_jacobian_q(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, NQ> {
                 forces_jacobian_q(q, qd, p, t)
             }
+            #[inline]
             fn forces_jacobian_qd(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, NQ> {
                 forces_jacobian_qd(q, qd, p, t)
             }
+            #[inline]
             fn mass_times_jacobian(
                 q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>
             ) -> SMatrix<f64, NQ, NQ> {
                 mass_times_jacobian(q, p, t, b)
             }
+            #[inline]
             fn gamma_jacobian_q(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NC, NQ> {
                 gamma_jacobian_q(q, qd, p, t)
             }
+            #[inline]
             fn gamma_jacobian_qd(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NC, NQ> {
                 gamma_jacobian_qd(q, qd, p, t)
             }
+            #[inline]
             fn forces_jacobian_p(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, { generic::NP }> {
                 forces_jacobian_p(q, qd, p, t)
             }
+            #[inline]
             fn mass_times_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>
             ) -> SMatrix<f64, NQ, { generic::NP }> {
                 mass_times_jacobian_p(q, p, t, b)
             }
+            #[inline]
             fn gamma_jacobian_p(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NC, { generic::NP }> {
                 gamma_jacobian_p(q, qd, p, t)
             }
+            #[inline]
             fn residual_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NC, { generic::NP }> {
                 residual_jacobian_p(q, p, t)
             }
+            #[inline]
             fn jacobian_times_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>
             ) -> SMatrix<f64, NC, { generic::NP }> {
                 jacobian_times_jacobian_p(q, p, t, b)
             }
+            #[inline]
             fn dependent_solve_matrix(
                 q: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, NC> {
                 dependent_solve_matrix(q, p, t)
             }
+            #[inline]
             fn dynamics_jacobian_q(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>
             ) -> SMatrix<f64, NQ, NQ> {
                 dynamics_jacobian_q(q, qd, p, t, b)
             }
+            #[inline]
             fn dynamics_jacobian_p(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>
             ) -> SMatrix<f64, NQ, { generic::NP }> {
                 dynamics_jacobian_p(q, qd, p, t, b)
             }
+            #[inline]
             fn acceleration_jacobian_p(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>
             ) -> SMatrix<f64, NC, { generic::NP }> {
                 acceleration_jacobian_p(q, qd, p, t, b)
             }
+            #[inline]
             fn dynamics_vjp_p(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>
             ) -> SMatrix<f64, DOF, { generic::NP }> {
                 dynamics_vjp_p(q, qd, p, t, b, w)
             }
+            #[inline]
             fn acceleration_vjp_p(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>, w: &SMatrix<f64, NC, DOF>
             ) -> SMatrix<f64, DOF, { generic::NP }> {
                 acceleration_vjp_p(q, qd, p, t, b, w)
             }
+            #[inline]
             fn jacobian_vjp_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SMatrix<f64, NQ, DOF>,
                 w: &SMatrix<f64, NC, DOF>
             ) -> SMatrix<f64, DOF, { generic::NP }> {
                 jacobian_vjp_p(q, p, t, b, w)
             }
+            #[inline]
             fn dynamics_vjp_q(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>
             ) -> SMatrix<f64, DOF, NQ> {
                 dynamics_vjp_q(q, qd, p, t, b, w)
             }
+            #[inline]
             fn forces_vjp_qd(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 w: &SMatrix<f64, NQ, DOF>
             ) -> SMatrix<f64, DOF, NQ> {
                 forces_vjp_qd(q, qd, p, t, w)
             }
+            #[inline]
             fn gamma_vjp_q(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 w: &SMatrix<f64, NC, DOF>
             ) -> SMatrix<f64, DOF, NQ> {
                 gamma_vjp_q(q, qd, p, t, w)
             }
+            #[inline]
             fn gamma_vjp_qd(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 w: &SMatrix<f64, NC, DOF>
             ) -> SMatrix<f64, DOF, NQ> {
                 gamma_vjp_qd(q, qd, p, t, w)
             }
+            #[inline]
             fn gamma_hessian_qd(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SMatrix<f64, NQ, DOF>, w: &SVector<f64, NC>
             ) -> SMatrix<f64, DOF, NQ> {
                 gamma_hessian_qd(q, qd, p, t, b, w)
             }
+            #[inline]
             fn gamma_reductions(
                 q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
                 b: &SVector<f64, NQ>, w: &SMatrix<f64, NC, DOF>
@@ -342,6 +367,7 @@ fn step_derivatives_impl(
                 gamma_reductions_into(q, qd, p, t, b, w, o0, o1, o2);
                 out
             }
+            #[inline]
             fn dependent_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, { generic::NP }> {

@@ -77,6 +77,7 @@ pub(crate) fn model_impls(
             const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
             const INDEPENDENT: [usize; DOF] = INDEPENDENT;
             const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
+            #[inline]
             fn nominal_q() -> SVector<#ty, NQ> {
                 SVector::<#ty, NQ>::from(NOMINAL_Q)
             }
@@ -255,6 +256,7 @@ fn chart_impls(
             const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
             const INDEPENDENT: [usize; DOF] = #konst;
             const TYPICAL_HEALTH: f64 = #typical;
+            #[inline]
             fn nominal_q() -> SVector<#ty, NQ> {
                 SVector::<#ty, NQ>::from(NOMINAL_Q)
             }
@@ -297,6 +299,7 @@ fn methods_calling(
         let ret = f.shape.ret(&opts.scalar);
         out.extend(if m.optional {
             quote! {
+                #[inline]
                 fn #method(#params) -> Option<#ret> {
                     Some(#name(#args))
                 }

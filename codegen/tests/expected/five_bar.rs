@@ -646,6 +646,7 @@ pub mod five_bar {
         const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
         const INDEPENDENT: [usize; DOF] = INDEPENDENT;
         const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
+        #[inline]
         fn nominal_q() -> SVector<f64, NQ> {
             SVector::<f64, NQ>::from(NOMINAL_Q)
         }

@@ -575,6 +575,7 @@ pub mod slider_crank {
         const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
         const INDEPENDENT: [usize; DOF] = INDEPENDENT;
         const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
+        #[inline]
         fn nominal_q() -> SVector<f64, NQ> {
             SVector::<f64, NQ>::from(NOMINAL_Q)
         }
@@ -645,6 +646,7 @@ pub mod slider_crank {
         ) -> SVector<f64, NC> {
             gamma(q, qd, p, t)
         }
+        #[inline]
         fn energy(
             q: &SVector<f64, NQ>,
             qd: &SVector<f64, NQ>,
