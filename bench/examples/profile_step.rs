@@ -50,6 +50,10 @@ where
         method,
         ..StepOptions::default()
     };
+    // The projection method's right-hand side at `q` with the velocities `u`.
+    let rhs = |q: &SVector<f64, NQ>| {
+        runtime::projection_rhs::<M, NQ, NC, DOF>(q, &u, &p, 0.0, runtime::DEFAULT_PIVOT_THRESHOLD)
+    };
     // 200 calls of a step function at the assembled state.
     macro_rules! two_hundred {
         ($($f:ident)::+) => {
@@ -93,27 +97,13 @@ where
         // generic family).
         "rhs" => {
             for _ in 0..200 {
-                black_box(runtime::projection_rhs::<M, NQ, NC, DOF>(
-                    black_box(&q),
-                    &u,
-                    &p,
-                    0.0,
-                    runtime::DEFAULT_PIVOT_THRESHOLD,
-                ))
-                .ok();
+                black_box(rhs(black_box(&q))).ok();
             }
         }
         "lagrange" => {
             // The consistent velocity of `u` from the projection route, then 200 of the
             // Lagrange route's accelerations (through the generated chart).
-            let (qd, _) = runtime::projection_rhs::<M, NQ, NC, DOF>(
-                &q,
-                &u,
-                &p,
-                0.0,
-                runtime::DEFAULT_PIVOT_THRESHOLD,
-            )
-            .expect("right-hand side at the assembled state");
+            let (qd, _) = rhs(&q).expect("right-hand side at the assembled state");
             for _ in 0..200 {
                 black_box(runtime::lagrange_qdd::<M, NQ, NC, DOF>(
                     black_box(&q),

@@ -931,7 +931,7 @@ where
     let Some((m0, j0, jtj0)) = last else {
         return Ok(Outcome::Failed { diverged: false });
     };
-    if !linalg_finite(x.as_slice()) {
+    if !crate::linalg::finite(x.as_slice()) {
         return Ok(Outcome::Failed { diverged: true });
     }
     let c = M::residual(&x, p, t);
@@ -961,8 +961,4 @@ where
             lambda,
         },
     })
-}
-
-fn linalg_finite(v: &[f64]) -> bool {
-    crate::linalg::finite(v)
 }

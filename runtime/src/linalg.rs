@@ -470,6 +470,7 @@ pub(crate) fn reduced_mass_solve(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn finite_finds_every_non_finite_entry_at_every_position() {
@@ -496,7 +497,6 @@ mod tests {
             }
         }
     }
-    use super::*;
 
     /// The Bricard linkage's constraint Jacobian (A04: five rows, one redundant) 1e-12 off
     /// its manifold, column-major: nalgebra's SVD at `ε` returns orthogonal factors that miss
