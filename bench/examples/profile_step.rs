@@ -66,7 +66,7 @@ where
                     1e-3,
                     &state_only,
                 );
-                black_box(r).ok();
+                black_box(&r);
             }
         };
     }

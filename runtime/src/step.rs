@@ -810,41 +810,40 @@ where
         }
         None => (SMatrix::zeros(), SMatrix::zeros()),
     };
-    checked(
-        StepJacobians {
-            q: q1,
-            u: u1,
-            dq_dq,
-            dq_du,
-            du_dq: du1_q,
-            du_du: du1_u,
-            dq_dp,
-            du_dp,
-        },
-        t,
-    )
+    let out = StepJacobians {
+        q: q1,
+        u: u1,
+        dq_dq,
+        dq_du,
+        du_dq: du1_q,
+        du_du: du1_u,
+        dq_dp,
+        du_dp,
+    };
+    out.check_finite(t)?;
+    Ok(out)
 }
 
-/// `out` if every block is finite, else [`StepError::NonFinite`].
-fn checked<const NQ: usize, const DOF: usize, const NP: usize>(
-    out: StepJacobians<NQ, DOF, NP>,
-    t: f64,
-) -> Result<StepJacobians<NQ, DOF, NP>, StepError> {
-    let blocks = [
-        out.dq_dq.as_slice(),
-        out.dq_du.as_slice(),
-        out.du_dq.as_slice(),
-        out.du_du.as_slice(),
-        out.dq_dp.as_slice(),
-        out.du_dp.as_slice(),
-    ];
-    if !blocks.iter().all(|b| finite(b)) {
-        return Err(StepError::NonFinite {
-            what: "the step's Jacobian",
-            t,
-        });
+impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
+    /// [`StepError::NonFinite`] unless every block is finite (checked in place: the
+    /// 11 KB of the Stewart platform's blocks are not moved for it).
+    fn check_finite(&self, t: f64) -> Result<(), StepError> {
+        let blocks = [
+            self.dq_dq.as_slice(),
+            self.dq_du.as_slice(),
+            self.du_dq.as_slice(),
+            self.du_du.as_slice(),
+            self.dq_dp.as_slice(),
+            self.du_dp.as_slice(),
+        ];
+        if !blocks.iter().all(|b| finite(b)) {
+            return Err(StepError::NonFinite {
+                what: "the step's Jacobian",
+                t,
+            });
+        }
+        Ok(())
     }
-    Ok(out)
 }
 
 /// `∂q'/∂p` through the projection: `D(q') δq̃_ind − S(q') ∂C/∂p(q')` for the independent
@@ -1034,19 +1033,18 @@ where
     } else {
         SMatrix::zeros()
     };
-    checked(
-        StepJacobians {
-            q: q1,
-            u: un,
-            dq_dq,
-            dq_du,
-            du_dq: sum.du_dq,
-            du_du: sum.du_du,
-            dq_dp,
-            du_dp: sum.du_dp,
-        },
-        t,
-    )
+    let out = StepJacobians {
+        q: q1,
+        u: un,
+        dq_dq,
+        dq_du,
+        du_dq: sum.du_dq,
+        du_du: sum.du_du,
+        dq_dp,
+        du_dp: sum.du_dp,
+    };
+    out.check_finite(t)?;
+    Ok(out)
 }
 
 /// `y += a x`, in place.
