@@ -316,3 +316,55 @@ fn trait_methods_are_inline() {
         "{checked} methods checked, {step} of StepDerivatives"
     );
 }
+
+/// `n` unit circles, each a point `(x_i, y_i)` with a body: `2n` coordinates, `n` equations.
+fn circles(n: usize) -> String {
+    let mut s = String::from("pub mod circles {\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "    coord x{i} = 1.0;\n    coord y{i} = 0.0;\n    constraint x{i} * x{i} + y{i} * y{i} == 1.0;\n    body b{i} {{ mass = 1.0, com = vec2(x{i}, y{i}) }}\n"
+        ));
+    }
+    s.push_str("    gravity = vec2(0.0, -9.81);\n}\n");
+    s
+}
+
+#[test]
+fn large_by_value_outputs_point_to_their_into_forms() {
+    const NOTE: &str = "zeroed and returned by value on every call";
+    // 33 circles: the 33 × 66 Jacobian is 17 KB, the 66 × 66 mass matrix 34 KB (the note
+    // appears above 16 KB).
+    let big = code(&circles(33));
+    // The doc lines and attributes right above `pub fn {name}(`.
+    let doc_of = |code: &str, name: &str| -> String {
+        let end = code
+            .find(&format!("pub fn {name}("))
+            .unwrap_or_else(|| panic!("no `{name}`"));
+        let mut lines: Vec<&str> = code[..end]
+            .lines()
+            .rev()
+            .skip(1)
+            .take_while(|l| l.trim_start().starts_with("///") || l.trim_start().starts_with("#["))
+            .collect();
+        lines.reverse();
+        lines.join("\n")
+    };
+    let j = doc_of(&big, "jacobian");
+    assert!(j.contains("The value is 17 KB") && j.contains(NOTE), "{j}");
+    assert!(
+        j.contains("[`jacobian_into`]") && j.contains("`jacobian_values`"),
+        "{j}"
+    );
+    let m = doc_of(&big, "mass_matrix");
+    assert!(
+        m.contains("The value is 34 KB") && m.contains("[`mass_matrix_into`]"),
+        "{m}"
+    );
+    assert!(!m.contains("jacobian_values"), "{m}");
+    // The basis (66 × 33, its size fixed by DOF) and the small outputs have no note; nor has
+    // any function of a small mechanism.
+    assert!(!doc_of(&big, "residual").contains(NOTE));
+    assert!(!doc_of(&big, "null_space").contains(NOTE));
+    assert!(!code(&circles(32)).contains("The value is 16 KB"));
+    assert!(!code(SLIDER_CRANK).contains(NOTE));
+}

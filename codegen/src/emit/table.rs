@@ -209,7 +209,30 @@ pub(crate) enum Shape {
     },
 }
 
+impl Dim {
+    /// The dimension's size for a model with `nq` coordinates and `nc` equations, where
+    /// the model alone fixes it (`NQ`, `NC`).
+    pub fn size(self, nq: usize, nc: usize) -> Option<usize> {
+        match self {
+            Dim::Nq => Some(nq),
+            Dim::Nc => Some(nc),
+            _ => None,
+        }
+    }
+}
+
 impl Shape {
+    /// Entries of the vector or matrix a function of this shape returns by value, where
+    /// the model alone fixes its size (`nq` coordinates, `nc` equations).
+    pub fn entries(&self, nq: usize, nc: usize) -> Option<usize> {
+        match self {
+            Shape::Vector(n) => n.size(nq, nc),
+            Shape::Matrix(r, c) => Some(r.size(nq, nc)? * c.size(nq, nc)?),
+            Shape::Symmetric(n) => n.size(nq, nc).map(|n| n * n),
+            _ => None,
+        }
+    }
+
     /// The return type of a function of this shape.
     pub fn ret(&self, sc: &ScalarType) -> TokenStream {
         let ty = &sc.ty;
