@@ -201,12 +201,18 @@ where
     let f = M::forces(q, &qd, p, t);
     let names: &[&'static str] = &M::COORD_NAMES;
     let nz = M::MASS_NONZEROS;
+    if nz.is_none() {
+        // The dense product skips exact zeros of the vector it multiplies, so a NaN in a
+        // column of `M` against a zero could vanish: checked before it is used.
+        check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
+    }
     let md = linalg::mass_mul(nz, &mass, &d);
     let rhs = f - linalg::mass_mul(nz, &mass, &du);
-    // A non-finite entry of `M` (among those `mass_mul` reads) or of `f` makes `rhs` or
-    // `DᵀMD` non-finite, which `reduced_solve` refuses; only then are `M` and `f` checked, to
-    // name what was not finite (the checks cost 5 % of a Stewart right-hand side when done
-    // up front on every call).
+    // With the listed nonzeros, a non-finite entry of `M` (`mass_mul` multiplies each
+    // listed entry by every column, zeros included) or of `f` makes `rhs` or `DᵀMD`
+    // non-finite, which `reduced_solve` refuses; only then are `M` and `f` checked, to name
+    // what was not finite (the checks cost 5 % of a Stewart right-hand side when done up
+    // front on every call).
     let ud = reduced_solve(&d, &md, &rhs, names, t, q, u).map_err(|e| {
         let named = if !linalg::mass_finite(nz, &mass) {
             check_finite("mass matrix", t, mass.as_slice(), NQ, names).err()
