@@ -825,8 +825,7 @@ where
 }
 
 impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
-    /// [`StepError::NonFinite`] unless every block is finite (checked in place: the
-    /// 11 KB of the Stewart platform's blocks are not moved for it).
+    /// [`StepError::NonFinite`] unless every block is finite (read by reference).
     fn check_finite(&self, t: f64) -> Result<(), StepError> {
         let blocks = [
             self.dq_dq.as_slice(),
