@@ -202,3 +202,46 @@ fn rocker_four_bar_through_the_toggles() {
         "the rocker's toggles need another chart ({switched} uses)"
     );
 }
+
+/// The partition behind the velocity (and the projection right-hand side) takes an inlined
+/// fast path when the primary chart is healthy; it must pick what the full selection
+/// (`null_space_checked`) picks: over the five-bar's grid (the primary chart healthy, degraded
+/// where an atlas chart serves, and near-singular where the numeric paths serve) and at
+/// several thresholds, the velocity equals the full selection's `D u` bit for bit, or both
+/// refuse.
+#[test]
+fn the_partitions_fast_path_picks_what_the_full_selection_picks() {
+    use mechgen::runtime::null_space::{null_space_checked, NullSpacePath};
+    let p = five_bar::Params::default();
+    let u = SVector::<f64, 2>::new(0.7, -1.3);
+    let mut paths = std::collections::BTreeMap::new();
+    for threshold in [1e-3, DEFAULT_PIVOT_THRESHOLD, 0.2, 0.9, f64::NAN, -1.0, 2.0] {
+        for q in five_bar_grid(40, &p) {
+            let v = mechgen::runtime::velocity_from_independent::<five_bar::Model, 4, 2, 2>(
+                &q, &u, &p, 0.0, threshold,
+            );
+            let full = null_space_checked::<five_bar::Model, 4, 2, 2>(&q, &p, 0.0, threshold);
+            let kind = match &full {
+                Err(_) => "error",
+                Ok(o) => match o.path {
+                    NullSpacePath::Static { .. } => "static",
+                    NullSpacePath::Atlas { .. } => "atlas",
+                    NullSpacePath::NumericSameCoordinates { .. } => "numeric",
+                    NullSpacePath::NumericSvd { .. } => "svd",
+                },
+            };
+            *paths.entry(kind).or_insert(0) += 1;
+            match (kind, &full, &v) {
+                ("static" | "atlas" | "numeric", Ok(o), Ok(v)) => {
+                    assert_eq!(*v, o.d * u, "{q:?} at threshold {threshold} ({kind})")
+                }
+                ("svd" | "error", _, Err(_)) => {}
+                _ => panic!("{q:?} at threshold {threshold}: full {full:?}, velocity {v:?}"),
+            }
+        }
+    }
+    // Every branch of the selection was taken.
+    for kind in ["static", "atlas", "numeric", "svd", "error"] {
+        assert!(paths.get(kind).copied().unwrap_or(0) > 0, "{paths:?}");
+    }
+}

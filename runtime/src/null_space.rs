@@ -186,6 +186,18 @@ impl<const DOF: usize> Chart<DOF> {
 /// atlas's charts with the same independent coordinates (`Some(k)`: another pivot order of
 /// the same dependent block, e.g. a five-bar whose fixed order divides by zero where a
 /// distal link is vertical), when it is healthier.
+/// The health figure cannot lie: a NaN or infinite pivot (or a non-finite basis) is health
+/// 0, never compared as-is (NaN fails every comparison, and `f64::min` skips it); else `h`
+/// clamped to `[0, 1]`.
+#[inline(always)]
+fn sane_health<const NQ: usize, const DOF: usize>(d: &SMatrix<f64, NQ, DOF>, h: f64) -> f64 {
+    if h.is_finite() && linalg::finite(d.as_slice()) {
+        h.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 pub(crate) fn generated_basis<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
@@ -194,15 +206,7 @@ pub(crate) fn generated_basis<M, const NQ: usize, const NC: usize, const DOF: us
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    // The health figure cannot lie: a NaN or infinite pivot (or a non-finite basis) is
-    // health 0, never compared as-is (NaN fails every comparison, and `f64::min` skips it).
-    let sane = |d: &SMatrix<f64, NQ, DOF>, h: f64| {
-        if h.is_finite() && linalg::finite(d.as_slice()) {
-            h.clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
-    };
+    let sane = sane_health::<NQ, DOF>;
     let (d, h) = M::null_space(q, p, t);
     let h = sane(&d, h);
     let mut best = (d, h, None);
@@ -455,6 +459,11 @@ fn numeric_partition<const NQ: usize, const DOF: usize>(
 
 impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
     /// Solves `C_J x = b` for `x` with zero independent part.
+    ///
+    /// The generated primary chart's solve is inlined into the caller (its trigonometry is
+    /// then shared with the caller's other generated bodies at `q`); the other charts' and
+    /// the numeric solve are out of line.
+    #[inline(always)]
     pub fn solve_dependent<M, const NC: usize>(
         &self,
         q: &SVector<f64, NQ>,
@@ -465,7 +474,25 @@ impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
     where
         M: Mechanism<NQ, NC, DOF>,
     {
-        let mut x = match &self.solve {
+        match &self.solve {
+            DependentSolve::Static => self.finish_solve(M::solve_dependent(q, p, t, b), t),
+            _ => self.solve_dependent_other::<M, NC>(q, p, t, b),
+        }
+    }
+
+    /// [`Self::solve_dependent`] in an atlas chart or numerically.
+    #[inline(never)]
+    fn solve_dependent_other<M, const NC: usize>(
+        &self,
+        q: &SVector<f64, NQ>,
+        p: &M::Params,
+        t: f64,
+        b: &SVector<f64, NC>,
+    ) -> Result<SVector<f64, NQ>, KinematicsError>
+    where
+        M: Mechanism<NQ, NC, DOF>,
+    {
+        let x = match &self.solve {
             DependentSolve::Static => M::solve_dependent(q, p, t, b),
             DependentSolve::Atlas(k) => M::solve_dependent_in_atlas(*k, q, p, t, b).ok_or(
                 KinematicsError::InvalidModel("an atlas chart without its dependent solve"),
@@ -483,6 +510,16 @@ impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
                 x
             }
         };
+        self.finish_solve(x, t)
+    }
+
+    /// `x` with its independent entries zeroed, checked finite.
+    #[inline(always)]
+    fn finish_solve(
+        &self,
+        mut x: SVector<f64, NQ>,
+        t: f64,
+    ) -> Result<SVector<f64, NQ>, KinematicsError> {
         for &i in self.independent.iter() {
             if let Some(xi) = x.get_mut(i) {
                 *xi = 0.0;
@@ -615,7 +652,43 @@ where
 /// The partition used by the dynamics and velocity routines: static when healthy (the
 /// primary chart or an atlas chart with the same independent coordinates), else numeric
 /// with the same coordinates, else [`KinematicsError::SingularPartition`].
+///
+/// Inlined where the primary chart is healthy (the usual case), so that the generated basis
+/// lands in the caller beside the other generated bodies at the same `q` (the right-hand
+/// side's `γ`, `M`, `f`) and the compiler computes their shared trigonometry once; any
+/// other case takes the full path out of line (which evaluates the basis again).
+#[inline(always)]
 pub(crate) fn partition<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<Partition<NQ, DOF>, KinematicsError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    // `try_partition`'s first case, in the same order of tests: a valid threshold, finite
+    // `q`, a primary basis healthy enough that the atlas is not consulted, and at least
+    // `threshold`.
+    if valid_threshold(threshold) && linalg::finite(q.as_slice()) {
+        let (d, h) = M::null_space(q, p, t);
+        let h = sane_health(&d, h);
+        let below = 0.1 * M::TYPICAL_HEALTH;
+        if !(below.is_nan() || h < below) && h > 0.0 && h >= threshold {
+            return Ok(Partition {
+                d,
+                solve: DependentSolve::Static,
+                path: NullSpacePath::Static { min_pivot: h },
+                independent: M::INDEPENDENT,
+            });
+        }
+    }
+    partition_full::<M, NQ, NC, DOF>(q, p, t, threshold)
+}
+
+/// [`partition`] in full (out of line).
+#[inline(never)]
+fn partition_full<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
