@@ -179,13 +179,6 @@ impl<const DOF: usize> Chart<DOF> {
     }
 }
 
-/// The generated chart's basis at `q`, its health in `[0, 1]` (0 where the basis or the
-/// figure is not finite) and the atlas chart used: the primary static LU
-/// ([`Mechanism::null_space`], `None`) or, where its health is below a tenth of the
-/// model's typical health ([`Mechanism::TYPICAL_HEALTH`]), the healthiest of the pivot
-/// atlas's charts with the same independent coordinates (`Some(k)`: another pivot order of
-/// the same dependent block, e.g. a five-bar whose fixed order divides by zero where a
-/// distal link is vertical), when it is healthier.
 /// The health figure cannot lie: a NaN or infinite pivot (or a non-finite basis) is health
 /// 0, never compared as-is (NaN fails every comparison, and `f64::min` skips it); else `h`
 /// clamped to `[0, 1]`.
@@ -198,6 +191,13 @@ fn sane_health<const NQ: usize, const DOF: usize>(d: &SMatrix<f64, NQ, DOF>, h: 
     }
 }
 
+/// The generated chart's basis at `q`, its health in `[0, 1]` (0 where the basis or the
+/// figure is not finite) and the atlas chart used: the primary static LU
+/// ([`Mechanism::null_space`], `None`) or, where its health is below a tenth of the
+/// model's typical health ([`Mechanism::TYPICAL_HEALTH`]), the healthiest of the pivot
+/// atlas's charts with the same independent coordinates (`Some(k)`: another pivot order of
+/// the same dependent block, e.g. a five-bar whose fixed order divides by zero where a
+/// distal link is vertical), when it is healthier.
 pub(crate) fn generated_basis<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
