@@ -141,6 +141,35 @@ fn nominal_slightly_off_is_a_note() {
     );
 }
 
+/// A nominal that Newton's method cannot assemble (`z` at −1.2·10²⁹: the minimum-norm step
+/// throws the angles to ~10²⁸), where a perturbed start finds a configuration: the note
+/// names the moves in scientific notation (it printed the angles' new values as 29-digit
+/// fixed-point numbers; found by the fuzzer, seed 3, input 9,971).
+#[test]
+fn a_perturbed_starts_note_prints_huge_values_in_scientific_notation() {
+    let src = "mod top { param l = 0.5; coord x = 0.0; coord y = 0.0; \
+               coord z = -123456789012345678901234567890.0; coord phi = 0.3; coord theta = 0.2; \
+               coord psi = 0.1; let rot = rot_z(psi) * rot_y(theta) * rot_x(phi); \
+               constraint vec3(x, y, z) + rot * vec3(0.0, 0.0, l) == vec3(0.0, 0.0, 0.0); }";
+    let g = gen(src).expect("generates");
+    let notes = &g.modules[0].notes;
+    let note = notes
+        .iter()
+        .find(|n| n.starts_with("the nominal coordinates do not assemble by Newton's method"))
+        .unwrap_or_else(|| panic!("no perturbed-start note in {notes:?}"));
+    assert!(
+        note.contains("a configuration on the constraints was found from a perturbed start (`"),
+        "{note}"
+    );
+    let longest_digit_run = note
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    assert!(longest_digit_run <= 8, "{note}");
+    assert!(note.contains("e2"), "{note}");
+}
+
 #[test]
 fn automatic_independent_choice_is_reported() {
     let g = gen(&slider("1.4721295802647691", "0.39407456415626446")).expect("generates");

@@ -297,14 +297,25 @@ fn moved(model: &Model, q0: &[f64], q: &[f64]) -> String {
         .take(3)
         .map(|&(j, _)| {
             format!(
-                "`{}` {:+.3e} to {:.6}",
+                "`{}` {:+.3e} to {}",
                 model.coords[j].name,
                 q[j] - q0[j],
-                q[j]
+                value(q[j])
             )
         })
         .collect();
     parts.join(", ")
+}
+
+/// A coordinate's value for a note: six decimals where that reads well, scientific
+/// notation for magnitudes of a million and more or below 10⁻⁴ (a fixed-point
+/// `1.5e28` would print 29 digits).
+fn value(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+        format!("{v:.6e}")
+    } else {
+        format!("{v:.6}")
+    }
 }
 
 /// Levenberg–Marquardt on `½‖C(q)‖²` (steps `Δq = −Jᵀ (J Jᵀ + μI)⁻¹ C`, μ adapted):
@@ -357,4 +368,20 @@ fn least_squares(
         }
     }
     (nc, q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value;
+
+    #[test]
+    fn note_values_switch_to_scientific_notation_outside_readable_magnitudes() {
+        assert_eq!(value(0.271228), "0.271228");
+        assert_eq!(value(-2.5), "-2.500000");
+        assert_eq!(value(0.0), "0.000000");
+        assert_eq!(value(123456.0), "123456.000000");
+        assert_eq!(value(-1.5385436527590937e28), "-1.538544e28");
+        assert_eq!(value(2.0e-7), "2.000000e-7");
+        assert_eq!(value(f64::NAN), "NaN");
+    }
 }
