@@ -2,8 +2,12 @@
 //! process) by running the inputs in a child process and restarting it after a crash.
 //!
 //! ```text
-//! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR]
+//! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR] [--full]
 //! ```
+//!
+//! `--full` generates with `generic` and `derivatives` on (the generic family and the
+//! dynamics' derivatives of every model with dynamics), as `#![generic]` and
+//! `#![derivatives]` in the input would.
 //!
 //! Input `i` is made from `Dice::from_seed(seed_of(S, i))`, so any input can be reproduced
 //! alone: `--only i` prints it and its verdict; `--check FILE` checks a file; `--bytes FILE`
@@ -28,9 +32,14 @@ fn make(seed: u64, i: u64, shipped: &[(String, String)]) -> (String, Origin) {
     input(&mut Dice::from_seed(seed_of(seed, i)), shipped)
 }
 
-fn opts() -> OracleOptions {
+fn opts(full: bool) -> OracleOptions {
     OracleOptions {
         timeout: Duration::from_secs(10),
+        generation: mechgen_codegen::Options {
+            generic: full,
+            derivatives: full,
+            ..mechgen_codegen::Options::default()
+        },
         ..OracleOptions::default()
     }
 }
@@ -41,6 +50,8 @@ struct Args {
     start: u64,
     out: PathBuf,
     mode: Mode,
+    /// Generic family and derivatives on (`--full`).
+    full: bool,
 }
 
 enum Mode {
@@ -59,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
         start: 0,
         out: PathBuf::from("target/fuzzgen"),
         mode: Mode::Parent,
+        full: false,
     };
     let mut it = std::env::args().skip(1);
     let num = |s: Option<String>| -> Result<u64, String> {
@@ -72,6 +84,7 @@ fn parse_args() -> Result<Args, String> {
             "--start" => a.start = num(it.next())?,
             "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
             "--worker" => a.mode = Mode::Worker,
+            "--full" => a.full = true,
             "--only" => a.mode = Mode::Only(num(it.next())?),
             "--bytes" => a.mode = Mode::Bytes(PathBuf::from(it.next().ok_or("--bytes FILE")?)),
             "--check" => a.mode = Mode::Check(PathBuf::from(it.next().ok_or("--check FILE")?)),
@@ -100,20 +113,20 @@ fn main() {
         Mode::Only(i) => {
             let (src, origin) = make(args.seed, *i, &shipped);
             println!("// input {i} ({origin:?})\n{src}");
-            println!("// oracle: {:?}", check_with(&src, &opts()));
+            println!("// oracle: {:?}", check_with(&src, &opts(args.full)));
         }
         Mode::Bytes(file) => match std::fs::read(file) {
             Ok(bytes) => {
                 let (src, origin) = input(&mut Dice::from_bytes(&bytes), &shipped);
                 println!("// from {} ({origin:?})\n{src}", file.display());
-                println!("// oracle: {:?}", check_with(&src, &opts()));
+                println!("// oracle: {:?}", check_with(&src, &opts(args.full)));
             }
             Err(e) => eprintln!("run: {}: {e}", file.display()),
         },
         Mode::Check(file) => match std::fs::read_to_string(file) {
             Ok(src) => {
-                println!("oracle: {:?}", check_with(&src, &opts()));
-                let r = mechgen_codegen::generate_str(&src, &mechgen_codegen::Options::default());
+                println!("oracle: {:?}", check_with(&src, &opts(args.full)));
+                let r = mechgen_codegen::generate_str(&src, &opts(args.full).generation);
                 match r {
                     Ok(g) => println!("engine: Ok, {} module(s)", g.modules.len()),
                     Err(e) => println!("engine: Err at {:?}: {}", e.span.start(), e.message),
@@ -123,7 +136,7 @@ fn main() {
         },
         Mode::Minimize(file, class) => {
             let src = std::fs::read_to_string(file).unwrap_or_default();
-            let min = minimize(&src, class, &opts(), 400);
+            let min = minimize(&src, class, &opts(args.full), 400);
             print!("{min}");
         }
         Mode::Parent => parent(&args, &shipped),
@@ -139,7 +152,7 @@ fn worker(args: &Args, shipped: &[(String, String)]) {
         let (src, origin) = make(args.seed, i, shipped);
         let _ = writeln!(out, "S {i}");
         let _ = out.flush();
-        let line = match check_with(&src, &opts()) {
+        let line = match check_with(&src, &opts(args.full)) {
             Ok(()) => format!("{i} {origin:?} done"),
             Err(f) => format!(
                 "{i} {origin:?} F\t{}\t{}",
@@ -192,6 +205,7 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
                 &next.to_string(),
                 &(end - next).to_string(),
             ])
+            .args(args.full.then_some("--full"))
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
@@ -284,6 +298,7 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
         let mut min_note = String::new();
         if !class.starts_with("Crash") && !class.starts_with("Timeout") {
             let min = Command::new(&exe)
+                .args(args.full.then_some("--full"))
                 .arg("--minimize")
                 .arg(&path)
                 .arg(class)

@@ -148,6 +148,9 @@ pub struct OracleOptions {
     pub timeout: Duration,
     /// Stack size of the thread running the engine, in bytes.
     pub stack: usize,
+    /// The generation options (the default's `f64` functions only; set `generic` and
+    /// `derivatives` to check the generic family and the dynamics' derivatives as well).
+    pub generation: Options,
 }
 
 impl Default for OracleOptions {
@@ -155,6 +158,7 @@ impl Default for OracleOptions {
         Self {
             timeout: Duration::from_secs(20),
             stack: 8 << 20,
+            generation: Options::default(),
         }
     }
 }
@@ -216,12 +220,13 @@ pub fn check_with(src: &str, opts: &OracleOptions) -> Result<(), Finding> {
     install_hook();
     let (tx, rx) = mpsc::channel();
     let text = src.to_string();
+    let generation = opts.generation.clone();
     let spawned = std::thread::Builder::new()
         .name("mechgen-oracle".into())
         .stack_size(opts.stack)
         .spawn(move || {
             CAPTURING.with(|c| *c.borrow_mut() = true);
-            let r = run(&text);
+            let r = run(&text, &generation);
             // The receiver may have given up (timeout); nothing to do then.
             let _ = tx.send(r);
         });
@@ -242,9 +247,8 @@ pub fn check_with(src: &str, opts: &OracleOptions) -> Result<(), Finding> {
 }
 
 /// The checks, on the oracle thread.
-fn run(src: &str) -> Result<(), Finding> {
-    let opts = Options::default();
-    match guarded(|| generate_str(src, &opts))? {
+fn run(src: &str, opts: &Options) -> Result<(), Finding> {
+    match guarded(|| generate_str(src, opts))? {
         Ok(generated) => {
             let text = guarded(|| pretty(&generated.tokens))?;
             let file = match syn::parse_file(&text) {
