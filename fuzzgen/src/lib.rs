@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+mod derivatives;
 pub mod dice;
 pub mod grammar;
 pub mod mutate;

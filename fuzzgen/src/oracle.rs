@@ -11,7 +11,9 @@
 //!   with `mechgen_codegen::models`, assembles from its nominal coordinates, or from points
 //!   within a few per cent of them as the engine's probes do (Newton projection with
 //!   default parameters — 1.0 for a parameter without default — at `t = 0`), to a point
-//!   where the residual and the Jacobian evaluate finite;
+//!   where the residual and the Jacobian evaluate finite; with
+//!   [`OracleOptions::generation`]'s `derivatives` on, the dynamics' symbolic derivatives
+//!   of every model with dynamics equal central differences there (`derivatives.rs`);
 //! - on `Err`, the error has a non-empty message and a real location: line ≥ 1 (unless the
 //!   input is blank) and within the input. (Not checked where proc-macro2 records no
 //!   locations: in cargo-fuzz builds, `cfg(fuzzing)` turns them off.)
@@ -60,6 +62,9 @@ pub enum Kind {
     Unlocated,
     /// An error with an empty message.
     EmptyMessage,
+    /// With `derivatives` on: a symbolic derivative of the dynamics differs from central
+    /// differences of what it differentiates at the assembled nominal.
+    WrongDerivative,
 }
 
 /// A failed oracle check.
@@ -74,7 +79,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(kind: Kind, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: Kind, detail: impl Into<String>) -> Self {
         Self {
             kind,
             detail: detail.into(),
@@ -261,7 +266,8 @@ fn run(src: &str, opts: &Options) -> Result<(), Finding> {
                 }
             };
             items_are_unique(&file.items, "the generated file")?;
-            guarded(|| finite_at_nominal(src))?
+            let derivatives = opts.derivatives.then_some(opts.seed);
+            guarded(|| finite_at_nominal(src, derivatives))?
         }
         Err(e) => {
             if e.message.trim().is_empty() {
@@ -410,8 +416,10 @@ fn locations_available() -> bool {
         .is_some_and(|tt| tt.span().start().line == 1)
 }
 
-/// Lowers `src` again and evaluates each model at its assembled nominal.
-fn finite_at_nominal(src: &str) -> Result<(), Finding> {
+/// Lowers `src` again and evaluates each model at its assembled nominal; with
+/// `derivatives` (the probe seed), also checks the dynamics' symbolic derivatives there
+/// (models with dynamics and without velocity constraints).
+fn finite_at_nominal(src: &str, derivatives: Option<u64>) -> Result<(), Finding> {
     let tokens = proc_macro2::TokenStream::from_str(src)
         .map_err(|e| Finding::new(Kind::ModelsDisagree, format!("tokenize: {e}")))?;
     let (mut ms, _) =
@@ -463,6 +471,11 @@ fn finite_at_nominal(src: &str) -> Result<(), Finding> {
                     summary(&j)
                 ),
             ));
+        }
+        if let Some(seed) = derivatives {
+            if !m.dynamics.is_empty() && m.velocity_constraints.is_empty() {
+                crate::derivatives::check(m, arena, &q, &p, seed)?;
+            }
         }
     }
     Ok(())
