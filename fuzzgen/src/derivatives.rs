@@ -8,7 +8,8 @@
 //! with steps `h` and `h/4` agree (a kink, a branch of `abs`/`min`, a pole nearby make
 //! them disagree) and the symbolic entry is finite (`√x` at `x = 0` has no derivative).
 //! An entry is wrong when it differs from the `h/4` difference by more than
-//! `1e-4 (1 + |symbolic| + |difference|)` plus ten times the two differences' spread.
+//! `1e-4 (|symbolic| + |difference|) + 1e-6 s` plus ten times the two differences' spread,
+//! `s` the largest magnitude in the matrix and the column's differences (at least `1e-3`).
 
 use mechgen_codegen::derive::sensitivity::dynamics_derivatives;
 use mechgen_codegen::derive::{self, SymMatrix};
@@ -25,6 +26,7 @@ struct Values<'a> {
     p: &'a [f64],
     rhs: Vec<f64>,
     w: Vec<f64>,
+    t: f64,
     shift: Option<(Sym, f64)>,
 }
 
@@ -36,7 +38,7 @@ impl Values<'_> {
             Sym::Param(i) => self.p[i as usize],
             Sym::Rhs(i) => self.rhs.get(i as usize).copied().unwrap_or(0.0),
             Sym::Weight(i) => self.w.get(i as usize).copied().unwrap_or(0.0),
-            Sym::Time => 0.0,
+            Sym::Time => self.t,
         };
         match self.shift {
             Some((t, d)) if t == s => v + d,
@@ -75,6 +77,104 @@ struct Case<'a> {
     /// For a reduction `Wᵀ ∂base/∂x`: the number of weight columns (`W` the symbols
     /// `Sym::Weight(i + base.len() j)`).
     weights: Option<usize>,
+}
+
+/// Checks the constraints' derivatives of model `m` at the assembled configuration `q` and
+/// parameters `p`, at `t = 0`: the Jacobian `C_J` and `C_t` against central differences of
+/// the residual, and `γ` (of `C_J q̈ = γ`) at random velocities `v` against the second
+/// difference of `s ↦ C(q + s v, p, s)` (whose second derivative at `q̈ = 0` is `−γ`).
+pub(crate) fn kinematics(
+    m: &Model,
+    arena: &mut Arena,
+    q: &[f64],
+    p: &[f64],
+) -> Result<(), Finding> {
+    let kin = derive::kinematics(m, arena);
+    let residual: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
+    let nq = m.coords.len();
+    let values = Values {
+        q,
+        qd: draws(0x9a33a ^ nq as u64, nq),
+        p,
+        rhs: Vec::new(),
+        w: Vec::new(),
+        t: 0.0,
+        shift: None,
+    };
+    let mut c_t = SymMatrix::new(1);
+    for &e in &kin.jacobian_t {
+        c_t.push_row(arena, vec![(0, e)]);
+    }
+    let cases = [
+        Case {
+            name: "jacobian",
+            derivative: &kin.jacobian,
+            base: residual.clone(),
+            var: |k| Sym::Coord(k as u32),
+            nvars: nq,
+            weights: None,
+        },
+        Case {
+            name: "jacobian_t",
+            derivative: &c_t,
+            base: residual.clone(),
+            var: |_| Sym::Time,
+            nvars: 1,
+            weights: None,
+        },
+    ];
+    for c in &cases {
+        compare(arena, &values, c)?;
+    }
+    let gamma = values.eval(arena, &kin.gamma);
+    let second = |h: f64| -> Vec<f64> {
+        let at = |s: f64| {
+            let qs: Vec<f64> = q.iter().zip(&values.qd).map(|(x, v)| x + s * v).collect();
+            let v = Values {
+                q: &qs,
+                qd: values.qd.clone(),
+                rhs: Vec::new(),
+                w: Vec::new(),
+                t: s,
+                ..values
+            };
+            v.eval(arena, &residual)
+        };
+        let (up, mid, down) = (at(h), at(0.0), at(-h));
+        up.iter()
+            .zip(&mid)
+            .zip(&down)
+            .map(|((u, m), d)| -(u - 2.0 * m + d) / (h * h))
+            .collect()
+    };
+    let (g1, g2) = (second(1e-3), second(5e-4));
+    let floor = floor(&gamma, &g2);
+    for (i, ((&g, &a), &b)) in gamma.iter().zip(&g1).zip(&g2).enumerate() {
+        if !g.is_finite() || !a.is_finite() || !b.is_finite() {
+            continue;
+        }
+        let spread = (a - b).abs();
+        if spread > 1e-2 * (floor + b.abs()) {
+            continue;
+        }
+        // The h/2 difference's error is about a third of the spread (O(h²)).
+        if (g - b).abs() > 1e-4 * (g.abs() + b.abs()) + 1e-6 * floor + 2.0 * spread {
+            return Err(Finding::new(
+                Kind::WrongDerivative,
+                format!("gamma[{i}] = {g:.9e}, second differences {b:.9e} (h = 1e-3: {a:.9e})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The scale below which differences are rounding: the largest finite magnitude among
+/// the symbolic values and their references, and at least `1e-3`.
+fn floor(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .chain(b)
+        .filter(|v| v.is_finite())
+        .fold(1e-3f64, |m, v| m.max(v.abs()))
 }
 
 /// Checks the derivatives of model `m` (with dynamics, without velocity constraints) at
@@ -153,6 +253,7 @@ pub(crate) fn check(
         p,
         rhs: draws(seed ^ 0xb0b, nq),
         w: draws(seed ^ 0x3e1, n_w),
+        t: 0.0,
         shift: None,
     };
     for c in &cases {
@@ -180,6 +281,7 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
         }
         sym[j][i] = v;
     }
+    let all: Vec<f64> = sym.iter().flatten().copied().collect();
     for (k, column) in sym.iter().enumerate() {
         let var = (c.var)(k);
         let x = values.get(var);
@@ -216,16 +318,17 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
             }
         };
         let (f1, f4) = (reduce(&f1), reduce(&f4));
+        let floor = floor(&all, &f4);
         for (i, ((&s, &a), &b)) in column.iter().zip(&f1).zip(&f4).enumerate() {
             if !s.is_finite() || !a.is_finite() || !b.is_finite() {
                 continue;
             }
             let spread = (a - b).abs();
             // Differences that do not settle are no reference (a kink, a pole nearby).
-            if spread > 1e-3 * (1.0 + b.abs()) {
+            if spread > 1e-3 * (floor + b.abs()) {
                 continue;
             }
-            if (s - b).abs() > 1e-4 * (1.0 + s.abs() + b.abs()) + 10.0 * spread {
+            if (s - b).abs() > 1e-4 * (s.abs() + b.abs()) + 1e-6 * floor + 10.0 * spread {
                 return Err(Finding::new(
                     Kind::WrongDerivative,
                     format!(
@@ -282,6 +385,7 @@ mod tests {
             p: &[],
             rhs: Vec::new(),
             w: Vec::new(),
+            t: 0.0,
             shift: None,
         };
         let case = |d| Case {

@@ -472,6 +472,7 @@ fn finite_at_nominal(src: &str, derivatives: Option<u64>) -> Result<(), Finding>
                 ),
             ));
         }
+        crate::derivatives::kinematics(m, arena, &q, &p)?;
         if let Some(seed) = derivatives {
             if !m.dynamics.is_empty() && m.velocity_constraints.is_empty() {
                 crate::derivatives::check(m, arena, &q, &p, seed)?;
@@ -508,8 +509,12 @@ mod tests {
 
     #[test]
     fn a_valid_mechanism_passes() {
-        let src = "pub mod sc { param l1 = 0.1; param l2 = 0.3; coord theta = 0.3; coord beta = 0.46; coord s = 0.31;
+        // On the constraints at the nominal (with `beta = 0.46`, `s = 0.31` the nominal is far
+        // off and generation fails, which passed this test without reaching the checks of
+        // generated code).
+        let src = "pub mod sc { param l1 = 0.1; param l2 = 0.3; coord theta = 0.3; coord beta = 1.4721295802647691; coord s = 0.39407456415626446;
             constraint vec2(l1 * cos(theta), l1 * sin(theta)) + vec2(l2 * sin(beta), -l2 * cos(beta)) == vec2(s, 0.0); }";
+        assert!(generate_str(src, &Options::default()).is_ok());
         check(src).unwrap();
     }
 
