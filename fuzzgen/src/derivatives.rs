@@ -148,24 +148,40 @@ pub(crate) fn kinematics(
             .collect()
     };
     let (g1, g2) = (second(1e-3), second(5e-4));
-    let floor = floor(&gamma, &g2);
-    for (i, ((&g, &a), &b)) in gamma.iter().zip(&g1).zip(&g2).enumerate() {
-        if !g.is_finite() || !a.is_finite() || !b.is_finite() {
-            continue;
-        }
-        let spread = (a - b).abs();
-        if spread > 1e-2 * (floor + b.abs()) {
-            continue;
-        }
-        // The h/2 difference's error is about a third of the spread (O(h²)).
-        if (g - b).abs() > 1e-4 * (g.abs() + b.abs()) + 1e-6 * floor + 2.0 * spread {
-            return Err(Finding::new(
-                Kind::WrongDerivative,
-                format!("gamma[{i}] = {g:.9e}, second differences {b:.9e} (h = 1e-3: {a:.9e})"),
-            ));
-        }
+    // The h/2 difference's error is about a third of the spread (O(h²)).
+    if let Some((i, g, a, b)) = mismatch(&gamma, &g1, &g2, floor(&gamma, &g2), 1e-2, 2.0) {
+        return Err(Finding::new(
+            Kind::WrongDerivative,
+            format!("gamma[{i}] = {g:.9e}, second differences {b:.9e} (h = 1e-3: {a:.9e})"),
+        ));
     }
     Ok(())
+}
+
+/// The first entry `(i, symbolic, coarse, fine)` where `symbolic` differs from the fine
+/// difference by more than `1e-4 (|symbolic| + |fine|) + 1e-6 floor + spread_weight ·
+/// |coarse − fine|`, among the entries that are finite and whose differences have settled
+/// (`|coarse − fine| ≤ settle (floor + |fine|)`: a kink or a pole nearby leaves them apart).
+fn mismatch(
+    symbolic: &[f64],
+    coarse: &[f64],
+    fine: &[f64],
+    floor: f64,
+    settle: f64,
+    spread_weight: f64,
+) -> Option<(usize, f64, f64, f64)> {
+    symbolic
+        .iter()
+        .zip(coarse)
+        .zip(fine)
+        .enumerate()
+        .map(|(i, ((&s, &a), &b))| (i, s, a, b))
+        .filter(|&(_, s, a, b)| s.is_finite() && a.is_finite() && b.is_finite())
+        .filter(|&(_, _, a, b)| (a - b).abs() <= settle * (floor + b.abs()))
+        .find(|&(_, s, a, b)| {
+            (s - b).abs()
+                > 1e-4 * (s.abs() + b.abs()) + 1e-6 * floor + spread_weight * (a - b).abs()
+        })
 }
 
 /// The scale below which differences are rounding: the largest finite magnitude among
@@ -318,26 +334,15 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
             }
         };
         let (f1, f4) = (reduce(&f1), reduce(&f4));
-        let floor = floor(&all, &f4);
-        for (i, ((&s, &a), &b)) in column.iter().zip(&f1).zip(&f4).enumerate() {
-            if !s.is_finite() || !a.is_finite() || !b.is_finite() {
-                continue;
-            }
-            let spread = (a - b).abs();
-            // Differences that do not settle are no reference (a kink, a pole nearby).
-            if spread > 1e-3 * (floor + b.abs()) {
-                continue;
-            }
-            if (s - b).abs() > 1e-4 * (s.abs() + b.abs()) + 1e-6 * floor + 10.0 * spread {
-                return Err(Finding::new(
-                    Kind::WrongDerivative,
-                    format!(
-                        "{}[{i}, {k}] = {s:.9e}, central differences {b:.9e} (h = {h:.1e}: {a:.9e})",
-                        c.name,
-                        h = h / 4.0
-                    ),
-                ));
-            }
+        if let Some((i, s, a, b)) = mismatch(column, &f1, &f4, floor(&all, &f4), 1e-3, 10.0) {
+            return Err(Finding::new(
+                Kind::WrongDerivative,
+                format!(
+                    "{}[{i}, {k}] = {s:.9e}, central differences {b:.9e} (h = {h:.1e}: {a:.9e})",
+                    c.name,
+                    h = h / 4.0
+                ),
+            ));
         }
     }
     Ok(())
