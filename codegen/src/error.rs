@@ -70,14 +70,13 @@ impl Error {
         1 + self.others.len()
     }
 
-    /// An error covering all tokens of `node`, from its first to its last.
-    pub fn spanned(node: &impl ToTokens, message: impl Into<String>) -> Self {
-        let tokens = node.to_token_stream();
-        // Joined where the platform joins spans (build.rs), else the first token.
-        let span = syn::spanned::Spanned::span(&tokens);
-        let end = tokens.into_iter().last().map_or(span, |t| t.span());
+    /// An error covering all tokens of `node`, from its first to its last ([`Located`]:
+    /// expressions are bounded without being printed).
+    pub fn spanned(node: &impl Located, message: impl Into<String>) -> Self {
+        let (span, end) = node.bounds();
         Self {
-            span,
+            // Joined where the platform joins spans (build.rs), else the first token.
+            span: span.join(end).unwrap_or(span),
             message: message.into(),
             end,
             others: Vec::new(),
@@ -238,6 +237,130 @@ fn osa_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len() * w + b.len()]
+}
+
+/// A syntax node an [`Error`] can cover: the spans of its first and last tokens.
+///
+/// Expressions are bounded by [`expr_bounds`], with loops down their operands: syn prints
+/// a tree recursively, once per operator of a long sum, and an error on a sum of tens of
+/// thousands of terms (found by the fuzzer) overflowed the stack. Other nodes are small and
+/// are printed.
+pub trait Located {
+    /// The spans of the first and the last token.
+    fn bounds(&self) -> (Span, Span);
+}
+
+impl Located for syn::Expr {
+    fn bounds(&self) -> (Span, Span) {
+        expr_bounds(self)
+    }
+}
+
+impl Located for syn::ExprCall {
+    fn bounds(&self) -> (Span, Span) {
+        (expr_bounds(&self.func).0, self.paren_token.span.close())
+    }
+}
+
+impl Located for syn::ExprMethodCall {
+    fn bounds(&self) -> (Span, Span) {
+        (expr_bounds(&self.receiver).0, self.paren_token.span.close())
+    }
+}
+
+impl Located for syn::ExprAssign {
+    fn bounds(&self) -> (Span, Span) {
+        (expr_bounds(&self.left).0, expr_bounds(&self.right).1)
+    }
+}
+
+impl<T: Located + ?Sized> Located for &T {
+    fn bounds(&self) -> (Span, Span) {
+        (**self).bounds()
+    }
+}
+
+impl<T: Located + ?Sized> Located for Box<T> {
+    fn bounds(&self) -> (Span, Span) {
+        (**self).bounds()
+    }
+}
+
+/// The span of `node` from its first to its last token where spans join (else the first
+/// token): syn's `Spanned` without printing expressions.
+pub(crate) fn joined(node: &impl Located) -> Span {
+    let (first, last) = node.bounds();
+    first.join(last).unwrap_or(first)
+}
+
+/// Nodes without operands: printed.
+macro_rules! printed {
+    ($($t:ty),* $(,)?) => {$(
+        impl Located for $t {
+            fn bounds(&self) -> (Span, Span) {
+                printed_bounds(self)
+            }
+        }
+    )*};
+}
+
+printed!(
+    syn::Ident,
+    syn::Lit,
+    syn::LitStr,
+    syn::LitInt,
+    syn::LitFloat,
+    syn::ExprLit,
+    syn::Path,
+    proc_macro2::TokenStream,
+);
+
+/// The spans of the first and the last token of `e`, found with loops down the operands of
+/// binary, unary, call, method and field nodes instead of printing the whole tree (syn's
+/// `Spanned` prints it, recursing once per operator of a long sum). Other nodes (paths,
+/// assignments, arrays, …) are printed.
+pub(crate) fn expr_bounds(e: &syn::Expr) -> (Span, Span) {
+    use syn::spanned::Spanned;
+    use syn::Expr;
+    let mut first = e;
+    let first_span = loop {
+        match first {
+            Expr::Binary(b) => first = &b.left,
+            Expr::MethodCall(m) => first = &m.receiver,
+            Expr::Field(f) => first = &f.base,
+            Expr::Call(c) => first = &c.func,
+            Expr::Unary(u) => break u.op.span(),
+            Expr::Paren(p) => break p.paren_token.span.open(),
+            Expr::Lit(l) => break l.lit.span(),
+            other => break printed_bounds(other).0,
+        }
+    };
+    let mut last = e;
+    let last_span = loop {
+        match last {
+            Expr::Binary(b) => last = &b.right,
+            Expr::Unary(u) => last = &u.expr,
+            Expr::MethodCall(m) => break m.paren_token.span.close(),
+            Expr::Call(c) => break c.paren_token.span.close(),
+            Expr::Field(f) => break f.member.span(),
+            Expr::Paren(p) => break p.paren_token.span.close(),
+            Expr::Lit(l) => break l.lit.span(),
+            other => break printed_bounds(other).1,
+        }
+    };
+    (first_span, last_span)
+}
+
+/// The first and last token spans of `node`, printed.
+fn printed_bounds(node: &impl ToTokens) -> (Span, Span) {
+    let tokens = node.to_token_stream();
+    let first = tokens
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span());
+    let last = tokens.into_iter().last().map_or(first, |t| t.span());
+    (first, last)
 }
 
 #[cfg(test)]

@@ -197,3 +197,44 @@ fn parenthesised_long_sum_beside_an_error_does_not_overflow() {
     });
     assert!(msg.contains("`t` is reserved"), "{msg}");
 }
+
+/// Found by the fuzzer (seed 6, input 2,311): errors located on a long sum printed it to
+/// find its span (syn's printing recurses once per operator) and overflowed the stack. Each
+/// of these is an error about a 20,000-term sum: as the callee of a call, as a `const`
+/// that depends on a coordinate, as a body's `com` of the wrong dimension, and beside a
+/// wrong argument of a call (the call's span is taken before its arguments are checked).
+#[test]
+fn errors_on_long_sums_do_not_print_them() {
+    let terms: String = (0..20_000)
+        .map(|i| if i % 2 == 0 { " + x" } else { " - x" })
+        .collect();
+    let cases = [
+        (
+            format!("constraint atan((cos{terms})(0.3)) + y == 1.0;"),
+            "only named functions can be called",
+        ),
+        (
+            format!("const k = x{terms}; constraint x + y == 1.0;"),
+            "a `const` must be a constant expression",
+        ),
+        (
+            format!(
+                "constraint x + y == 1.0; body b {{ mass = 1.0, inertia = 1.0, com = vec3(x{terms}, 0.0, 0.0), angle = x }}"
+            ),
+            "is planar (it has an `angle`) but its `com` is a 3-vector",
+        ),
+        (
+            format!("constraint atan2(x{terms}, vec2(x, y)) + y == 1.0;"),
+            "expected a scalar, found a 2-vector",
+        ),
+    ];
+    for (body, expected) in cases {
+        let src = format!("pub mod m {{\n    coord x = 1.0;\n    coord y = 0.0;\n    {body}\n}}\n");
+        let msg = on_small_stack(move || match generate_str(&src, &Options::default()) {
+            Ok(_) => String::from("generated"),
+            Err(e) => e.message,
+        });
+        assert_ne!(msg, "generated");
+        assert!(msg.contains(expected), "{msg}");
+    }
+}

@@ -6,7 +6,6 @@
 //! `A`'s x axis; a universal joint turns about `A`'s x axis and `B`'s y axis).
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
 use super::frame::{axis, origin};
@@ -142,7 +141,7 @@ impl Lowerer {
         let args: Vec<&Expr> = call.args.iter().collect();
         if args.len() != kind.arity() {
             return Err(Error::new(
-                call.span(),
+                crate::error::joined(call),
                 format!(
                     "`{s}` takes {} arguments, found {}: write {}",
                     kind.arity(),
@@ -152,7 +151,13 @@ impl Lowerer {
             ));
         }
         let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
-        let rows = equations(&mut self.arena, kind, &vals, &args, call.span())?;
+        let rows = equations(
+            &mut self.arena,
+            kind,
+            &vals,
+            &args,
+            crate::error::joined(call),
+        )?;
         let text = format!("joint {} = {}", plain(name), source_text(value));
         for (expr, what) in rows {
             parts.constraints.push(Equation {

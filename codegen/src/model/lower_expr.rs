@@ -41,7 +41,7 @@ impl Lowerer {
                     return Err(Error::new(p.span(), "unsupported path: use a plain function name"));
                 };
                 let args: Vec<&Expr> = c.args.iter().collect();
-                self.call(id, &args, c.span())
+                self.call(id, &args, crate::error::joined(c))
             }
             Expr::MethodCall(m) => {
                 let mut args: Vec<&Expr> = vec![&m.receiver];
@@ -49,7 +49,7 @@ impl Lowerer {
                 if m.turbofish.is_some() {
                     return Err(Error::new(m.method.span(), "turbofish is not supported"));
                 }
-                self.call(&m.method, &args, m.span())
+                self.call(&m.method, &args, crate::error::joined(m))
             }
             Expr::Field(f) => self.field(f),
             Expr::Assign(asg) => Err(Error::spanned(

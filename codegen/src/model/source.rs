@@ -2,7 +2,6 @@
 //! for errors and constraint labels, found without recursing along long operator chains.
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::Expr;
 
 /// The source text of `e` (for labels), found without recursing along a long binary
@@ -58,37 +57,9 @@ fn deeper_than(e: &Expr, limit: usize) -> bool {
 }
 
 /// The span of `e`, from its first to its last token where spans join (else the first
-/// token), like syn's `Spanned` but with loops down the operands of binary, unary, call,
-/// method and field nodes instead of printing the whole tree (which recurses once per
-/// operator of a long sum).
+/// token), like syn's `Spanned` but without printing the whole tree
+/// ([`expr_bounds`](crate::error::expr_bounds)).
 pub(super) fn span_of(e: &Expr) -> Span {
-    let mut first = e;
-    let first_span = loop {
-        match first {
-            Expr::Binary(b) => first = &b.left,
-            Expr::MethodCall(m) => first = &m.receiver,
-            Expr::Field(f) => first = &f.base,
-            Expr::Call(c) => first = &c.func,
-            Expr::Unary(u) => break u.op.span(),
-            Expr::Paren(p) => break p.paren_token.span.open(),
-            Expr::Lit(l) => break l.lit.span(),
-            Expr::Path(p) => break p.span(),
-            other => break other.span(),
-        }
-    };
-    let mut last = e;
-    let last_span = loop {
-        match last {
-            Expr::Binary(b) => last = &b.right,
-            Expr::Unary(u) => last = &u.expr,
-            Expr::MethodCall(m) => break m.paren_token.span.close(),
-            Expr::Call(c) => break c.paren_token.span.close(),
-            Expr::Field(f) => break f.member.span(),
-            Expr::Paren(p) => break p.paren_token.span.close(),
-            Expr::Lit(l) => break l.lit.span(),
-            Expr::Path(p) => break p.span(),
-            other => break other.span(),
-        }
-    };
-    first_span.join(last_span).unwrap_or(first_span)
+    let (first, last) = crate::error::expr_bounds(e);
+    first.join(last).unwrap_or(first)
 }
