@@ -122,8 +122,9 @@ pub fn project(
 ) -> Option<Vec<f64>> {
     let mut q = q0.to_vec();
     let mut prev = f64::INFINITY;
-    // (iterate, its ‖C‖) of the best iterate so far, and the scale the floor test uses.
-    let mut best: Option<(Vec<f64>, f64)> = None;
+    // (iterate, its ‖C‖, its own rounding floor) of the best iterate so far, and the floor
+    // of the latest iterate, which the floor test uses.
+    let mut best: Option<(Vec<f64>, f64, f64)> = None;
     let mut small = 0.0;
     for it in 0..60 {
         let env = |s: Sym| match s {
@@ -144,8 +145,13 @@ pub fn project(
         // above any absolute bound whatever the iterate. Newton has reached it when a step
         // no longer halves ‖C‖ while ‖C‖ is small against the Jacobian's scale: keep the
         // best iterate.
+        //
+        // The best iterate is returned only if it is at its own floor: a wild step can land
+        // where the floor (which grows with `|q|`) is huge, while the best iterate is an
+        // earlier one far off the constraints (a leg anchored at z = 2.1e9: the nominal, off
+        // by 2.1e9, came back as projected; fuzzer, seed 6).
         if norm >= 0.5 * prev && prev <= small {
-            return best.map(|(b, _)| b);
+            return best.filter(|(_, n, floor)| n <= floor).map(|(b, _, _)| b);
         }
         // Newton converges in a few steps from a start it can reach; one that no longer
         // gains after ten is stalled (a step too long, a fold): give up early, the
@@ -153,8 +159,10 @@ pub fn project(
         if it >= 10 && norm > 0.9 * prev {
             return None;
         }
-        if best.as_ref().is_none_or(|(_, n)| norm < *n) {
-            best = Some((q.clone(), norm));
+        let improved = best.as_ref().is_none_or(|(_, n, _)| norm < *n);
+        if improved {
+            // Its floor is known once the Jacobian here is (below).
+            best = Some((q.clone(), norm, f64::INFINITY));
         }
         prev = norm;
         let vals = jacobian.values(arena, &q, p, t);
@@ -166,6 +174,11 @@ pub fn project(
         let qmax = q.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let jmax = vals.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         small = 1e-8 * (1.0 + jmax * (1.0 + qmax));
+        if improved {
+            if let Some(b) = best.as_mut() {
+                b.2 = small;
+            }
+        }
         for (qk, dk) in q.iter_mut().zip(&step) {
             *qk -= dk;
         }
