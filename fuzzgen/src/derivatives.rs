@@ -19,6 +19,10 @@ use mechgen_codegen::pivot::{self, PivotOptions};
 
 use crate::oracle::{Finding, Kind};
 
+/// Machine epsilons of the larger value differenced that rounding may have left in a
+/// difference (its noise is this over the step).
+const NOISE: f64 = 16.0 * f64::EPSILON;
+
 /// The largest magnitude of a variable that differences are taken along.
 const MAX_VALUE: f64 = 1e3;
 
@@ -133,7 +137,7 @@ pub(crate) fn kinematics(
         return Ok(());
     }
     let gamma = values.eval(arena, &kin.gamma);
-    let second = |h: f64| -> Vec<f64> {
+    let second = |h: f64| -> (Vec<f64>, Vec<f64>) {
         let at = |s: f64| {
             let qs: Vec<f64> = q.iter().zip(&values.qd).map(|(x, v)| x + s * v).collect();
             let v = Values {
@@ -150,12 +154,15 @@ pub(crate) fn kinematics(
         up.iter()
             .zip(&mid)
             .zip(&down)
-            .map(|((u, m), d)| -(u - 2.0 * m + d) / (h * h))
-            .collect()
+            .map(|((u, m), d)| {
+                let size = u.abs().max(m.abs()).max(d.abs());
+                (-(u - 2.0 * m + d) / (h * h), 4.0 * NOISE * size / (h * h))
+            })
+            .unzip()
     };
-    let (g1, g2) = (second(1e-3), second(5e-4));
+    let ((g1, _), (g2, noise)) = (second(1e-3), second(5e-4));
     // The h/2 difference's error is about a third of the spread (O(h²)).
-    if let Some((i, g, a, b)) = mismatch(&gamma, &g1, &g2, floor(&gamma, &g2), 1e-2, 2.0) {
+    if let Some((i, g, a, b)) = mismatch(&gamma, &g1, &g2, &noise, floor(&gamma, &g2), 1e-2, 2.0) {
         return Err(Finding::new(
             Kind::WrongDerivative,
             format!("gamma[{i}] = {g:.9e}, second differences {b:.9e} (h = 1e-3: {a:.9e})"),
@@ -167,11 +174,13 @@ pub(crate) fn kinematics(
 /// The first entry `(i, symbolic, coarse, fine)` where `symbolic` differs from the fine
 /// difference by more than `1e-4 (|symbolic| + |fine|) + 1e-6 floor + spread_weight ·
 /// |coarse − fine|`, among the entries that are finite and whose differences have settled
-/// (`|coarse − fine| ≤ settle (floor + |fine|)`: a kink or a pole nearby leaves them apart).
+/// (`|coarse − fine| ≤ settle (floor + |fine|)`: a kink or a pole nearby leaves them apart),
+/// with the fine difference's rounding `noise` added to the bound.
 fn mismatch(
     symbolic: &[f64],
     coarse: &[f64],
     fine: &[f64],
+    noise: &[f64],
     floor: f64,
     settle: f64,
     spread_weight: f64,
@@ -180,14 +189,16 @@ fn mismatch(
         .iter()
         .zip(coarse)
         .zip(fine)
+        .zip(noise)
         .enumerate()
-        .map(|(i, ((&s, &a), &b))| (i, s, a, b))
-        .filter(|&(_, s, a, b)| s.is_finite() && a.is_finite() && b.is_finite())
-        .filter(|&(_, _, a, b)| (a - b).abs() <= settle * (floor + b.abs()))
-        .find(|&(_, s, a, b)| {
+        .map(|(i, (((&s, &a), &b), &n))| (i, s, a, b, n))
+        .filter(|&(_, s, a, b, n)| s.is_finite() && a.is_finite() && b.is_finite() && n.is_finite())
+        .filter(|&(_, _, a, b, _)| (a - b).abs() <= settle * (floor + b.abs()))
+        .find(|&(_, s, a, b, n)| {
             (s - b).abs()
-                > 1e-4 * (s.abs() + b.abs()) + 1e-6 * floor + spread_weight * (a - b).abs()
+                > 1e-4 * (s.abs() + b.abs()) + 1e-6 * floor + spread_weight * (a - b).abs() + n
         })
+        .map(|(i, s, a, b, _)| (i, s, a, b))
 }
 
 /// The scale below which differences are rounding: the largest finite magnitude among
@@ -314,7 +325,10 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
             continue;
         }
         let h = 1e-5 * (1.0 + x.abs());
-        let central = |h: f64| -> Vec<f64> {
+        // Central differences at step `h`, and the rounding noise of each: a few ulps of the
+        // values differenced, over the step (a sum of large terms, a spring force of 10⁸,
+        // quantises the difference so coarsely that two steps can agree on a wrong value).
+        let central = |h: f64| -> (Vec<f64>, Vec<f64>) {
             let at = |d: f64| {
                 let v = Values {
                     shift: Some((var, d)),
@@ -328,10 +342,10 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
             let (up, down) = (at(h), at(-h));
             up.iter()
                 .zip(&down)
-                .map(|(u, d)| (u - d) / (2.0 * h))
-                .collect()
+                .map(|(u, d)| ((u - d) / (2.0 * h), NOISE * u.abs().max(d.abs()) / h))
+                .unzip()
         };
-        let (f1, f4) = (central(h), central(h / 4.0));
+        let ((f1, _), (f4, n4)) = (central(h), central(h / 4.0));
         // Reduced by the weights where the case is a reduction.
         let reduce = |f: &[f64]| -> Vec<f64> {
             match c.weights {
@@ -346,7 +360,18 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
             }
         };
         let (f1, f4) = (reduce(&f1), reduce(&f4));
-        if let Some((i, s, a, b)) = mismatch(column, &f1, &f4, floor(&all, &f4), 1e-3, 10.0) {
+        let noise: Vec<f64> = match c.weights {
+            None => n4,
+            Some(n) => (0..n)
+                .map(|j| {
+                    (0..rows)
+                        .map(|i| (values.get(Sym::Weight((i + rows * j) as u32)) * n4[i]).abs())
+                        .sum()
+                })
+                .collect(),
+        };
+        if let Some((i, s, a, b)) = mismatch(column, &f1, &f4, &noise, floor(&all, &f4), 1e-3, 10.0)
+        {
             return Err(Finding::new(
                 Kind::WrongDerivative,
                 format!(
