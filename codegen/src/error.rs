@@ -241,7 +241,7 @@ fn osa_distance(a: &str, b: &str) -> usize {
 
 /// A syntax node an [`Error`] can cover: the spans of its first and last tokens.
 ///
-/// Expressions are bounded by [`expr_bounds`], with loops down their operands: syn prints
+/// Expressions are bounded with loops down their operands: syn prints
 /// a tree recursively, once per operator of a long sum, and an error on a sum of tens of
 /// thousands of terms (found by the fuzzer) overflowed the stack. Other nodes are small and
 /// are printed.

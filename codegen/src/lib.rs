@@ -30,7 +30,7 @@ mod generate;
 
 pub use builder::{file_options, generate_file_text, locate, BuildError, Builder};
 pub use emit::{FunctionStats, ModuleStats};
-pub use error::{Error, Errors, Result};
+pub use error::{Error, Errors, Located, Result};
 /// The syntax of [`Options::formulas`]: plain text or LaTeX.
 pub use expr::print::Syntax as FormulaSyntax;
 pub use generate::{
