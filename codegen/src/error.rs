@@ -304,16 +304,7 @@ macro_rules! printed {
     )*};
 }
 
-printed!(
-    syn::Ident,
-    syn::Lit,
-    syn::LitStr,
-    syn::LitInt,
-    syn::LitFloat,
-    syn::ExprLit,
-    syn::Path,
-    proc_macro2::TokenStream,
-);
+printed!(syn::Ident, syn::Lit, syn::ExprLit);
 
 /// The spans of the first and the last token of `e`, found with loops down the operands of
 /// binary, unary, call, method and field nodes instead of printing the whole tree (syn's
