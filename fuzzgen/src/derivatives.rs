@@ -27,12 +27,13 @@ const NOISE: f64 = 16.0 * f64::EPSILON;
 const MAX_VALUE: f64 = 1e3;
 
 /// The values of every input symbol, one of them perturbed.
+#[derive(Clone, Copy)]
 struct Values<'a> {
     q: &'a [f64],
-    qd: Vec<f64>,
+    qd: &'a [f64],
     p: &'a [f64],
-    rhs: Vec<f64>,
-    w: Vec<f64>,
+    rhs: &'a [f64],
+    w: &'a [f64],
     t: f64,
     shift: Option<(Sym, f64)>,
 }
@@ -77,7 +78,7 @@ struct Case<'a> {
     /// The symbolic derivative (`rows × nvars`, or `DOF × nvars` for a reduction).
     derivative: &'a SymMatrix,
     /// The expressions differentiated (`rows` of them).
-    base: Vec<ExprId>,
+    base: &'a [ExprId],
     /// The variable of column `k`.
     var: fn(usize) -> Sym,
     nvars: usize,
@@ -93,18 +94,19 @@ struct Case<'a> {
 pub(crate) fn kinematics(
     m: &Model,
     arena: &mut Arena,
+    kin: &derive::Kinematics,
     q: &[f64],
     p: &[f64],
 ) -> Result<(), Finding> {
-    let kin = derive::kinematics(m, arena);
     let residual: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
     let nq = m.coords.len();
+    let qd = draws(0x9a33a ^ nq as u64, nq);
     let values = Values {
         q,
-        qd: draws(0x9a33a ^ nq as u64, nq),
+        qd: &qd,
         p,
-        rhs: Vec::new(),
-        w: Vec::new(),
+        rhs: &[],
+        w: &[],
         t: 0.0,
         shift: None,
     };
@@ -116,7 +118,7 @@ pub(crate) fn kinematics(
         Case {
             name: "jacobian",
             derivative: &kin.jacobian,
-            base: residual.clone(),
+            base: &residual,
             var: |k| Sym::Coord(k as u32),
             nvars: nq,
             weights: None,
@@ -124,7 +126,7 @@ pub(crate) fn kinematics(
         Case {
             name: "jacobian_t",
             derivative: &c_t,
-            base: residual.clone(),
+            base: &residual,
             var: |_| Sym::Time,
             nvars: 1,
             weights: None,
@@ -139,12 +141,9 @@ pub(crate) fn kinematics(
     let gamma = values.eval(arena, &kin.gamma);
     let second = |h: f64| -> (Vec<f64>, Vec<f64>) {
         let at = |s: f64| {
-            let qs: Vec<f64> = q.iter().zip(&values.qd).map(|(x, v)| x + s * v).collect();
+            let qs: Vec<f64> = q.iter().zip(values.qd).map(|(x, v)| x + s * v).collect();
             let v = Values {
                 q: &qs,
-                qd: values.qd.clone(),
-                rhs: Vec::new(),
-                w: Vec::new(),
                 t: s,
                 ..values
             };
@@ -215,12 +214,12 @@ fn floor(a: &[f64], b: &[f64]) -> f64 {
 pub(crate) fn check(
     m: &Model,
     arena: &mut Arena,
+    kin: &derive::Kinematics,
     q: &[f64],
     p: &[f64],
     seed: u64,
 ) -> Result<(), Finding> {
     let nq = m.coords.len();
-    let kin = derive::kinematics(m, arena);
     let eom = derive::motion::equations_of_motion(m, arena);
     // The analysis the engine ran already succeeded; a failure here (another seed) only
     // means the weighted reductions cannot be formed the same way: nothing to check.
@@ -256,10 +255,10 @@ pub(crate) fn check(
     let coord: fn(usize) -> Sym = |k| Sym::Coord(k as u32);
     let vel: fn(usize) -> Sym = |k| Sym::Vel(k as u32);
     let param: fn(usize) -> Sym = |k| Sym::Param(k as u32);
-    let case = |name, derivative, base: &Vec<ExprId>, var, nvars, weights| Case {
+    let case = |name, derivative, base, var, nvars, weights| Case {
         name,
         derivative,
-        base: base.clone(),
+        base,
         var,
         nvars,
         weights,
@@ -280,12 +279,17 @@ pub(crate) fn check(
         case("gamma_wqd", &d.gamma_wqd, &kin.gamma, vel, nq, Some(dof)),
     ];
     let n_w = nq.max(m.constraints.len()) * dof.max(1);
+    let (qd, rhs, w) = (
+        draws(seed ^ 0x71d, nq),
+        draws(seed ^ 0xb0b, nq),
+        draws(seed ^ 0x3e1, n_w),
+    );
     let values = Values {
         q,
-        qd: draws(seed ^ 0x71d, nq),
+        qd: &qd,
         p,
-        rhs: draws(seed ^ 0xb0b, nq),
-        w: draws(seed ^ 0x3e1, n_w),
+        rhs: &rhs,
+        w: &w,
         t: 0.0,
         shift: None,
     };
@@ -332,12 +336,9 @@ fn compare(arena: &Arena, values: &Values<'_>, c: &Case<'_>) -> Result<(), Findi
             let at = |d: f64| {
                 let v = Values {
                     shift: Some((var, d)),
-                    qd: values.qd.clone(),
-                    rhs: values.rhs.clone(),
-                    w: values.w.clone(),
                     ..*values
                 };
-                v.eval(arena, &c.base)
+                v.eval(arena, c.base)
             };
             let (up, down) = (at(h), at(-h));
             up.iter()
@@ -423,17 +424,18 @@ mod tests {
         let q = [0.7];
         let values = Values {
             q: &q,
-            qd: vec![0.0],
+            qd: &[0.0],
             p: &[],
-            rhs: Vec::new(),
-            w: Vec::new(),
+            rhs: &[],
+            w: &[],
             t: 0.0,
             shift: None,
         };
+        let base = [x2];
         let case = |d| Case {
             name: "square",
             derivative: d,
-            base: vec![x2],
+            base: &base,
             var: |k| Sym::Coord(k as u32),
             nvars: 1,
             weights: None,

@@ -425,12 +425,14 @@ fn finite_at_nominal(src: &str, derivatives: Option<u64>) -> Result<(), Finding>
     let (mut ms, _) =
         models(tokens).map_err(|e| Finding::new(Kind::ModelsDisagree, e.message.clone()))?;
     for (m, arena) in &mut ms {
-        let jac = derive::jacobian(m, arena);
+        // `C_J`, `C_t` and `γ`, for the assembly here and the checks below.
+        let kin = derive::kinematics(m, arena);
+        let jac = &kin.jacobian;
         let p: Vec<f64> = m.params.iter().map(|p| p.default.unwrap_or(1.0)).collect();
         let q0: Vec<f64> = m.coords.iter().map(|c| c.nominal).collect();
         let roots: Vec<ExprId> = m.constraints.iter().map(|c| c.expr).collect();
         let res = Evaluator::new(&*arena, &roots);
-        let sparse = probe::SparseJacobian::new(&*arena, &jac);
+        let sparse = probe::SparseJacobian::new(&*arena, jac);
         // From the nominal, or (like the engine's probes) from nominals perturbed by
         // 5 %, 2.5 %, ... of `1 + |q0|`: a nominal on a singular point of the constraints
         // (`x² = c` at `x = 0`) still assembles nearby.
@@ -472,10 +474,10 @@ fn finite_at_nominal(src: &str, derivatives: Option<u64>) -> Result<(), Finding>
                 ),
             ));
         }
-        crate::derivatives::kinematics(m, arena, &q, &p)?;
+        crate::derivatives::kinematics(m, arena, &kin, &q, &p)?;
         if let Some(seed) = derivatives {
             if !m.dynamics.is_empty() && m.velocity_constraints.is_empty() {
-                crate::derivatives::check(m, arena, &q, &p, seed)?;
+                crate::derivatives::check(m, arena, &kin, &q, &p, seed)?;
             }
         }
     }
