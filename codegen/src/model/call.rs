@@ -8,8 +8,8 @@ use syn::{Expr, Ident, Lit, UnOp};
 use super::builtin::{function_list, Builtin, MAX_POWI};
 use super::frame;
 use super::lower::Lowerer;
-use super::source::span_of;
 use super::value::{self, Value};
+use crate::error::joined;
 use crate::error::{nearest, Error, Result};
 use crate::expr::{Arena, ExprId, Sym};
 
@@ -65,7 +65,7 @@ impl Lowerer {
                         "the exponent of `powi` must be an integer literal, like `2` or `-1`",
                     )),
                 };
-                let x = self.expr(args[0])?.scalar(span_of(args[0]))?;
+                let x = self.expr(args[0])?.scalar(joined(args[0]))?;
                 Ok(Value::Scalar(self.arena.powi(x, n)))
             }
             _ => self.call_eager(builtin, name, args, span),
@@ -83,7 +83,7 @@ impl Lowerer {
         let s = builtin.name();
         let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
         let a = &mut self.arena;
-        let scalar = |i: usize| vals[i].scalar(span_of(args[i]));
+        let scalar = |i: usize| vals[i].scalar(joined(args[i]));
         match builtin {
             Builtin::Func(f) => {
                 let x = scalar(0)?;
@@ -97,8 +97,8 @@ impl Lowerer {
             Builtin::Vec3 => Ok(Value::Vec3([scalar(0)?, scalar(1)?, scalar(2)?])),
             Builtin::Dot => {
                 let (x, y) = (
-                    vals[0].vector(span_of(args[0]))?,
-                    vals[1].vector(span_of(args[1]))?,
+                    vals[0].vector(joined(args[0]))?,
+                    vals[1].vector(joined(args[1]))?,
                 );
                 if x.len() != y.len() {
                     return Err(Error::new(
@@ -114,7 +114,7 @@ impl Lowerer {
             }
             Builtin::Cross => cross(a, &vals[0], &vals[1], span),
             Builtin::Norm | Builtin::NormSquared => {
-                let x = vals[0].vector(span_of(args[0]))?;
+                let x = vals[0].vector(joined(args[0]))?;
                 let n2 = value::dot(a, &x, &x);
                 Ok(Value::Scalar(if builtin == Builtin::Norm {
                     a.sqrt(n2)
@@ -125,7 +125,7 @@ impl Lowerer {
             Builtin::Rotate2d => {
                 let Value::Vec2(v) = &vals[0] else {
                     return Err(Error::new(
-                        span_of(args[0]),
+                        joined(args[0]),
                         format!("`rotate2d` rotates a 2-vector, found {}", vals[0].kind()),
                     ));
                 };
@@ -147,7 +147,7 @@ impl Lowerer {
                         Value::Vec3(r) => *row = *r,
                         other => {
                             return Err(Error::new(
-                                span_of(args[i]),
+                                joined(args[i]),
                                 format!("`mat3(row0, row1, row2)` takes three 3-vectors (or nine scalars, row by row), found {}", other.kind()),
                             ))
                         }
@@ -159,13 +159,13 @@ impl Lowerer {
                 let (w, x, y, z) = (scalar(0)?, scalar(1)?, scalar(2)?, scalar(3)?);
                 Ok(Value::Mat3(frame::quaternion(a, [w, x, y, z])))
             }
-            Builtin::Translate => frame::translate(a, &vals[0], span_of(args[0])),
+            Builtin::Translate => frame::translate(a, &vals[0], joined(args[0])),
             Builtin::Rot => Ok(frame::rot(a, scalar(0)?)),
             Builtin::Frame => frame::frame(&vals[0], &vals[1], span),
             Builtin::Point | Builtin::Apply => {
                 frame::map(a, &vals[0], &vals[1], builtin == Builtin::Point, span)
             }
-            Builtin::Inverse => frame::inverse(a, &vals[0], span_of(args[0])),
+            Builtin::Inverse => frame::inverse(a, &vals[0], joined(args[0])),
             // Lowered by `call_value` before their arguments are.
             Builtin::Der | Builtin::Powi | Builtin::Velocity => {
                 Err(Error::new(name.span(), format!("unknown function `{s}`")))
@@ -177,7 +177,7 @@ impl Lowerer {
     fn mat3_entries(&mut self, args: &[&Expr]) -> Result<Value> {
         let mut e = Vec::with_capacity(9);
         for arg in args {
-            e.push(self.expr(arg)?.scalar(span_of(arg))?);
+            e.push(self.expr(arg)?.scalar(joined(arg))?);
         }
         Ok(Value::Mat3([
             [e[0], e[1], e[2]],

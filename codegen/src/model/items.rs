@@ -13,9 +13,10 @@ use syn::{BinOp, Expr, Ident};
 use super::dynamics::{Body, Dynamics, Inertia, Orientation, Spring};
 use super::lower::Lowerer;
 use super::scope::{plain, Kind};
-use super::source::{source_text, span_of};
+use super::source::source_text;
 use super::value::Value;
 use super::{Coord, Equation, Param};
+use crate::error::joined;
 use crate::error::{Error, Errors, Result};
 use crate::expr::{ExprId, Sym};
 use crate::parse::ast::{Field, Item};
@@ -112,7 +113,7 @@ impl Lowerer {
                 if parts.dynamics.gravity.is_some() {
                     return Err(Error::new(*span, "gravity is given twice"));
                 }
-                parts.dynamics.gravity = Some(self.expr(value)?.vector(span_of(value))?);
+                parts.dynamics.gravity = Some(self.expr(value)?.vector(joined(value))?);
                 parts.gravity_expr = Some(value);
                 Ok(())
             }
@@ -427,7 +428,7 @@ impl Lowerer {
             parts.constraints.push(Equation {
                 expr: e,
                 label,
-                span: span_of(equation),
+                span: joined(equation),
             });
         }
         Ok(())
@@ -511,7 +512,7 @@ impl Lowerer {
                 row,
                 rest,
                 label,
-                span: span_of(equation),
+                span: joined(equation),
             });
         }
         Ok(())
@@ -581,7 +582,7 @@ impl Lowerer {
         let get = |k: &str| m.get(k).copied();
         let mass_f = get("mass")
             .ok_or_else(|| Error::new(name.span(), format!("body `{name}` needs a `mass`")))?;
-        let mass = self.expr(&mass_f.value)?.scalar(span_of(&mass_f.value))?;
+        let mass = self.expr(&mass_f.value)?.scalar(joined(&mass_f.value))?;
         let (com, orientation, com_f) = if let Some(f) = get("frame") {
             if let Some(other) = ["com", "angle", "rotation"].into_iter().find_map(get) {
                 return Err(Error::new(
@@ -610,7 +611,7 @@ impl Lowerer {
                     format!("body `{name}` needs a `com` (centre-of-mass position) or a `frame`"),
                 )
             })?;
-            let com = self.expr(&com_f.value)?.vector(span_of(&com_f.value))?;
+            let com = self.expr(&com_f.value)?.vector(joined(&com_f.value))?;
             (com, self.orientation(get("angle"), get("rotation"))?, com_f)
         };
         let inertia = match get("inertia") {
@@ -641,7 +642,7 @@ impl Lowerer {
     ) -> Result<Option<Orientation>> {
         Ok(match (angle, rotation) {
             (Some(f), None) => {
-                let angle = self.expr(&f.value)?.scalar(span_of(&f.value))?;
+                let angle = self.expr(&f.value)?.scalar(joined(&f.value))?;
                 Some(Orientation::Angle(angle))
             }
             (None, Some(f)) => match self.expr(&f.value)? {
@@ -724,18 +725,18 @@ impl Lowerer {
             })
         };
         let (fa, fb, fk, fl) = (need("a")?, need("b")?, need("stiffness")?, need("length")?);
-        let a = self.expr(&fa.value)?.vector(span_of(&fa.value))?;
-        let b = self.expr(&fb.value)?.vector(span_of(&fb.value))?;
+        let a = self.expr(&fa.value)?.vector(joined(&fa.value))?;
+        let b = self.expr(&fb.value)?.vector(joined(&fb.value))?;
         if a.len() != b.len() {
             return Err(Error::spanned(
                 &fb.value,
                 "the two end points of a spring must have the same dimension",
             ));
         }
-        let stiffness = self.expr(&fk.value)?.scalar(span_of(&fk.value))?;
-        let length = self.expr(&fl.value)?.scalar(span_of(&fl.value))?;
+        let stiffness = self.expr(&fk.value)?.scalar(joined(&fk.value))?;
+        let length = self.expr(&fl.value)?.scalar(joined(&fl.value))?;
         let damping = match m.get("damping") {
-            Some(f) => self.expr(&f.value)?.scalar(span_of(&f.value))?,
+            Some(f) => self.expr(&f.value)?.scalar(joined(&f.value))?,
             None => self.arena.constant(0.0),
         };
         parts.dynamics.springs.push(Spring {
@@ -753,7 +754,7 @@ impl Lowerer {
     /// A scalar force expression, where `der(q)` is allowed.
     fn force(&mut self, value: &Expr) -> Result<ExprId> {
         self.allow_velocity = true;
-        let v = self.expr(value).and_then(|v| v.scalar(span_of(value)));
+        let v = self.expr(value).and_then(|v| v.scalar(joined(value)));
         self.allow_velocity = false;
         v
     }
@@ -762,7 +763,7 @@ impl Lowerer {
     fn mass_matrix(&mut self, entries: &[(Ident, Ident, Expr)], parts: &mut Parts) -> Result<()> {
         for (r, c, e) in entries {
             let (i, j) = (self.scope.coord_index(r)?, self.scope.coord_index(c)?);
-            let v = self.expr(e)?.scalar(span_of(e))?;
+            let v = self.expr(e)?.scalar(joined(e))?;
             let (i, j) = if i <= j { (i, j) } else { (j, i) };
             if parts
                 .dynamics

@@ -12,9 +12,10 @@ use super::frame::{axis, origin};
 use super::items::Parts;
 use super::lower::Lowerer;
 use super::scope::plain;
-use super::source::{source_text, span_of};
+use super::source::source_text;
 use super::value::{dot, Value};
 use super::Equation;
+use crate::error::joined;
 use crate::error::{nearest, Error, Result};
 use crate::expr::{Arena, ExprId};
 
@@ -141,7 +142,7 @@ impl Lowerer {
         let args: Vec<&Expr> = call.args.iter().collect();
         if args.len() != kind.arity() {
             return Err(Error::new(
-                crate::error::joined(call),
+                joined(call),
                 format!(
                     "`{s}` takes {} arguments, found {}: write {}",
                     kind.arity(),
@@ -151,19 +152,13 @@ impl Lowerer {
             ));
         }
         let vals: Vec<Value> = args.iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
-        let rows = equations(
-            &mut self.arena,
-            kind,
-            &vals,
-            &args,
-            crate::error::joined(call),
-        )?;
+        let rows = equations(&mut self.arena, kind, &vals, &args, joined(call))?;
         let text = format!("joint {} = {}", plain(name), source_text(value));
         for (expr, what) in rows {
             parts.constraints.push(Equation {
                 expr,
                 label: format!("{text} [{what}]"),
-                span: span_of(value),
+                span: joined(value),
             });
         }
         Ok(())
@@ -180,7 +175,7 @@ fn equations(
 ) -> Result<Vec<Row>> {
     let wrong = |i: usize| {
         Error::new(
-            span_of(args[i]),
+            joined(args[i]),
             format!(
                 "argument {} of `{}` is {}: write {}",
                 i + 1,
@@ -193,8 +188,8 @@ fn equations(
     let xyz = ["x", "y", "z"];
     match kind {
         Kind::Coincident | Kind::Distance => {
-            let p = vals[0].vector(span_of(args[0])).map_err(|_| wrong(0))?;
-            let q = vals[1].vector(span_of(args[1])).map_err(|_| wrong(1))?;
+            let p = vals[0].vector(joined(args[0])).map_err(|_| wrong(0))?;
+            let q = vals[1].vector(joined(args[1])).map_err(|_| wrong(1))?;
             if p.len() != q.len() {
                 return Err(Error::new(
                     span,
@@ -214,13 +209,13 @@ fn equations(
                     .map(|(e, c)| (e, c.to_string()))
                     .collect());
             }
-            let l = vals[2].scalar(span_of(args[2])).map_err(|_| wrong(2))?;
+            let l = vals[2].scalar(joined(args[2])).map_err(|_| wrong(2))?;
             let d2 = dot(a, &d, &d);
             let l2 = a.mul(l, l);
             Ok(vec![(a.sub(d2, l2), "|p − q|² = length²".into())])
         }
         Kind::OnLine | Kind::OnPlane => {
-            let p = vals[0].vector(span_of(args[0])).map_err(|_| wrong(0))?;
+            let p = vals[0].vector(joined(args[0])).map_err(|_| wrong(0))?;
             let f = &vals[1];
             let o = origin(f).ok_or_else(|| wrong(1))?;
             if p.len() != o.len() {

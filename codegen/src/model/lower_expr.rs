@@ -9,8 +9,8 @@ use syn::{BinOp, Expr, Lit, UnOp};
 
 use super::lower::Lowerer;
 use super::scope::Kind;
-use super::source::span_of;
 use super::value::{self, Value};
+use crate::error::joined;
 use crate::error::{Error, Result};
 use crate::expr::{Arena, Sym};
 
@@ -41,7 +41,7 @@ impl Lowerer {
                     return Err(Error::new(p.span(), "unsupported path: use a plain function name"));
                 };
                 let args: Vec<&Expr> = c.args.iter().collect();
-                self.call(id, &args, crate::error::joined(c))
+                self.call(id, &args, joined(c))
             }
             Expr::MethodCall(m) => {
                 let mut args: Vec<&Expr> = vec![&m.receiver];
@@ -49,7 +49,7 @@ impl Lowerer {
                 if m.turbofish.is_some() {
                     return Err(Error::new(m.method.span(), "turbofish is not supported"));
                 }
-                self.call(&m.method, &args, crate::error::joined(m))
+                self.call(&m.method, &args, joined(m))
             }
             Expr::Field(f) => self.field(f),
             Expr::Assign(asg) => Err(Error::spanned(
@@ -125,7 +125,7 @@ impl Lowerer {
                 ))
             }
         };
-        let comps = v.vector(span_of(&f.base))?;
+        let comps = v.vector(joined(&f.base))?;
         comps.get(idx).map(|&c| Value::Scalar(c)).ok_or_else(|| {
             Error::new(
                 f.member.span(),
@@ -176,12 +176,12 @@ impl Lowerer {
         // an arithmetic binary node.
         let innermost = spine.last().copied().unwrap_or(b);
         let mut acc = self.expr(&innermost.left)?;
-        let first = span_of(&innermost.left);
+        let first = joined(&innermost.left);
         for node in spine.iter().rev() {
             let y = self.expr(&node.right)?;
             acc = self.binary_op(node, acc, y)?;
             // A constant that overflowed is reported at the smallest sub-chain holding it.
-            let last = span_of(&node.right);
+            let last = joined(&node.right);
             acc = self.finite(acc, first.join(last).unwrap_or(first))?;
         }
         Ok(acc)
@@ -211,7 +211,7 @@ impl Lowerer {
                 if x.is_frame() {
                     return Err(Error::new(span, format!("cannot divide {}", x.kind())));
                 }
-                let d = y.scalar(span_of(&b.right)).map_err(|_| {
+                let d = y.scalar(joined(&b.right)).map_err(|_| {
                     Error::new(
                         span,
                         format!(
@@ -266,7 +266,7 @@ impl Lowerer {
 
     /// A constant expression (literals, consts, `pi`) evaluated to a finite number.
     pub(super) fn constant(&mut self, e: &Expr, what: &str) -> Result<f64> {
-        let v = self.expr(e)?.scalar(span_of(e))?;
+        let v = self.expr(e)?.scalar(joined(e))?;
         let syms = self.arena.symbols(&[v]);
         if let Some(s) = syms.first() {
             let name = match s {

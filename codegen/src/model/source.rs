@@ -1,8 +1,9 @@
 //! Where an expression is in the source and what it says there: spans and source text
 //! for errors and constraint labels, found without recursing along long operator chains.
 
-use proc_macro2::Span;
 use syn::Expr;
+
+use crate::error::joined;
 
 /// The source text of `e` (for labels), found without recursing along a long binary
 /// chain: syn's `Spanned` and `ToTokens` recurse once per operator, so a sum of 20,000
@@ -12,13 +13,13 @@ use syn::Expr;
 /// is only the first token's), the tokens printed.
 pub(super) fn source_text(e: &Expr) -> String {
     if deeper_than(e, crate::parse::depth::MAX_NESTING) {
-        return span_of(e)
+        return joined(e)
             .source_text()
             .unwrap_or_else(|| "(a long expression)".to_string());
     }
     let tokens = quote::ToTokens::to_token_stream(e).to_string();
     let squash = |s: &str| s.split_whitespace().collect::<String>();
-    match span_of(e).source_text() {
+    match joined(e).source_text() {
         Some(text) if squash(&text) == squash(&tokens) => text,
         _ => tokens,
     }
@@ -54,12 +55,4 @@ fn deeper_than(e: &Expr, limit: usize) -> bool {
         }
     }
     false
-}
-
-/// The span of `e`, from its first to its last token where spans join (else the first
-/// token), like syn's `Spanned` but without printing the whole tree
-/// ([`expr_bounds`](crate::error::expr_bounds)).
-pub(super) fn span_of(e: &Expr) -> Span {
-    let (first, last) = crate::error::expr_bounds(e);
-    first.join(last).unwrap_or(first)
 }
