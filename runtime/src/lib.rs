@@ -12,6 +12,8 @@
 //! * [`ode`]: RK4 and adaptive Dormand–Prince 5(4) integrators;
 //! * [`ali3p`]: the implicit index-3 augmented Lagrangian route (ALI3-P, trapezoidal
 //!   rule), which passes singular configurations and suits stiff models;
+//! * [`simulate()`]: **the one simulation entry point** (no sizes written, one initial
+//!   [`State`], a default route that passes flat positions, rank drops and stiff stretches);
 //! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
 //! * [`step`](mod@step): a fixed-step projection integrator over any scalar and its exact
 //!   Jacobians (`step_jacobians`, by dual numbers) for `#![generic]` modules;
@@ -60,6 +62,8 @@ pub mod projection;
 mod real;
 #[cfg(feature = "std")]
 pub mod simulate;
+#[cfg(feature = "std")]
+pub mod simulator;
 #[cfg(feature = "std")]
 pub mod step;
 mod trig;
@@ -116,6 +120,8 @@ pub use simulate::{
     DEFAULT_SWITCH_THRESHOLD, HANDBACK_RATIO, HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO,
     MAX_SWITCHES_PER_STEP,
 };
+#[cfg(feature = "std")]
+pub use simulator::{simulate, Options, Route, Simulation, State, Stretch};
 #[cfg(feature = "std")]
 pub use step::{
     rollout_adjoint, rollout_adjoint_symbolic, step, step_generic, step_jacobians,

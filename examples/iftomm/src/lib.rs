@@ -113,6 +113,10 @@ impl Problem {
 /// Which simulation route of the runtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
+    /// [`runtime::simulate()`], the runtime's one entry point, with its default options but
+    /// for the tolerances and output times of the run ([`runtime::Route::Auto`]: the
+    /// projection method, with the stretches it cannot pass handed to other routes).
+    Auto,
     /// [`runtime::simulate_projection`] (independent coordinates, Blajer's projection).
     Projection,
     /// [`runtime::simulate_lagrange`] (index-1 Lagrange multipliers).
@@ -266,7 +270,7 @@ fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
     steps: usize,
 ) -> Result<(Trajectory<NQ, NC>, Duration), (SimError, Duration)>
 where
-    M: Dynamics<NQ, NC, DOF>,
+    M: Dynamics<NQ, NC, DOF> + Default,
 {
     let sim = SimOptions {
         integrator: Integrator::Dopri5(Dopri5Options {
@@ -281,6 +285,20 @@ where
     };
     let start = Instant::now();
     let r = match route {
+        Route::Auto => {
+            let mut qd0 = SVector::<f64, NQ>::zeros();
+            for (k, &i) in M::INDEPENDENT.iter().enumerate() {
+                qd0[i] = u0[k];
+            }
+            let o = runtime::Options {
+                rtol: opts.rtol,
+                atol: opts.atol,
+                output_times: sim.output_times.clone(),
+                ..runtime::Options::default()
+            };
+            let state = runtime::State::new(0.0, *q0, qd0);
+            runtime::simulate(M::default(), p, &state, opts.t_end, &o).map(|s| s.trajectory)
+        }
         Route::Projection => {
             runtime::simulate_projection::<M, NQ, NC, DOF>(q0, u0, p, 0.0, opts.t_end, &sim)
         }

@@ -3,11 +3,11 @@
 //! beside OpenSim 3.2's published CPU times.
 //!
 //! `cargo run --release -p iftomm [-- PROBLEM... [--rtol R] [--atol A] [--t-end T] [--h H]
-//! [--ali3p-rtol R] [--tangent-reuse K] [--route projection|lagrange|ali3p]...]`
+//! [--ali3p-rtol R] [--tangent-reuse K] [--route auto|projection|lagrange|ali3p]...]`
 //! (`PROBLEM`: a01, a02-1, a02-2, a02-3, a02-40, a03, a04, a05; default all; `--h`: the fixed
 //! step of the ALI3-P route (its first step with `--ali3p-rtol`); `--ali3p-rtol`: ALI3-P with
 //! step-size control at that tolerance; `--tangent-reuse`: steps sharing one evaluation of
-//! ALI3-P's force derivatives; `--route`: the routes to run, default all three;
+//! ALI3-P's force derivatives; `--route`: the routes to run, default all four (`auto`: the runtime's one entry point, `runtime::simulate`);
 //! `--rank-drop error|continue`: stop at the flat positions of A02 (the runtime's default)
 //! or step over them (this harness's default for A02)).
 
@@ -60,6 +60,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--route" => {
                 let v = it.next().ok_or("--route needs a value")?;
                 routes.push(match v.as_str() {
+                    "auto" => Route::Auto,
                     "projection" => Route::Projection,
                     "lagrange" => Route::Lagrange,
                     "ali3p" => Route::Ali3p,
@@ -79,7 +80,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         problems = Problem::ALL.to_vec();
     }
     if routes.is_empty() {
-        routes = vec![Route::Projection, Route::Lagrange, Route::Ali3p];
+        routes = vec![Route::Auto, Route::Projection, Route::Lagrange, Route::Ali3p];
     }
     Ok(Args {
         problems,
