@@ -320,11 +320,19 @@
 //!
 //! # Simulation
 //!
-//! [`runtime::simulate_projection`](crate::runtime::simulate_projection) integrates the
-//! independent coordinates (the projection method, switching partitions where the current
-//! one degrades); [`runtime::simulate_lagrange`](crate::runtime::simulate_lagrange) the
-//! Lagrange-multiplier form; [`runtime::simulate_ali3p`](crate::runtime::simulate_ali3p)
-//! the implicit index-3 augmented Lagrangian (through singular positions, stiff models).
+//! [`runtime::simulate`](crate::runtime::simulate()) is the one entry point: the model type,
+//! its parameters, a start [`State`](crate::runtime::State) (positions and full velocities;
+//! [`State::from_independent`](crate::runtime::State::from_independent) builds one from the
+//! independent velocities), the end time and [`Options`](crate::runtime::Options). No sizes
+//! are written: they follow from the model. The default route
+//! ([`Route::Auto`](crate::runtime::Route::Auto)) runs the projection method (switching
+//! independent coordinates where they degrade, stepping over rank drops) and hands any
+//! stretch it cannot pass to the Lagrange route, then to ALI3-P;
+//! [`Simulation::stretches`](crate::runtime::Simulation::stretches) says which route
+//! carried what. The routes on their own stay available (`Options::route`).
+//!
+//! The generated module's free functions (`pendulum::energy`, `pendulum::gamma`,
+//! `pendulum::residual`, outputs) take no sizes either.
 //!
 //! ```
 //! # mechgen::mechanism! {
@@ -341,17 +349,16 @@
 //! #     }
 //! # }
 //! use mechgen::nalgebra::SVector;
-//! use mechgen::runtime::{self, Dynamics, SimOptions};
-//! type M = pendulum::Model;
+//! use mechgen::runtime::{simulate, Options, State};
 //! let p = pendulum::Params::default();
-//! let q0 = SVector::<f64, 2>::from(pendulum::NOMINAL_Q);
-//! let u0 = SVector::<f64, 1>::new(0.0); // released at rest
-//! let traj = runtime::simulate_projection::<M, 2, 1, 1>(&q0, &u0, &p, 0.0, 2.0, &SimOptions::default())
-//!     .expect("the pendulum swings");
-//! let (q, qd) = (traj.q.last().unwrap(), traj.qd.last().unwrap());
+//! let start = State::at_rest(0.0, SVector::from(pendulum::NOMINAL_Q)); // released at rest
+//! let run = simulate(pendulum::Model, &p, &start, 2.0, &Options::default())?;
+//! let (q, qd) = (run.q[run.q.len() - 1], run.qd[run.qd.len() - 1]);
 //! // Energy is conserved and the bob stays on its circle.
-//! let e0 = M::energy(&q0, &SVector::zeros(), &p, 0.0).unwrap();
-//! let e1 = M::energy(q, qd, &p, 2.0).unwrap();
+//! let e0 = pendulum::energy(&start.q, &start.qd, &p, 0.0);
+//! let e1 = pendulum::energy(&q, &qd, &p, 2.0);
 //! assert!((e1 - e0).abs() < 1e-6 * e0.abs());
-//! assert!(pendulum::residual(q, &p, 2.0).norm() < 1e-9);
+//! assert!(pendulum::residual(&q, &p, 2.0).norm() < 1e-9);
+//! assert_eq!(run.handovers(), 0); // the projection method carried it all
+//! # Ok::<(), mechgen::runtime::SimError>(())
 //! ```

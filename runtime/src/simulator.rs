@@ -139,7 +139,15 @@ impl Default for Options {
             multipliers: false,
             rank_drop: RankDrop::Continue,
             max_handovers: 64,
-            sim: SimOptions::default(),
+            sim: SimOptions {
+                // Ten million steps: a stiff model at rtol 1e-12 (IFToMM A05) takes more
+                // than the integrator's own default of 1e5 over 10 s.
+                integrator: Integrator::Dopri5(Dopri5Options {
+                    max_steps: 10_000_000,
+                    ..Dopri5Options::default()
+                }),
+                ..SimOptions::default()
+            },
             ali3p: Ali3pOptions::default(),
             ali3p_fixed_step: false,
         }
