@@ -1,6 +1,6 @@
 //! Draws the motion of a mechanism from its named outputs (issue 11, item 8): a five-bar
-//! written with frames and joints, released under gravity, simulated by the projection
-//! method for 3 s; its joint points are named outputs, so the drawing needs no geometry of
+//! written with frames and joints, released under gravity, simulated by `runtime::simulate`
+//! (the default route) for 3 s; its joint points are named outputs, so the drawing needs no geometry of
 //! its own. Writes
 //!
 //! * `target/five_bar_motion.svg`: an animated SVG (SMIL `<animate>`, plays in a browser),
@@ -10,7 +10,7 @@
 //! `cargo run --release --example animate`
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{assemble, simulate_projection, AssemblyOptions, SimOptions};
+use mechgen::runtime::{simulate, Options, State};
 use plotters::prelude::*;
 
 include!("mechanisms/joint_mechanisms.rs");
@@ -73,21 +73,20 @@ fn animated_svg(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    type M = five_bar::Model;
     let p = five_bar::Params {
         damping: 0.002,
         ..five_bar::Params::default()
     };
-    let q0 = SVector::<f64, 4>::from(five_bar::NOMINAL_Q);
-    let q0 = assemble::<M, 4, 2, 2>(&q0, &p, 0.0, &AssemblyOptions::default())?.q;
+    // Released at rest from the nominal pose (the simulation assembles it).
+    let start = State::at_rest(0.0, SVector::from(five_bar::NOMINAL_Q));
     let fps = 40.0;
     let t_end = 3.0;
     let n = (t_end * fps) as usize;
-    let opts = SimOptions {
+    let opts = Options {
         output_times: (1..n).map(|k| k as f64 / fps).collect(),
-        ..SimOptions::default()
+        ..Options::default()
     };
-    let traj = simulate_projection::<M, 4, 2, 2>(&q0, &SVector::zeros(), &p, 0.0, t_end, &opts)?;
+    let traj = simulate(five_bar::Model, &p, &start, t_end, &opts)?;
     // Every frame's points from the named outputs.
     let frames: Vec<Vec<(f64, f64)>> = traj
         .q
