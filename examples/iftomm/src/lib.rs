@@ -645,3 +645,65 @@ pub fn sizes(problem: Problem) -> (usize, usize, usize) {
         Problem::A05 => (a05::NQ, a05::NC, a05::DOF),
     }
 }
+
+/// Seconds per bare projection right-hand side of `problem` (`runtime::projection_rhs` at its
+/// assembled initial state, timed over `reps` calls; the best of five such rounds): the
+/// denominator of the regression benchmark's cost ratios (`benches/regression.rs`), where a
+/// route's cost per right-hand side is set beside it so that a guard costing many right-hand
+/// sides shows as a ratio.
+pub fn bare_rhs_seconds(problem: Problem, reps: usize) -> Result<f64, String> {
+    fn time<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        q0: &SVector<f64, NQ>,
+        u0: &SVector<f64, DOF>,
+        p: &M::Params,
+        reps: usize,
+    ) -> Result<f64, String>
+    where
+        M: Dynamics<NQ, NC, DOF>,
+    {
+        let q = runtime::assemble::<M, NQ, NC, DOF>(q0, p, 0.0, &Default::default())
+            .map_err(|e| e.to_string())?
+            .q;
+        let threshold = runtime::DEFAULT_PIVOT_THRESHOLD;
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let start = Instant::now();
+            for _ in 0..reps.max(1) {
+                let r = runtime::projection_rhs::<M, NQ, NC, DOF>(
+                    std::hint::black_box(&q),
+                    std::hint::black_box(u0),
+                    p,
+                    0.0,
+                    threshold,
+                )
+                .map_err(|e| e.to_string())?;
+                std::hint::black_box(r);
+            }
+            best = best.min(start.elapsed().as_secs_f64() / reps.max(1) as f64);
+        }
+        Ok(best)
+    }
+    macro_rules! at {
+        ($m:ident, $u:expr) => {{
+            use $m as m;
+            let p = m::Params::default();
+            time::<m::Model, { m::NQ }, { m::NC }, { m::DOF }>(
+                &SVector::from(m::NOMINAL_Q),
+                &SVector::from($u),
+                &p,
+                reps,
+            )
+        }};
+    }
+    match problem {
+        Problem::A01 => at!(a01, [0.0]),
+        Problem::A02 { n: 1 } => at!(a02_n1, [-1.0]),
+        Problem::A02 { n: 2 } => at!(a02_n2, [-1.0]),
+        Problem::A02 { n: 3 } => at!(a02_n3, [-1.0]),
+        Problem::A02 { n: 40 } => at!(a02_n40, [-1.0]),
+        Problem::A02 { n } => Err(format!("A02 is generated for N = 1, 2, 3 and 40, not {n}")),
+        Problem::A03 => at!(andrews, [0.0]),
+        Problem::A04 => at!(a04, [0.0]),
+        Problem::A05 => at!(a05, [2.0 * std::f64::consts::PI, 0.0, 0.0, 0.0]),
+    }
+}
