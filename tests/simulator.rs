@@ -216,3 +216,45 @@ fn bad_input_to_simulate_is_an_error() {
     nan.qd[1] = f64::NAN;
     assert!(simulate(five_bar::Model, &p, &nan, 1.0, &o).is_err());
 }
+
+/// The hand-over machinery of the default route: with partition switching turned off the
+/// projection method cannot start at the horizontal (its chart, x independent, is singular
+/// there) nor pass the far turning point; the default route hands those stretches to the
+/// Lagrange route, says so in its stretches, and the motion still matches the angle ODE.
+#[test]
+fn the_default_route_hands_what_the_projection_method_cannot_pass_to_another_route() {
+    let p = cartesian_pendulum::Params::default();
+    let t1 = 2.0;
+    let start = State::at_rest(0.0, SVector::from(cartesian_pendulum::NOMINAL_Q));
+    let outs = grid(t1, 50);
+    let mut opts = Options {
+        rtol: 1e-10,
+        atol: 1e-12,
+        output_times: outs.clone(),
+        ..Options::default()
+    };
+    opts.sim.partition_switching = false;
+    let run = simulate(cartesian_pendulum::Model, &p, &start, t1, &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut ts = outs;
+    ts.push(t1);
+    let phi = reference(|y| -p.g / p.l * y.cos(), 0.0, 0.0, &ts, 1e-5);
+    assert_eq!(run.t.len(), ts.len() + 1);
+    let mut err: f64 = 0.0;
+    for (k, q) in run.q[1..].iter().enumerate() {
+        let e = (q[0] - p.l * phi[k].cos()).abs() + (q[1] - p.l * phi[k].sin()).abs();
+        err = if e.is_nan() { f64::NAN } else { err.max(e) };
+    }
+    eprintln!("hand-overs: error {err:.2e}, stretches {:#?}", run.stretches);
+    assert!(err <= 1e-6, "max position error {err:.3e}");
+    assert!(run.handovers() >= 1, "{:?}", run.stretches);
+    // The stretches tile [0, t1] in order.
+    assert_eq!(run.stretches[0].t0, 0.0);
+    assert_eq!(run.stretches[run.stretches.len() - 1].t1, t1);
+    for w in run.stretches.windows(2) {
+        assert_eq!(w[0].t1, w[1].t0, "{:?}", run.stretches);
+    }
+    for s in &run.stretches {
+        assert_eq!(s.reason.is_some(), s.route != Route::Projection, "{s:?}");
+    }
+}
