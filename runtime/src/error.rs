@@ -655,3 +655,68 @@ impl From<OdeError<SimError>> for SimError {
         }
     }
 }
+
+/// Why a [`step`] failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepError {
+    /// The primary chart's basis is not healthy at the step's start.
+    Chart {
+        /// The health figure found.
+        health: f64,
+        /// The time of the step's start.
+        t: f64,
+    },
+    /// `Dᵀ M D` has a pivot that is not positive (singular or indefinite reduced mass).
+    ReducedMass {
+        /// The smallest pivot relative to the largest diagonal entry.
+        ratio: f64,
+        /// The time of the step's start.
+        t: f64,
+    },
+    /// The position projection did not converge.
+    Projection {
+        /// The last update's size.
+        update: f64,
+        /// Iterations taken.
+        iterations: usize,
+        /// The time of the step's end.
+        t: f64,
+    },
+    /// A quantity of the step is not finite (NaN or infinite inputs, or overflow).
+    NonFinite {
+        /// Which quantity.
+        what: &'static str,
+        /// The time of the step's start.
+        t: f64,
+    },
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepError::Chart { health, t } => write!(
+                f,
+                "at t = {t}: the primary chart's basis has health {health:e}, below the step's \
+                 threshold (a turning point or singular position of the fixed chart)"
+            ),
+            StepError::ReducedMass { ratio, t } => write!(
+                f,
+                "at t = {t}: the reduced mass matrix DᵀMD is singular or indefinite (pivot \
+                 ratio {ratio:e})"
+            ),
+            StepError::Projection {
+                update,
+                iterations,
+                t,
+            } => write!(
+                f,
+                "at t = {t}: the position projection did not converge in {iterations} \
+                 iterations (last update {update:e})"
+            ),
+            StepError::NonFinite { what, t } => write!(f, "at t = {t}: {what} is not finite"),
+        }
+    }
+}
+
+impl std::error::Error for StepError {}
+

@@ -277,7 +277,7 @@ fn chart_multipliers<const NQ: usize, const NC: usize, const DOF: usize>(
     }
     let jdep_t = SMatrix::<f64, NC, NC>::from_fn(|k, i| j[(i, dep[k])]);
     let r_dep = SVector::<f64, NC>::from_fn(|k, _| r[dep[k]]);
-    let lambda = crate::step::lu_solve(jdep_t, r_dep).ok()?;
+    let lambda = crate::linalg::lu_solve(jdep_t, r_dep).ok()?;
     linalg::finite(lambda.as_slice()).then_some(lambda)
 }
 

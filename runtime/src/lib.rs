@@ -88,7 +88,9 @@ pub use controlled::{simulate_controlled, simulate_feedback, ControlRoute, MAX_C
 pub use csv::write_csv;
 pub use dual::Dual;
 #[cfg(feature = "std")]
-pub use error::{AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError};
+pub use error::{
+    AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError, StepError,
+};
 #[cfg(feature = "std")]
 pub use lagrange::{
     lagrange_accelerations, lagrange_accelerations_svd, lagrange_qdd, lagrange_rhs,
@@ -125,7 +127,7 @@ pub use simulator::{simulate, Options, Route, Simulation, State, Stretch};
 #[cfg(feature = "std")]
 pub use step::{
     rollout_adjoint, rollout_adjoint_symbolic, step, step_generic, step_jacobians,
-    step_jacobians_symbolic, RolloutGradient, StepError, StepJacobians, StepMethod, StepOptions,
+    step_jacobians_symbolic, RolloutGradient, StepJacobians, StepMethod, StepOptions,
 };
 pub use trig::sin_cos;
 #[cfg(feature = "std")]

@@ -629,3 +629,213 @@ mod tests {
         check(&a, &jacobi_svd(&a).expect("converges"));
     }
 }
+
+/// `a b` for `f64` ([`product_columns`]).
+pub(crate) fn mul<const R: usize, const K: usize, const C: usize>(
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+) -> SMatrix<f64, R, C> {
+    let mut out = SMatrix::<f64, R, C>::zeros();
+    product_columns(a, b, out.as_mut_slice(), |col, acc| {
+        col.copy_from_slice(acc)
+    });
+    out
+}
+
+/// `out += alpha a b`, in place (the products as in [`mul`]'s column-by-column form).
+pub(crate) fn mul_acc<const R: usize, const K: usize, const C: usize>(
+    out: &mut SMatrix<f64, R, C>,
+    alpha: f64,
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+) {
+    product_columns(a, b, out.as_mut_slice(), |col, acc| {
+        for (o, x) in col.iter_mut().zip(acc) {
+            *o += alpha * x;
+        }
+    });
+}
+
+/// Column `j` of `a b`, accumulated in a local array, handed to `store` with column `j` of
+/// `out` (column-major, `R` rows). With fewer than four rows and fewer rows than the inner
+/// dimension, one dot product per entry; otherwise contiguous inner loops over `a`'s
+/// columns, which the compiler vectorises, skipping the exact zeros of `b` (the generated
+/// derivative matrices are sparse; every zero of `b` saves a column of `a`) and `a`'s zero
+/// columns.
+fn product_columns<const R: usize, const K: usize, const C: usize>(
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+    out: &mut [f64],
+    mut store: impl FnMut(&mut [f64], &[f64; R]),
+) {
+    // Column-major storage: column `k` of `a` is `a[k R .. (k + 1) R]`.
+    let (av, bv) = (a.as_slice(), b.as_slice());
+    if R < 4 && R < K {
+        // A few rows (the `DOF`-row reductions of small mechanisms): one dot product per
+        // entry, no branches (a zero test per entry costs more than the product).
+        for (j, col) in out.chunks_exact_mut(R).enumerate() {
+            let bcol = &bv[j * K..(j + 1) * K];
+            let acc: [f64; R] = std::array::from_fn(|i| {
+                let mut acc = 0.0;
+                for (k, &x) in bcol.iter().enumerate() {
+                    acc += av[k * R + i] * x;
+                }
+                acc
+            });
+            store(col, &acc);
+        }
+        return;
+    }
+    let live: [bool; K] = std::array::from_fn(|k| av[k * R..(k + 1) * R].iter().any(|&x| x != 0.0));
+    for (j, col) in out.chunks_exact_mut(R).enumerate() {
+        // The column accumulates in a local array (kept in registers for the small `R` of
+        // mechanisms: one store per entry instead of one per term).
+        let mut acc = [0.0f64; R];
+        for k in 0..K {
+            let bkj = bv[j * K + k];
+            if bkj == 0.0 || !live[k] {
+                continue;
+            }
+            for (o, x) in acc.iter_mut().zip(&av[k * R..(k + 1) * R]) {
+                *o += x * bkj;
+            }
+        }
+        store(col, &acc);
+    }
+}
+
+/// Solves `a x = b` (any number of right-hand sides) by LU with partial pivoting on the values (for dual numbers the pivot
+/// order is the value's, and the derivative parts follow it exactly). `None` when a pivot
+/// is at most `1e-14` of the largest entry.
+pub(crate) fn lu_solve<S: Real, const N: usize, const C: usize>(
+    mut a: SMatrix<S, N, N>,
+    mut b: SMatrix<S, N, C>,
+) -> Result<SMatrix<S, N, C>, f64> {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.value().abs()));
+    let mut worst = f64::INFINITY;
+    for k in 0..N {
+        let mut p = k;
+        for i in k + 1..N {
+            if a[(i, k)].value().abs() > a[(p, k)].value().abs() {
+                p = i;
+            }
+        }
+        let piv = a[(p, k)].value().abs();
+        worst = worst.min(piv / scale);
+        // (NaN fails the comparison too.)
+        if piv.partial_cmp(&(1e-14 * scale)) != Some(std::cmp::Ordering::Greater) {
+            return Err(worst);
+        }
+        if p != k {
+            a.swap_rows(p, k);
+            b.swap_rows(p, k);
+        }
+        for i in k + 1..N {
+            let l = a[(i, k)] / a[(k, k)];
+            for j in k..N {
+                let akj = a[(k, j)];
+                a[(i, j)] -= l * akj;
+            }
+            for c in 0..C {
+                let bk = b[(k, c)];
+                b[(i, c)] -= l * bk;
+            }
+        }
+    }
+    for c in 0..C {
+        for k in (0..N).rev() {
+            let mut acc = b[(k, c)];
+            for j in k + 1..N {
+                acc -= a[(k, j)] * b[(j, c)];
+            }
+            b[(k, c)] = acc / a[(k, k)];
+        }
+    }
+    Ok(b)
+}
+
+
+#[cfg(test)]
+mod product_tests {
+    use super::{mass_mul, mat_mul, mul, mul_acc};
+    use nalgebra::SMatrix;
+
+    /// A matrix with exact zeros (a zero column included) and values from a fixed xorshift.
+    fn sample<const R: usize, const C: usize>(seed: &mut u64) -> SMatrix<f64, R, C> {
+        SMatrix::from_fn(|i, j| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            let v = (*seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            if j == 1 || (i + 2 * j) % 3 == 0 {
+                0.0
+            } else {
+                v
+            }
+        })
+    }
+
+    fn check<const R: usize, const K: usize, const C: usize>(seed: &mut u64) {
+        let a = sample::<R, K>(seed);
+        let b = sample::<K, C>(seed);
+        let want = a * b;
+        let got = mul(&a, &b);
+        assert!(
+            (got - want).amax() <= 1e-15 * (1.0 + want.amax()),
+            "{R}×{K}·{K}×{C}"
+        );
+        // `out += alpha a b` on a nonzero `out`.
+        let c = sample::<R, C>(seed);
+        let mut acc = c;
+        mul_acc(&mut acc, -0.75, &a, &b);
+        let want = c - want * 0.75;
+        assert!(
+            (acc - want).amax() <= 1e-15 * (1.0 + want.amax()),
+            "accumulated {R}×{K}·{K}×{C}"
+        );
+    }
+
+    #[test]
+    fn mass_products_over_the_nonzeros_equal_the_dense_ones() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let full = sample::<9, 9>(&mut seed);
+        // A symmetric matrix with the sample's zeros, and its nonzeros column by column.
+        let m = full + full.transpose();
+        let mut nonzeros = Vec::new();
+        for k in 0..9 {
+            for i in 0..9 {
+                if m[(i, k)] != 0.0 {
+                    nonzeros.push((i, k));
+                }
+            }
+        }
+        assert!(
+            nonzeros.len() < 70,
+            "the sample is sparse: {}",
+            nonzeros.len()
+        );
+        let x = sample::<9, 4>(&mut seed);
+        let dense = mat_mul(&m, &x);
+        // The same products in the same order: equal, not only close.
+        assert_eq!(mass_mul(Some(&nonzeros), &m, &x), dense);
+        assert!((dense - m * x).amax() <= 1e-15 * (1.0 + dense.amax()));
+        assert_eq!(mass_mul(None, &m, &x), dense);
+        // A list with an index out of range is not trusted: the dense product.
+        nonzeros.push((9, 0));
+        assert_eq!(mass_mul(Some(&nonzeros), &m, &x), dense);
+    }
+
+    #[test]
+    fn products_equal_nalgebras_in_both_forms_and_accumulated() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        // Dot-product form (fewer than four rows, fewer than the inner dimension).
+        check::<1, 7, 42>(&mut seed);
+        check::<3, 6, 5>(&mut seed);
+        // Column form (zeros of `b` and zero columns of `a` skipped).
+        check::<7, 6, 42>(&mut seed);
+        check::<6, 24, 15>(&mut seed);
+        check::<7, 1, 42>(&mut seed);
+        check::<2, 2, 3>(&mut seed);
+    }
+}
+
