@@ -439,7 +439,7 @@ impl<E: std::error::Error + 'static> std::error::Error for OdeError<E> {
     }
 }
 
-/// Failure of a simulation ([`crate::simulate`]).
+/// Failure of a simulation ([`crate::simulate()`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimError {
     /// Unusable input (time span, output times, options).
@@ -656,7 +656,7 @@ impl From<OdeError<SimError>> for SimError {
     }
 }
 
-/// Why a [`step`] failed.
+/// Why a [`step`](crate::step()) failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StepError {
     /// The primary chart's basis is not healthy at the step's start.

@@ -19,7 +19,7 @@
 //! [`step_jacobians`] returns `∂x'/∂x` in the blocks of Nimble/DiffDART (pos-pos `∂q'/∂q`,
 //! pos-vel `∂q'/∂u`, vel-pos `∂u'/∂q`, vel-vel `∂u'/∂u`) and `∂x'/∂p` with respect to the
 //! parameters (the force-vel block, while the language has no inputs): the same step is run
-//! over [`Dual<8>`] numbers, eight seed directions per pass, so the Jacobian is exact for
+//! over [`Dual<8>`](crate::Dual) numbers, eight seed directions per pass, so the Jacobian is exact for
 //! the discrete map, projection included, up to rounding. The Newton projection iterates
 //! on the values (in `f64`) until converged and then takes one step in dual arithmetic
 //! from the converged point: that step's derivative part is the implicit-function
@@ -32,7 +32,7 @@
 //! The chart is fixed: a step whose basis health falls below
 //! [`StepOptions::min_health`] returns [`StepError::Chart`] (switching charts inside a
 //! differentiated map would make it discontinuous; use the simulators of
-//! [`simulate`](crate::simulate) to pass turning points).
+//! [`simulate`](mod@crate::simulate) to pass turning points).
 //!
 //! With the module's symbolic derivatives (`#![derivatives]`, [`StepDerivatives`]),
 //! [`step_jacobians_symbolic`] composes every block from them and `f64` evaluations

@@ -14,7 +14,7 @@ use super::*;
 /// stage points and chained through the stages (`δK_s = F_s (I + c_s h δK_{s−1})`), then
 /// through the projection.
 ///
-/// Differentiating the step of the [module docs](self) along a direction `(δq, δu)`, with
+/// Differentiating the step of the [module docs](super) along a direction `(δq, δu)`, with
 /// `(C_J v)_q = −½ ∂γ/∂q̇ (q, v)` for time-independent constraints:
 ///
 /// ```text
