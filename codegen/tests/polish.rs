@@ -182,7 +182,7 @@ fn health_is_folded_and_flat() {
         "{basis}"
     );
     assert!(
-        basis.contains("let min_pivot = ::mechgen::runtime::smallest(f64::abs(t3), [1.0]);"),
+        basis.contains("let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t3), [1.0]);"),
         "{basis}"
     );
     assert!(
@@ -190,7 +190,7 @@ fn health_is_folded_and_flat() {
         "{basis}"
     );
     assert!(
-        basis.contains("::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)"),
+        basis.contains("::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)"),
         "{basis}"
     );
     assert!(!basis.contains("f64::min"), "{basis}");

@@ -115,7 +115,7 @@ pub use projection::{
     multipliers, projection_accelerations, projection_accelerations_in,
     projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
 };
-pub use real::{lesser, smallest, Real};
+pub use real::Real;
 #[cfg(feature = "std")]
 pub use simulate::{
     simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
@@ -130,6 +130,12 @@ pub use step::{
     step_jacobians_symbolic, RolloutGradient, StepJacobians, StepMethod, StepOptions,
 };
 pub use trig::sin_cos;
+
+/// What generated code calls and users do not: not part of the API.
+#[doc(hidden)]
+pub mod __generated {
+    pub use crate::real::{lesser, smallest};
+}
 #[cfg(feature = "std")]
 pub use velocity::{
     independent_part, project_velocity, project_velocity_min_norm, velocity_from_independent,

@@ -17,8 +17,8 @@ use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAss
 /// Their inputs are checked finite beside it, so NaN handling is not needed there.
 ///
 /// ```
-/// assert_eq!(mechgen_runtime::lesser(2.0, -1.0), -1.0);
-/// assert_eq!(mechgen_runtime::lesser(1.5f32, 3.0), 1.5);
+/// assert_eq!(mechgen_runtime::__generated::lesser(2.0, -1.0), -1.0);
+/// assert_eq!(mechgen_runtime::__generated::lesser(1.5f32, 3.0), 1.5);
 /// ```
 #[inline(always)]
 pub fn lesser<T: PartialOrd>(a: T, b: T) -> T {
@@ -32,8 +32,8 @@ pub fn lesser<T: PartialOrd>(a: T, b: T) -> T {
 /// The smallest of `first` and `rest` by [`lesser`], left to right.
 ///
 /// ```
-/// assert_eq!(mechgen_runtime::smallest(3.0, [1.0, 2.0, -0.5]), -0.5);
-/// assert_eq!(mechgen_runtime::smallest(3.0, []), 3.0);
+/// assert_eq!(mechgen_runtime::__generated::smallest(3.0, [1.0, 2.0, -0.5]), -0.5);
+/// assert_eq!(mechgen_runtime::__generated::smallest(3.0, []), 3.0);
 /// ```
 #[inline(always)]
 pub fn smallest<T: PartialOrd + Copy, const N: usize>(first: T, rest: [T; N]) -> T {

@@ -82,7 +82,7 @@ fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStrea
 /// `local("health")`, from the pivots and the scale entries (structural entries of the
 /// pivot rows of `C_J`); `d` is the basis. Constant pivots and scale entries are folded
 /// at generation (and a constant is finite: it needs no check). The `f64`/`f32` functions
-/// take minima by `krate`'s `runtime::lesser` and `runtime::smallest` (one comparison each:
+/// take minima by `krate`'s `runtime::__generated::lesser` and `smallest` (one comparison each:
 /// every pivot is checked finite before the minimum is used).
 ///
 /// The generic family computes it in `<S as Real>::Part` (its terms are `Real::part(x)`):
@@ -97,7 +97,7 @@ pub(crate) fn health_tokens(
     krate: &TokenStream,
 ) -> TokenStream {
     let generic = sc.is_generic();
-    let runtime = quote!(#krate::runtime);
+    let runtime = quote!(#krate::runtime::__generated);
     let min_op = if generic {
         Op::Min
     } else {

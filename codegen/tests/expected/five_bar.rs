@@ -293,11 +293,11 @@ pub mod five_bar {
         out[(3, 0)] = t17;
         out[(3, 1)] = t19;
         let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t11), [f64::abs(t14)]);
+        let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t11), [f64::abs(t14)]);
         let health = if (t11 + t14 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
             && health_scale > 0.0
         {
-            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
@@ -362,11 +362,11 @@ pub mod five_bar {
         out[(3, 0)] = -t16;
         out[(3, 1)] = -t18;
         let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [f64::abs(t14)]);
+        let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t5), [f64::abs(t14)]);
         let health = if (t5 + t14 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
             && health_scale > 0.0
         {
-            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
@@ -563,11 +563,11 @@ pub mod five_bar {
         d[(3, 0)] = t23;
         d[(3, 1)] = t25;
         let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t15), [f64::abs(t20)]);
+        let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t15), [f64::abs(t20)]);
         let health = if (t15 + t20 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
             && health_scale > 0.0
         {
-            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };

@@ -241,11 +241,11 @@ pub mod slider_crank {
         out[(1, 0)] = -t5;
         out[(2, 0)] = t6;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t3), [1.0]);
+        let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t3), [1.0]);
         let health = if (t3 + theta + beta + health_scale).is_finite()
             && health_scale > 0.0
         {
-            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
@@ -366,11 +366,11 @@ pub mod slider_crank {
         d[(1, 0)] = -t10;
         d[(2, 0)] = t11;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
-        let min_pivot = ::mechgen::runtime::smallest(f64::abs(t5), [1.0]);
+        let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t5), [1.0]);
         let health = if (t5 + theta + beta + health_scale).is_finite()
             && health_scale > 0.0
         {
-            ::mechgen::runtime::lesser(min_pivot / health_scale, 1.0)
+            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
         } else {
             0.0
         };
