@@ -117,8 +117,14 @@ fn a_pendulum_released_where_its_partition_is_singular_runs_by_every_route() {
             let e = (q[0] - p.l * phi[k].cos()).abs() + (q[1] - p.l * phi[k].sin()).abs();
             err = if e.is_nan() { f64::NAN } else { err.max(e) };
         }
-        eprintln!("pendulum by {route:?}: max error {err:.2e}, stretches {:?}", run.stretches);
-        assert!(err <= tol, "{route:?}: max position error {err:.3e} > {tol:e}");
+        eprintln!(
+            "pendulum by {route:?}: max error {err:.2e}, stretches {:?}",
+            run.stretches
+        );
+        assert!(
+            err <= tol,
+            "{route:?}: max position error {err:.3e} > {tol:e}"
+        );
     }
 }
 
@@ -195,7 +201,10 @@ fn the_default_options_pass_the_singular_poses_of_a_five_bar() {
     );
     assert!(de <= 1e-5 * e0.abs().max(1.0), "energy change {de:.3e}");
     assert!(residual <= 1e-9, "constraint residual {residual:.3e}");
-    assert!(!run.switch_times.is_empty(), "the chart singularity was passed");
+    assert!(
+        !run.switch_times.is_empty(),
+        "the chart singularity was passed"
+    );
 }
 
 /// Bad input is an error, not a panic: an end time before the start, non-finite
@@ -245,7 +254,10 @@ fn the_default_route_hands_what_the_projection_method_cannot_pass_to_another_rou
         let e = (q[0] - p.l * phi[k].cos()).abs() + (q[1] - p.l * phi[k].sin()).abs();
         err = if e.is_nan() { f64::NAN } else { err.max(e) };
     }
-    eprintln!("hand-overs: error {err:.2e}, stretches {:#?}", run.stretches);
+    eprintln!(
+        "hand-overs: error {err:.2e}, stretches {:#?}",
+        run.stretches
+    );
     assert!(err <= 1e-6, "max position error {err:.3e}");
     assert!(run.handovers() >= 1, "{:?}", run.stretches);
     // The stretches tile [0, t1] in order.

@@ -182,7 +182,9 @@ fn health_is_folded_and_flat() {
         "{basis}"
     );
     assert!(
-        basis.contains("let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t3), [1.0]);"),
+        basis.contains(
+            "let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t3), [1.0]);"
+        ),
         "{basis}"
     );
     assert!(

@@ -79,8 +79,8 @@ pub use assemble::{
 #[cfg(feature = "std")]
 pub use contact::{
     contact_accelerations, contact_impact, contact_step_generic, contact_step_jacobians,
-    simulate_contact, simulate_contact_adaptive, ActiveSet, AdaptiveContactOptions, ContactError,
-    ContactOptions, ContactPath, ContactSolve, ContactStepJacobians, ContactTrajectory,
+    simulate_contact, simulate_contact_adaptive, ActiveSet, AdaptiveContactOptions, ContactOptions,
+    ContactPath, ContactSolve, ContactStepJacobians, ContactTrajectory,
 };
 #[cfg(feature = "std")]
 pub use controlled::{simulate_controlled, simulate_feedback, ControlRoute, MAX_CONTROL_INTERVALS};
@@ -89,7 +89,8 @@ pub use csv::write_csv;
 pub use dual::Dual;
 #[cfg(feature = "std")]
 pub use error::{
-    AssemblyError, DynamicsError, KinematicsError, Located, OdeError, SimError, StepError,
+    AssemblyError, ContactError, DynamicsError, KinematicsError, Located, OdeError, SimError,
+    StepError,
 };
 #[cfg(feature = "std")]
 pub use lagrange::{

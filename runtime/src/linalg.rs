@@ -754,7 +754,6 @@ pub(crate) fn lu_solve<S: Real, const N: usize, const C: usize>(
     Ok(b)
 }
 
-
 #[cfg(test)]
 mod product_tests {
     use super::{mass_mul, mat_mul, mul, mul_acc};
@@ -838,4 +837,3 @@ mod product_tests {
         check::<2, 2, 3>(&mut seed);
     }
 }
-

@@ -225,8 +225,7 @@ where
     M: Dynamics<NQ, NC, DOF>,
 {
     let grid = output_grid(start.t, t_end, &opts.output_times)?;
-    if !(opts.rtol.is_finite() && opts.rtol > 0.0 && opts.atol.is_finite() && opts.atol > 0.0)
-    {
+    if !(opts.rtol.is_finite() && opts.rtol > 0.0 && opts.atol.is_finite() && opts.atol > 0.0) {
         return Err(SimError::InvalidInput(
             "rtol and atol must be finite and positive",
         ));
@@ -344,12 +343,8 @@ struct Joined<const NQ: usize, const NC: usize> {
 impl<const NQ: usize, const NC: usize> Joined<NQ, NC> {
     /// Appends a stretch's outputs: its first state only for the first stretch, its last
     /// only where that is an output time of the grid.
-    fn push<M, const DOF: usize>(
-        &mut self,
-        part: Trajectory<NQ, NC>,
-        grid: &[f64],
-        p: &M::Params,
-    ) where
+    fn push<M, const DOF: usize>(&mut self, part: Trajectory<NQ, NC>, grid: &[f64], p: &M::Params)
+    where
         M: Dynamics<NQ, NC, DOF>,
     {
         let first = self.traj.t.is_empty();
@@ -505,7 +500,11 @@ where
             }
         }
         // The stretch past the failure by the Lagrange route, else by ALI3-P.
-        let past = if tf.is_finite() { tf.max(state.t) } else { state.t };
+        let past = if tf.is_finite() {
+            tf.max(state.t)
+        } else {
+            state.t
+        };
         let t_next = (past + window).min(t_end);
         window *= 2.0;
         let reason = err.to_string();

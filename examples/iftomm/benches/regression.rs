@@ -25,7 +25,10 @@ fn main() {
             }
         }
     }
-    println!("rtol {rtol:e}, atol {:e}; wall: best of 3 runs", rtol * 1e-2);
+    println!(
+        "rtol {rtol:e}, atol {:e}; wall: best of 3 runs",
+        rtol * 1e-2
+    );
     println!();
     println!("| problem | route | wall (ms) | RHS | µs per RHS | bare RHS (µs) | ratio | error |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
@@ -34,7 +37,10 @@ fn main() {
         let bare = match bare_rhs_seconds(problem, 2000) {
             Ok(s) => s,
             Err(e) => {
-                println!("| {} | – | bare RHS failed: {e} | | | | | |", problem.label());
+                println!(
+                    "| {} | – | bare RHS failed: {e} | | | | | |",
+                    problem.label()
+                );
                 continue;
             }
         };
@@ -74,7 +80,10 @@ fn main() {
                         bare * 1e6,
                     );
                 }
-                (_, Some(m)) => println!("| {} | {route:?} | failed: {m} | | | | | |", problem.label()),
+                (_, Some(m)) => println!(
+                    "| {} | {route:?} | failed: {m} | | | | | |",
+                    problem.label()
+                ),
                 (None, None) => {}
             }
         }

@@ -80,7 +80,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
         problems = Problem::ALL.to_vec();
     }
     if routes.is_empty() {
-        routes = vec![Route::Auto, Route::Projection, Route::Lagrange, Route::Ali3p];
+        routes = vec![
+            Route::Auto,
+            Route::Projection,
+            Route::Lagrange,
+            Route::Ali3p,
+        ];
     }
     Ok(Args {
         problems,

@@ -30,7 +30,8 @@ mod linearise;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 
-pub use crate::mechanism::Inequalities;
+use crate::error::ContactError;
+use crate::mechanism::Inequalities;
 
 /// Which active-set method chooses the handled inequalities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,65 +94,6 @@ pub enum ContactPath {
         pivots: usize,
     },
 }
-
-/// Failures of the contact solver.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ContactError {
-    /// The constrained system has no solution (rows inconsistent or the mass matrix
-    /// singular on the free directions).
-    Singular {
-        /// Time.
-        t: f64,
-    },
-    /// A bounded loop ended without a consistent handled set.
-    NoConvergence {
-        /// Time.
-        t: f64,
-        /// Iterations taken.
-        iterations: usize,
-    },
-    /// More crossings than [`ContactOptions::max_events_per_step`] in one step (a Zeno-like
-    /// accumulation of impacts).
-    TooManyEvents {
-        /// Time of the step.
-        t: f64,
-    },
-    /// A non-finite value in the state or the model's functions.
-    NonFinite {
-        /// Time.
-        t: f64,
-    },
-    /// An option out of range.
-    InvalidOptions(&'static str),
-}
-
-impl std::fmt::Display for ContactError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ContactError::Singular { t } => write!(
-                f,
-                "the constrained equations of motion are singular at t = {t} (inconsistent \
-                 constraints, or a mass matrix singular on the free directions)"
-            ),
-            ContactError::NoConvergence { t, iterations } => write!(
-                f,
-                "the active-set solve found no consistent set of contacts at t = {t} after \
-                 {iterations} iterations"
-            ),
-            ContactError::TooManyEvents { t } => write!(
-                f,
-                "too many contact events in one step at t = {t} (impacts accumulating: \
-                 shorten the step or raise max_events_per_step)"
-            ),
-            ContactError::NonFinite { t } => {
-                write!(f, "a non-finite value in the contact solve at t = {t}")
-            }
-            ContactError::InvalidOptions(m) => write!(f, "invalid contact options: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for ContactError {}
 
 /// The result of one contact solve.
 #[derive(Clone, Debug, PartialEq)]

@@ -132,4 +132,3 @@ fn rollout_adjoint_with<const NQ: usize, const DOF: usize, const NP: usize>(
         dp,
     })
 }
-

@@ -41,7 +41,6 @@
 //! Vector–Jacobian (adjoint) products for long horizons are
 //! [`StepJacobians::vjp`]: the transposed blocks applied to `(λ_q, λ_u)`.
 
-
 mod adjoint;
 mod dual;
 mod symbolic;
@@ -54,7 +53,7 @@ use nalgebra::{SMatrix, SVector};
 
 use crate::error::StepError;
 use crate::linalg::{lu_solve, mass_mul, mat_mul, mul, mul_acc};
-pub use crate::mechanism::{GenericDynamics, StepDerivatives};
+use crate::mechanism::{GenericDynamics, StepDerivatives};
 use crate::real::Real;
 
 /// Options of [`step`] and [`step_jacobians`].
@@ -379,4 +378,3 @@ where
 {
     step_generic::<M, f64, NQ, NC, DOF, NP>(q, u, &M::param_values(p), t, h, opts)
 }
-

@@ -464,4 +464,3 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> Tangent<NQ, DOF, NP> {
         axpy(&mut self.du_dp, a, &other.du_dp);
     }
 }
-
