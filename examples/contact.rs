@@ -34,7 +34,7 @@ fn corner_table() -> Result<(), Box<dyn std::error::Error>> {
                     locate_events: false,
                     ..ContactOptions::default()
                 };
-                simulate_contact::<corner::Model, 2, 0, 2, 2>(
+                simulate_contact::<corner::Model, _, _, _, _>(
                     &SVector::zeros(),
                     &SVector::zeros(),
                     &p,
@@ -134,7 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opts = ContactOptions::default();
     let p = lossy_billiard::Params::default();
     let t = std::time::Instant::now();
-    let tr = simulate_contact::<lossy_billiard::Model, 22, 0, 22, 77>(
+    let tr = simulate_contact::<lossy_billiard::Model, _, _, _, _>(
         &q0, &v0, &p, 0.0, 0.005, 800, &opts,
     )?;
     let wall = t.elapsed();
@@ -155,7 +155,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         e(&tr.q[n], &tr.qd[n]),
     );
     let pe = elastic_billiard::Params::default();
-    let te = simulate_contact::<elastic_billiard::Model, 22, 0, 22, 77>(
+    let te = simulate_contact::<elastic_billiard::Model, _, _, _, _>(
         &q0, &v0, &pe, 0.0, 0.005, 800, &opts,
     )?;
     let ee = |q: &SVector<f64, 22>, v: &SVector<f64, 22>| {

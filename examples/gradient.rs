@@ -25,7 +25,7 @@ const TUNED: [usize; 3] = [6, 7, 8];
 fn loss_and_gradient(p: &m::Params) -> Result<RolloutGradient<3, 1, 10>, StepError> {
     let q0 = m::Model::nominal_q();
     let u0 = SVector::<f64, 1>::zeros();
-    rollout_adjoint_symbolic::<m::Model, 3, 2, 1, 10>(
+    rollout_adjoint_symbolic::<m::Model, _, _, _, _>(
         &q0,
         &u0,
         p,

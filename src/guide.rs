@@ -221,7 +221,7 @@
 //! use mechgen::nalgebra::SVector;
 //! use mechgen::runtime::{contact_accelerations, ContactOptions};
 //! let z = SVector::<f64, 2>::zeros();
-//! let s = contact_accelerations::<corner::Model, 2, 0, 2, 2>(
+//! let s = contact_accelerations::<corner::Model, _, _, _, _>(
 //!     &z, &z, &corner::Params::default(), 0.0, &[], &ContactOptions::default(),
 //! )?;
 //! // Both walls push (λ = (1, 3)): the particle stays in the corner.
@@ -274,17 +274,17 @@
 //! // One step of 1 ms and its Jacobians (sizes NQ, NC, DOF, NP).
 //! let u = SVector::<f64, 1>::new(0.5);
 //! let opts = StepOptions::default();
-//! let (q1, u1) = step::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
-//! let jac = step_jacobians::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
+//! let (q1, u1) = step::<pendulum::Model, _, _, _, _>(&q, &u, &p, 0.0, 1e-3, &opts)?;
+//! let jac = step_jacobians::<pendulum::Model, _, _, _, _>(&q, &u, &p, 0.0, 1e-3, &opts)?;
 //! assert!((jac.q - q1).norm() < 1e-15 && (jac.u - u1).norm() < 1e-15);
 //! // ∂u'/∂g: gravity pulls the bob back towards x = 0, whichever way it swings.
 //! assert!(jac.du_dp[(0, 2)] < 0.0);
 //! // The same Jacobians composed from the symbolic derivatives.
-//! let sym = step_jacobians_symbolic::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-3, &opts)?;
+//! let sym = step_jacobians_symbolic::<pendulum::Model, _, _, _, _>(&q, &u, &p, 0.0, 1e-3, &opts)?;
 //! assert!((sym.dq_dq - jac.dq_dq).norm() < 1e-12 && (sym.du_dp - jac.du_dp).norm() < 1e-12);
 //! // The fourth-order step (four evaluations of the rates, the same projection).
 //! let rk4 = StepOptions { method: StepMethod::Rk4, ..StepOptions::default() };
-//! let (q4, _) = step::<pendulum::Model, 2, 1, 1, 3>(&q, &u, &p, 0.0, 1e-2, &rk4)?;
+//! let (q4, _) = step::<pendulum::Model, _, _, _, _>(&q, &u, &p, 0.0, 1e-2, &rk4)?;
 //! assert!(pendulum::residual(&q4, &p, 1e-2)[0].abs() < 1e-12);
 //! # Ok(())
 //! # }
@@ -312,7 +312,7 @@
 //! let p = pendulum::Params::default();
 //! // Horizontal: y is 0, and y cannot be the dependent coordinate there.
 //! let q = SVector::<f64, 2>::new(1.0, 0.0);
-//! let out = runtime::null_space_checked::<M, 2, 1, 1>(&q, &p, 0.0, DEFAULT_PIVOT_THRESHOLD)
+//! let out = runtime::null_space_checked::<M, _, _, _>(&q, &p, 0.0, DEFAULT_PIVOT_THRESHOLD)
 //!     .expect("a basis");
 //! assert!(!matches!(out.path, NullSpacePath::Static { .. }), "{:?}", out.path);
 //! assert!((pendulum::jacobian(&q, &p, 0.0) * out.d).norm() < 1e-12);
