@@ -38,6 +38,10 @@ pub mod five_bar {
     /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
     /// threshold).
     pub const TYPICAL_HEALTH: f64 = 0.47;
+    /// Trailing rows of the constraint Jacobian that are velocity (nonholonomic)
+    /// constraints `A q̇ + a₀ = 0` (the last `VELOCITY_ROWS` of the `NC` rows; their
+    /// residual rows are identically zero, and position assembly leaves them out).
+    pub const VELOCITY_ROWS: usize = 0;
     /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
     pub const REDUNDANT: [usize; 0] = [];
     /// Coordinate names, in coordinate order.
@@ -646,6 +650,7 @@ pub mod five_bar {
         const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
         const INDEPENDENT: [usize; DOF] = INDEPENDENT;
         const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
+        const VELOCITY_ROWS: usize = VELOCITY_ROWS;
         #[inline]
         fn nominal_q() -> SVector<f64, NQ> {
             SVector::<f64, NQ>::from(NOMINAL_Q)
