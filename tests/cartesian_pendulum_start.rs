@@ -89,6 +89,19 @@ fn cartesian_pendulum_released_where_x_is_singular_by_all_three_routes() {
         health == 0.0 || !health.is_finite() || health < 1e-12,
         "{health}"
     );
+    // The runtime's Result form of the basis in `INDEPENDENT` says so (an error), where
+    // `null_space_checked` answers with an SVD basis in other coordinates.
+    let err = runtime::null_space_independent::<M, 2, 1, 1>(
+        &q0,
+        &p,
+        0.0,
+        runtime::DEFAULT_PIVOT_THRESHOLD,
+    )
+    .expect_err("x does not parametrise the pendulum at the horizontal");
+    assert!(
+        matches!(err, runtime::KinematicsError::SingularPartition { .. }),
+        "{err}"
+    );
     let opts = sim_options();
     let projection =
         runtime::simulate_projection::<M, 2, 1, 1>(&q0, &SVector::zeros(), &p, 0.0, 2.0, &opts)

@@ -136,6 +136,28 @@ fn five_bar_default_null_space_is_the_derivative_by_the_actuated_angles() {
             worst_err = worst_err.max(err * rcond);
             assert!(err * rcond <= 1e-10, "{q:?} (rcond {rcond:e}): {err:e} off");
         }
+        // The runtime's Result form: the same derivative where the actuated angles
+        // parametrise, an error where they do not (below its threshold).
+        match mechgen::runtime::null_space_independent::<five_bar::Model, 4, 2, 2>(
+            &q,
+            &p,
+            0.0,
+            DEFAULT_PIVOT_THRESHOLD,
+        ) {
+            Ok(out) => {
+                let e = (out.d - truth).abs().max() / scale;
+                assert!(
+                    e * rcond.min(1e-3) <= 1e-12,
+                    "{q:?} (rcond {rcond:e}): runtime basis {e:e} off"
+                );
+                for (c, &i) in five_bar::INDEPENDENT.iter().enumerate() {
+                    for col in 0..2 {
+                        assert_eq!(out.d[(i, col)], if col == c { 1.0 } else { 0.0 });
+                    }
+                }
+            }
+            Err(e) => assert!(rcond < 1e-3, "{q:?} (rcond {rcond:e}): {e}"),
+        }
         // The chart-indexed form: identity rows at the chart it names.
         let (dc, hc, ind) = five_bar::null_space_in_chart(&q, &p, 0.0);
         if hc >= 1e-3 {
