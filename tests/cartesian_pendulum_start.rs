@@ -163,3 +163,34 @@ fn velocity_projection_at_the_singular_points_keeps_the_healthy_chart_velocity()
         assert_eq!(out[1], v, "{out:?}");
     }
 }
+
+/// Assembly where the dependent column vanishes at the start (`y = 0`, off the circle):
+/// the independent `x` is kept and `y` found (`±√(L² − x²)`), 100 random `x` and lengths;
+/// an unreachable `x` (`|x| > L`) is an error, never silently moved.
+#[test]
+fn assembly_from_y_zero_keeps_x() {
+    use mechgen::runtime::{assemble, AssemblyOptions};
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+    for _ in 0..100 {
+        let p = cart::Params {
+            l: rng.random_range(0.2..3.0),
+            ..cart::Params::default()
+        };
+        let x = p.l * rng.random_range(-0.99..0.99);
+        let q0 = SVector::<f64, 2>::new(x, 0.0);
+        let a =
+            assemble::<M, 2, 1, 1>(&q0, &p, 0.0, &AssemblyOptions::default()).expect("assembles");
+        assert_eq!(a.q[0], x);
+        let y = (p.l * p.l - x * x).sqrt();
+        // `‖C‖ ≤ 1e-12` puts `y` within 1e-12 / |2y| of the root.
+        assert!(a.residual_norm <= 1e-12);
+        assert!(
+            (a.q[1].abs() - y).abs() < 1e-11 / y.min(1.0),
+            "{:?} vs ±{y}",
+            a.q
+        );
+        let far = SVector::<f64, 2>::new(p.l * 1.01, 0.0);
+        assert!(assemble::<M, 2, 1, 1>(&far, &p, 0.0, &AssemblyOptions::default()).is_err());
+    }
+}
