@@ -522,6 +522,14 @@ where
     for (k, &i) in moved.iter().enumerate() {
         x[i] = xd[(k, 0)];
     }
+    // `σ_min / σ_max` of the whole dependent block: the zero columns add no nonzero singular
+    // value, but zeros where they make the block's smaller dimension exceed the others'.
+    let rows = jh.nrows();
+    let rcond = if rows.min(moved.len()) < rows.min(dep.len()) {
+        0.0
+    } else {
+        rcond
+    };
     Ok((x, rcond))
 }
 
