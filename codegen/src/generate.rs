@@ -250,7 +250,8 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
 /// Jacobian (the velocity-level constraint matrix `[C_J; A]` whose null space is `D`), `a₀`
 /// to `C_t` (so that `[C_J; A] q̇ = −[C_t; a₀]`), `−d(A q̇ + a₀)/dt` (with `q̇` held) to `γ`,
 /// and an identically zero row to the residual (a velocity constraint restricts no
-/// configuration: position projections solve `[C_J; A] Δq = [−C; 0]`).
+/// configuration: the module's `VELOCITY_ROWS` counts these rows, and the runtime's position
+/// assembly solves the holonomic rows above them only).
 fn stack_velocity_constraints(model: &mut Model, arena: &mut Arena, kin: &mut derive::Kinematics) {
     let nq = model.coords.len();
     let mut rows = derive::SymMatrix::new(nq);

@@ -7,6 +7,13 @@
 //! dependent columns of [`Mechanism::jacobian`]) when the smallest relative pivot falls
 //! below the threshold or a static step fails to reduce `‖C‖`. A backtracking line search
 //! (`α = 1, ½, ¼, …`) keeps `‖C‖` decreasing.
+//!
+//! Only the holonomic rows of `C_J` enter a position step: a model's velocity constraints
+//! (its last [`Mechanism::VELOCITY_ROWS`] rows) restrict velocities, not configurations, and
+//! a coordinate that no holonomic row involves keeps its value exactly (the Whipple
+//! bicycle's pitch is assembled without turning its yaw, its wheels or moving its contact
+//! point). With velocity rows the steps are the numeric ones (the generated dependent solve
+//! uses every row).
 
 use nalgebra::{DMatrix, SVector};
 
@@ -286,12 +293,12 @@ where
         if !linalg::finite(j.as_slice()) {
             break;
         }
-        let jd = linalg::columns(&linalg::dmatrix(&j), dep);
-        let cd = DMatrix::from_column_slice(NC, 1, c.as_slice());
+        let (jh, cd) = holonomic::<M, NQ, NC, DOF>(&j, &c);
+        let jd = linalg::columns(&jh, dep);
         let g = jd.transpose() * &cd;
         // Relative to the whole Jacobian: at a least-squares point the dependent columns
         // themselves may vanish (a Cartesian pendulum at y = 0 with y dependent).
-        let jn = j.norm();
+        let jn = jh.norm();
         grad_rel = if jn > 0.0 && norm > 0.0 {
             g.norm() / (jn * norm)
         } else {
@@ -366,6 +373,9 @@ where
             iteration: 0,
         });
     }
+    // The generated dependent solve uses every row, the velocity constraints' too: a model
+    // with velocity constraints takes the numeric steps on its holonomic rows.
+    let use_static = use_static && M::VELOCITY_ROWS == 0;
     let mut q = *q0;
     let mut c = M::residual(&q, p, t);
     let mut norm = c.norm();
@@ -487,8 +497,20 @@ where
             iteration,
         });
     }
-    let jd = linalg::columns(&linalg::dmatrix(&j), dep);
-    let b = DMatrix::from_column_slice(NC, 1, c.as_slice());
+    let (jh, b) = holonomic::<M, NQ, NC, DOF>(&j, c);
+    // Coordinates no holonomic row involves here (a zero column) keep their values exactly
+    // (the minimum-norm step has no component along them).
+    let moved: Vec<usize> = dep
+        .iter()
+        .copied()
+        .filter(|&i| jh.column(i).iter().any(|&v| v != 0.0))
+        .collect();
+    let mut x = SVector::<f64, NQ>::zeros();
+    if moved.is_empty() {
+        // No dependent coordinate enters the equations: singular.
+        return Ok((x, 0.0));
+    }
+    let jd = linalg::columns(&jh, &moved);
     let (xd, rcond) =
         linalg::lstsq(&jd, &b, 1e-13).ok_or_else(|| AssemblyError::SingularJacobian {
             iterations: iteration,
@@ -497,11 +519,43 @@ where
             worst: largest_entries(c.as_slice(), &[]),
             q: q.as_slice().to_vec(),
         })?;
-    let mut x = SVector::<f64, NQ>::zeros();
-    for (k, &i) in dep.iter().enumerate() {
+    for (k, &i) in moved.iter().enumerate() {
         x[i] = xd[(k, 0)];
     }
+    // `σ_min / σ_max` of the whole dependent block: the zero columns add no nonzero singular
+    // value, but zeros where they make the block's smaller dimension exceed the others'.
+    let rows = jh.nrows();
+    let rcond = if rows.min(moved.len()) < rows.min(dep.len()) {
+        0.0
+    } else {
+        rcond
+    };
     Ok((x, rcond))
+}
+
+/// The number of holonomic (position) constraint rows: the first `NC −`
+/// [`Mechanism::VELOCITY_ROWS`] rows (the velocity constraints below them restrict no
+/// configuration).
+pub(crate) fn holonomic_rows<M, const NQ: usize, const NC: usize, const DOF: usize>() -> usize
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    NC.saturating_sub(M::VELOCITY_ROWS)
+}
+
+/// The holonomic rows of the Jacobian `j` and of the residual `c` (see [`holonomic_rows`]).
+fn holonomic<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    j: &nalgebra::SMatrix<f64, NC, NQ>,
+    c: &SVector<f64, NC>,
+) -> (DMatrix<f64>, DMatrix<f64>)
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let nh = holonomic_rows::<M, NQ, NC, DOF>();
+    (
+        DMatrix::from_fn(nh, NQ, |i, k| j[(i, k)]),
+        DMatrix::from_fn(nh, 1, |i, _| c[i]),
+    )
 }
 
 /// Projects `q0` onto `C(q, p, t) = 0` by Gauss–Newton steps `q ← q − α C_J⁺ C`
@@ -510,7 +564,8 @@ where
 /// decision), with the same backtracking line search as [`assemble`]. Unlike
 /// [`assemble`] it keeps no coordinate fixed and needs no partition: it works at
 /// configurations where the independent coordinates fail (a Cartesian pendulum at the
-/// horizontal) and with redundant constraints. Used for the post-step projection of
+/// horizontal) and with redundant constraints. Only the holonomic rows enter (see the
+/// module's docs). Used for the post-step projection of
 /// [`crate::simulate_lagrange`].
 ///
 /// Errors as [`assemble`] ([`AssemblyError::NotConverged`] naming the largest residuals).
@@ -571,8 +626,8 @@ where
                 iteration: iterations,
             });
         }
-        let b = DMatrix::from_column_slice(NC, 1, c.as_slice());
-        let (x, _) = linalg::lstsq(&linalg::dmatrix(&j), &b, crate::lagrange::RANK_RTOL)
+        let (jh, b) = holonomic::<M, NQ, NC, DOF>(&j, &c);
+        let (x, _) = linalg::lstsq(&jh, &b, crate::lagrange::RANK_RTOL)
             .ok_or_else(|| not_converged(iterations, norm, &c, &q))?;
         let x = SVector::<f64, NQ>::from_fn(|i, _| x[(i, 0)]);
         iterations += 1;

@@ -104,8 +104,8 @@ pub use mechanism::{
 pub use nalgebra;
 #[cfg(feature = "std")]
 pub use null_space::{
-    best_chart, chart_health, lu_null_space, null_space_checked, svd_null_space, Chart,
-    NullSpaceOutcome, NullSpacePath, DEFAULT_PIVOT_THRESHOLD,
+    best_chart, chart_health, lu_null_space, null_space_checked, null_space_independent,
+    svd_null_space, Chart, NullSpaceOutcome, NullSpacePath, DEFAULT_PIVOT_THRESHOLD,
 };
 #[cfg(feature = "std")]
 pub use ode::{

@@ -33,6 +33,13 @@ pub trait Mechanism<const NQ: usize, const NC: usize, const DOF: usize> {
     /// the pivot atlas's charts with the same independent coordinates stand in for the
     /// primary one. 1 by default (switch at the threshold, return at 10 times it).
     const TYPICAL_HEALTH: f64 = 1.0;
+    /// How many of the `NC` constraint rows are velocity (nonholonomic) constraints
+    /// `A(q, t) q̇ + a₀(q, t) = 0`: the last `VELOCITY_ROWS` rows of [`Mechanism::jacobian`],
+    /// [`Mechanism::jacobian_t`] (and `γ`), whose [`Mechanism::residual`] rows are identically
+    /// zero. They restrict velocities, never configurations: position assembly
+    /// ([`crate::assemble::assemble`]) solves the first `NC − VELOCITY_ROWS` (holonomic) rows
+    /// only. 0 by default (every row holonomic).
+    const VELOCITY_ROWS: usize = 0;
 
     /// Nominal coordinates given in the model.
     fn nominal_q() -> SVector<f64, NQ>;

@@ -746,6 +746,34 @@ where
     }
 }
 
+/// Null-space basis with identity rows at [`Mechanism::INDEPENDENT`] — its columns are the
+/// derivatives `∂q/∂q[INDEPENDENT]` — or an error where those coordinates do not
+/// parametrise the mechanism: [`null_space_checked`] without its SVD fallback (whose basis
+/// has no identity rows). The generated basis while its health is at least `threshold`
+/// ([`NullSpacePath::Static`], or [`NullSpacePath::Atlas`] for a pivot-atlas chart with the
+/// same independent coordinates), else the numeric basis of a full-pivot LU of the
+/// dependent columns ([`NullSpacePath::NumericSameCoordinates`]).
+///
+/// Errors: [`KinematicsError::SingularPartition`] where that LU's health is below
+/// `threshold` (the independent coordinates do not parametrise the mechanism at `q`: a
+/// Cartesian pendulum at the horizontal with `x` independent); non-finite `q` or Jacobian;
+/// an invalid threshold or `INDEPENDENT`.
+pub fn null_space_independent<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+) -> Result<NullSpaceOutcome<NQ, DOF>, KinematicsError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let part = partition_full::<M, NQ, NC, DOF>(q, p, t, threshold)?;
+    Ok(NullSpaceOutcome {
+        d: part.d,
+        path: part.path,
+    })
+}
+
 fn svd_basis<const NQ: usize, const DOF: usize>(
     j: &DMatrix<f64>,
 ) -> Result<(SMatrix<f64, NQ, DOF>, f64), KinematicsError> {

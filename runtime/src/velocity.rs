@@ -13,7 +13,7 @@ use nalgebra::{DMatrix, SVector};
 use crate::error::KinematicsError;
 use crate::linalg;
 use crate::mechanism::Mechanism;
-use crate::null_space::{partition, partition_in, Chart, Partition};
+use crate::null_space::{best_chart, partition, partition_in, Chart, Partition};
 
 /// The independent part `u = q̇[INDEPENDENT]` of a full velocity (or of any coordinate
 /// vector).
@@ -107,7 +107,15 @@ where
 /// Projects `qd` onto `C_J q̇ + C_t = 0` keeping its independent velocities:
 /// `velocity_from_independent(q, qd[INDEPENDENT])`.
 ///
-/// Errors as [`velocity_from_independent`].
+/// Where [`Mechanism::INDEPENDENT`] does not parametrise the mechanism at `q` (its
+/// partition is singular: a Cartesian pendulum released horizontal with `x` independent),
+/// `qd` cannot keep those velocities; it keeps the velocities of the chart chosen at `q`
+/// ([`best_chart`]) instead, and where that chart is not healthy either
+/// (`health < threshold`) it is projected in the minimum norm
+/// ([`project_velocity_min_norm`]).
+///
+/// Errors as [`velocity_from_independent`] (not [`KinematicsError::SingularPartition`]
+/// unless every fallback fails).
 pub fn project_velocity<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     qd: &SVector<f64, NQ>,
@@ -119,7 +127,25 @@ where
     M: Mechanism<NQ, NC, DOF>,
 {
     let u = independent_part::<M, NQ, NC, DOF>(qd)?;
-    velocity_from_independent::<M, NQ, NC, DOF>(q, &u, p, t, threshold)
+    match velocity_from_independent::<M, NQ, NC, DOF>(q, &u, p, t, threshold) {
+        Err(singular @ KinematicsError::SingularPartition { .. }) => {
+            if !linalg::finite(qd.as_slice()) {
+                return Err(KinematicsError::NonFinite { what: "qd", t });
+            }
+            if let Ok((chart, health)) = best_chart::<M, NQ, NC, DOF>(q, p, t) {
+                if health >= threshold && health > 0.0 {
+                    let u = chart.independent_part(qd);
+                    if let Ok(v) = velocity_from_independent_in::<M, NQ, NC, DOF>(
+                        &chart, q, &u, p, t, threshold,
+                    ) {
+                        return Ok(v);
+                    }
+                }
+            }
+            project_velocity_min_norm::<M, NQ, NC, DOF>(q, qd, p, t).map_err(|_| singular)
+        }
+        other => other,
+    }
 }
 
 /// Minimum-norm projection `q̇ − C_Jᵀ (C_J C_Jᵀ)⁺ (C_J q̇ + C_t)` (= `q̇ − C_J⁺ (C_J q̇ + C_t)`),

@@ -58,6 +58,7 @@ pub(crate) fn module_tokens(
     let nfun = idx(stats.len());
     let (nq_lit, nc_lit, dof_lit) = (idx(nq), idx(nc), idx(dof));
     let rank_lit = idx(ns.rank);
+    let nvel = idx(model.velocity_constraints.len());
     let typical = float(model, &opts.scalar, ns.typical_health)?;
     let prow: Vec<Literal> = ns.rows.iter().map(|&i| idx(i)).collect();
     let pcol: Vec<Literal> = ns.cols.iter().map(|&i| idx(i)).collect();
@@ -105,6 +106,10 @@ pub(crate) fn module_tokens(
             /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
             /// threshold).
             pub const TYPICAL_HEALTH: #ty = #typical;
+            /// Trailing rows of the constraint Jacobian that are velocity (nonholonomic)
+            /// constraints `A q̇ + a₀ = 0` (the last `VELOCITY_ROWS` of the `NC` rows; their
+            /// residual rows are identically zero, and position assembly leaves them out).
+            pub const VELOCITY_ROWS: usize = #nvel;
             /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
             pub const REDUNDANT: [usize; #nred] = [#(#redundant),*];
             /// Coordinate names, in coordinate order.

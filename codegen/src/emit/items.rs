@@ -525,6 +525,113 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
             }
         }
     });
+    // The default `null_space`: the other charts' bases re-expressed in `INDEPENDENT`
+    // (charts with other independent coordinates through `in_independent`).
+    let primary = &charts[0].1;
+    let reexpress = charts.iter().skip(1).any(|(_, ind)| ind != primary);
+    let default_others = fns.iter().zip(charts).skip(1).map(|(f, (_, ind))| {
+        let convert = (ind != primary).then(|| quote!(let (#d, #h) = in_independent(&#d, #h);));
+        quote! {
+            let (#d, #h) = #f(q, p, t);
+            #convert
+            if #h > #best.1 {
+                #best = (#d, #h);
+            }
+        }
+    });
+    let helper = reexpress.then(|| {
+        quote! {
+            /// A chart's basis `D` (health `h`) re-expressed in the independent coordinates
+            /// `INDEPENDENT`: `D B⁻¹`, `B = D[INDEPENDENT, :]` (the columns are then the
+            /// derivatives with respect to `INDEPENDENT`, identity rows there), with health
+            /// `min(h, smallest pivot of the partial-pivoting LU of B with the columns of D
+            /// scaled to unit length)`: near 0 where `INDEPENDENT` does not parametrise the
+            /// mechanism. Health 0 (and `D` unchanged) where `B` is singular or a value is not
+            /// finite.
+            #[inline(never)]
+            #[allow(clippy::needless_range_loop)]
+            fn in_independent(
+                d: &SMatrix<#ty, NQ, DOF>,
+                h: #ty,
+            ) -> (SMatrix<#ty, NQ, DOF>, #ty) {
+                let zero: #ty = 0.0;
+                let one: #ty = 1.0;
+                let mut dn = *d;
+                for c in 0..DOF {
+                    let mut s = zero;
+                    for r in 0..NQ {
+                        s += dn[(r, c)] * dn[(r, c)];
+                    }
+                    let n = s.sqrt();
+                    if !(n > zero && n.is_finite()) {
+                        return (*d, zero);
+                    }
+                    for r in 0..NQ {
+                        dn[(r, c)] /= n;
+                    }
+                }
+                // Gauss–Jordan with partial pivoting: `inv = B⁻¹`.
+                let mut a = [[zero; DOF]; DOF];
+                let mut inv = [[zero; DOF]; DOF];
+                for r in 0..DOF {
+                    for c in 0..DOF {
+                        a[r][c] = dn[(INDEPENDENT[r], c)];
+                    }
+                    inv[r][r] = one;
+                }
+                let mut piv = one;
+                for k in 0..DOF {
+                    let mut m = k;
+                    for r in k + 1..DOF {
+                        if a[r][k].abs() > a[m][k].abs() {
+                            m = r;
+                        }
+                    }
+                    a.swap(k, m);
+                    inv.swap(k, m);
+                    let pk = a[k][k];
+                    if !(pk.abs() > zero) {
+                        return (*d, zero);
+                    }
+                    if pk.abs() < piv {
+                        piv = pk.abs();
+                    }
+                    for c in 0..DOF {
+                        a[k][c] /= pk;
+                        inv[k][c] /= pk;
+                    }
+                    for r in 0..DOF {
+                        let f = a[r][k];
+                        if r != k && f != zero {
+                            for c in 0..DOF {
+                                a[r][c] -= f * a[k][c];
+                                inv[r][c] -= f * inv[k][c];
+                            }
+                        }
+                    }
+                }
+                let mut out = SMatrix::<#ty, NQ, DOF>::zeros();
+                for r in 0..NQ {
+                    for c in 0..DOF {
+                        let mut s = zero;
+                        for k in 0..DOF {
+                            s += dn[(r, k)] * inv[k][c];
+                        }
+                        out[(r, c)] = s;
+                    }
+                }
+                for (k, &i) in INDEPENDENT.iter().enumerate() {
+                    for c in 0..DOF {
+                        out[(i, c)] = if c == k { one } else { zero };
+                    }
+                }
+                if !(h >= zero && out.iter().all(|v| v.is_finite())) {
+                    return (*d, zero);
+                }
+                (out, if h < piv { h } else { piv })
+            }
+        }
+    });
     let charts_doc = wrapped_doc(&format!(
         " Independent coordinates of each chart of the atlas ({nch}): chart 0 is the primary one \
          (`INDEPENDENT`, `null_space_fixed`), chart `k` is `null_space_chart{{k}}`."
@@ -547,8 +654,15 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
     } else {
         (
             quote! {
-                let (#d, #h, _) = null_space_atlas(q, p, t);
-                (#d, #h)
+                let (#d, #h) = #first(q, p, t);
+                if #h >= #switch {
+                    return (#d, #h);
+                }
+                // A health that is not a number, or a basis that is not finite, counts 0.
+                let #h = if #h >= 0.0 && #d.iter().all(|v| v.is_finite()) { #h } else { 0.0 };
+                let mut #best = (#d, #h);
+                #(#default_others)*
+                #best
             },
             quote! {
                 let (#d, #h) = #first(q, p, t);
@@ -573,17 +687,33 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
         ) {
             #atlas_body
         }
-        /// Null-space basis `D` of `C_J` (`C_J D = 0`) and its health in `[0, 1]` (see
-        /// `null_space_fixed`), from the healthiest chart of the atlas
-        /// (`null_space_atlas` also says which chart, i.e. where the identity rows of `D`
-        /// are). For the basis with identity rows always at `INDEPENDENT`, call
-        /// `null_space_fixed`.
+        /// Null-space basis `D` of `C_J` (`C_J D = 0`) with identity rows at `INDEPENDENT`
+        /// (its columns are the derivatives `∂q/∂q[INDEPENDENT]`), and its health in
+        /// `[0, 1]`. The fixed pivot order (`null_space_fixed`) while its health is at least
+        /// the atlas's switch; below, the healthiest chart of the atlas, its basis
+        /// re-expressed in `INDEPENDENT` (`D B⁻¹`, `B` its rows at `INDEPENDENT`) with a
+        /// health that is also at most the conditioning of `B`: near 0 (0 where `B` is
+        /// singular or a value is not finite) where `INDEPENDENT` does not parametrise the
+        /// mechanism. The chart-indexed bases (identity rows at the chart's coordinates)
+        /// are `null_space_in_chart` and `null_space_atlas`.
         #[inline]
         pub fn null_space(
             q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty
         ) {
             #default_body
         }
+        /// Null-space basis from the healthiest chart of the atlas with its health and the
+        /// chart's independent coordinates (the identity rows of `D`, `CHARTS[k]` of
+        /// `null_space_atlas`): a basis in whichever coordinates parametrise the mechanism
+        /// best here, not necessarily `INDEPENDENT`.
+        #[inline]
+        pub fn null_space_in_chart(
+            q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, [usize; DOF]
+        ) {
+            let (#d, #h, k) = null_space_atlas(q, p, t);
+            (#d, #h, CHARTS[k])
+        }
+        #helper
     }
 }
 

@@ -77,6 +77,7 @@ pub(crate) fn model_impls(
             const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
             const INDEPENDENT: [usize; DOF] = INDEPENDENT;
             const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
+            const VELOCITY_ROWS: usize = VELOCITY_ROWS;
             #[inline]
             fn nominal_q() -> SVector<#ty, NQ> {
                 SVector::<#ty, NQ>::from(NOMINAL_Q)
@@ -256,6 +257,7 @@ fn chart_impls(
             const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
             const INDEPENDENT: [usize; DOF] = #konst;
             const TYPICAL_HEALTH: f64 = #typical;
+            const VELOCITY_ROWS: usize = VELOCITY_ROWS;
             #[inline]
             fn nominal_q() -> SVector<#ty, NQ> {
                 SVector::<#ty, NQ>::from(NOMINAL_Q)

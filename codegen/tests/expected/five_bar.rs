@@ -38,6 +38,10 @@ pub mod five_bar {
     /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
     /// threshold).
     pub const TYPICAL_HEALTH: f64 = 0.47;
+    /// Trailing rows of the constraint Jacobian that are velocity (nonholonomic)
+    /// constraints `A q̇ + a₀ = 0` (the last `VELOCITY_ROWS` of the `NC` rows; their
+    /// residual rows are identically zero, and position assembly leaves them out).
+    pub const VELOCITY_ROWS: usize = 0;
     /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
     pub const REDUNDANT: [usize; 0] = [];
     /// Coordinate names, in coordinate order.
@@ -437,19 +441,45 @@ pub mod five_bar {
         }
         best
     }
-    /// Null-space basis `D` of `C_J` (`C_J D = 0`) and its health in `[0, 1]` (see
-    /// `null_space_fixed`), from the healthiest chart of the atlas
-    /// (`null_space_atlas` also says which chart, i.e. where the identity rows of `D`
-    /// are). For the basis with identity rows always at `INDEPENDENT`, call
-    /// `null_space_fixed`.
+    /// Null-space basis `D` of `C_J` (`C_J D = 0`) with identity rows at `INDEPENDENT`
+    /// (its columns are the derivatives `∂q/∂q[INDEPENDENT]`), and its health in
+    /// `[0, 1]`. The fixed pivot order (`null_space_fixed`) while its health is at least
+    /// the atlas's switch; below, the healthiest chart of the atlas, its basis
+    /// re-expressed in `INDEPENDENT` (`D B⁻¹`, `B` its rows at `INDEPENDENT`) with a
+    /// health that is also at most the conditioning of `B`: near 0 (0 where `B` is
+    /// singular or a value is not finite) where `INDEPENDENT` does not parametrise the
+    /// mechanism. The chart-indexed bases (identity rows at the chart's coordinates)
+    /// are `null_space_in_chart` and `null_space_atlas`.
     #[inline]
     pub fn null_space(
         q: &SVector<f64, NQ>,
         p: &Params,
         t: f64,
     ) -> (SMatrix<f64, NQ, DOF>, f64) {
-        let (d, h, _) = null_space_atlas(q, p, t);
-        (d, h)
+        let (d, h) = null_space_fixed(q, p, t);
+        if h >= 0.001 {
+            return (d, h);
+        }
+        let h = if h >= 0.0 && d.iter().all(|v| v.is_finite()) { h } else { 0.0 };
+        let mut best = (d, h);
+        let (d, h) = null_space_chart1(q, p, t);
+        if h > best.1 {
+            best = (d, h);
+        }
+        best
+    }
+    /// Null-space basis from the healthiest chart of the atlas with its health and the
+    /// chart's independent coordinates (the identity rows of `D`, `CHARTS[k]` of
+    /// `null_space_atlas`): a basis in whichever coordinates parametrise the mechanism
+    /// best here, not necessarily `INDEPENDENT`.
+    #[inline]
+    pub fn null_space_in_chart(
+        q: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+    ) -> (SMatrix<f64, NQ, DOF>, f64, [usize; DOF]) {
+        let (d, h, k) = null_space_atlas(q, p, t);
+        (d, h, CHARTS[k])
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
     /// static LU factors. Uses rows [0, 1] of `b`.
@@ -646,6 +676,7 @@ pub mod five_bar {
         const COORD_NAMES: [&'static str; NQ] = COORD_NAMES;
         const INDEPENDENT: [usize; DOF] = INDEPENDENT;
         const TYPICAL_HEALTH: f64 = TYPICAL_HEALTH;
+        const VELOCITY_ROWS: usize = VELOCITY_ROWS;
         #[inline]
         fn nominal_q() -> SVector<f64, NQ> {
             SVector::<f64, NQ>::from(NOMINAL_Q)
