@@ -228,8 +228,8 @@ fn bad_input_to_simulate_is_an_error() {
 
 /// The hand-over machinery of the default route: with partition switching turned off the
 /// projection method cannot start at the horizontal (its chart, x independent, is singular
-/// there) nor pass the far turning point; the default route hands those stretches to the
-/// Lagrange route, says so in its stretches, and the motion still matches the angle ODE.
+/// there); the default route hands that stretch to the Lagrange route, says so in its
+/// stretches, returns to the projection method, and the motion still matches the angle ODE.
 #[test]
 fn the_default_route_hands_what_the_projection_method_cannot_pass_to_another_route() {
     let p = cartesian_pendulum::Params::default();
