@@ -1526,3 +1526,23 @@ fn functions_inline_to_the_same_model() {
     };
     assert_eq!(ops(&a), ops(&b));
 }
+
+// ---- issue 33: engine hardening ----
+
+#[test]
+fn a_raw_identifier_with_an_index_generates() {
+    // `r#a[0]` is the name `a_0` (it panicked: "r#a_0" is not a valid Ident), one name
+    // with `a[0]`; a raw constant array likewise (`r#w` declares `w_0`).
+    let src = "pub mod m {\n    const r#w = [1.0];\n    coord r#a[0] = 0.6;\n    coord r#match[0] = 0.8;\n    constraint a[0] * r#a[0] + match_0 * r#match[0] == r#w[0] * w[0];\n}\n";
+    let text = generated(src);
+    assert!(text.contains("let a_0 = q[0];"), "{text}");
+    assert!(text.contains("let match_0 = q[1];"), "{text}");
+    syn::parse_file(&text).expect("generated code parses");
+    // A raw loop variable is the loop variable.
+    let src = "pub mod m {\n    for r#i in 0..2 {\n        coord x[i] = 0.6 + 0.2 * r#i;\n    }\n    constraint x[0] * x[0] + r#x[1] * x_1 == 1.0;\n}\n";
+    let text = generated(src);
+    assert!(text.contains("let x_1 = q[1];"), "{text}");
+    // Past the end of a raw array: the located error of any array.
+    let src = circle("    const r#w = [1.0];\n    constraint x * x + y * y == w[1];\n");
+    check(&src, &["index 1 is out of range for `w` (length 1)"], "== w", "[1]");
+}
