@@ -1546,3 +1546,101 @@ fn a_raw_identifier_with_an_index_generates() {
     let src = circle("    const r#w = [1.0];\n    constraint x * x + y * y == w[1];\n");
     check(&src, &["index 1 is out of range for `w` (length 1)"], "== w", "[1]");
 }
+
+/// A body in the circle `x² + y² = 1` with the given fields.
+fn circle_body(fields: &str) -> String {
+    circle(&format!(
+        "    constraint x * x + y * y == 1.0;\n    body b {{ {fields} }}\n"
+    ))
+}
+
+#[test]
+fn a_constant_mass_or_inertia_over_zero_is_located() {
+    // These generated a `mass_matrix_into` that read `qd[0]` (E0425): the derivative of the
+    // constant `1 / 0` came out as `0 / 0` and kept velocity terms in M.
+    for (mass, token) in [
+        ("1.0 / 0.0", "1.0 / 0.0"),
+        ("0.0 / 0.0", "0.0 / 0.0"),
+        ("1.0 / (x - x)", "1.0 / (x - x)"),
+        ("1.0 / sin(0.0)", "1.0 / sin(0.0)"),
+    ] {
+        let src = circle_body(&format!("mass = {mass}, com = vec2(x, y)"));
+        check(&src, &["not a finite number"], "mass = ", token);
+    }
+    let src = circle_body("mass = 1.0, inertia = 1.0 / 0.0, com = vec2(x, y), angle = x");
+    check(
+        &src,
+        &["this expression is not a finite number: a constant in it evaluates to inf (a division by zero)"],
+        "inertia = ",
+        "1.0 / 0.0",
+    );
+}
+
+#[test]
+fn a_constant_that_is_not_a_number_is_located() {
+    let body = "    constraint x * x + y * y == 1.0;\n    body b { mass = 1.0, com = vec2(x, y) }\n";
+    for (bad, what) in [
+        ("0.0 / 0.0", "NaN (a division by zero)"),
+        ("sqrt(-1.0)", "NaN (`sqrt` of -1)"),
+        ("ln(0.0)", "-inf (`ln` of 0)"),
+    ] {
+        let message = format!("a constant in it evaluates to {what}");
+        let cases = [
+            format!("{body}    force x = 2.0 + {bad};\n"),
+            format!("{body}    gravity = vec2(0.0, {bad});\n"),
+            format!("{body}    spring s {{ a = vec2(x, y), b = vec2(0.0, 0.0), stiffness = {bad}, length = 0.5 }}\n"),
+            format!("{body}    spring s {{ a = vec2(x, y), b = vec2(0.0, 0.0), stiffness = 1.0, length = 0.5, damping = {bad} }}\n"),
+            format!("{body}    mass_matrix {{ (x, x) = {bad} }}\n"),
+            format!("{body}    generalized_force {{ y = {bad} }}\n"),
+            format!("{body}    output o = x + {bad};\n"),
+            format!("{body}    inequality g: x >= {bad};\n"),
+            format!("    constraint x * x + y * y == 1.0;\n    body b {{ mass = {bad}, com = vec2(x, y) }}\n"),
+            format!("    let unused = {bad};\n    constraint x * x + y * y == 1.0;\n"),
+        ];
+        for items in cases {
+            let src = circle(&items);
+            // The error covers the offending sub-expression.
+            let after = &items[..items.find(bad).unwrap()];
+            check(&src, &[&message], after, bad);
+        }
+    }
+}
+
+#[test]
+fn a_const_or_parameter_that_is_not_a_number_is_named() {
+    let src = circle("    const c = 2.0 * sqrt(-1.0);\n    constraint x * x + y * y == c;\n");
+    check(
+        &src,
+        &["the constant `c` is not a finite number (it evaluates to NaN): `sqrt` of -1"],
+        "const c = 2.0 * ",
+        "sqrt(-1.0)",
+    );
+    let src = circle("    param l = 1.0 + ln(0.0);\n    constraint x * x + y * y == l;\n");
+    check(
+        &src,
+        &["a parameter default is not a finite number (it evaluates to -inf): `ln` of 0"],
+        "param l = 1.0 + ",
+        "ln(0.0)",
+    );
+    // Hidden by a fold to 0 (`0 · NaN` is not 0): still an error.
+    let src = circle("    const c = 0.0 * (0.0 / 0.0);\n    constraint x * x + y * y == 1.0 + c;\n");
+    check(&src, &["the constant `c` is not a finite number"], "const c = 0.0 * (", "0.0 / 0.0");
+}
+
+#[test]
+fn a_constant_mass_must_be_positive() {
+    for (mass, shown) in [("0.0", "0"), ("-1.0", "-1"), ("2.0 - 3.0", "-1")] {
+        let src = circle_body(&format!("mass = {mass}, com = vec2(x, y)"));
+        check(
+            &src,
+            &[&format!("body `b` has the mass {shown}: a body's mass must be positive")],
+            "mass = ",
+            mass,
+        );
+    }
+    // A constant declared to be zero, and a mass that depends on a parameter (not judged).
+    let src = circle("    const m = 0.0;\n    constraint x * x + y * y == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n");
+    check(&src, &["has the mass 0"], "mass = ", "m");
+    let src = circle("    param m = 0.0;\n    constraint x * x + y * y == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n");
+    generated(&src);
+}

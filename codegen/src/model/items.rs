@@ -297,7 +297,7 @@ impl Lowerer {
         // field per component (`f_x`, `f_y`).
         let defaults: Vec<Option<f64>> = match default {
             Some(e) => {
-                match self.expr(e)? {
+                match self.about(what.to_string(), |l| l.expr(e))? {
                     v @ (Value::Vec2(_) | Value::Vec3(_)) => {
                         let mut out = Vec::new();
                         for c in v.components().unwrap_or_default() {
@@ -359,7 +359,7 @@ impl Lowerer {
 
     /// `const NAME = value;`: folded to constants (a rotation matrix kept as it is).
     fn const_item(&mut self, name: &Ident, value: &Expr) -> Result<()> {
-        let v = self.expr(value)?;
+        let v = self.about(format!("the constant `{}`", plain(name)), |l| l.expr(value))?;
         let mut comps = Vec::new();
         for c in v.exprs() {
             let syms = self.arena.symbols(&[c]);
@@ -583,6 +583,14 @@ impl Lowerer {
         let mass_f = get("mass")
             .ok_or_else(|| Error::new(name.span(), format!("body `{name}` needs a `mass`")))?;
         let mass = self.expr(&mass_f.value)?.scalar(joined(&mass_f.value))?;
+        // A constant mass must be positive (one that depends on parameters is the user's
+        // to keep so); a zero or negative mass makes the mass matrix singular or indefinite.
+        if let Some(m) = self.arena.as_const(mass).filter(|&m| m <= 0.0) {
+            return Err(Error::spanned(
+                &mass_f.value,
+                format!("body `{}` has the mass {m}: a body's mass must be positive", plain(name)),
+            ));
+        }
         let (com, orientation, com_f) = if let Some(f) = get("frame") {
             if let Some(other) = ["com", "angle", "rotation"].into_iter().find_map(get) {
                 return Err(Error::new(

@@ -39,8 +39,12 @@ pub(super) struct Lowerer {
     pub(super) scope: Scope,
     /// Whether `der(...)` is allowed in the expression being lowered.
     pub(super) allow_velocity: bool,
-    /// Arena nodes already checked for non-finite constants.
-    pub(super) checked: usize,
+    /// The value of each arena node checked so far for a non-finite constant (`None`: it
+    /// depends on a symbol); the nodes past its end are unchecked.
+    pub(super) consts: Vec<Option<f64>>,
+    /// What a non-finite constant is reported as (`the constant `c``), while an item that
+    /// must be a number is lowered; `None`: "this expression".
+    pub(super) subject: Option<String>,
 }
 
 /// Lowers one parsed `mod` block to a [`Model`].
@@ -49,7 +53,8 @@ pub fn lower(module: &ast::Module) -> Result<(Model, Arena)> {
         arena: Arena::new(),
         scope: Scope::new(&module.items),
         allow_velocity: false,
-        checked: 0,
+        consts: Vec::new(),
+        subject: None,
     };
     let mut errors = Errors::new();
     let mut parts = Parts::default();

@@ -12,7 +12,7 @@ use super::scope::Kind;
 use super::value::{self, Value};
 use crate::error::joined;
 use crate::error::{Error, Result};
-use crate::expr::{Arena, Sym};
+use crate::expr::{Arena, ExprId, Node, Sym};
 
 impl Lowerer {
     /// Lowers one expression.
@@ -220,9 +220,10 @@ impl Lowerer {
                         ),
                     )
                 })?;
-                // A constant numerator over zero is left to the finiteness checks of
-                // `const` and `param` (which name the item); anything else over a zero
-                // constant would emit a division by zero.
+                // A constant numerator over zero is a constant that is not finite,
+                // reported by [`Self::finite`] after this operation (naming the `const` or
+                // `param` when it is one); anything else over a zero constant would emit a
+                // division by zero.
                 if a.as_const(d) == Some(0.0) && !x.exprs().iter().all(|&e| a.as_const(e).is_some())
                 {
                     return Err(Error::spanned(
@@ -242,31 +243,56 @@ impl Lowerer {
         }
     }
 
-    /// Fails at `at` when lowering it created a constant that is not finite (folding
-    /// `1e200 * 1e200`, say); each arena node is inspected once.
+    /// Fails at `at` when lowering it created a node that is constant (it depends on no
+    /// symbol) and not finite: a fold that overflowed (`1e200 * 1e200`), a constant over
+    /// zero (`1.0 / 0.0`, `1.0 / sin(0.0)`), a function outside its domain (`sqrt(-1.0)`,
+    /// `ln(0.0)`). The arena keeps the last three unfolded, so the value of every new node
+    /// is computed from its children's (each node once, in [`Self::consts`]); `at` is the
+    /// smallest expression lowered since the last check, so the error points at the
+    /// offending sub-expression.
     pub(super) fn finite(&mut self, v: Value, at: Span) -> Result<Value> {
         let nodes = self.arena.nodes();
-        let bad = nodes[self.checked.min(nodes.len())..]
-            .iter()
-            .find_map(|n| match n {
-                crate::expr::Node::Const(bits) if !f64::from_bits(*bits).is_finite() => {
-                    Some(f64::from_bits(*bits))
-                }
-                _ => None,
-            });
-        self.checked = nodes.len();
-        match bad {
-            Some(x) => Err(Error::new(
-                at,
-                format!("this expression is not a finite number: a constant in it evaluates to {x} (beyond the range of f64)"),
-            )),
-            None => Ok(v),
+        let mut bad = None;
+        for k in self.consts.len()..nodes.len() {
+            let n = nodes[k];
+            let x = fold(n, &self.consts);
+            if let Some(x) = x.filter(|x| !x.is_finite()) {
+                bad = bad.or(Some((n, x)));
+            }
+            self.consts.push(x);
         }
+        let Some((n, x)) = bad else { return Ok(v) };
+        let cause = cause(n, &self.consts);
+        let message = match &self.subject {
+            Some(s) => format!(
+                "{s} is not a finite number (it evaluates to {x}){}",
+                cause.map(|c| format!(": {c}")).unwrap_or_default()
+            ),
+            None => format!(
+                "this expression is not a finite number: a constant in it evaluates to {x}{}",
+                cause.map(|c| format!(" ({c})")).unwrap_or_default()
+            ),
+        };
+        Err(Error::new(at, message))
+    }
+
+    /// `f(self)` with non-finite constants reported as `subject` (`the constant `c``).
+    pub(super) fn about<T>(
+        &mut self,
+        subject: String,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let outer = self.subject.replace(subject);
+        let r = f(self);
+        self.subject = outer;
+        r
     }
 
     /// A constant expression (literals, consts, `pi`) evaluated to a finite number.
     pub(super) fn constant(&mut self, e: &Expr, what: &str) -> Result<f64> {
-        let v = self.expr(e)?.scalar(joined(e))?;
+        let v = self
+            .about(what.to_string(), |l| l.expr(e))?
+            .scalar(joined(e))?;
         let syms = self.arena.symbols(&[v]);
         if let Some(s) = syms.first() {
             let name = match s {
@@ -287,6 +313,35 @@ impl Lowerer {
             ));
         }
         Ok(x)
+    }
+}
+
+/// The value of node `n` when it is a constant, from the values `consts` of the nodes
+/// before it (`None` when it depends on a symbol).
+fn fold(n: Node, consts: &[Option<f64>]) -> Option<f64> {
+    let c = |id: ExprId| consts.get(id.index()).copied().flatten();
+    Some(match n {
+        Node::Const(bits) => f64::from_bits(bits),
+        Node::Sym(_) => return None,
+        Node::Add(a, b) => c(a)? + c(b)?,
+        Node::Mul(a, b) => c(a)? * c(b)?,
+        Node::Div(a, b) => c(a)? / c(b)?,
+        Node::Neg(a) => -c(a)?,
+        Node::Powi(a, k) => c(a)?.powi(k),
+        Node::Func(f, a) => f.eval(c(a)?),
+        Node::Atan2(y, x) => c(y)?.atan2(c(x)?),
+    })
+}
+
+/// Why the constant node `n` (whose children are finite) is not finite, for the message.
+fn cause(n: Node, consts: &[Option<f64>]) -> Option<String> {
+    let c = |id: ExprId| consts.get(id.index()).copied().flatten();
+    match n {
+        Node::Const(_) => Some("beyond the range of f64".into()),
+        Node::Div(_, b) if c(b) == Some(0.0) => Some("a division by zero".into()),
+        Node::Func(f, a) => c(a).map(|x| format!("`{}` of {x}", f.name())),
+        Node::Powi(a, k) => c(a).map(|x| format!("{x} to the power {k}")),
+        _ => None,
     }
 }
 
