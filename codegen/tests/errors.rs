@@ -1644,3 +1644,27 @@ fn a_constant_mass_must_be_positive() {
     let src = circle("    param m = 0.0;\n    constraint x * x + y * y == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n");
     generated(&src);
 }
+
+#[test]
+fn an_inequality_without_coordinates_is_an_error_like_a_constraint() {
+    let cases = [
+        ("1.0 >= 2.0", "inequality `g` does not involve any coordinate: it never holds (lhs − rhs is the constant -1); an inequality must restrict the coordinates"),
+        ("2.0 <= 1.0", "it never holds (lhs − rhs is the constant -1)"),
+        ("2.0 >= 1.0", "it always holds and says nothing"),
+        ("x - x >= 0.0", "it always holds and says nothing"),
+        ("t >= 1.0", "it depends only on time and parameters"),
+        ("l >= 2.0", "it is false at the default parameters (lhs − rhs = -1.000e0)"),
+        ("l >= 0.5", "it holds for the default parameters and says nothing"),
+    ];
+    for (condition, message) in cases {
+        let src = circle(&format!(
+            "    param l = 1.0;\n    constraint x * x + y * y == l;\n    inequality g: {condition};\n"
+        ));
+        check(&src, &[message], "inequality g: ", condition);
+    }
+    // A vector inequality names the component.
+    let src = circle("    constraint x * x + y * y == 1.0;\n    inequality g: vec2(x, 1.0) >= vec2(0.0, 2.0);\n");
+    check(&src, &["inequality `g_y` does not involve any coordinate: it never holds"], "g: ", "vec2(x, 1.0) >= vec2(0.0, 2.0)");
+    // One with a coordinate still generates.
+    generated(&circle("    constraint x * x + y * y == 1.0;\n    inequality g: y >= -0.5;\n"));
+}

@@ -194,6 +194,7 @@ impl Lowerer {
             } else {
                 format!("{base}_{}", ["x", "y", "z"][k])
             };
+            self.restricts_coordinates(g, &n, condition, parts)?;
             if parts.inequalities.iter().any(|i| i.name == n) {
                 return Err(Error::spanned(
                     name,
@@ -208,6 +209,51 @@ impl Lowerer {
             });
         }
         Ok(())
+    }
+
+    /// Fails when the inequality `name` (`g = lhs − rhs ≥ 0`) involves no coordinate, as a
+    /// constraint equation that involves none does (`pivot::check`): it cannot restrict the
+    /// motion. Constant, it either never holds (`1.0 >= 2.0`) or always holds and says
+    /// nothing (`2.0 >= 1.0`, rejected too, as `1.0 == 1.0` is); with parameters it is
+    /// judged at their defaults; with time it would switch on and off by itself, with
+    /// nothing to push back (its Jacobian row is zero).
+    fn restricts_coordinates(
+        &self,
+        g: crate::expr::ExprId,
+        name: &str,
+        condition: &Expr,
+        parts: &Parts,
+    ) -> Result<()> {
+        let syms = self.arena.symbols(&[g]);
+        if syms.iter().any(|s| matches!(s, Sym::Coord(_))) {
+            return Ok(());
+        }
+        let value = |s: Sym| match s {
+            Sym::Param(i) => parts
+                .params
+                .get(i as usize)
+                .and_then(|p| p.default)
+                .unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
+        let v = self.arena.eval(&[g], &value)[0];
+        let truth = if syms.contains(&Sym::Time) {
+            String::from("it depends only on time and parameters")
+        } else if syms.is_empty() && v < 0.0 {
+            format!("it never holds (lhs − rhs is the constant {v})")
+        } else if syms.is_empty() {
+            String::from("it always holds and says nothing")
+        } else if v < 0.0 {
+            format!("it is false at the default parameters (lhs − rhs = {v:.3e})")
+        } else if v >= 0.0 {
+            String::from("it holds for the default parameters and says nothing")
+        } else {
+            String::from("it depends only on parameters")
+        };
+        Err(Error::spanned(
+            condition,
+            format!("inequality `{name}` does not involve any coordinate: {truth}; an inequality must restrict the coordinates"),
+        ))
     }
 
     /// The scalar components of the two sides of a comparison (`what`: "equation" or
