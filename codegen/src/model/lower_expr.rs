@@ -10,7 +10,7 @@ use syn::{BinOp, Expr, Lit, UnOp};
 use super::lower::Lowerer;
 use super::scope::Kind;
 use super::value::{self, Value};
-use crate::error::joined;
+use crate::error::{joined, Located};
 use crate::error::{Error, Result};
 use crate::expr::{Arena, ExprId, Node, Sym};
 
@@ -41,7 +41,7 @@ impl Lowerer {
                     return Err(Error::new(p.span(), "unsupported path: use a plain function name"));
                 };
                 let args: Vec<&Expr> = c.args.iter().collect();
-                self.call(id, &args, joined(c))
+                self.call(id, &args, c.bounds())
             }
             Expr::MethodCall(m) => {
                 let mut args: Vec<&Expr> = vec![&m.receiver];
@@ -49,7 +49,7 @@ impl Lowerer {
                 if m.turbofish.is_some() {
                     return Err(Error::new(m.method.span(), "turbofish is not supported"));
                 }
-                self.call(&m.method, &args, joined(m))
+                self.call(&m.method, &args, m.bounds())
             }
             Expr::Field(f) => self.field(f),
             Expr::Assign(asg) => Err(Error::spanned(
@@ -176,13 +176,13 @@ impl Lowerer {
         // an arithmetic binary node.
         let innermost = spine.last().copied().unwrap_or(b);
         let mut acc = self.expr(&innermost.left)?;
-        let first = joined(&innermost.left);
+        let first = innermost.left.bounds().0;
         for node in spine.iter().rev() {
             let y = self.expr(&node.right)?;
             acc = self.binary_op(node, acc, y)?;
-            // A constant that overflowed is reported at the smallest sub-chain holding it.
-            let last = joined(&node.right);
-            acc = self.finite(acc, first.join(last).unwrap_or(first))?;
+            // A constant that is not finite is reported at the smallest sub-chain holding it.
+            let last = node.right.bounds().1;
+            acc = self.finite(acc, (first, last))?;
         }
         Ok(acc)
     }
@@ -247,10 +247,10 @@ impl Lowerer {
     /// symbol) and not finite: a fold that overflowed (`1e200 * 1e200`), a constant over
     /// zero (`1.0 / 0.0`, `1.0 / sin(0.0)`), a function outside its domain (`sqrt(-1.0)`,
     /// `ln(0.0)`). The arena keeps the last three unfolded, so the value of every new node
-    /// is computed from its children's (each node once, in [`Self::consts`]); `at` is the
-    /// smallest expression lowered since the last check, so the error points at the
+    /// is computed from its children's (each node once, in [`Self::consts`]); `at` (the
+    /// first and last token) is the smallest expression lowered since the last check, so the error points at the
     /// offending sub-expression.
-    pub(super) fn finite(&mut self, v: Value, at: Span) -> Result<Value> {
+    pub(super) fn finite(&mut self, v: Value, at: (Span, Span)) -> Result<Value> {
         let nodes = self.arena.nodes();
         let mut bad = None;
         for k in self.consts.len()..nodes.len() {
@@ -273,7 +273,7 @@ impl Lowerer {
                 cause.map(|c| format!(" ({c})")).unwrap_or_default()
             ),
         };
-        Err(Error::new(at, message))
+        Err(Error::spanned(&at, message))
     }
 
     /// `f(self)` with non-finite constants reported as `subject` (`the constant `c``).
