@@ -1544,7 +1544,12 @@ fn a_raw_identifier_with_an_index_generates() {
     assert!(text.contains("let x_1 = q[1];"), "{text}");
     // Past the end of a raw array: the located error of any array.
     let src = circle("    const r#w = [1.0];\n    constraint x * x + y * y == w[1];\n");
-    check(&src, &["index 1 is out of range for `w` (length 1)"], "== w", "[1]");
+    check(
+        &src,
+        &["index 1 is out of range for `w` (length 1)"],
+        "== w",
+        "[1]",
+    );
 }
 
 /// A body in the circle `x² + y² = 1` with the given fields.
@@ -1578,7 +1583,8 @@ fn a_constant_mass_or_inertia_over_zero_is_located() {
 
 #[test]
 fn a_constant_that_is_not_a_number_is_located() {
-    let body = "    constraint x * x + y * y == 1.0;\n    body b { mass = 1.0, com = vec2(x, y) }\n";
+    let body =
+        "    constraint x * x + y * y == 1.0;\n    body b { mass = 1.0, com = vec2(x, y) }\n";
     for (bad, what) in [
         ("0.0 / 0.0", "NaN (a division by zero)"),
         ("sqrt(-1.0)", "NaN (`sqrt` of -1)"),
@@ -1623,8 +1629,14 @@ fn a_const_or_parameter_that_is_not_a_number_is_named() {
         "ln(0.0)",
     );
     // Hidden by a fold to 0 (`0 · NaN` is not 0): still an error.
-    let src = circle("    const c = 0.0 * (0.0 / 0.0);\n    constraint x * x + y * y == 1.0 + c;\n");
-    check(&src, &["the constant `c` is not a finite number"], "const c = 0.0 * (", "0.0 / 0.0");
+    let src =
+        circle("    const c = 0.0 * (0.0 / 0.0);\n    constraint x * x + y * y == 1.0 + c;\n");
+    check(
+        &src,
+        &["the constant `c` is not a finite number"],
+        "const c = 0.0 * (",
+        "0.0 / 0.0",
+    );
 }
 
 #[test]
@@ -1633,7 +1645,9 @@ fn a_constant_mass_must_be_positive() {
         let src = circle_body(&format!("mass = {mass}, com = vec2(x, y)"));
         check(
             &src,
-            &[&format!("body `b` has the mass {shown}: a body's mass must be positive")],
+            &[&format!(
+                "body `b` has the mass {shown}: a body's mass must be positive"
+            )],
             "mass = ",
             mass,
         );
@@ -1663,8 +1677,61 @@ fn an_inequality_without_coordinates_is_an_error_like_a_constraint() {
         check(&src, &[message], "inequality g: ", condition);
     }
     // A vector inequality names the component.
-    let src = circle("    constraint x * x + y * y == 1.0;\n    inequality g: vec2(x, 1.0) >= vec2(0.0, 2.0);\n");
-    check(&src, &["inequality `g_y` does not involve any coordinate: it never holds"], "g: ", "vec2(x, 1.0) >= vec2(0.0, 2.0)");
+    let src = circle(
+        "    constraint x * x + y * y == 1.0;\n    inequality g: vec2(x, 1.0) >= vec2(0.0, 2.0);\n",
+    );
+    check(
+        &src,
+        &["inequality `g_y` does not involve any coordinate: it never holds"],
+        "g: ",
+        "vec2(x, 1.0) >= vec2(0.0, 2.0)",
+    );
     // One with a coordinate still generates.
-    generated(&circle("    constraint x * x + y * y == 1.0;\n    inequality g: y >= -0.5;\n"));
+    generated(&circle(
+        "    constraint x * x + y * y == 1.0;\n    inequality g: y >= -0.5;\n",
+    ));
+}
+
+#[test]
+fn a_chart_whose_type_or_constant_is_no_free_name_is_an_error() {
+    // `__` and `_1` gave no identifier (format_ident! panicked), `self_` the type `Self`,
+    // `a` and `A` one type `A` and one `INDEPENDENT_A` (neither compiled).
+    let chart = |items: &str| circle(&format!("    constraint x * x + y * y == 1.0;\n{items}"));
+    for (name, why) in [
+        ("__", "it gives no type name"),
+        ("_1", "its type would be `1`"),
+        ("self_", "its type would be `Self`"),
+        ("_model", "its type would be `Model`"),
+        ("s_vector", "its type would be `SVector`"),
+    ] {
+        let src = chart(&format!("    independent {name}: y;\n"));
+        check(
+            &src,
+            &[
+                &format!("`{name}` cannot name a chart: {why}"),
+                "camel case",
+            ],
+            "independent ",
+            name,
+        );
+    }
+    let src = chart("    independent a: y;\n    independent A: x;\n");
+    check(
+        &src,
+        &["the chart `A` would have the type `A` or the constant `INDEPENDENT_A` of the chart `a`"],
+        "independent a: y;\n    independent ",
+        "A",
+    );
+    let src = chart("    independent a_b: y;\n    independent a__b: x;\n");
+    check(
+        &src,
+        &["type `AB`"],
+        "independent a_b: y;\n    independent ",
+        "a__b",
+    );
+    // A raw keyword is a fine chart name (`null_space_type`, `Type`, `INDEPENDENT_TYPE`).
+    let text = generated(&chart("    independent r#type: y;\n"));
+    assert!(text.contains("pub struct Type"), "{text}");
+    assert!(text.contains("pub const INDEPENDENT_TYPE"), "{text}");
+    assert!(text.contains("pub fn null_space_type"), "{text}");
 }

@@ -16,12 +16,7 @@ use crate::expr::{Arena, ExprId, Sym};
 impl Lowerer {
     /// Lowers the call of `name` with `args` (a method call's receiver first).
     /// `at`: the first and the last token of the call.
-    pub(super) fn call(
-        &mut self,
-        name: &Ident,
-        args: &[&Expr],
-        at: (Span, Span),
-    ) -> Result<Value> {
+    pub(super) fn call(&mut self, name: &Ident, args: &[&Expr], at: (Span, Span)) -> Result<Value> {
         let v = self.call_value(name, args, at.0.join(at.1).unwrap_or(at.0))?;
         self.finite(v, at)
     }

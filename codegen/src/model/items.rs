@@ -601,6 +601,29 @@ impl Lowerer {
                 format!("a chart named `{name}` is already declared"),
             ));
         }
+        // The chart's type and constant must be identifiers free in the module (a type
+        // `Self` from `self_`, none at all from `__` or `_1`, panicked or did not compile).
+        let (ty, konst) = super::chart_item_names(&name);
+        let ident = |s: &str| syn::parse_str::<syn::Ident>(s).is_ok();
+        if !ident(&ty) || !ident(&konst) || super::GENERATED_TYPES.contains(&ty.as_str()) {
+            let why = if ty.is_empty() {
+                String::from("it gives no type name")
+            } else {
+                format!("its type would be `{ty}`, which is not a free type name of the module")
+            };
+            return Err(Error::new(
+                chart.span(),
+                format!("`{name}` cannot name a chart: {why}; choose another name (a chart's type is its name in camel case)"),
+            ));
+        }
+        if let Some(other) = parts.charts.iter().find(|c| {
+            super::chart_item_names(&c.name).0 == ty || super::chart_item_names(&c.name).1 == konst
+        }) {
+            return Err(Error::new(
+                chart.span(),
+                format!("the chart `{name}` would have the type `{ty}` or the constant `{konst}` of the chart `{}`; choose another name", other.name),
+            ));
+        }
         let mut independent = Vec::new();
         for n in names {
             let i = self.scope.coord_index(n)?;
@@ -634,7 +657,10 @@ impl Lowerer {
         if let Some(m) = self.arena.as_const(mass).filter(|&m| m <= 0.0) {
             return Err(Error::spanned(
                 &mass_f.value,
-                format!("body `{}` has the mass {m}: a body's mass must be positive", plain(name)),
+                format!(
+                    "body `{}` has the mass {m}: a body's mass must be positive",
+                    plain(name)
+                ),
             ));
         }
         let (com, orientation, com_f) = if let Some(f) = get("frame") {
