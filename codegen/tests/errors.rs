@@ -1735,3 +1735,25 @@ fn a_chart_whose_type_or_constant_is_no_free_name_is_an_error() {
     assert!(text.contains("pub const INDEPENDENT_TYPE"), "{text}");
     assert!(text.contains("pub fn null_space_type"), "{text}");
 }
+
+#[test]
+fn a_negative_constant_moment_of_inertia_is_an_error() {
+    let src = circle_body("mass = 1.0, inertia = -1.0, com = vec2(x, y), angle = x");
+    check(
+        &src,
+        &["a moment of inertia cannot be negative, found -1"],
+        "inertia = ",
+        "-1.0",
+    );
+    let src = "pub mod m {\n    coord x = 0.6;\n    coord y = 0.8;\n    coord z = 0.0;\n    constraint x * x + y * y + z * z == 1.0;\n    body b { mass = 1.0, inertia = vec3(1.0, 2.0 - 2.5, 1.0), com = vec3(x, y, z), rotation = rot_z(x) }\n}\n";
+    check(
+        src,
+        &["a moment of inertia cannot be negative, found -0.5"],
+        "inertia = ",
+        "vec3(1.0, 2.0 - 2.5, 1.0)",
+    );
+    // Zero is a point mass that also turns.
+    generated(&circle_body(
+        "mass = 1.0, inertia = 0.0, com = vec2(x, y), angle = x",
+    ));
+}

@@ -747,7 +747,22 @@ impl Lowerer {
 
     /// A body's `inertia`: a scalar for a planar body, principal moments for a spatial one.
     fn inertia(&mut self, f: &Field, orientation: &Option<Orientation>) -> Result<Inertia> {
-        Ok(match (self.expr(&f.value)?, orientation) {
+        let v = self.expr(&f.value)?;
+        // A constant moment (planar, or principal) that is negative makes the mass matrix
+        // indefinite (zero is allowed: a point mass that also has an orientation).
+        if matches!(v, Value::Scalar(_) | Value::Vec3(_)) {
+            if let Some(m) = v
+                .exprs()
+                .iter()
+                .find_map(|&e| self.arena.as_const(e).filter(|&m| m < 0.0))
+            {
+                return Err(Error::spanned(
+                    &f.value,
+                    format!("a moment of inertia cannot be negative, found {m}"),
+                ));
+            }
+        }
+        Ok(match (v, orientation) {
             (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
             (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
             (Value::Mat3(i), Some(Orientation::Rotation(_))) => {
