@@ -159,6 +159,11 @@ fn indexed_raw_names_compile_and_evaluate() {
     let r = raw_family::residual(&q, &p, 0.0);
     let want = [0.36 + 0.64 - 1.0, 1.2 - 2.0 * 0.6];
     for i in 0..2 {
-        assert!((r[i] - want[i]).abs() <= 1e-15, "row {i}: {} vs {}", r[i], want[i]);
+        assert!(
+            (r[i] - want[i]).abs() <= 1e-15,
+            "row {i}: {} vs {}",
+            r[i],
+            want[i]
+        );
     }
 }
