@@ -14,8 +14,10 @@
 //! a name spelled like a Rust keyword of any edition (`gen`, `r#match`) is emitted as a
 //! raw identifier; `None`, `Some`, `Ok`, `Err`, `true` and `false` cannot be names (they
 //! would be patterns in the generated `let`s), nor can `t`, `pi` and `PI`. Every number
-//! and every constant folded from numbers must be finite. `powi` exponents are integer
-//! literals with `|n| <= 1024` ([`MAX_POWI`](super::builtin::MAX_POWI)).
+//! and every constant part of an expression must be finite, folded (`1e200 * 1e200`) or
+//! not (`1.0 / 0.0`, `sqrt(-1.0)`), reported where it arises (`lower_expr.rs`). `powi`
+//! exponents are integer literals with `|n| <= 1024`
+//! ([`MAX_POWI`](super::builtin::MAX_POWI)).
 //!
 //! The items of a module are lowered one by one: the error of an item is recorded and
 //! lowering goes on, so independent mistakes are reported together; uses of a name whose
