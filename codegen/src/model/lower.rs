@@ -44,7 +44,7 @@ pub(super) struct Lowerer {
     /// The value of each arena node checked so far for a non-finite constant (`None`: it
     /// depends on a symbol); the nodes past its end are unchecked.
     pub(super) consts: Vec<Option<f64>>,
-    /// What a non-finite constant is reported as (`the constant `c``), while an item that
+    /// What a non-finite constant is reported as ("the constant `c`") while an item that
     /// must be a number is lowered; `None`: "this expression".
     pub(super) subject: Option<String>,
 }

@@ -246,9 +246,9 @@ impl Lowerer {
     /// Fails at `at` when lowering it created a node that is constant (it depends on no
     /// symbol) and not finite: a fold that overflowed (`1e200 * 1e200`), a constant over
     /// zero (`1.0 / 0.0`, `1.0 / sin(0.0)`), a function outside its domain (`sqrt(-1.0)`,
-    /// `ln(0.0)`). The arena keeps the last three unfolded, so the value of every new node
-    /// is computed from its children's (each node once, in [`Self::consts`]); `at` (the
-    /// first and last token) is the smallest expression lowered since the last check, so the error points at the
+    /// `ln(0.0)`). The arena keeps the last two unfolded, so the value of every new node is
+    /// computed from its children's (each node once, cached in `consts`). `at`, the first
+    /// and the last token of the smallest expression lowered since the last check, is the
     /// offending sub-expression.
     pub(super) fn finite(&mut self, v: Value, at: (Span, Span)) -> Result<Value> {
         let nodes = self.arena.nodes();
@@ -276,7 +276,7 @@ impl Lowerer {
         Err(Error::spanned(&at, message))
     }
 
-    /// `f(self)` with non-finite constants reported as `subject` (`the constant `c``).
+    /// `f(self)` with non-finite constants reported as `subject` ("the constant `c`").
     pub(super) fn about<T>(
         &mut self,
         subject: String,
