@@ -158,7 +158,7 @@ pub const RESERVED_CHART_NAMES: &[&str] = &[
 /// Lowering refuses a chart whose names are no identifiers (`__`, `_1`), keywords
 /// (`self_` → `Self`), generated types or those of another chart (`a` and `A`), so that
 /// emitting them cannot panic or fail to compile.
-pub fn chart_item_names(name: &str) -> (String, String) {
+pub(crate) fn chart_item_names(name: &str) -> (String, String) {
     let camel: String = name
         .split('_')
         .filter(|w| !w.is_empty())
@@ -173,7 +173,7 @@ pub fn chart_item_names(name: &str) -> (String, String) {
 }
 
 /// Types the generated module declares or imports, which no chart's type may be.
-pub const GENERATED_TYPES: &[&str] = &["Model", "Params", "Kinematics", "SMatrix", "SVector"];
+pub(crate) const GENERATED_TYPES: &[&str] = &["Model", "Params", "Kinematics", "SMatrix", "SVector"];
 
 /// One scalar inequality constraint `expr ≥ 0` (`inequality wall: lhs >= rhs;` has
 /// `expr = lhs − rhs`; a vector inequality gives one per component, `wall_x`, …).
