@@ -173,7 +173,8 @@ pub(crate) fn chart_item_names(name: &str) -> (String, String) {
 }
 
 /// Types the generated module declares or imports, which no chart's type may be.
-pub(crate) const GENERATED_TYPES: &[&str] = &["Model", "Params", "Kinematics", "SMatrix", "SVector"];
+pub(crate) const GENERATED_TYPES: &[&str] =
+    &["Model", "Params", "Kinematics", "SMatrix", "SVector"];
 
 /// One scalar inequality constraint `expr ≥ 0` (`inequality wall: lhs >= rhs;` has
 /// `expr = lhs − rhs`; a vector inequality gives one per component, `wall_x`, …).
