@@ -135,3 +135,35 @@ fn names_the_generated_code_binds_compile_and_evaluate() {
     );
     assert_eq!(g[2], 0.0);
 }
+
+mechgen::mechanism! {
+    /// Indexed raw names (issue 33: `coord r#a[0]` and `const r#w = [..]` panicked the
+    /// macro): `r#a[k]` is `a_k`, one name with `a[k]`; `r#match[0]` is `match_0` (no
+    /// keyword, no `r#`); a raw loop variable is the loop variable.
+    pub mod raw_family {
+        const r#w = [1.0, 2.0];
+        for r#i in 0..2 {
+            coord r#a[i] = 0.6 * (1.0 + r#i);
+        }
+        coord r#match[0] = 0.8;
+        constraint a[0] * r#a[0] + r#match[0] * match_0 == r#w[0];
+        constraint r#a[1] == w[1] * a_0;
+    }
+}
+
+#[test]
+fn indexed_raw_names_compile_and_evaluate() {
+    assert_eq!(raw_family::COORD_NAMES, ["a_0", "a_1", "match_0"]);
+    let p = raw_family::Params::default();
+    let q = SVector::<f64, 3>::new(0.6, 1.2, 0.8);
+    let r = raw_family::residual(&q, &p, 0.0);
+    let want = [0.36 + 0.64 - 1.0, 1.2 - 2.0 * 0.6];
+    for i in 0..2 {
+        assert!(
+            (r[i] - want[i]).abs() <= 1e-15,
+            "row {i}: {} vs {}",
+            r[i],
+            want[i]
+        );
+    }
+}

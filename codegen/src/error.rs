@@ -274,6 +274,14 @@ impl Located for syn::ExprAssign {
     }
 }
 
+/// The bounds themselves: the first and the last token of a range built from several
+/// nodes (the operands of a chain of operators).
+impl Located for (Span, Span) {
+    fn bounds(&self) -> (Span, Span) {
+        *self
+    }
+}
+
 impl<T: Located + ?Sized> Located for &T {
     fn bounds(&self) -> (Span, Span) {
         (**self).bounds()

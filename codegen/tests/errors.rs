@@ -1526,3 +1526,234 @@ fn functions_inline_to_the_same_model() {
     };
     assert_eq!(ops(&a), ops(&b));
 }
+
+// ---- issue 33: engine hardening ----
+
+#[test]
+fn a_raw_identifier_with_an_index_generates() {
+    // `r#a[0]` is the name `a_0` (it panicked: "r#a_0" is not a valid Ident), one name
+    // with `a[0]`; a raw constant array likewise (`r#w` declares `w_0`).
+    let src = "pub mod m {\n    const r#w = [1.0];\n    coord r#a[0] = 0.6;\n    coord r#match[0] = 0.8;\n    constraint a[0] * r#a[0] + match_0 * r#match[0] == r#w[0] * w[0];\n}\n";
+    let text = generated(src);
+    assert!(text.contains("let a_0 = q[0];"), "{text}");
+    assert!(text.contains("let match_0 = q[1];"), "{text}");
+    syn::parse_file(&text).expect("generated code parses");
+    // A raw loop variable is the loop variable.
+    let src = "pub mod m {\n    for r#i in 0..2 {\n        coord x[i] = 0.6 + 0.2 * r#i;\n    }\n    constraint x[0] * x[0] + r#x[1] * x_1 == 1.0;\n}\n";
+    let text = generated(src);
+    assert!(text.contains("let x_1 = q[1];"), "{text}");
+    // Past the end of a raw array: the located error of any array.
+    let src = circle("    const r#w = [1.0];\n    constraint x * x + y * y == w[1];\n");
+    check(
+        &src,
+        &["index 1 is out of range for `w` (length 1)"],
+        "== w",
+        "[1]",
+    );
+}
+
+/// A body in the circle `x² + y² = 1` with the given fields.
+fn circle_body(fields: &str) -> String {
+    circle(&format!(
+        "    constraint x * x + y * y == 1.0;\n    body b {{ {fields} }}\n"
+    ))
+}
+
+#[test]
+fn a_constant_mass_or_inertia_over_zero_is_located() {
+    // These generated a `mass_matrix_into` that read `qd[0]` (E0425): the derivative of the
+    // constant `1 / 0` came out as `0 / 0` and kept velocity terms in M.
+    for (mass, token) in [
+        ("1.0 / 0.0", "1.0 / 0.0"),
+        ("0.0 / 0.0", "0.0 / 0.0"),
+        ("1.0 / (x - x)", "1.0 / (x - x)"),
+        ("1.0 / sin(0.0)", "1.0 / sin(0.0)"),
+    ] {
+        let src = circle_body(&format!("mass = {mass}, com = vec2(x, y)"));
+        check(&src, &["not a finite number"], "mass = ", token);
+    }
+    let src = circle_body("mass = 1.0, inertia = 1.0 / 0.0, com = vec2(x, y), angle = x");
+    check(
+        &src,
+        &["this expression is not a finite number: a constant in it evaluates to inf (a division by zero)"],
+        "inertia = ",
+        "1.0 / 0.0",
+    );
+}
+
+#[test]
+fn a_constant_that_is_not_a_number_is_located() {
+    let body =
+        "    constraint x * x + y * y == 1.0;\n    body b { mass = 1.0, com = vec2(x, y) }\n";
+    for (bad, what) in [
+        ("0.0 / 0.0", "NaN (a division by zero)"),
+        ("sqrt(-1.0)", "NaN (`sqrt` of -1)"),
+        ("ln(0.0)", "-inf (`ln` of 0)"),
+    ] {
+        let message = format!("a constant in it evaluates to {what}");
+        let cases = [
+            format!("{body}    force x = 2.0 + {bad};\n"),
+            format!("{body}    gravity = vec2(0.0, {bad});\n"),
+            format!("{body}    spring s {{ a = vec2(x, y), b = vec2(0.0, 0.0), stiffness = {bad}, length = 0.5 }}\n"),
+            format!("{body}    spring s {{ a = vec2(x, y), b = vec2(0.0, 0.0), stiffness = 1.0, length = 0.5, damping = {bad} }}\n"),
+            format!("{body}    mass_matrix {{ (x, x) = {bad} }}\n"),
+            format!("{body}    generalized_force {{ y = {bad} }}\n"),
+            format!("{body}    output o = x + {bad};\n"),
+            format!("{body}    inequality g: x >= {bad};\n"),
+            format!("    constraint x * x + y * y == 1.0;\n    body b {{ mass = {bad}, com = vec2(x, y) }}\n"),
+            format!("    let unused = {bad};\n    constraint x * x + y * y == 1.0;\n"),
+        ];
+        for items in cases {
+            let src = circle(&items);
+            // The error covers the offending sub-expression.
+            let after = &items[..items.find(bad).unwrap()];
+            check(&src, &[&message], after, bad);
+        }
+    }
+}
+
+#[test]
+fn a_const_or_parameter_that_is_not_a_number_is_named() {
+    let src = circle("    const c = 2.0 * sqrt(-1.0);\n    constraint x * x + y * y == c;\n");
+    check(
+        &src,
+        &["the constant `c` is not a finite number (it evaluates to NaN): `sqrt` of -1"],
+        "const c = 2.0 * ",
+        "sqrt(-1.0)",
+    );
+    let src = circle("    param l = 1.0 + ln(0.0);\n    constraint x * x + y * y == l;\n");
+    check(
+        &src,
+        &["a parameter default is not a finite number (it evaluates to -inf): `ln` of 0"],
+        "param l = 1.0 + ",
+        "ln(0.0)",
+    );
+    // Hidden by a fold to 0 (`0 · NaN` is not 0): still an error.
+    let src =
+        circle("    const c = 0.0 * (0.0 / 0.0);\n    constraint x * x + y * y == 1.0 + c;\n");
+    check(
+        &src,
+        &["the constant `c` is not a finite number"],
+        "const c = 0.0 * (",
+        "0.0 / 0.0",
+    );
+}
+
+#[test]
+fn a_constant_mass_must_be_positive() {
+    for (mass, shown) in [("0.0", "0"), ("-1.0", "-1"), ("2.0 - 3.0", "-1")] {
+        let src = circle_body(&format!("mass = {mass}, com = vec2(x, y)"));
+        check(
+            &src,
+            &[&format!(
+                "body `b` has the mass {shown}: a body's mass must be positive"
+            )],
+            "mass = ",
+            mass,
+        );
+    }
+    // A constant declared to be zero, and a mass that depends on a parameter (not judged).
+    let src = circle("    const m = 0.0;\n    constraint x * x + y * y == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n");
+    check(&src, &["has the mass 0"], "mass = ", "m");
+    let src = circle("    param m = 0.0;\n    constraint x * x + y * y == 1.0;\n    body b { mass = m, com = vec2(x, y) }\n");
+    generated(&src);
+}
+
+#[test]
+fn an_inequality_without_coordinates_is_an_error_like_a_constraint() {
+    let cases = [
+        ("1.0 >= 2.0", "inequality `g` does not involve any coordinate: it never holds (lhs − rhs is the constant -1); an inequality must restrict the coordinates"),
+        ("2.0 <= 1.0", "it never holds (lhs − rhs is the constant -1)"),
+        ("2.0 >= 1.0", "it always holds and says nothing"),
+        ("x - x >= 0.0", "it always holds and says nothing"),
+        ("t >= 1.0", "it depends only on time and parameters"),
+        ("l >= 2.0", "it is false at the default parameters (lhs − rhs = -1.000e0)"),
+        ("l >= 0.5", "it holds for the default parameters and says nothing"),
+    ];
+    for (condition, message) in cases {
+        let src = circle(&format!(
+            "    param l = 1.0;\n    constraint x * x + y * y == l;\n    inequality g: {condition};\n"
+        ));
+        check(&src, &[message], "inequality g: ", condition);
+    }
+    // A vector inequality names the component.
+    let src = circle(
+        "    constraint x * x + y * y == 1.0;\n    inequality g: vec2(x, 1.0) >= vec2(0.0, 2.0);\n",
+    );
+    check(
+        &src,
+        &["inequality `g_y` does not involve any coordinate: it never holds"],
+        "g: ",
+        "vec2(x, 1.0) >= vec2(0.0, 2.0)",
+    );
+    // One with a coordinate still generates.
+    generated(&circle(
+        "    constraint x * x + y * y == 1.0;\n    inequality g: y >= -0.5;\n",
+    ));
+}
+
+#[test]
+fn a_chart_whose_type_or_constant_is_no_free_name_is_an_error() {
+    // `__` and `_1` gave no identifier (format_ident! panicked), `self_` the type `Self`,
+    // `a` and `A` one type `A` and one `INDEPENDENT_A` (neither compiled).
+    let chart = |items: &str| circle(&format!("    constraint x * x + y * y == 1.0;\n{items}"));
+    for (name, why) in [
+        ("__", "it gives no type name"),
+        ("_1", "its type would be `1`"),
+        ("self_", "its type would be `Self`"),
+        ("_model", "its type would be `Model`"),
+        ("s_vector", "its type would be `SVector`"),
+    ] {
+        let src = chart(&format!("    independent {name}: y;\n"));
+        check(
+            &src,
+            &[
+                &format!("`{name}` cannot name a chart: {why}"),
+                "camel case",
+            ],
+            "independent ",
+            name,
+        );
+    }
+    let src = chart("    independent a: y;\n    independent A: x;\n");
+    check(
+        &src,
+        &["the chart `A` would have the type `A` or the constant `INDEPENDENT_A` of the chart `a`"],
+        "independent a: y;\n    independent ",
+        "A",
+    );
+    let src = chart("    independent a_b: y;\n    independent a__b: x;\n");
+    check(
+        &src,
+        &["type `AB`"],
+        "independent a_b: y;\n    independent ",
+        "a__b",
+    );
+    // A raw keyword is a fine chart name (`null_space_type`, `Type`, `INDEPENDENT_TYPE`).
+    let text = generated(&chart("    independent r#type: y;\n"));
+    assert!(text.contains("pub struct Type"), "{text}");
+    assert!(text.contains("pub const INDEPENDENT_TYPE"), "{text}");
+    assert!(text.contains("pub fn null_space_type"), "{text}");
+}
+
+#[test]
+fn a_negative_constant_moment_of_inertia_is_an_error() {
+    let src = circle_body("mass = 1.0, inertia = -1.0, com = vec2(x, y), angle = x");
+    check(
+        &src,
+        &["a moment of inertia cannot be negative, found -1"],
+        "inertia = ",
+        "-1.0",
+    );
+    let src = "pub mod m {\n    coord x = 0.6;\n    coord y = 0.8;\n    coord z = 0.0;\n    constraint x * x + y * y + z * z == 1.0;\n    body b { mass = 1.0, inertia = vec3(1.0, 2.0 - 2.5, 1.0), com = vec3(x, y, z), rotation = rot_z(x) }\n}\n";
+    check(
+        src,
+        &["a moment of inertia cannot be negative, found -0.5"],
+        "inertia = ",
+        "vec3(1.0, 2.0 - 2.5, 1.0)",
+    );
+    // Zero is a point mass that also turns.
+    generated(&circle_body(
+        "mass = 1.0, inertia = 0.0, com = vec2(x, y), angle = x",
+    ));
+}

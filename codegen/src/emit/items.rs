@@ -31,7 +31,7 @@ pub(crate) fn items(
             }
             Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
             Entry::NamedChart(name, independent, _) => {
-                let konst = quote::format_ident!("INDEPENDENT_{}", name.to_uppercase());
+                let konst = quote::format_ident!("{}", crate::model::chart_item_names(name).1);
                 let ty = super::traits::chart_type(name);
                 let cols = independent.iter().map(|&i| idx(i));
                 let names: Vec<&str> = independent

@@ -182,19 +182,10 @@ fn atlas_methods(table: &[Entry], opts: &EmitOptions) -> TokenStream {
     }
 }
 
-/// `Name` → the type of the named chart `name` (`leg_lengths` → `LegLengths`).
+/// `Name` → the type of the named chart `name` (`leg_lengths` → `LegLengths`; lowering
+/// checked that it is a free identifier, see [`crate::model::chart_item_names`]).
 pub(crate) fn chart_type(name: &str) -> proc_macro2::Ident {
-    let camel: String = name
-        .split('_')
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_uppercase().chain(c).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect();
-    format_ident!("{}", camel)
+    format_ident!("{}", crate::model::chart_item_names(name).0)
 }
 
 /// The type of a named chart and its impls of `Mechanism`, `Dynamics` and `Inequalities`:
@@ -212,7 +203,7 @@ fn chart_impls(
     let krate = &opts.crate_path;
     let ty = &opts.scalar.ty;
     let t = chart_type(chart);
-    let konst = format_ident!("INDEPENDENT_{}", chart.to_uppercase());
+    let konst = format_ident!("{}", crate::model::chart_item_names(chart).1);
     let call = |f: &str| match f {
         "null_space_fixed" => format!("null_space_{chart}"),
         "solve_dependent" => format!("solve_dependent_{chart}"),

@@ -56,6 +56,13 @@ impl Arena {
     /// nodes): the one set of rules of [`Arena::diff`] and [`Arena::tangent`].
     pub(super) fn chain(&mut self, id: ExprId, dc: [ExprId; 2]) -> ExprId {
         let [da, db] = dc;
+        // A node whose children do not vary does not vary: its derivative is exactly 0,
+        // whatever the rules below would build (the quotient rule on a constant `1 / 0`
+        // gives `0 / 0`, a NaN that kept velocities in the mass matrix).
+        let arity = self.node(id).children().count();
+        if dc[..arity].iter().all(|&d| self.is_zero(d)) {
+            return self.constant(0.0);
+        }
         match self.node(id) {
             Node::Const(_) | Node::Sym(_) => self.constant(0.0),
             Node::Add(_, _) => self.add(da, db),
@@ -130,6 +137,29 @@ mod tests {
         let d = a.diff(p, Sym::Coord(0));
         let v = a.eval(&[d], &|_| 1.0f64)[0];
         assert_eq!(v, i32::MIN as f64);
+    }
+
+    /// The derivative of a constant that the arena keeps unfolded (`1 / 0`, `sqrt(-1)`) is
+    /// exactly 0, by `diff` and by `tangent`: the quotient rule gave `0 / 0`, a NaN that kept
+    /// velocity terms in a body's mass matrix (issue 33).
+    #[test]
+    fn the_derivative_of_an_unfolded_constant_is_zero() {
+        let mut a = Arena::new();
+        let (one, zero, minus) = (a.constant(1.0), a.constant(0.0), a.constant(-1.0));
+        let x = a.sym(Sym::Coord(0));
+        let over_zero = a.div(one, zero);
+        let root = a.sqrt(minus);
+        for c in [over_zero, root] {
+            assert!(a.as_const(c).is_none(), "{:?} is kept unfolded", a.node(c));
+            let d = a.diff(c, Sym::Coord(0));
+            assert!(a.is_zero(d), "d/dx {:?} = {:?}", a.node(c), a.node(d));
+            let t = a.tangent(c, &|s| Some(s));
+            assert!(a.is_zero(t), "tangent of {:?} = {:?}", a.node(c), a.node(t));
+            // In a product with a coordinate: c · 1, not c · 1 + x · (0 / 0).
+            let e = a.mul(c, x);
+            let d = a.diff(e, Sym::Coord(0));
+            assert_eq!(d, c);
+        }
     }
 
     /// `x^a · x^b` with `a + b` beyond `i32` stays a product (it overflowed before).

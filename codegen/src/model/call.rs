@@ -15,9 +15,10 @@ use crate::expr::{Arena, ExprId, Sym};
 
 impl Lowerer {
     /// Lowers the call of `name` with `args` (a method call's receiver first).
-    pub(super) fn call(&mut self, name: &Ident, args: &[&Expr], span: Span) -> Result<Value> {
-        let v = self.call_value(name, args, span)?;
-        self.finite(v, span)
+    /// `at`: the first and the last token of the call.
+    pub(super) fn call(&mut self, name: &Ident, args: &[&Expr], at: (Span, Span)) -> Result<Value> {
+        let v = self.call_value(name, args, at.0.join(at.1).unwrap_or(at.0))?;
+        self.finite(v, at)
     }
 
     /// [`Self::call`] before the finiteness check: resolves the function, checks the arity.

@@ -194,6 +194,7 @@ impl Lowerer {
             } else {
                 format!("{base}_{}", ["x", "y", "z"][k])
             };
+            self.restricts_coordinates(g, &n, condition, parts)?;
             if parts.inequalities.iter().any(|i| i.name == n) {
                 return Err(Error::spanned(
                     name,
@@ -208,6 +209,51 @@ impl Lowerer {
             });
         }
         Ok(())
+    }
+
+    /// Fails when the inequality `name` (`g = lhs − rhs ≥ 0`) involves no coordinate, as a
+    /// constraint equation that involves none does (`pivot::check`): it cannot restrict the
+    /// motion. Constant, it either never holds (`1.0 >= 2.0`) or always holds and says
+    /// nothing (`2.0 >= 1.0`, rejected too, as `1.0 == 1.0` is); with parameters it is
+    /// judged at their defaults; with time it would switch on and off by itself, with
+    /// nothing to push back (its Jacobian row is zero).
+    fn restricts_coordinates(
+        &self,
+        g: crate::expr::ExprId,
+        name: &str,
+        condition: &Expr,
+        parts: &Parts,
+    ) -> Result<()> {
+        let syms = self.arena.symbols(&[g]);
+        if syms.iter().any(|s| matches!(s, Sym::Coord(_))) {
+            return Ok(());
+        }
+        let value = |s: Sym| match s {
+            Sym::Param(i) => parts
+                .params
+                .get(i as usize)
+                .and_then(|p| p.default)
+                .unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
+        let v = self.arena.eval(&[g], &value)[0];
+        let truth = if syms.contains(&Sym::Time) {
+            String::from("it depends only on time and parameters")
+        } else if syms.is_empty() && v < 0.0 {
+            format!("it never holds (lhs − rhs is the constant {v})")
+        } else if syms.is_empty() {
+            String::from("it always holds and says nothing")
+        } else if v < 0.0 {
+            format!("it is false at the default parameters (lhs − rhs = {v:.3e})")
+        } else if v >= 0.0 {
+            String::from("it holds for the default parameters and says nothing")
+        } else {
+            String::from("it depends only on parameters")
+        };
+        Err(Error::spanned(
+            condition,
+            format!("inequality `{name}` does not involve any coordinate: {truth}; an inequality must restrict the coordinates"),
+        ))
     }
 
     /// The scalar components of the two sides of a comparison (`what`: "equation" or
@@ -297,7 +343,7 @@ impl Lowerer {
         // field per component (`f_x`, `f_y`).
         let defaults: Vec<Option<f64>> = match default {
             Some(e) => {
-                match self.expr(e)? {
+                match self.about(what.to_string(), |l| l.expr(e))? {
                     v @ (Value::Vec2(_) | Value::Vec3(_)) => {
                         let mut out = Vec::new();
                         for c in v.components().unwrap_or_default() {
@@ -359,7 +405,7 @@ impl Lowerer {
 
     /// `const NAME = value;`: folded to constants (a rotation matrix kept as it is).
     fn const_item(&mut self, name: &Ident, value: &Expr) -> Result<()> {
-        let v = self.expr(value)?;
+        let v = self.about(format!("the constant `{}`", plain(name)), |l| l.expr(value))?;
         let mut comps = Vec::new();
         for c in v.exprs() {
             let syms = self.arena.symbols(&[c]);
@@ -555,6 +601,29 @@ impl Lowerer {
                 format!("a chart named `{name}` is already declared"),
             ));
         }
+        // The chart's type and constant must be identifiers free in the module (a type
+        // `Self` from `self_`, none at all from `__` or `_1`, panicked or did not compile).
+        let (ty, konst) = super::chart_item_names(&name);
+        let ident = |s: &str| syn::parse_str::<syn::Ident>(s).is_ok();
+        if !ident(&ty) || !ident(&konst) || super::GENERATED_TYPES.contains(&ty.as_str()) {
+            let why = if ty.is_empty() {
+                String::from("it gives no type name")
+            } else {
+                format!("its type would be `{ty}`, which is not a free type name of the module")
+            };
+            return Err(Error::new(
+                chart.span(),
+                format!("`{name}` cannot name a chart: {why}; choose another name (a chart's type is its name in camel case)"),
+            ));
+        }
+        if let Some(other) = parts.charts.iter().find(|c| {
+            super::chart_item_names(&c.name).0 == ty || super::chart_item_names(&c.name).1 == konst
+        }) {
+            return Err(Error::new(
+                chart.span(),
+                format!("the chart `{name}` would have the type `{ty}` or the constant `{konst}` of the chart `{}`; choose another name", other.name),
+            ));
+        }
         let mut independent = Vec::new();
         for n in names {
             let i = self.scope.coord_index(n)?;
@@ -583,6 +652,17 @@ impl Lowerer {
         let mass_f = get("mass")
             .ok_or_else(|| Error::new(name.span(), format!("body `{name}` needs a `mass`")))?;
         let mass = self.expr(&mass_f.value)?.scalar(joined(&mass_f.value))?;
+        // A constant mass must be positive (one that depends on parameters is the user's
+        // to keep so); a zero or negative mass makes the mass matrix singular or indefinite.
+        if let Some(m) = self.arena.as_const(mass).filter(|&m| m <= 0.0) {
+            return Err(Error::spanned(
+                &mass_f.value,
+                format!(
+                    "body `{}` has the mass {m}: a body's mass must be positive",
+                    plain(name)
+                ),
+            ));
+        }
         let (com, orientation, com_f) = if let Some(f) = get("frame") {
             if let Some(other) = ["com", "angle", "rotation"].into_iter().find_map(get) {
                 return Err(Error::new(
@@ -667,7 +747,22 @@ impl Lowerer {
 
     /// A body's `inertia`: a scalar for a planar body, principal moments for a spatial one.
     fn inertia(&mut self, f: &Field, orientation: &Option<Orientation>) -> Result<Inertia> {
-        Ok(match (self.expr(&f.value)?, orientation) {
+        let v = self.expr(&f.value)?;
+        // A constant moment (planar, or principal) that is negative makes the mass matrix
+        // indefinite (zero is allowed: a point mass that also has an orientation).
+        if matches!(v, Value::Scalar(_) | Value::Vec3(_)) {
+            if let Some(m) = v
+                .exprs()
+                .iter()
+                .find_map(|&e| self.arena.as_const(e).filter(|&m| m < 0.0))
+            {
+                return Err(Error::spanned(
+                    &f.value,
+                    format!("a moment of inertia cannot be negative, found {m}"),
+                ));
+            }
+        }
+        Ok(match (v, orientation) {
             (Value::Scalar(i), Some(Orientation::Angle(_))) => Inertia::Planar(i),
             (Value::Vec3(i), Some(Orientation::Rotation(_))) => Inertia::Principal(i),
             (Value::Mat3(i), Some(Orientation::Rotation(_))) => {

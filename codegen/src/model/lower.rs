@@ -14,8 +14,10 @@
 //! a name spelled like a Rust keyword of any edition (`gen`, `r#match`) is emitted as a
 //! raw identifier; `None`, `Some`, `Ok`, `Err`, `true` and `false` cannot be names (they
 //! would be patterns in the generated `let`s), nor can `t`, `pi` and `PI`. Every number
-//! and every constant folded from numbers must be finite. `powi` exponents are integer
-//! literals with `|n| <= 1024` ([`MAX_POWI`](super::builtin::MAX_POWI)).
+//! and every constant part of an expression must be finite, folded (`1e200 * 1e200`) or
+//! not (`1.0 / 0.0`, `sqrt(-1.0)`), reported where it arises (`lower_expr.rs`). `powi`
+//! exponents are integer literals with `|n| <= 1024`
+//! ([`MAX_POWI`](super::builtin::MAX_POWI)).
 //!
 //! The items of a module are lowered one by one: the error of an item is recorded and
 //! lowering goes on, so independent mistakes are reported together; uses of a name whose
@@ -39,8 +41,12 @@ pub(super) struct Lowerer {
     pub(super) scope: Scope,
     /// Whether `der(...)` is allowed in the expression being lowered.
     pub(super) allow_velocity: bool,
-    /// Arena nodes already checked for non-finite constants.
-    pub(super) checked: usize,
+    /// The value of each arena node checked so far for a non-finite constant (`None`: it
+    /// depends on a symbol); the nodes past its end are unchecked.
+    pub(super) consts: Vec<Option<f64>>,
+    /// What a non-finite constant is reported as ("the constant `c`") while an item that
+    /// must be a number is lowered; `None`: "this expression".
+    pub(super) subject: Option<String>,
 }
 
 /// Lowers one parsed `mod` block to a [`Model`].
@@ -49,7 +55,8 @@ pub fn lower(module: &ast::Module) -> Result<(Model, Arena)> {
         arena: Arena::new(),
         scope: Scope::new(&module.items),
         allow_velocity: false,
-        checked: 0,
+        consts: Vec::new(),
+        subject: None,
     };
     let mut errors = Errors::new();
     let mut parts = Parts::default();

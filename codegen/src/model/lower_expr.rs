@@ -10,9 +10,9 @@ use syn::{BinOp, Expr, Lit, UnOp};
 use super::lower::Lowerer;
 use super::scope::Kind;
 use super::value::{self, Value};
-use crate::error::joined;
+use crate::error::{joined, Located};
 use crate::error::{Error, Result};
-use crate::expr::{Arena, Sym};
+use crate::expr::{Arena, ExprId, Node, Sym};
 
 impl Lowerer {
     /// Lowers one expression.
@@ -41,7 +41,7 @@ impl Lowerer {
                     return Err(Error::new(p.span(), "unsupported path: use a plain function name"));
                 };
                 let args: Vec<&Expr> = c.args.iter().collect();
-                self.call(id, &args, joined(c))
+                self.call(id, &args, c.bounds())
             }
             Expr::MethodCall(m) => {
                 let mut args: Vec<&Expr> = vec![&m.receiver];
@@ -49,7 +49,7 @@ impl Lowerer {
                 if m.turbofish.is_some() {
                     return Err(Error::new(m.method.span(), "turbofish is not supported"));
                 }
-                self.call(&m.method, &args, joined(m))
+                self.call(&m.method, &args, m.bounds())
             }
             Expr::Field(f) => self.field(f),
             Expr::Assign(asg) => Err(Error::spanned(
@@ -176,13 +176,13 @@ impl Lowerer {
         // an arithmetic binary node.
         let innermost = spine.last().copied().unwrap_or(b);
         let mut acc = self.expr(&innermost.left)?;
-        let first = joined(&innermost.left);
+        let first = innermost.left.bounds().0;
         for node in spine.iter().rev() {
             let y = self.expr(&node.right)?;
             acc = self.binary_op(node, acc, y)?;
-            // A constant that overflowed is reported at the smallest sub-chain holding it.
-            let last = joined(&node.right);
-            acc = self.finite(acc, first.join(last).unwrap_or(first))?;
+            // A constant that is not finite is reported at the smallest sub-chain holding it.
+            let last = node.right.bounds().1;
+            acc = self.finite(acc, (first, last))?;
         }
         Ok(acc)
     }
@@ -220,9 +220,10 @@ impl Lowerer {
                         ),
                     )
                 })?;
-                // A constant numerator over zero is left to the finiteness checks of
-                // `const` and `param` (which name the item); anything else over a zero
-                // constant would emit a division by zero.
+                // A constant numerator over zero is a constant that is not finite,
+                // reported by [`Self::finite`] after this operation (naming the `const` or
+                // `param` when it is one); anything else over a zero constant would emit a
+                // division by zero.
                 if a.as_const(d) == Some(0.0) && !x.exprs().iter().all(|&e| a.as_const(e).is_some())
                 {
                     return Err(Error::spanned(
@@ -242,31 +243,56 @@ impl Lowerer {
         }
     }
 
-    /// Fails at `at` when lowering it created a constant that is not finite (folding
-    /// `1e200 * 1e200`, say); each arena node is inspected once.
-    pub(super) fn finite(&mut self, v: Value, at: Span) -> Result<Value> {
+    /// Fails at `at` when lowering it created a node that is constant (it depends on no
+    /// symbol) and not finite: a fold that overflowed (`1e200 * 1e200`), a constant over
+    /// zero (`1.0 / 0.0`, `1.0 / sin(0.0)`), a function outside its domain (`sqrt(-1.0)`,
+    /// `ln(0.0)`). The arena keeps the last two unfolded, so the value of every new node is
+    /// computed from its children's (each node once, cached in `consts`). `at`, the first
+    /// and the last token of the smallest expression lowered since the last check, is the
+    /// offending sub-expression.
+    pub(super) fn finite(&mut self, v: Value, at: (Span, Span)) -> Result<Value> {
         let nodes = self.arena.nodes();
-        let bad = nodes[self.checked.min(nodes.len())..]
-            .iter()
-            .find_map(|n| match n {
-                crate::expr::Node::Const(bits) if !f64::from_bits(*bits).is_finite() => {
-                    Some(f64::from_bits(*bits))
-                }
-                _ => None,
-            });
-        self.checked = nodes.len();
-        match bad {
-            Some(x) => Err(Error::new(
-                at,
-                format!("this expression is not a finite number: a constant in it evaluates to {x} (beyond the range of f64)"),
-            )),
-            None => Ok(v),
+        let mut bad = None;
+        for k in self.consts.len()..nodes.len() {
+            let n = nodes[k];
+            let x = fold(n, &self.consts);
+            if let Some(x) = x.filter(|x| !x.is_finite()) {
+                bad = bad.or(Some((n, x)));
+            }
+            self.consts.push(x);
         }
+        let Some((n, x)) = bad else { return Ok(v) };
+        let cause = cause(n, &self.consts);
+        let message = match &self.subject {
+            Some(s) => format!(
+                "{s} is not a finite number (it evaluates to {x}){}",
+                cause.map(|c| format!(": {c}")).unwrap_or_default()
+            ),
+            None => format!(
+                "this expression is not a finite number: a constant in it evaluates to {x}{}",
+                cause.map(|c| format!(" ({c})")).unwrap_or_default()
+            ),
+        };
+        Err(Error::spanned(&at, message))
+    }
+
+    /// `f(self)` with non-finite constants reported as `subject` ("the constant `c`").
+    pub(super) fn about<T>(
+        &mut self,
+        subject: String,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let outer = self.subject.replace(subject);
+        let r = f(self);
+        self.subject = outer;
+        r
     }
 
     /// A constant expression (literals, consts, `pi`) evaluated to a finite number.
     pub(super) fn constant(&mut self, e: &Expr, what: &str) -> Result<f64> {
-        let v = self.expr(e)?.scalar(joined(e))?;
+        let v = self
+            .about(what.to_string(), |l| l.expr(e))?
+            .scalar(joined(e))?;
         let syms = self.arena.symbols(&[v]);
         if let Some(s) = syms.first() {
             let name = match s {
@@ -287,6 +313,35 @@ impl Lowerer {
             ));
         }
         Ok(x)
+    }
+}
+
+/// The value of node `n` when it is a constant, from the values `consts` of the nodes
+/// before it (`None` when it depends on a symbol).
+fn fold(n: Node, consts: &[Option<f64>]) -> Option<f64> {
+    let c = |id: ExprId| consts.get(id.index()).copied().flatten();
+    Some(match n {
+        Node::Const(bits) => f64::from_bits(bits),
+        Node::Sym(_) => return None,
+        Node::Add(a, b) => c(a)? + c(b)?,
+        Node::Mul(a, b) => c(a)? * c(b)?,
+        Node::Div(a, b) => c(a)? / c(b)?,
+        Node::Neg(a) => -c(a)?,
+        Node::Powi(a, k) => c(a)?.powi(k),
+        Node::Func(f, a) => f.eval(c(a)?),
+        Node::Atan2(y, x) => c(y)?.atan2(c(x)?),
+    })
+}
+
+/// Why the constant node `n` (whose children are finite) is not finite, for the message.
+fn cause(n: Node, consts: &[Option<f64>]) -> Option<String> {
+    let c = |id: ExprId| consts.get(id.index()).copied().flatten();
+    match n {
+        Node::Const(_) => Some("beyond the range of f64".into()),
+        Node::Div(_, b) if c(b) == Some(0.0) => Some("a division by zero".into()),
+        Node::Func(f, a) => c(a).map(|x| format!("`{}` of {x}", f.name())),
+        Node::Powi(a, k) => c(a).map(|x| format!("{x} to the power {k}")),
+        _ => None,
     }
 }
 

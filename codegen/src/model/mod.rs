@@ -153,6 +153,29 @@ pub const RESERVED_CHART_NAMES: &[&str] = &[
     "kinematics",
 ];
 
+/// The names a named chart `name` gives generated items besides its functions: its type
+/// (camel case: `leg_lengths` → `LegLengths`) and its constant (`INDEPENDENT_LEG_LENGTHS`).
+/// Lowering refuses a chart whose names are no identifiers (`__`, `_1`), keywords
+/// (`self_` → `Self`), generated types or those of another chart (`a` and `A`), so that
+/// emitting them cannot panic or fail to compile.
+pub(crate) fn chart_item_names(name: &str) -> (String, String) {
+    let camel: String = name
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect();
+    (camel, format!("INDEPENDENT_{}", name.to_uppercase()))
+}
+
+/// Types the generated module declares or imports, which no chart's type may be.
+pub(crate) const GENERATED_TYPES: &[&str] =
+    &["Model", "Params", "Kinematics", "SMatrix", "SVector"];
+
 /// One scalar inequality constraint `expr ≥ 0` (`inequality wall: lhs >= rhs;` has
 /// `expr = lhs − rhs`; a vector inequality gives one per component, `wall_x`, …).
 #[derive(Clone, Debug)]

@@ -52,12 +52,12 @@ fn expand(
                 if let Some(TokenTree::Group(g)) = tts.get(k + 1) {
                     if g.delimiter() == Delimiter::Bracket && !is_keyword(id) {
                         let (name, next) = indexed_name(&tts, k, vars, arrays)?;
-                        out.extend([TokenTree::Ident(Ident::new(&name, id.span()))]);
+                        out.extend([TokenTree::Ident(family_ident(&name, id.span()))]);
                         k = next;
                         continue;
                     }
                 }
-                match vars.get(&id.to_string()) {
+                match vars.get(&plain(id)) {
                     Some(&v) => out.extend(number(v, id.span())),
                     None => out.extend([tts[k].clone()]),
                 }
@@ -83,7 +83,10 @@ fn indexed_name(
     vars: &HashMap<String, i64>,
     arrays: &HashMap<String, usize>,
 ) -> Result<(String, usize)> {
-    let mut name = tts[k].to_string();
+    let mut name = match &tts[k] {
+        TokenTree::Ident(id) => plain(id),
+        other => other.to_string(),
+    };
     let mut next = k + 1;
     while let Some(TokenTree::Group(g)) = tts.get(next) {
         if g.delimiter() != Delimiter::Bracket {
@@ -108,6 +111,23 @@ fn indexed_name(
         next += 1;
     }
     Ok((name, next))
+}
+
+/// The name of `id` without the `r#` of a raw identifier (`r#a` and `a` are one name, as
+/// in the rest of the language).
+fn plain(id: &Ident) -> String {
+    syn::ext::IdentExt::unraw(id).to_string()
+}
+
+/// The identifier of a family member's name (`a_0`, `match_1`, from the plain name of the
+/// family and its indices). Such a name ends in `_` and digits, so it is never a keyword
+/// and needs no `r#`; raw anyway where it would be one, so that no spelling panics.
+fn family_ident(name: &str, span: Span) -> Ident {
+    if crate::model::is_keyword(name) {
+        Ident::new_raw(name, span)
+    } else {
+        Ident::new(name, span)
+    }
 }
 
 /// `k` as a number of the language (`3.0`, `(-3.0)`).
@@ -198,7 +218,7 @@ fn for_loop(
             ),
         ));
     }
-    let name = var.to_string();
+    let name = plain(&var);
     for v in lo..hi {
         let mut inner = vars.clone();
         inner.insert(name.clone(), v);
@@ -250,9 +270,9 @@ fn const_array(
             "a constant array needs at least one element",
         ));
     }
-    let base = name.to_string();
+    let base = plain(name);
     for (i, e) in elems.iter().enumerate() {
-        let id = Ident::new(&format!("{base}_{i}"), name.span());
+        let id = family_ident(&format!("{base}_{i}"), name.span());
         let (c, q) = (&tts[k], &tts[k + 4]);
         out.extend(quote::quote!(#c #id #eq #e #q));
     }
