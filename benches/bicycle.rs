@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    assemble, lagrange_accelerations, lagrange_qdd, projection_accelerations, AssemblyOptions,
-    Mechanism,
+    assemble::assemble, assemble::AssemblyOptions, lagrange::lagrange_accelerations,
+    lagrange::lagrange_qdd, projection::projection_accelerations, Mechanism,
 };
 use rand::RngExt;
 

@@ -1,4 +1,4 @@
-//! Contact by the active-set method (inequality constraints, `runtime::simulate_contact`)
+//! Contact by the active-set method (inequality constraints, `runtime::contact::simulate_contact`)
 //! against penalty springs (a Hunt–Crossley force written with `abs`, integrated by the
 //! adaptive projection route), on a particle dropped on a floor that comes to rest on it:
 //! wall time, steps and the largest penetration, as ratios against the active set measured
@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    simulate_contact, simulate_contact_adaptive, simulate_projection, AdaptiveContactOptions,
-    ContactOptions, Dopri5Options, Integrator, SimOptions,
+    contact::simulate_contact, contact::simulate_contact_adaptive, contact::AdaptiveContactOptions,
+    contact::ContactOptions, ode::Dopri5Options, simulate::simulate_projection,
+    simulate::Integrator, simulate::SimOptions,
 };
 
 mechgen::mechanism! {

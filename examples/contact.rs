@@ -10,7 +10,9 @@
 //! Run: `cargo run --release --example contact`.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{simulate_contact, ActiveSet, ContactOptions, Dynamics};
+use mechgen::runtime::{
+    contact::simulate_contact, contact::ActiveSet, contact::ContactOptions, Dynamics,
+};
 use plotters::prelude::*;
 
 include!("mechanisms/corner.rs");
@@ -67,7 +69,7 @@ fn corner_table() -> Result<(), Box<dyn std::error::Error>> {
 fn plot_corner(
     f: (f64, f64),
     m: f64,
-    runs: &[mechgen::runtime::ContactTrajectory<2>; 3],
+    runs: &[mechgen::runtime::contact::ContactTrajectory<2>; 3],
 ) -> Result<(), Box<dyn std::error::Error>> {
     let name = format!("target/corner_f{}_{}_m{}.svg", f.0, f.1, m);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(&name);
@@ -83,12 +85,12 @@ fn plot_corner(
     for (panel, (what, get)) in halves.iter().zip([
         (
             "y",
-            Box::new(|r: &mechgen::runtime::ContactTrajectory<2>, k: usize| r.q[k + 1][1])
-                as Box<dyn Fn(&mechgen::runtime::ContactTrajectory<2>, usize) -> f64>,
+            Box::new(|r: &mechgen::runtime::contact::ContactTrajectory<2>, k: usize| r.q[k + 1][1])
+                as Box<dyn Fn(&mechgen::runtime::contact::ContactTrajectory<2>, usize) -> f64>,
         ),
         (
             "ÿ",
-            Box::new(|r: &mechgen::runtime::ContactTrajectory<2>, k: usize| r.qdd[k][1]),
+            Box::new(|r: &mechgen::runtime::contact::ContactTrajectory<2>, k: usize| r.qdd[k][1]),
         ),
     ]) {
         let vals: Vec<f64> = runs

@@ -1,7 +1,7 @@
 //! Gradient descent through 1,000 steps of a closed-loop mechanism: tune the slider spring
 //! (stiffness `k`, rest position `s0`) and the crank torque of a damped slider crank so
 //! that after one second the slider stands at 0.32 m and the crank has stopped, with exact gradients
-//! from `runtime::rollout_adjoint_symbolic` (step Jacobians composed from the generated
+//! from `runtime::step::rollout_adjoint_symbolic` (step Jacobians composed from the generated
 //! derivatives of the dynamics terms, then one backward sweep). The loss curve goes to
 //! `target/gradient_loss.svg`.
 //!
@@ -9,7 +9,7 @@
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    rollout_adjoint_symbolic, Mechanism, RolloutGradient, StepError, StepOptions,
+    step::rollout_adjoint_symbolic, step::RolloutGradient, step::StepOptions, Mechanism, StepError,
 };
 use plotters::prelude::*;
 

@@ -12,7 +12,7 @@
 //! | item | meaning |
 //! | --- | --- |
 //! | `param NAME = 0.1;` | run-time parameter, a field of `Params` (the value is its default, also used for probing) |
-//! | `input NAME;` | run-time input, a field of `Params` (default 0) set by a controller between intervals ([`simulate_controlled`](crate::runtime::simulate_controlled)); only in `force` / `generalized_force` |
+//! | `input NAME;` | run-time input, a field of `Params` (default 0) set by a controller between intervals ([`simulate_controlled`](crate::runtime::controlled::simulate_controlled)); only in `force` / `generalized_force` |
 //! | `const NAME = pi / 180.0;` | constant, folded at generation |
 //! | `coord NAME = 0.3;` | generalised coordinate and its nominal value (on or near the constraints) |
 //! | `let NAME = expr;` | scalar, 2-vector, 3-vector, 3×3 matrix or frame, inlined into the expression DAG |
@@ -201,7 +201,7 @@
 //! `inequality NAME: g >= 0.0;` adds `NI`, `INEQUALITY_NAMES`, `RESTITUTION`, `inequality`,
 //! `inequality_jacobian`, `inequality_jacobian_t` and `inequality_gamma`; with dynamics,
 //! `Model` implements [`runtime::Inequalities`](crate::runtime::Inequalities), and
-//! [`runtime::simulate_contact`](crate::runtime::simulate_contact) keeps the contacts with the
+//! [`runtime::contact::simulate_contact`](crate::runtime::contact::simulate_contact) keeps the contacts with the
 //! active-set algorithm of Jonquet, Nocent and Remion (an LCP solve where it is not
 //! complementary), locating impacts inside steps:
 //!
@@ -219,7 +219,7 @@
 //!     }
 //! }
 //! use mechgen::nalgebra::SVector;
-//! use mechgen::runtime::{contact_accelerations, ContactOptions};
+//! use mechgen::runtime::{contact::contact_accelerations, contact::ContactOptions};
 //! let z = SVector::<f64, 2>::zeros();
 //! let s = contact_accelerations::<corner::Model, _, _, _, _>(
 //!     &z, &z, &corner::Params::default(), 0.0, &[], &ContactOptions::default(),
@@ -236,11 +236,11 @@
 //! `pub mod generic` to each module: the straight-line functions over any scalar
 //! `S: runtime::Real` (`f64`, `f32`, [`Dual<N>`](crate::runtime::Dual)), with the parameters'
 //! values as `p: &[S; NP]`. Dual numbers give exact derivatives through the generated code;
-//! [`step_jacobians`](crate::runtime::step_jacobians) uses them to differentiate one step of
+//! [`step_jacobians`](crate::runtime::step::step_jacobians) uses them to differentiate one step of
 //! the projection method, projection included. With `#![derivatives]` as well
 //! (`Builder::derivatives(true)`, `--derivatives`) the module also holds the symbolic
 //! derivatives of its dynamics terms (`forces_jacobian_q`, `gamma_jacobian_p`, …), and
-//! [`step_jacobians_symbolic`](crate::runtime::step_jacobians_symbolic) composes the same
+//! [`step_jacobians_symbolic`](crate::runtime::step::step_jacobians_symbolic) composes the same
 //! Jacobians from them at a fraction of the cost:
 //!
 //! ```
@@ -261,7 +261,7 @@
 //! }
 //! use mechgen::nalgebra::SVector;
 //! use mechgen::runtime::{
-//!     step, step_jacobians, step_jacobians_symbolic, Dual, StepMethod, StepOptions,
+//!     step, step::step_jacobians, step::step_jacobians_symbolic, Dual, step::StepMethod, step::StepOptions,
 //! };
 //! # fn main() -> Result<(), mechgen::runtime::StepError> {
 //! let p = pendulum::Params::default();
@@ -293,7 +293,7 @@
 //! # Checked null spaces
 //!
 //! Where the static pivot order degrades (its health figure drops below a threshold),
-//! [`runtime::null_space_checked`](crate::runtime::null_space_checked) falls back on a
+//! [`runtime::null_space::null_space_checked`](crate::runtime::null_space::null_space_checked) falls back on a
 //! numeric factorisation and says which path it took:
 //!
 //! ```
@@ -307,12 +307,12 @@
 //! #     }
 //! # }
 //! use mechgen::nalgebra::SVector;
-//! use mechgen::runtime::{self, NullSpacePath, DEFAULT_PIVOT_THRESHOLD};
+//! use mechgen::runtime::{self, null_space::NullSpacePath, null_space::DEFAULT_PIVOT_THRESHOLD};
 //! type M = pendulum::Model;
 //! let p = pendulum::Params::default();
 //! // Horizontal: y is 0, and y cannot be the dependent coordinate there.
 //! let q = SVector::<f64, 2>::new(1.0, 0.0);
-//! let out = runtime::null_space_checked::<M, _, _, _>(&q, &p, 0.0, DEFAULT_PIVOT_THRESHOLD)
+//! let out = runtime::null_space::null_space_checked::<M, _, _, _>(&q, &p, 0.0, DEFAULT_PIVOT_THRESHOLD)
 //!     .expect("a basis");
 //! assert!(!matches!(out.path, NullSpacePath::Static { .. }), "{:?}", out.path);
 //! assert!((pendulum::jacobian(&q, &p, 0.0) * out.d).norm() < 1e-12);

@@ -2,7 +2,7 @@
 //! partition is singular at the requested point (issue 8, item 3).
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, AssemblyError, AssemblyOptions, Mechanism};
+use mechgen::runtime::{self, assemble::AssemblyOptions, AssemblyError, Mechanism};
 
 mechgen::mechanism! {
     /// A point on a circle of radius l, in Cartesian coordinates (x independent).
@@ -38,7 +38,7 @@ fn unreachable_rocker_angle_gets_its_own_error() {
     // The rocker tip is at most 1.3 from the crank pivot: ps = 0.2 puts it at
     // |(1.784, 0.159)| = 1.79 > 1.3.
     let q0 = V3::new(0.0, 0.0, 0.2);
-    let err = runtime::assemble::<R, 3, 2, 1>(
+    let err = runtime::assemble::assemble::<R, 3, 2, 1>(
         &q0,
         &rocker_bar::Params::default(),
         0.0,
@@ -74,9 +74,13 @@ fn unreachable_rocker_angle_gets_its_own_error() {
 fn cartesian_point_beyond_the_circle_is_unreachable() {
     type C = circle_point::Model;
     let p = circle_point::Params::default();
-    let err =
-        runtime::assemble::<C, 2, 1, 1>(&V2::new(1.5, 0.3), &p, 0.0, &AssemblyOptions::default())
-            .expect_err("|x| > l");
+    let err = runtime::assemble::assemble::<C, 2, 1, 1>(
+        &V2::new(1.5, 0.3),
+        &p,
+        0.0,
+        &AssemblyOptions::default(),
+    )
+    .expect_err("|x| > l");
     assert!(
         matches!(&err, AssemblyError::Unreachable { independent, residual_norm, .. }
             if independent[0].name == Some("x") && (residual_norm - 1.25).abs() < 1e-9),
@@ -91,14 +95,15 @@ fn cartesian_point_started_at_y_zero_assembles() {
     let opts = AssemblyOptions::default();
     // y = 0 is a stationary point of |C| in y (the dependent coordinate): Newton cannot
     // leave it, the rescue does, keeping x.
-    let a = runtime::assemble::<C, 2, 1, 1>(&V2::new(0.999, 0.0), &p, 0.0, &opts)
+    let a = runtime::assemble::assemble::<C, 2, 1, 1>(&V2::new(0.999, 0.0), &p, 0.0, &opts)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.q[0], 0.999);
     assert!((a.q[1].abs() - (1.0f64 - 0.999 * 0.999).sqrt()).abs() < 1e-12);
     // Exactly horizontal with x a little beyond l: unreachable for x, but assembly with
     // another partition (y independent) gives the horizontal pose.
-    let (a, chart) = runtime::assemble_any::<C, 2, 1, 1>(&V2::new(1.001, 0.0), &p, 0.0, &opts)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (a, chart) =
+        runtime::assemble::assemble_any::<C, 2, 1, 1>(&V2::new(1.001, 0.0), &p, 0.0, &opts)
+            .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(chart.independent(), &[1]);
     assert!((a.q[0] - 1.0).abs() < 1e-12 && a.q[1] == 0.0, "{:?}", a.q);
 }

@@ -8,7 +8,7 @@
 use mechgen_test_support as common;
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;
+use mechgen::runtime::null_space::DEFAULT_PIVOT_THRESHOLD;
 
 include!("../examples/mechanisms/five_bar.rs");
 
@@ -135,7 +135,7 @@ fn five_bar_at_the_vertical_link_poses() {
 /// 1e-6, the numeric fallback below).
 #[test]
 fn five_bar_runtime_uses_the_same_coordinates_chart_where_the_fixed_order_degrades() {
-    use mechgen::runtime::{self, NullSpacePath};
+    use mechgen::runtime::{self, null_space::NullSpacePath};
     let p = five_bar::Params::default();
     let mut poses = 0;
     for q in five_bar_grid(120, &p) {
@@ -145,7 +145,7 @@ fn five_bar_runtime_uses_the_same_coordinates_chart_where_the_fixed_order_degrad
         if h0 >= 1e-3 || margin < 1e-2 {
             continue;
         }
-        let out = runtime::null_space_checked::<five_bar::Model, 4, 2, 2>(
+        let out = runtime::null_space::null_space_checked::<five_bar::Model, 4, 2, 2>(
             &q,
             &p,
             0.0,
@@ -217,7 +217,7 @@ fn the_partitions_fast_path_picks_what_the_full_selection_picks() {
     let mut paths = std::collections::BTreeMap::new();
     for threshold in [1e-3, DEFAULT_PIVOT_THRESHOLD, 0.2, 0.9, f64::NAN, -1.0, 2.0] {
         for q in five_bar_grid(40, &p) {
-            let v = mechgen::runtime::velocity_from_independent::<five_bar::Model, 4, 2, 2>(
+            let v = mechgen::runtime::velocity::velocity_from_independent::<five_bar::Model, 4, 2, 2>(
                 &q, &u, &p, 0.0, threshold,
             );
             let full = null_space_checked::<five_bar::Model, 4, 2, 2>(&q, &p, 0.0, threshold);

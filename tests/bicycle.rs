@@ -9,7 +9,9 @@
 //! published one, weave speed 4.292382536 m/s to capsize speed 6.024262015 m/s.
 
 use mechgen::nalgebra::{Matrix2, Matrix4, SVector};
-use mechgen::runtime::{assemble, projection_accelerations, AssemblyOptions, Mechanism};
+use mechgen::runtime::{
+    assemble::assemble, assemble::AssemblyOptions, projection::projection_accelerations, Mechanism,
+};
 
 include!("../examples/mechanisms/whipple.rs");
 

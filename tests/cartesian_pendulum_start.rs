@@ -8,7 +8,8 @@
 
 use mechgen::nalgebra::{SVector, Vector2};
 use mechgen::runtime::{
-    self, Ali3pOptions, Dopri5Options, Integrator, Mechanism, SimOptions, Trajectory,
+    self, ali3p::Ali3pOptions, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions,
+    simulate::Trajectory, Mechanism,
 };
 
 mechgen::mechanism! {
@@ -34,7 +35,7 @@ fn exact(times: &[f64], p: &cart::Params) -> Vec<[f64; 2]> {
     let mut rhs = |_t: f64, y: &Vector2<f64>| {
         Ok::<_, std::convert::Infallible>(Vector2::new(y[1], -w2 * y[0].cos()))
     };
-    let sol = runtime::dopri5(
+    let sol = runtime::ode::dopri5(
         &mut rhs,
         0.0,
         Vector2::new(0.0, 0.0),
@@ -91,11 +92,11 @@ fn cartesian_pendulum_released_where_x_is_singular_by_all_three_routes() {
     );
     // The runtime's Result form of the basis in `INDEPENDENT` says so (an error), where
     // `null_space_checked` answers with an SVD basis in other coordinates.
-    let err = runtime::null_space_independent::<M, 2, 1, 1>(
+    let err = runtime::null_space::null_space_independent::<M, 2, 1, 1>(
         &q0,
         &p,
         0.0,
-        runtime::DEFAULT_PIVOT_THRESHOLD,
+        runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
     )
     .expect_err("x does not parametrise the pendulum at the horizontal");
     assert!(
@@ -103,13 +104,25 @@ fn cartesian_pendulum_released_where_x_is_singular_by_all_three_routes() {
         "{err}"
     );
     let opts = sim_options();
-    let projection =
-        runtime::simulate_projection::<M, 2, 1, 1>(&q0, &SVector::zeros(), &p, 0.0, 2.0, &opts)
-            .expect("projection route");
-    let lagrange =
-        runtime::simulate_lagrange::<M, 2, 1, 1>(&q0, &SVector::zeros(), &p, 0.0, 2.0, &opts)
-            .expect("Lagrange route");
-    let ali3p = runtime::simulate_ali3p::<M, 2, 1, 1>(
+    let projection = runtime::simulate::simulate_projection::<M, 2, 1, 1>(
+        &q0,
+        &SVector::zeros(),
+        &p,
+        0.0,
+        2.0,
+        &opts,
+    )
+    .expect("projection route");
+    let lagrange = runtime::simulate::simulate_lagrange::<M, 2, 1, 1>(
+        &q0,
+        &SVector::zeros(),
+        &p,
+        0.0,
+        2.0,
+        &opts,
+    )
+    .expect("Lagrange route");
+    let ali3p = runtime::ali3p::simulate_ali3p::<M, 2, 1, 1>(
         &q0,
         &SVector::zeros(),
         &p,
@@ -138,7 +151,7 @@ fn cartesian_pendulum_released_where_x_is_singular_by_all_three_routes() {
 /// The initial velocity projection at the singular points `(±L, 0)` (the routes' first
 /// step): consistent velocities `(0, v)` come back unchanged (they keep the velocity of
 /// the chart chosen there, `y`), inconsistent ones lose their `x` part; 200 random `v`,
-/// `ẋ` and lengths. Before: [`runtime::project_velocity`] failed (singular partition).
+/// `ẋ` and lengths. Before: [`runtime::velocity::project_velocity`] failed (singular partition).
 #[test]
 fn velocity_projection_at_the_singular_points_keeps_the_healthy_chart_velocity() {
     use rand::{RngExt, SeedableRng};
@@ -151,12 +164,12 @@ fn velocity_projection_at_the_singular_points_keeps_the_healthy_chart_velocity()
         let side = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
         let q = SVector::<f64, 2>::new(side * p.l, 0.0);
         let (v, xd) = (rng.random_range(-5.0..5.0), rng.random_range(-1.0..1.0));
-        let out = runtime::project_velocity::<M, 2, 1, 1>(
+        let out = runtime::velocity::project_velocity::<M, 2, 1, 1>(
             &q,
             &SVector::<f64, 2>::new(xd, v),
             &p,
             0.0,
-            runtime::DEFAULT_PIVOT_THRESHOLD,
+            runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
         )
         .expect("projects");
         assert_eq!(out[0], 0.0, "{out:?}");
@@ -169,7 +182,7 @@ fn velocity_projection_at_the_singular_points_keeps_the_healthy_chart_velocity()
 /// an unreachable `x` (`|x| > L`) is an error, never silently moved.
 #[test]
 fn assembly_from_y_zero_keeps_x() {
-    use mechgen::runtime::{assemble, AssemblyOptions};
+    use mechgen::runtime::{assemble::assemble, assemble::AssemblyOptions};
     use rand::{RngExt, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
     for _ in 0..100 {

@@ -7,7 +7,8 @@
 
 use mechgen::nalgebra::{SMatrix, SVector};
 use mechgen::runtime::{
-    self, assemble, AssemblyOptions, Dopri5Options, Integrator, Mechanism, SimOptions,
+    self, assemble::assemble, assemble::AssemblyOptions, ode::Dopri5Options, simulate::Integrator,
+    simulate::SimOptions, Mechanism,
 };
 use mechgen_test_support as common;
 use rand::RngExt;
@@ -92,9 +93,9 @@ fn a_five_bar_simulated_in_its_named_chart_follows_the_primary_motion() {
         output_times: (1..10).map(|k| k as f64 * 0.05).collect(),
         ..SimOptions::default()
     };
-    let a = runtime::simulate_projection::<M, 4, 2, 2>(&q0, &u0, &p, 0.0, 0.5, &opts)
+    let a = runtime::simulate::simulate_projection::<M, 4, 2, 2>(&q0, &u0, &p, 0.0, 0.5, &opts)
         .expect("primary chart");
-    let b = runtime::simulate_projection::<C, 4, 2, 2>(&q0, &u0c, &p, 0.0, 0.5, &opts)
+    let b = runtime::simulate::simulate_projection::<C, 4, 2, 2>(&q0, &u0c, &p, 0.0, 0.5, &opts)
         .expect("named chart");
     assert_eq!(a.t, b.t);
     for (k, (qa, qb)) in a.q.iter().zip(&b.q).enumerate() {

@@ -4,8 +4,8 @@
 
 use mechgen::nalgebra::{SMatrix, SVector};
 use mechgen::runtime::{
-    contact_accelerations, simulate_contact, ActiveSet, ContactOptions, ContactPath, Dynamics,
-    Inequalities, Mechanism,
+    contact::contact_accelerations, contact::simulate_contact, contact::ActiveSet,
+    contact::ContactOptions, contact::ContactPath, Dynamics, Inequalities, Mechanism,
 };
 
 include!("../examples/mechanisms/corner.rs");
@@ -344,7 +344,7 @@ include!("../examples/mechanisms/stopped_crank.rs");
 
 #[test]
 fn a_closed_loop_mechanism_hits_its_end_stop() {
-    use mechgen::runtime::{assemble, AssemblyOptions};
+    use mechgen::runtime::{assemble::assemble, assemble::AssemblyOptions};
     type Sc = stopped_crank::Model;
     let p = stopped_crank::Params::default();
     let q0 = assemble::<Sc, 3, 2, 1>(
@@ -454,7 +454,7 @@ fn a_bouncing_ball_comes_to_rest_after_finitely_many_impacts() {
 /// above `rest_height`; the ball then rests on the floor; energy never rises.
 #[test]
 fn the_adaptive_contact_simulator_lands_on_the_exact_impact_times() {
-    use mechgen::runtime::{simulate_contact_adaptive, AdaptiveContactOptions};
+    use mechgen::runtime::{contact::simulate_contact_adaptive, contact::AdaptiveContactOptions};
     let g = 9.81;
     let opts = AdaptiveContactOptions {
         output_times: (1..50).map(|k| k as f64 * 0.1).collect(),
@@ -510,7 +510,8 @@ fn the_adaptive_contact_simulator_lands_on_the_exact_impact_times() {
 #[test]
 fn the_adaptive_contact_simulator_handles_a_closed_loop_and_its_stop() {
     use mechgen::runtime::{
-        assemble, simulate_contact_adaptive, AdaptiveContactOptions, AssemblyOptions,
+        assemble::assemble, assemble::AssemblyOptions, contact::simulate_contact_adaptive,
+        contact::AdaptiveContactOptions,
     };
     type Sc = stopped_crank::Model;
     let p = stopped_crank::Params::default();

@@ -9,8 +9,9 @@
 
 use mechgen::nalgebra::{SMatrix, SVector};
 use mechgen::runtime::{
-    assemble, contact_accelerations, contact_step_generic, contact_step_jacobians,
-    simulate_contact, AssemblyOptions, ContactOptions, GenericDynamics,
+    assemble::assemble, assemble::AssemblyOptions, contact::contact_accelerations,
+    contact::contact_step_generic, contact::contact_step_jacobians, contact::simulate_contact,
+    contact::ContactOptions, GenericDynamics,
 };
 
 include!("../examples/mechanisms/stopped_crank.rs");

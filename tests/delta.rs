@@ -5,7 +5,7 @@
 //! the platform re-assembled) to 1e-7 at random poses.
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{assemble, AssemblyOptions};
+use mechgen::runtime::{assemble::assemble, assemble::AssemblyOptions};
 use mechgen_test_support as common;
 use rand::RngExt;
 

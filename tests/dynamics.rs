@@ -7,7 +7,9 @@
 use mechgen_test_support as common;
 
 use mechgen::nalgebra::{SMatrix, SVector, Vector2};
-use mechgen::runtime::{self, Dopri5Options, Dynamics, Integrator, Mechanism, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, Dynamics, Mechanism,
+};
 use rand::RngExt;
 
 include!("../examples/mechanisms/slider_crank.rs");
@@ -152,7 +154,7 @@ fn gamma_matches_second_derivative_of_constraints() {
     }
 }
 
-fn conservative_run() -> (runtime::Trajectory<NQ, NC>, m::Params) {
+fn conservative_run() -> (runtime::simulate::Trajectory<NQ, NC>, m::Params) {
     let p = m::Params::default();
     let q0 = <M as Mechanism<NQ, NC, DOF>>::nominal_q();
     let u0 = SVector::<f64, DOF>::new(2.0);
@@ -165,8 +167,9 @@ fn conservative_run() -> (runtime::Trajectory<NQ, NC>, m::Params) {
         output_times: (1..100).map(|k| k as f64 * 0.1).collect(),
         ..SimOptions::default()
     };
-    let traj = runtime::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 10.0, &opts)
-        .expect("simulation runs");
+    let traj =
+        runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 10.0, &opts)
+            .expect("simulation runs");
     (traj, p)
 }
 
@@ -202,11 +205,12 @@ fn projection_and_lagrange_agree() {
         ..SimOptions::default()
     };
     let u0 = SVector::<f64, DOF>::new(1.0);
-    let a = runtime::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 2.0, &opts)
+    let a = runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 2.0, &opts)
         .expect("projection");
     let qd0 = a.qd[0];
-    let b = runtime::simulate_lagrange::<M, NQ, NC, DOF>(&a.q[0], &qd0, &p, 0.0, 2.0, &opts)
-        .expect("lagrange");
+    let b =
+        runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(&a.q[0], &qd0, &p, 0.0, 2.0, &opts)
+            .expect("lagrange");
     let (qa, qb) = (
         a.q.last().copied().unwrap_or_default(),
         b.q.last().copied().unwrap_or_default(),
@@ -246,12 +250,12 @@ fn non_finite_parameters_name_the_mass_matrix_or_the_forces() {
                 assert!(f.iter().any(|x| !x.is_finite()), "{name} = {bad}: {f:?}");
                 "forces"
             };
-            let r = runtime::projection_accelerations::<M, NQ, NC, DOF>(
+            let r = runtime::projection::projection_accelerations::<M, NQ, NC, DOF>(
                 &q,
                 &u,
                 &p,
                 0.0,
-                runtime::DEFAULT_PIVOT_THRESHOLD,
+                runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
             );
             match r {
                 Err(runtime::DynamicsError::NonFinite { what, .. }) => {

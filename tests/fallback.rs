@@ -4,7 +4,7 @@
 //! a numeric basis, report it, and still return a correct basis.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, AssemblyOptions, Mechanism, NullSpacePath};
+use mechgen::runtime::{self, assemble::AssemblyOptions, null_space::NullSpacePath, Mechanism};
 
 /// Relative-pivot threshold below which the wrapper computes the basis numerically (a
 /// cautious user's setting: the static pivot here falls like the square root of the
@@ -36,10 +36,14 @@ fn wrapper_switches_to_numeric_basis_at_the_toggle() {
     // Extended toggle: |rocker tip| = a + b, i.e. cos ps = ((a + b)² − g² − c²) / (2 g c).
     let toggle = (((p.a + p.b).powi(2) - p.g * p.g - p.c * p.c) / (2.0 * p.g * p.c)).acos();
     let opts = AssemblyOptions::default();
-    let mut q =
-        runtime::assemble::<M, 3, 2, 1>(&<M as Mechanism<3, 2, 1>>::nominal_q(), &p, 0.0, &opts)
-            .expect("nominal assembles")
-            .q;
+    let mut q = runtime::assemble::assemble::<M, 3, 2, 1>(
+        &<M as Mechanism<3, 2, 1>>::nominal_q(),
+        &p,
+        0.0,
+        &opts,
+    )
+    .expect("nominal assembles")
+    .q;
     let mut paths = Vec::new();
     let mut last_health = f64::INFINITY;
     for k in 0..=84 {
@@ -47,7 +51,7 @@ fn wrapper_switches_to_numeric_basis_at_the_toggle() {
         let ps = toggle + 0.5 * 10f64.powf(-(k as f64) / 6.0);
         let mut start = q;
         start[2] = ps;
-        let asm = runtime::assemble::<M, 3, 2, 1>(&start, &p, 0.0, &opts)
+        let asm = runtime::assemble::assemble::<M, 3, 2, 1>(&start, &p, 0.0, &opts)
             .expect("assembles near the toggle");
         q = asm.q;
         let (_, health) = four_bar::null_space_fixed(&q, &p, 0.0);
@@ -56,8 +60,8 @@ fn wrapper_switches_to_numeric_basis_at_the_toggle() {
             "pivot health should fall toward the toggle (k = {k}: {health:e} after {last_health:e})"
         );
         last_health = health;
-        let out =
-            runtime::null_space_checked::<M, 3, 2, 1>(&q, &p, 0.0, THRESHOLD).expect("a basis");
+        let out = runtime::null_space::null_space_checked::<M, 3, 2, 1>(&q, &p, 0.0, THRESHOLD)
+            .expect("a basis");
         let j = four_bar::jacobian(&q, &p, 0.0);
         let rel = (j * out.d).norm() / (j.norm() * out.d.norm());
         assert!(
@@ -92,7 +96,8 @@ fn wrapper_switches_to_numeric_basis_at_the_toggle() {
     );
     // At the toggle itself the crank is the natural coordinate: the numeric basis moves
     // the crank while the rocker stands still (to first order).
-    let out = runtime::null_space_checked::<M, 3, 2, 1>(&q, &p, 0.0, THRESHOLD).expect("a basis");
+    let out = runtime::null_space::null_space_checked::<M, 3, 2, 1>(&q, &p, 0.0, THRESHOLD)
+        .expect("a basis");
     let d: SVector<f64, 3> = out.d.column(0).into();
     assert!(
         d[2].abs() < 1e-3 * d[0].abs(),

@@ -7,7 +7,7 @@
 use mechgen_test_support as common;
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;
+use mechgen::runtime::null_space::DEFAULT_PIVOT_THRESHOLD;
 
 mechgen::mechanism! {
     /// Crank–rocker four-bar with the rocker independent: the static pivots vanish at the

@@ -1,11 +1,13 @@
 //! `input` items: run-time inputs set by a Rust controller between intervals
-//! (`runtime::simulate_controlled`, zero-order hold). A pendulum in Cartesian coordinates
+//! (`runtime::controlled::simulate_controlled`, zero-order hold). A pendulum in Cartesian coordinates
 //! (one constraint) driven by an input torque under PD control reaches its set point, and
 //! follows the same model with the control law written into the force (continuous control)
 //! to within the hold's O(interval) error; both routes agree.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{simulate_controlled, ControlRoute, SimOptions};
+use mechgen::runtime::{
+    controlled::simulate_controlled, controlled::ControlRoute, simulate::SimOptions,
+};
 
 mechgen::mechanism! {
     /// A pendulum of length `l` in Cartesian coordinates with a torque `tau` at its pivot.
@@ -92,7 +94,7 @@ fn opts() -> SimOptions {
 fn a_pd_controller_through_an_input_reaches_its_set_point_and_matches_continuous_control() {
     let q0 = SVector::<f64, 2>::new(0.0, -1.0);
     let qd0 = SVector::<f64, 2>::zeros();
-    let reference = mechgen::runtime::simulate_projection::<closed::Model, 2, 1, 1>(
+    let reference = mechgen::runtime::simulate::simulate_projection::<closed::Model, 2, 1, 1>(
         &q0,
         &SVector::<f64, 1>::zeros(),
         &closed::Params::default(),
@@ -184,11 +186,13 @@ fn vector_inputs_and_parameters_are_fields_per_component() {
         2.0,
         0.01,
         &SimOptions {
-            integrator: mechgen::runtime::Integrator::Dopri5(mechgen::runtime::Dopri5Options {
-                rtol: 1e-11,
-                atol: 1e-13,
-                ..Default::default()
-            }),
+            integrator: mechgen::runtime::simulate::Integrator::Dopri5(
+                mechgen::runtime::ode::Dopri5Options {
+                    rtol: 1e-11,
+                    atol: 1e-13,
+                    ..Default::default()
+                },
+            ),
             ..opts()
         },
         |_, _, _, p| {
@@ -213,7 +217,10 @@ fn vector_inputs_and_parameters_are_fields_per_component() {
 /// tolerance — where the 1 ms zero-order hold of `simulate_controlled` is 6.9e-4 rad off.
 #[test]
 fn continuous_feedback_equals_the_law_written_into_the_model() {
-    use mechgen::runtime::{simulate_feedback, simulate_lagrange, Dopri5Options, Integrator};
+    use mechgen::runtime::{
+        controlled::simulate_feedback, ode::Dopri5Options, simulate::simulate_lagrange,
+        simulate::Integrator,
+    };
     let q0 = SVector::<f64, 2>::new(0.0, -1.0);
     let qd0 = SVector::<f64, 2>::zeros();
     let opts = SimOptions {

@@ -6,7 +6,7 @@
 //! their constraint functions equal the same mechanisms written as raw equations to 1e-13.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{assemble, AssemblyOptions, Mechanism};
+use mechgen::runtime::{assemble::assemble, assemble::AssemblyOptions, Mechanism};
 use mechgen_test_support as common;
 use rand::RngExt;
 

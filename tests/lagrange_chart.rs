@@ -1,5 +1,5 @@
 //! The Lagrange route's right-hand side through the generated code (issue 8: "use the
-//! static LU / atlas instead of a dense heap LU per RHS"). `runtime::lagrange_qdd` computes
+//! static LU / atlas instead of a dense heap LU per RHS"). `runtime::lagrange::lagrange_qdd` computes
 //! `q̈` through a healthy generated chart — the primary one, or the pivot atlas's where the
 //! primary order divides by zero — and falls back to the SVD solve of
 //! `lagrange_accelerations` elsewhere; `lagrange_accelerations` computes the multipliers
@@ -12,8 +12,9 @@ use mechgen_test_support as common;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, lagrange_accelerations, lagrange_qdd, null_space_checked, Mechanism, NullSpacePath,
-    CHART_RHS_HEALTH, DEFAULT_PIVOT_THRESHOLD,
+    self, lagrange::lagrange_accelerations, lagrange::lagrange_qdd, lagrange::CHART_RHS_HEALTH,
+    null_space::null_space_checked, null_space::NullSpacePath, null_space::DEFAULT_PIVOT_THRESHOLD,
+    Mechanism,
 };
 use rand::RngExt;
 
@@ -70,9 +71,9 @@ fn compare<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: runtime::Dynamics<NQ, NC, DOF>,
 {
-    let svd = runtime::lagrange_accelerations_svd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau)
+    let svd = runtime::lagrange::lagrange_accelerations_svd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau)
         .expect("svd route");
-    let runtime::LagrangeQdd { qdd, path } =
+    let runtime::lagrange::LagrangeQdd { qdd, path } =
         lagrange_qdd::<M, NQ, NC, DOF>(q, qd, p, 0.0, tau).expect("chart route");
     let scale = 1.0 + svd.qdd.amax();
     let err = (qdd - svd.qdd).amax() / scale;

@@ -9,7 +9,9 @@
 //! there (the force direction is undefined).
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, DynamicsError, Integrator, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, DynamicsError,
+};
 
 mechgen::mechanism! {
     /// A02, N = 1: unit cranks at x = 0 and x = 1 joined by a unit coupler; gravity.
@@ -92,7 +94,7 @@ fn branch_end(c: f64, g: f64, th0: f64, w0: f64, t1: f64) -> f64 {
         ..Default::default()
     };
     let reference =
-        runtime::dopri5(&mut rhs, 0.0, V2::new(th0, w0), &[t1], &o).expect("exact motion");
+        runtime::ode::dopri5(&mut rhs, 0.0, V2::new(th0, w0), &[t1], &o).expect("exact motion");
     reference.y[reference.y.len() - 1][0]
 }
 
@@ -115,7 +117,7 @@ fn accelerations_at_and_near_the_flat_position_match_the_exact_motion() {
         for omega in [0.0, 2.0, -7.0] {
             let q = V3::new(theta, theta, 0.0);
             let qd = V3::new(omega, omega, 0.0);
-            let a = runtime::lagrange_accelerations::<P, 3, 2, 1>(&q, &qd, &p, 0.0, None)
+            let a = runtime::lagrange::lagrange_accelerations::<P, 3, 2, 1>(&q, &qd, &p, 0.0, None)
                 .unwrap_or_else(|e| panic!("θ = {theta:e}: {e}"));
             ranks[a.rank] += 1;
             let want = V3::new(exact(theta, p.g), exact(theta, p.g), 0.0);
@@ -158,7 +160,7 @@ fn off_manifold_stage_states_near_flat_are_not_singular() {
         let qd = V3::new(2.0, 2.0 + 1e-6, 0.0);
         let c = parallelogram::residual(&q, &p, 0.0).norm();
         assert!(c > 5e-7 && c < 3e-6, "{c:e}");
-        let a = runtime::lagrange_accelerations::<P, 3, 2, 1>(&q, &qd, &p, 0.0, None)
+        let a = runtime::lagrange::lagrange_accelerations::<P, 3, 2, 1>(&q, &qd, &p, 0.0, None)
             .unwrap_or_else(|e| panic!("θ = {theta:e}: {e}"));
         assert!(a.qdd.iter().all(|x| x.is_finite()));
     }
@@ -187,12 +189,12 @@ fn lagrange_route_runs_through_ten_flat_passes() {
             }),
             // By default the route stops at a rank drop (a bifurcation: SimError::RankDrop);
             // here it is asked to go on, and the rank drops are recorded.
-            rank_drop: runtime::RankDrop::Continue,
+            rank_drop: runtime::simulate::RankDrop::Continue,
             ..Default::default()
         };
         let q0 = V3::new(th0, th0, 0.0);
         let qd0 = V3::new(w0, w0, 0.0);
-        let lag = runtime::simulate_lagrange::<P, 3, 2, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
+        let lag = runtime::simulate::simulate_lagrange::<P, 3, 2, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
             .expect("Lagrange route through the flat positions");
         assert!(
             lag.rank_drop_times.len() >= 10,
@@ -229,7 +231,7 @@ fn zero_length_spring_force_is_finite_where_its_ends_meet() {
     let at = |x: f64| springs::forces(&V2::new(x, 0.0), &V2::zeros(), &p, 0.0);
     assert_eq!(at(0.3), V2::new(-50.0 * 0.3, 0.0));
     assert_eq!(at(0.0), V2::new(0.0, 0.0));
-    let a = runtime::lagrange_accelerations::<springs::Model, 2, 1, 1>(
+    let a = runtime::lagrange::lagrange_accelerations::<springs::Model, 2, 1, 1>(
         &V2::zeros(),
         &V2::new(1.0, 0.0),
         &p,
@@ -240,7 +242,7 @@ fn zero_length_spring_force_is_finite_where_its_ends_meet() {
     assert_eq!(a.qdd, V2::zeros());
     // A rest length of 0.1: the force direction at l = 0 is undefined; the runtime names
     // the non-finite entries.
-    let err = runtime::lagrange_accelerations::<rest_spring::Model, 2, 1, 1>(
+    let err = runtime::lagrange::lagrange_accelerations::<rest_spring::Model, 2, 1, 1>(
         &V2::zeros(),
         &V2::new(1.0, 0.0),
         &rest_spring::Params::default(),
@@ -273,7 +275,7 @@ fn two_windows_at_and_near_flat_follow_the_branch() {
         for omega in [2.0, -7.0] {
             let q = SVector::<f64, 5>::new(theta, theta, theta, 0.0, 0.0);
             let qd = SVector::<f64, 5>::new(omega, omega, omega, 0.0, 0.0);
-            let a = runtime::lagrange_accelerations::<C, 5, 4, 1>(&q, &qd, &p, 0.0, None)
+            let a = runtime::lagrange::lagrange_accelerations::<C, 5, 4, 1>(&q, &qd, &p, 0.0, None)
                 .unwrap_or_else(|e| panic!("θ = {theta:e}: {e}"));
             let want =
                 SVector::<f64, 5>::new(exact2(theta), exact2(theta), exact2(theta), 0.0, 0.0);
@@ -291,7 +293,7 @@ fn two_windows_at_and_near_flat_follow_the_branch() {
     // At rest exactly at the flat position there is no branch to follow: the released
     // linkage's accelerations (end cranks and middle crank differ), still no error.
     let q = SVector::<f64, 5>::zeros();
-    let a = runtime::lagrange_accelerations::<C, 5, 4, 1>(&q, &q, &p, 0.0, None)
+    let a = runtime::lagrange::lagrange_accelerations::<C, 5, 4, 1>(&q, &q, &p, 0.0, None)
         .expect("at rest at the flat position");
     assert_eq!(a.rank, 2);
     eprintln!(
@@ -306,7 +308,7 @@ fn projection_route_stops_at_the_flat_position_for_one_and_two_windows() {
     // The det-sign guard saw sin θ (N = 1) change sign but not sin² θ (N = 2); the
     // parity-free guard stops both. Fixed steps keep every stage away from θ = 0.
     let opts = SimOptions {
-        integrator: Integrator::Rk4(runtime::Rk4Options {
+        integrator: Integrator::Rk4(runtime::ode::Rk4Options {
             h: 1e-2,
             ..Default::default()
         }),
@@ -317,7 +319,7 @@ fn projection_route_stops_at_the_flat_position_for_one_and_two_windows() {
     let th0 = std::f64::consts::FRAC_PI_2;
     let u0 = SVector::<f64, 1>::new(-12.0);
     let p1 = parallelogram::Params::default();
-    let e1 = runtime::simulate_projection::<P, 3, 2, 1>(
+    let e1 = runtime::simulate::simulate_projection::<P, 3, 2, 1>(
         &V3::new(th0, th0, 0.0),
         &u0,
         &p1,
@@ -327,7 +329,7 @@ fn projection_route_stops_at_the_flat_position_for_one_and_two_windows() {
     )
     .expect_err("N = 1 stops");
     let p2 = chain2::Params::default();
-    let e2 = runtime::simulate_projection::<chain2::Model, 5, 4, 1>(
+    let e2 = runtime::simulate::simulate_projection::<chain2::Model, 5, 4, 1>(
         &SVector::<f64, 5>::new(th0, th0, th0, 0.0, 0.0),
         &u0,
         &p2,
@@ -362,7 +364,7 @@ fn both_routes_hold_the_branch_from_random_starts_with_rank_drop_continue() {
             atol: 1e-10,
             ..Default::default()
         }),
-        rank_drop: runtime::RankDrop::Continue,
+        rank_drop: runtime::simulate::RankDrop::Continue,
         ..Default::default()
     };
     let t1 = 2.0;
@@ -373,9 +375,9 @@ fn both_routes_hold_the_branch_from_random_starts_with_rank_drop_continue() {
         let th_end = branch_end(7.0 / 6.0, g, th0, w0, t1);
         let q0 = SVector::<f64, 5>::new(th0, th0, th0, 0.0, 0.0);
         let qd0 = SVector::<f64, 5>::new(w0, w0, w0, 0.0, 0.0);
-        let lag = runtime::simulate_lagrange::<C, 5, 4, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
+        let lag = runtime::simulate::simulate_lagrange::<C, 5, 4, 1>(&q0, &qd0, &p, 0.0, t1, &opts)
             .unwrap_or_else(|e| panic!("case {case} (θ0 {th0}, ω0 {w0}), Lagrange: {e}"));
-        let proj = runtime::simulate_projection::<C, 5, 4, 1>(
+        let proj = runtime::simulate::simulate_projection::<C, 5, 4, 1>(
             &q0,
             &SVector::<f64, 1>::new(w0),
             &p,

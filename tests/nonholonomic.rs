@@ -14,7 +14,9 @@
 //!   constraints together: the position projection solves `[C_J; A] Δq = [−C; 0]`).
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, Integrator, Mechanism, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, Mechanism,
+};
 
 mechgen::mechanism! {
     /// A disk of radius `r` kept vertical, rolling without slipping on the plane z = 0:
@@ -97,9 +99,16 @@ fn the_rolling_disk_turns_on_a_circle_at_constant_rates() {
     for lagrange in [false, true] {
         let traj = if lagrange {
             let (d, _) = rolling_disk::null_space_fixed(&q0, &p, 0.0);
-            runtime::simulate_lagrange::<M, 4, 2, 2>(&q0, &(d * u0), &p, 0.0, 2.0, &tight())
+            runtime::simulate::simulate_lagrange::<M, 4, 2, 2>(
+                &q0,
+                &(d * u0),
+                &p,
+                0.0,
+                2.0,
+                &tight(),
+            )
         } else {
-            runtime::simulate_projection::<M, 4, 2, 2>(&q0, &u0, &p, 0.0, 2.0, &tight())
+            runtime::simulate::simulate_projection::<M, 4, 2, 2>(&q0, &u0, &p, 0.0, 2.0, &tight())
         }
         .expect("simulates");
         let e0 = rolling_disk::energy(&traj.q[0], &traj.qd[0], &p, 0.0);
@@ -176,9 +185,9 @@ fn the_chaplygin_sleigh_follows_its_reduced_equations() {
     assert!((d * u - qd0).norm() < 1e-14);
     for lagrange in [false, true] {
         let traj = if lagrange {
-            runtime::simulate_lagrange::<M, 3, 1, 2>(&q0, &qd0, &p, 0.0, 2.0, &tight())
+            runtime::simulate::simulate_lagrange::<M, 3, 1, 2>(&q0, &qd0, &p, 0.0, 2.0, &tight())
         } else {
-            runtime::simulate_projection::<M, 3, 1, 2>(&q0, &u, &p, 0.0, 2.0, &tight())
+            runtime::simulate::simulate_projection::<M, 3, 1, 2>(&q0, &u, &p, 0.0, 2.0, &tight())
         }
         .expect("simulates");
         let e0 = sleigh::energy(&traj.q[0], &traj.qd[0], &p, 0.0);
@@ -216,12 +225,19 @@ fn position_and_velocity_constraints_together_give_the_same_sleigh() {
     let (c, s) = (q0[2].cos(), q0[2].sin());
     let v_lat = -p.a * w0;
     let qd0 = SVector::<f64, 3>::new(u0 * c - v_lat * s, u0 * s + v_lat * c, w0);
-    let a = runtime::simulate_lagrange::<sleigh::Model, 3, 1, 2>(&q0, &qd0, &p, 0.0, 2.0, &tight())
-        .expect("sleigh");
+    let a = runtime::simulate::simulate_lagrange::<sleigh::Model, 3, 1, 2>(
+        &q0,
+        &qd0,
+        &p,
+        0.0,
+        2.0,
+        &tight(),
+    )
+    .expect("sleigh");
     let qm0 = SVector::<f64, 5>::new(q0[0], q0[1], q0[2], q0[0] + p.a * c, q0[1] + p.a * s);
     assert!(sleigh_mixed::residual(&qm0, &pm, 0.0).norm() < 1e-15);
     let um = SVector::<f64, 2>::new(qd0[0], qd0[2]);
-    let b = runtime::simulate_projection::<sleigh_mixed::Model, 5, 3, 2>(
+    let b = runtime::simulate::simulate_projection::<sleigh_mixed::Model, 5, 3, 2>(
         &qm0,
         &um,
         &pm,

@@ -8,7 +8,7 @@
 //! dependent columns at random poses; the chart-indexed basis is `null_space_in_chart`.
 
 use mechgen::nalgebra::{Matrix2, SMatrix, SVector};
-use mechgen::runtime::DEFAULT_PIVOT_THRESHOLD;
+use mechgen::runtime::null_space::DEFAULT_PIVOT_THRESHOLD;
 use mechgen_test_support as common;
 
 include!("../examples/mechanisms/joint_mechanisms.rs");
@@ -138,7 +138,7 @@ fn five_bar_default_null_space_is_the_derivative_by_the_actuated_angles() {
         }
         // The runtime's Result form: the same derivative where the actuated angles
         // parametrise, an error where they do not (below its threshold).
-        match mechgen::runtime::null_space_independent::<five_bar::Model, 4, 2, 2>(
+        match mechgen::runtime::null_space::null_space_independent::<five_bar::Model, 4, 2, 2>(
             &q,
             &p,
             0.0,

@@ -5,7 +5,7 @@
 //! 1e-7 relative to the quantity's norm (central differences with h = 1e-6 have error ~h²).
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{assemble, AssemblyOptions};
+use mechgen::runtime::{assemble::assemble, assemble::AssemblyOptions};
 use mechgen_test_support as common;
 use rand::RngExt;
 

@@ -12,7 +12,9 @@
 //!   turn back); compared with the Lagrange route.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, Integrator, Mechanism, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, Mechanism,
+};
 
 mechgen::mechanism! {
     /// A point mass on a massless rod of length l, in Cartesian coordinates.
@@ -94,7 +96,7 @@ fn natural_pendulum_from_the_horizontal_matches_the_exact_pendulum() {
         ..tight()
     };
     let q0 = SVector::<f64, 2>::new(p.l, 0.0);
-    let traj = runtime::simulate_projection::<P, 2, 1, 1>(
+    let traj = runtime::simulate::simulate_projection::<P, 2, 1, 1>(
         &q0,
         &SVector::<f64, 1>::zeros(),
         &p,
@@ -109,7 +111,7 @@ fn natural_pendulum_from_the_horizontal_matches_the_exact_pendulum() {
     let mut rhs = |_t: f64, y: &SVector<f64, 2>| {
         Ok::<_, std::convert::Infallible>(SVector::<f64, 2>::new(y[1], -g / l * y[0].sin()))
     };
-    let reference = runtime::dopri5(
+    let reference = runtime::ode::dopri5(
         &mut rhs,
         0.0,
         SVector::<f64, 2>::new(std::f64::consts::FRAC_PI_2, 0.0),
@@ -177,7 +179,7 @@ fn rocker_independent_four_bar_passes_both_toggles() {
     };
     let q0 = F::nominal_q();
     // Rocker rate 3 rad/s: the crank turns at about 8 rad/s.
-    let proj = runtime::simulate_projection::<F, 3, 2, 1>(
+    let proj = runtime::simulate::simulate_projection::<F, 3, 2, 1>(
         &q0,
         &SVector::<f64, 1>::new(3.0),
         &p,
@@ -186,8 +188,9 @@ fn rocker_independent_four_bar_passes_both_toggles() {
         &opts,
     )
     .unwrap_or_else(|e| panic!("rocker-independent four-bar: {e}"));
-    let lag = runtime::simulate_lagrange::<F, 3, 2, 1>(&q0, &proj.qd[0], &p, 0.0, t1, &opts)
-        .expect("Lagrange route");
+    let lag =
+        runtime::simulate::simulate_lagrange::<F, 3, 2, 1>(&q0, &proj.qd[0], &p, 0.0, t1, &opts)
+            .expect("Lagrange route");
     let revolutions = (proj.q[proj.q.len() - 1][0] - q0[0]).abs() / std::f64::consts::TAU;
     let diff = max_diff(&proj.q, &lag.q);
     eprintln!(
@@ -224,10 +227,11 @@ fn five_bar_passes_a_vertical_distal_link_and_aligned_distal_links() {
     };
     let q0 = B::nominal_q();
     let u0 = SVector::<f64, 2>::new(4.0, -3.0);
-    let proj = runtime::simulate_projection::<B, 4, 2, 2>(&q0, &u0, &p, 0.0, t1, &opts)
+    let proj = runtime::simulate::simulate_projection::<B, 4, 2, 2>(&q0, &u0, &p, 0.0, t1, &opts)
         .unwrap_or_else(|e| panic!("five-bar: {e}"));
-    let lag = runtime::simulate_lagrange::<B, 4, 2, 2>(&q0, &proj.qd[0], &p, 0.0, t1, &opts)
-        .expect("Lagrange route");
+    let lag =
+        runtime::simulate::simulate_lagrange::<B, 4, 2, 2>(&q0, &proj.qd[0], &p, 0.0, t1, &opts)
+            .expect("Lagrange route");
     // The motion passes a vertical distal link (cos φ changes sign) and aligned distal links
     // (sin(φ1 − φ2) changes sign: the base joints turn back).
     let mut vertical = 0;
@@ -275,7 +279,7 @@ fn rank_loss_is_a_clear_error_not_a_switching_loop() {
     let p = parallelogram::Params::default();
     let th0 = std::f64::consts::FRAC_PI_2;
     let q0 = SVector::<f64, 3>::new(th0, th0, 0.0);
-    let res = runtime::simulate_projection::<P, 3, 2, 1>(
+    let res = runtime::simulate::simulate_projection::<P, 3, 2, 1>(
         &q0,
         &SVector::<f64, 1>::new(-12.0),
         &p,
@@ -310,10 +314,10 @@ fn rank_drop_continue_steps_over_the_flat_positions_on_the_parallelogram_branch(
     let q0 = SVector::<f64, 3>::new(th0, th0, 0.0);
     let opts = SimOptions {
         output_times: grid(2.0, 2000),
-        rank_drop: runtime::RankDrop::Continue,
+        rank_drop: runtime::simulate::RankDrop::Continue,
         ..tight()
     };
-    let tr = runtime::simulate_projection::<P, 3, 2, 1>(
+    let tr = runtime::simulate::simulate_projection::<P, 3, 2, 1>(
         &q0,
         &SVector::<f64, 1>::new(-12.0),
         &p,

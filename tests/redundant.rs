@@ -3,7 +3,9 @@
 //! (`REDUNDANT`); both simulation routes must still run, conserve energy and agree.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, Integrator, Mechanism, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, Mechanism,
+};
 
 mechgen::mechanism! {
     /// Three unit cranks at x = 0, 1, 2 carrying one coupler bar; gravity.
@@ -58,8 +60,15 @@ fn redundant_equation_is_dropped_and_both_routes_agree() {
     let p = parallel::Params::default();
     let q0 = <M as Mechanism<NQ, NC, DOF>>::nominal_q();
     let u0 = SVector::<f64, DOF>::new(1.5);
-    let a = runtime::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, T_END, &options())
-        .expect("projection route with a redundant equation");
+    let a = runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(
+        &q0,
+        &u0,
+        &p,
+        0.0,
+        T_END,
+        &options(),
+    )
+    .expect("projection route with a redundant equation");
     let e0 = parallel::energy(&a.q[0], &a.qd[0], &p, 0.0);
     let mut drift: f64 = 0.0;
     for (k, (q, qd)) in a.q.iter().zip(&a.qd).enumerate() {
@@ -68,9 +77,15 @@ fn redundant_equation_is_dropped_and_both_routes_agree() {
         drift = drift.max((parallel::energy(q, qd, &p, a.t[k]) - e0).abs() / e0.abs());
     }
     assert!(drift <= 1e-8, "relative energy drift {drift:e}");
-    let b =
-        runtime::simulate_lagrange::<M, NQ, NC, DOF>(&a.q[0], &a.qd[0], &p, 0.0, T_END, &options())
-            .expect("Lagrange route with a redundant equation");
+    let b = runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(
+        &a.q[0],
+        &a.qd[0],
+        &p,
+        0.0,
+        T_END,
+        &options(),
+    )
+    .expect("Lagrange route with a redundant equation");
     let (qa, qb) = (a.q[a.q.len() - 1], b.q[b.q.len() - 1]);
     let err = (qa - qb).norm() / qa.norm();
     assert!(err <= 1e-8, "projection {qa:?} vs Lagrange {qb:?}: {err:e}");
@@ -81,17 +96,17 @@ fn lagrange_accelerations_with_a_redundant_equation() {
     // The augmented matrix is singular; the reduced solve must still satisfy both block
     // equations: M q̈ = f + C_Jᵀ λ and C_J q̈ = γ.
     let p = parallel::Params::default();
-    let q = runtime::assemble::<M, NQ, NC, DOF>(
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
         &<M as Mechanism<NQ, NC, DOF>>::nominal_q(),
         &p,
         0.0,
-        &runtime::AssemblyOptions::default(),
+        &runtime::assemble::AssemblyOptions::default(),
     )
     .expect("assembles")
     .q;
     let (d, _) = parallel::null_space(&q, &p, 0.0);
     let qd = d * SVector::<f64, DOF>::new(-0.8);
-    let a = runtime::lagrange_accelerations::<M, NQ, NC, DOF>(&q, &qd, &p, 0.0, None)
+    let a = runtime::lagrange::lagrange_accelerations::<M, NQ, NC, DOF>(&q, &qd, &p, 0.0, None)
         .expect("reduced Lagrange system");
     let m = parallel::mass_matrix(&q, &p, 0.0);
     let f = parallel::forces(&q, &qd, &p, 0.0);

@@ -1,10 +1,11 @@
 //! Integrators must not end silently wrong (issue 8, item 6): fixed-step RK4 reports the
-//! constraint defect and energy change it accumulated ([`runtime::SimStats`]), and DOPRI5
+//! constraint defect and energy change it accumulated ([`runtime::simulate::SimStats`]), and DOPRI5
 //! rejects a step whose post-step projection moves the state by more than the tolerance.
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, Dopri5Options, Integrator, OdeSystem, Rk4Options, SimOptions, Trajectory,
+    self, ode::Dopri5Options, ode::OdeSystem, ode::Rk4Options, simulate::Integrator,
+    simulate::SimOptions, simulate::Trajectory,
 };
 
 mechgen::mechanism! {
@@ -66,11 +67,12 @@ fn rk4_reports_the_defect_and_energy_change_it_accumulated() {
             output_times: (1..20).map(|k| k as f64 * 0.05).collect(),
             ..Default::default()
         };
-        let proj =
-            runtime::simulate_projection::<slider::Model, 3, 2, 1>(&q0, &u0, &p, 0.0, 1.0, &opts)
-                .expect("projection route");
+        let proj = runtime::simulate::simulate_projection::<slider::Model, 3, 2, 1>(
+            &q0, &u0, &p, 0.0, 1.0, &opts,
+        )
+        .expect("projection route");
         let qd0 = proj.qd[0];
-        let lag = runtime::simulate_lagrange::<slider::Model, 3, 2, 1>(
+        let lag = runtime::simulate::simulate_lagrange::<slider::Model, 3, 2, 1>(
             &proj.q[0], &qd0, &p, 0.0, 1.0, &opts,
         )
         .expect("Lagrange route");
@@ -129,10 +131,10 @@ fn rk4_through_flat_positions_reports_the_defect() {
                 ..Default::default()
             }),
             // Through the bifurcations on purpose (the default stops at the first).
-            rank_drop: runtime::RankDrop::Continue,
+            rank_drop: runtime::simulate::RankDrop::Continue,
             ..Default::default()
         };
-        let lag = runtime::simulate_lagrange::<parallelogram::Model, 3, 2, 1>(
+        let lag = runtime::simulate::simulate_lagrange::<parallelogram::Model, 3, 2, 1>(
             &q0, &qd0, &p, 0.0, 2.5, &opts,
         )
         .expect("fixed steps through the flat positions");
@@ -179,7 +181,7 @@ fn dopri5_rejects_steps_whose_projection_exceeds_the_tolerance() {
         h0: Some(0.1),
         ..Default::default()
     };
-    let sol = runtime::dopri5(
+    let sol = runtime::ode::dopri5(
         &mut Growing,
         0.0,
         SVector::<f64, 2>::new(1.0, 0.0),

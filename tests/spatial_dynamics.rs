@@ -10,7 +10,9 @@
 use mechgen_test_support as common;
 
 use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
-use mechgen::runtime::{self, Dopri5Options, Dynamics, Integrator, Mechanism, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, Dynamics, Mechanism,
+};
 use rand::RngExt;
 
 mechgen::mechanism! {
@@ -155,8 +157,9 @@ fn spinning_top_conserves_energy() {
     let q0 = <M as Mechanism<NQ, NC, DOF>>::nominal_q();
     // A fast spin about the body's third axis plus a tumble.
     let u0 = SVector::<f64, DOF>::new(1.0, -0.5, 8.0);
-    let traj = runtime::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 3.0, &opts)
-        .expect("simulation runs");
+    let traj =
+        runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 3.0, &opts)
+            .expect("simulation runs");
     let e0 = <M as Dynamics<NQ, NC, DOF>>::energy(&traj.q[0], &traj.qd[0], &p, 0.0)
         .expect("a body model has an energy");
     let scale = e0.abs().max(1e-3);

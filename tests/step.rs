@@ -9,8 +9,8 @@
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::StepDerivatives;
 use mechgen::runtime::{
-    rollout_adjoint, step, step_generic, step_jacobians, Dual, Mechanism, Real, StepError,
-    StepOptions,
+    step::rollout_adjoint, step::step, step::step_generic, step::step_jacobians, step::StepOptions,
+    Dual, Mechanism, Real, StepError,
 };
 use mechgen_test_support::step::{check_step_jacobians, check_symbolic_step_jacobians};
 use rand::{RngExt, SeedableRng};
@@ -83,7 +83,7 @@ fn a_step_where_the_chart_is_singular_or_the_state_not_finite_is_an_error() {
     // The primary chart solves for (β, s); its block [[l2 cos β, −1], [l2 sin β, 0]] is
     // singular where sin β = 0 (a vertical rod: off the manifold for l1 < l2, but a state
     // a caller can pass).
-    use mechgen::runtime::{step_jacobians_symbolic, StepMethod};
+    use mechgen::runtime::{step::step_jacobians_symbolic, step::StepMethod};
     let p = crank::Params::default();
     let u = SVector::<f64, 1>::new(0.5);
     for method in [StepMethod::SemiImplicitEuler, StepMethod::Rk4] {
@@ -132,7 +132,7 @@ fn rk4_symbolic_and_dual_jacobians_fail_alike_at_a_later_stage() {
     // the step grows, a later stage point's health falls below it. Both Jacobian routes
     // then return the same `Chart` error (none panics or passes a value on), and where the
     // step succeeds they agree.
-    use mechgen::runtime::{step_jacobians_symbolic, StepMethod};
+    use mechgen::runtime::{step::step_jacobians_symbolic, step::StepMethod};
     let p = crank::Params::default();
     let q = crank::Model::nominal_q();
     let health = crank::null_space_fixed(&q, &p, 0.0).1;
@@ -172,7 +172,7 @@ fn rk4_symbolic_and_dual_jacobians_fail_alike_at_a_later_stage() {
 
 /// Largest relative energy error of `steps` steps of `h` by `method` from the nominal pose at
 /// 8 rad/s.
-fn energy_error(method: mechgen::runtime::StepMethod, h: f64, steps: usize) -> f64 {
+fn energy_error(method: mechgen::runtime::step::StepMethod, h: f64, steps: usize) -> f64 {
     // No torque and no slider force (the `force` item is not in `energy`): gravity only,
     // so energy is conserved by the motion.
     let p = crank::Params {
@@ -203,7 +203,7 @@ fn energy_error(method: mechgen::runtime::StepMethod, h: f64, steps: usize) -> f
 fn the_step_is_first_order_and_keeps_the_constraints() {
     // One second (about 1.3 crank turns) at h and h/2: the energy error halves
     // (semi-implicit Euler is first order), and every step ends on the manifold.
-    use mechgen::runtime::StepMethod::SemiImplicitEuler;
+    use mechgen::runtime::step::StepMethod::SemiImplicitEuler;
     let a = energy_error(SemiImplicitEuler, 1e-4, 10_000);
     let b = energy_error(SemiImplicitEuler, 5e-5, 20_000);
     // Measured: 7.4e-3 and 3.7e-3.
@@ -224,7 +224,7 @@ fn the_adjoint_gradient_of_a_100_step_rk4_rollout_equals_central_differences() {
     // The same loss through 100 RK4 steps of 3 ms: the symbolic route chains the rates'
     // Jacobians through the four stages.
     let opts = StepOptions {
-        method: mechgen::runtime::StepMethod::Rk4,
+        method: mechgen::runtime::step::StepMethod::Rk4,
         ..StepOptions::default()
     };
     adjoint_gradient_equals_central_differences(opts, 3e-3, 100);
@@ -248,7 +248,7 @@ fn adjoint_gradient_equals_central_differences(opts: StepOptions, h: f64, steps:
     let g = rollout_adjoint::<crank::Model, 3, 2, 1, 10>(&q0, &u0, &p, 0.0, h, steps, &opts, loss)
         .expect("rollout");
     // The same gradient from the composed (symbolic) step Jacobians, to rounding.
-    let gs = mechgen::runtime::rollout_adjoint_symbolic::<crank::Model, 3, 2, 1, 10>(
+    let gs = mechgen::runtime::step::rollout_adjoint_symbolic::<crank::Model, 3, 2, 1, 10>(
         &q0, &u0, &p, 0.0, h, steps, &opts, loss,
     )
     .expect("rollout");
@@ -516,7 +516,7 @@ mechgen::mechanism! {
 fn time_dependent_constraints_take_the_dual_number_route() {
     // `γ` has C_qt and C_tt terms there, which the composition does not cover: the symbolic
     // entry point must say so and fall back to the dual-number Jacobian.
-    use mechgen::runtime::step_jacobians_symbolic;
+    use mechgen::runtime::step::step_jacobians_symbolic;
     const { assert!(<driven::Model as StepDerivatives<2, 1, 1, 2>>::RHEONOMIC) };
     let p = driven::Params::default();
     let q = SVector::<f64, 2>::new(0.6, 0.8);
@@ -617,7 +617,7 @@ fn the_rk4_step_is_fourth_order_and_keeps_the_constraints() {
     // manifold.
     // Measured: 2.8e-4, 1.1e-5, 5.1e-7, 3.4e-8, 2.2e-9 at h = 1e-2 … 6.25e-4 (ratios 26,
     // 22, 15, 16: the asymptotic 16 from h = 2.5e-3 on, 20 crank angle steps per radian).
-    use mechgen::runtime::StepMethod::Rk4;
+    use mechgen::runtime::step::StepMethod::Rk4;
     let a = energy_error(Rk4, 2.5e-3, 400);
     let b = energy_error(Rk4, 1.25e-3, 800);
     assert!(a < 1e-6, "energy error {a:e}");
@@ -631,7 +631,7 @@ fn the_rk4_step_is_fourth_order_and_keeps_the_constraints() {
 fn rk4_step_jacobians_equal_central_differences() {
     // The dual-number Jacobian of the RK4 step (four stages, off-manifold stage positions,
     // the projection) against differences at 30 random states.
-    use mechgen::runtime::StepMethod;
+    use mechgen::runtime::step::StepMethod;
     let opts = StepOptions {
         method: StepMethod::Rk4,
         ..StepOptions::default()
@@ -649,7 +649,7 @@ fn rk4_symbolic_step_jacobians_equal_the_dual_number_ones() {
     // `step_jacobians_symbolic` for the RK4 step (the rates' Jacobians at the four stage
     // points, chained, then the projection) against dual numbers through the same step, at
     // 100 random states with damping on, every block including the parameters'.
-    use mechgen::runtime::StepMethod;
+    use mechgen::runtime::step::StepMethod;
     let opts = StepOptions {
         method: StepMethod::Rk4,
         ..StepOptions::default()
@@ -674,11 +674,11 @@ fn rk4_symbolic_step_jacobians_equal_the_dual_number_ones() {
     };
     let q = crank::Model::nominal_q();
     let u = SVector::<f64, 1>::new(2.0);
-    let full = mechgen::runtime::step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
+    let full = mechgen::runtime::step::step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
         &q, &u, &p, 0.0, 1e-2, &opts,
     )
     .unwrap();
-    let part = mechgen::runtime::step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
+    let part = mechgen::runtime::step::step_jacobians_symbolic::<crank::Model, 3, 2, 1, 10>(
         &q,
         &u,
         &p,
@@ -831,7 +831,7 @@ fn step_derivatives_defaults_give_the_generated_jacobians() {
     // the matrices: `dependent_solve_matrix` by solves, the weighted reductions,
     // `dependent_jacobian_p`) against the generated model's fused and weighted functions,
     // at 30 random states: every block to 1e-12 relative.
-    use mechgen::runtime::step_jacobians_symbolic;
+    use mechgen::runtime::step::step_jacobians_symbolic;
     let p = crank::Params::default();
     let opts = StepOptions::default();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(31);

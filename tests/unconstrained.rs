@@ -4,7 +4,9 @@
 //! conservation.
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{self, Dopri5Options, Dynamics, Integrator, Mechanism, SimOptions};
+use mechgen::runtime::{
+    self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions, Dynamics, Mechanism,
+};
 
 mechgen::mechanism! {
     /// Double pendulum of two point masses, by the absolute angles of its links.
@@ -93,10 +95,12 @@ fn both_routes_conserve_energy_and_agree() {
         ..SimOptions::default()
     };
     let e0 = m::energy(&q0, &qd0, &p, 0.0);
-    let proj = runtime::simulate_projection::<m::Model, 2, 0, 2>(&q0, &qd0, &p, 0.0, 5.0, &opts)
-        .expect("projection route");
-    let lag = runtime::simulate_lagrange::<m::Model, 2, 0, 2>(&q0, &qd0, &p, 0.0, 5.0, &opts)
-        .expect("Lagrange route");
+    let proj =
+        runtime::simulate::simulate_projection::<m::Model, 2, 0, 2>(&q0, &qd0, &p, 0.0, 5.0, &opts)
+            .expect("projection route");
+    let lag =
+        runtime::simulate::simulate_lagrange::<m::Model, 2, 0, 2>(&q0, &qd0, &p, 0.0, 5.0, &opts)
+            .expect("Lagrange route");
     assert_eq!(proj.q.len(), 21);
     for k in 0..proj.q.len() {
         let e = m::energy(&proj.q[k], &proj.qd[k], &p, 0.0);

@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{self, AssemblyOptions, Mechanism};
+use mechgen::runtime::{self, assemble::AssemblyOptions, Mechanism};
 use mechgen_bench::generated as g;
 use mechgen_bench::pivot_lu::PivotOrderLu;
 
@@ -24,10 +24,14 @@ fn bench_mechanism<M, const NQ: usize, const NC: usize, const DOF: usize>(
 {
     let p = M::Params::default();
     let t = 0.0;
-    let q =
-        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, t, &AssemblyOptions::default())
-            .expect("nominal configuration assembles")
-            .q;
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
+        &M::nominal_q(),
+        &p,
+        t,
+        &AssemblyOptions::default(),
+    )
+    .expect("nominal configuration assembles")
+    .q;
     let b = SVector::<f64, NC>::from_fn(|i, _| 0.1 * (i as f64 + 1.0));
     let j = M::jacobian(&q, &p, t);
     let mut group = c.benchmark_group(name);
@@ -44,10 +48,10 @@ fn bench_mechanism<M, const NQ: usize, const NC: usize, const DOF: usize>(
         bn.iter(|| M::solve_dependent(black_box(&q), black_box(&p), black_box(t), black_box(&b)))
     });
     group.bench_function("svd_null_space (J given)", |bn| {
-        bn.iter(|| runtime::svd_null_space::<NC, NQ, DOF>(black_box(&j)))
+        bn.iter(|| runtime::null_space::svd_null_space::<NC, NQ, DOF>(black_box(&j)))
     });
     group.bench_function("lu_null_space (J given)", |bn| {
-        bn.iter(|| runtime::lu_null_space::<NC, NQ, DOF>(black_box(&j)))
+        bn.iter(|| runtime::null_space::lu_null_space::<NC, NQ, DOF>(black_box(&j)))
     });
     let mut lu = PivotOrderLu::new(rows, cols);
     let mut d = Box::new(SMatrix::<f64, NQ, DOF>::zeros());

@@ -26,8 +26,9 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, step, step_generic, step_jacobians, step_jacobians_symbolic, AssemblyOptions, Dual,
-    F64x4, StepDerivatives, StepMethod, StepOptions,
+    self, assemble::AssemblyOptions, step::step, step::step_generic, step::step_jacobians,
+    step::step_jacobians_symbolic, step::StepMethod, step::StepOptions, Dual, F64x4,
+    StepDerivatives,
 };
 use mechgen_bench::generated as g;
 
@@ -110,10 +111,14 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     M::Params: Default,
 {
     let p = M::Params::default();
-    let q =
-        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, 0.0, &AssemblyOptions::default())
-            .expect("nominal configuration assembles")
-            .q;
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
+        &M::nominal_q(),
+        &p,
+        0.0,
+        &AssemblyOptions::default(),
+    )
+    .expect("nominal configuration assembles")
+    .q;
     let u = SVector::<f64, DOF>::from_element(u);
     let opts = StepOptions::default();
     let pv = M::param_values(&p);

@@ -18,8 +18,8 @@ use std::hint::black_box;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, step_jacobians, step_jacobians_symbolic, AssemblyOptions, F64x4, StepDerivatives,
-    StepMethod, StepOptions,
+    self, assemble::AssemblyOptions, step::step_jacobians, step::step_jacobians_symbolic,
+    step::StepMethod, step::StepOptions, F64x4, StepDerivatives,
 };
 use mechgen_bench::generated as g;
 
@@ -29,10 +29,14 @@ where
     M::Params: Default,
 {
     let p = M::Params::default();
-    let q =
-        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, 0.0, &AssemblyOptions::default())
-            .expect("nominal configuration assembles")
-            .q;
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
+        &M::nominal_q(),
+        &p,
+        0.0,
+        &AssemblyOptions::default(),
+    )
+    .expect("nominal configuration assembles")
+    .q;
     let pv = M::param_values(&p);
     let u = SVector::<f64, DOF>::from_element(0.1);
     // A trailing `+p` in the mode (`symbolic+p`) differentiates with respect to the
@@ -52,7 +56,13 @@ where
     };
     // The projection method's right-hand side at `q` with the velocities `u`.
     let rhs = |q: &SVector<f64, NQ>| {
-        runtime::projection_rhs::<M, NQ, NC, DOF>(q, &u, &p, 0.0, runtime::DEFAULT_PIVOT_THRESHOLD)
+        runtime::projection::projection_rhs::<M, NQ, NC, DOF>(
+            q,
+            &u,
+            &p,
+            0.0,
+            runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
+        )
     };
     // 200 calls of a step function at the assembled state.
     macro_rules! two_hundred {
@@ -92,7 +102,7 @@ where
         }
         // The setup alone (assembly), to subtract from the others' totals.
         "setup" => {}
-        "step" => two_hundred!(runtime::step),
+        "step" => two_hundred!(runtime::step::step),
         // 200 right-hand sides of the projection method (the `f64` functions, not the
         // generic family).
         "rhs" => {
@@ -105,7 +115,7 @@ where
             // Lagrange route's accelerations (through the generated chart).
             let (qd, _) = rhs(&q).expect("right-hand side at the assembled state");
             for _ in 0..200 {
-                black_box(runtime::lagrange_qdd::<M, NQ, NC, DOF>(
+                black_box(runtime::lagrange::lagrange_qdd::<M, NQ, NC, DOF>(
                     black_box(&q),
                     &qd,
                     &p,

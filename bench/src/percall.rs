@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{self, AssemblyOptions, Mechanism};
+use mechgen::runtime::{self, assemble::AssemblyOptions, Mechanism};
 
 use crate::harness::{ns_per_call, Config, Summary};
 use crate::pivot_lu::PivotOrderLu;
@@ -109,12 +109,14 @@ where
 {
     let p = M::Params::default();
     let t = 0.0;
-    let q =
-        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, t, &AssemblyOptions::default())
-            .map(|a| a.q)
-            .unwrap_or_else(|e| {
-                panic!("{label}: the nominal configuration does not assemble: {e}")
-            });
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
+        &M::nominal_q(),
+        &p,
+        t,
+        &AssemblyOptions::default(),
+    )
+    .map(|a| a.q)
+    .unwrap_or_else(|e| panic!("{label}: the nominal configuration does not assemble: {e}"));
     let b = SVector::<f64, NC>::from_fn(|i, _| 0.1 * (i as f64 + 1.0));
     let j = M::jacobian(&q, &p, t);
 
@@ -134,10 +136,10 @@ where
         M::solve_dependent(black_box(&q), black_box(&p), black_box(t), black_box(&b))
     });
     let svd = ns_per_call(cfg, || {
-        runtime::svd_null_space::<NC, NQ, DOF>(black_box(&j)).map(|d| d[(0, 0)])
+        runtime::null_space::svd_null_space::<NC, NQ, DOF>(black_box(&j)).map(|d| d[(0, 0)])
     });
     let full_lu = ns_per_call(cfg, || {
-        runtime::lu_null_space::<NC, NQ, DOF>(black_box(&j)).map(|d| d[(0, 0)])
+        runtime::null_space::lu_null_space::<NC, NQ, DOF>(black_box(&j)).map(|d| d[(0, 0)])
     });
     let mut lu = PivotOrderLu::new(rows, cols);
     let mut d_lu = Box::new(SMatrix::<f64, NQ, DOF>::zeros());

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, AssemblyOptions, Dynamics};
+use mechgen::runtime::{self, assemble::AssemblyOptions, Dynamics};
 
 use crate::generated::{andrews, slider_crank, stewart};
 use crate::harness::{ns_per_call, Config, Summary};
@@ -58,16 +58,26 @@ fn rate<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    let q =
-        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), p, 0.0, &AssemblyOptions::default())
-            .ok()?
-            .q;
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
+        &M::nominal_q(),
+        p,
+        0.0,
+        &AssemblyOptions::default(),
+    )
+    .ok()?
+    .q;
     let u = SVector::<f64, DOF>::repeat(0.5);
-    let generated =
-        runtime::projection_rhs::<M, NQ, NC, DOF>(&q, &u, p, 0.0, runtime::DEFAULT_PIVOT_THRESHOLD)
-            .ok()?;
+    let generated = runtime::projection::projection_rhs::<M, NQ, NC, DOF>(
+        &q,
+        &u,
+        p,
+        0.0,
+        runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
+    )
+    .ok()?;
     let numeric =
-        runtime::projection_accelerations_numeric::<M, NQ, NC, DOF>(&q, &u, p, 0.0).ok()?;
+        runtime::projection::projection_accelerations_numeric::<M, NQ, NC, DOF>(&q, &u, p, 0.0)
+            .ok()?;
     // Both routes take the same state (q, u) and must return the same q̇ and u̇.
     let rel = |a: &[f64], b: &[f64]| {
         let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
@@ -79,17 +89,17 @@ where
     let agreement = rel(generated.0.as_slice(), numeric.qd.as_slice())
         .max(rel(generated.1.as_slice(), numeric.ud.as_slice()));
     let generated_ns = ns_per_call(cfg, || {
-        runtime::projection_rhs::<M, NQ, NC, DOF>(
+        runtime::projection::projection_rhs::<M, NQ, NC, DOF>(
             black_box(&q),
             black_box(&u),
             p,
             0.0,
-            runtime::DEFAULT_PIVOT_THRESHOLD,
+            runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
         )
         .map_or(f64::NAN, |r| r.1[0])
     });
     let numeric_ns = ns_per_call(cfg, || {
-        runtime::projection_accelerations_numeric::<M, NQ, NC, DOF>(
+        runtime::projection::projection_accelerations_numeric::<M, NQ, NC, DOF>(
             black_box(&q),
             black_box(&u),
             p,

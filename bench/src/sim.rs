@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
-    self, assemble, dopri5, AssemblyOptions, Dopri5Options, Integrator, OdeSystem, Pair, SimError,
-    SimOptions,
+    self, assemble::assemble, assemble::AssemblyOptions, ode::dopri5, ode::Dopri5Options,
+    ode::OdeSystem, ode::Pair, simulate::Integrator, simulate::SimOptions, SimError,
 };
 
 use crate::generated::andrews as m;
@@ -97,7 +97,9 @@ struct NumericSystem<'a> {
 impl OdeSystem<Pair<NQ, DOF>> for NumericSystem<'_> {
     type Error = SimError;
     fn rhs(&mut self, t: f64, y: &Pair<NQ, DOF>) -> Result<Pair<NQ, DOF>, SimError> {
-        let a = runtime::projection_accelerations_numeric::<M, NQ, NC, DOF>(&y.a, &y.b, self.p, t)?;
+        let a = runtime::projection::projection_accelerations_numeric::<M, NQ, NC, DOF>(
+            &y.a, &y.b, self.p, t,
+        )?;
         Ok(Pair::new(a.qd, a.ud))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, DOF>) -> Result<(), SimError> {
@@ -116,7 +118,7 @@ struct Run {
 }
 
 fn run_generated(p: &m::Params, q0: &SVector<f64, NQ>) -> Run {
-    let tr = runtime::simulate_projection::<M, NQ, NC, DOF>(
+    let tr = runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(
         q0,
         &SVector::zeros(),
         p,
@@ -195,12 +197,12 @@ pub fn run(runs: usize, cfg: &Config) -> SimReport {
         cfg,
         || run_generated(&p, &q0),
         || {
-            runtime::projection_rhs::<M, NQ, NC, DOF>(
+            runtime::projection::projection_rhs::<M, NQ, NC, DOF>(
                 black_box(&q0),
                 black_box(&u0),
                 &p,
                 0.0,
-                runtime::DEFAULT_PIVOT_THRESHOLD,
+                runtime::null_space::DEFAULT_PIVOT_THRESHOLD,
             )
             .map_or(f64::NAN, |r| r.1[0])
         },
@@ -211,7 +213,7 @@ pub fn run(runs: usize, cfg: &Config) -> SimReport {
         cfg,
         || run_numeric(&p, &q0),
         || {
-            runtime::projection_accelerations_numeric::<M, NQ, NC, DOF>(
+            runtime::projection::projection_accelerations_numeric::<M, NQ, NC, DOF>(
                 black_box(&q0),
                 black_box(&u0),
                 &p,

@@ -566,7 +566,7 @@ where
 /// configurations where the independent coordinates fail (a Cartesian pendulum at the
 /// horizontal) and with redundant constraints. Only the holonomic rows enter (see the
 /// module's docs). Used for the post-step projection of
-/// [`crate::simulate_lagrange`].
+/// [`crate::simulate::simulate_lagrange`].
 ///
 /// Errors as [`assemble`] ([`AssemblyError::NotConverged`] naming the largest residuals).
 pub fn assemble_min_norm<M, const NQ: usize, const NC: usize, const DOF: usize>(

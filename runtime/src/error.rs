@@ -43,7 +43,7 @@ fn list(f: &mut fmt::Formatter<'_>, items: &[Located]) -> fmt::Result {
 /// How many entries an error message names at most.
 pub const NAMED_ENTRIES: usize = 3;
 
-/// The non-finite entries of `v` (at most [`NAMED_ENTRIES`] of them), named by `names`
+/// The non-finite entries of `v` (at most three of them), named by `names`
 /// when it has one name per entry.
 pub(crate) fn non_finite_entries(v: &[f64], names: &[&'static str]) -> Vec<Located> {
     v.iter()
@@ -58,7 +58,7 @@ pub(crate) fn non_finite_entries(v: &[f64], names: &[&'static str]) -> Vec<Locat
         .collect()
 }
 
-/// The entries of `v` of largest magnitude (NaN first; at most [`NAMED_ENTRIES`], zeros
+/// The entries of `v` of largest magnitude (NaN first; at most three, zeros
 /// left out), named by `names` when it has one name per entry.
 pub(crate) fn largest_entries(v: &[f64], names: &[&'static str]) -> Vec<Located> {
     let mut idx: Vec<usize> = (0..v.len()).filter(|&i| v[i] != 0.0).collect();
@@ -157,7 +157,7 @@ pub enum AssemblyError {
         /// Reciprocal condition `σ_min / σ_max` of the dependent columns.
         rcond: f64,
         /// The equations with the largest `|C|` at the last iterate (at most
-        /// [`NAMED_ENTRIES`]).
+        /// three).
         worst: Vec<Located>,
         /// The last iterate.
         q: Vec<f64>,
@@ -171,7 +171,7 @@ pub enum AssemblyError {
         independent: Vec<Located>,
         /// `‖C‖` (Euclidean) at the least-squares point.
         residual_norm: f64,
-        /// The equations with the largest `|C|` there (at most [`NAMED_ENTRIES`]).
+        /// The equations with the largest `|C|` there (at most three).
         worst: Vec<Located>,
         /// The least-squares point.
         q: Vec<f64>,
@@ -183,7 +183,7 @@ pub enum AssemblyError {
         /// Euclidean norm of the residual at the last iterate.
         residual_norm: f64,
         /// The equations with the largest `|C|` at the last iterate (at most
-        /// [`NAMED_ENTRIES`]).
+        /// three).
         worst: Vec<Located>,
         /// The last iterate.
         q: Vec<f64>,
@@ -249,7 +249,7 @@ impl std::error::Error for AssemblyError {}
 
 /// Failure of a dynamics right-hand side (projection method or Lagrange multipliers).
 ///
-/// The messages name at most [`NAMED_ENTRIES`] coordinates; the full state is kept in the
+/// The messages name at most three coordinates; the full state is kept in the
 /// fields.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DynamicsError {
@@ -308,7 +308,7 @@ pub enum DynamicsError {
         what: &'static str,
         /// Time of the evaluation.
         t: f64,
-        /// The first non-finite entries (at most [`NAMED_ENTRIES`]).
+        /// The first non-finite entries (at most three).
         entries: Vec<Located>,
     },
 }
@@ -540,7 +540,7 @@ pub enum SimError {
         /// The tolerance `tol` applied.
         tol: f64,
         /// The equations with the largest position (or, when positions pass, velocity)
-        /// residuals (at most [`NAMED_ENTRIES`]).
+        /// residuals (at most three).
         worst: Vec<Located>,
     },
 }
@@ -656,7 +656,7 @@ impl From<OdeError<SimError>> for SimError {
     }
 }
 
-/// Why a [`step`](crate::step()) failed.
+/// Why a [`step`](crate::step::step) failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StepError {
     /// The primary chart's basis is not healthy at the step's start.

@@ -43,7 +43,7 @@
 //!
 //! # Through the generated code
 //!
-//! The right-hand side of [`crate::simulate_lagrange`] is [`lagrange_qdd`]: where a
+//! The right-hand side of [`crate::simulate::simulate_lagrange`] is [`lagrange_qdd`]: where a
 //! generated chart is healthy (health `≥` [`CHART_RHS_HEALTH`]) the accelerations come from
 //! its straight-line basis and dependent solve with a static Cholesky of `Dᵀ M D` (the
 //! Whipple bicycle: 2.4 µs against 6.3 µs for the SVD solve, `cargo bench -p mechgen
@@ -282,7 +282,7 @@ fn chart_multipliers<const NQ: usize, const NC: usize, const DOF: usize>(
 }
 
 /// The accelerations `q̈` of [`lagrange_accelerations`] without the multipliers, the
-/// right-hand side of [`crate::simulate_lagrange`]. Where a generated chart (the primary
+/// right-hand side of [`crate::simulate::simulate_lagrange`]. Where a generated chart (the primary
 /// one, then the pivot atlas's) has health at least [`CHART_RHS_HEALTH`], `q̈` comes from
 /// the generated straight-line code as in the projection method — `C_J z = d` by the
 /// chart's dependent solve (zero independent part; with redundant constraints on the rows
@@ -322,7 +322,7 @@ where
 
 /// The health a generated chart must show for [`lagrange_qdd`] to compute `q̈` through it:
 /// `1e-3`, the level below which the generated `null_space` consults the atlas's further
-/// charts (a thousand times the projection method's [`crate::DEFAULT_PIVOT_THRESHOLD`]: the
+/// charts (a thousand times the projection method's [`crate::null_space::DEFAULT_PIVOT_THRESHOLD`]: the
 /// SVD solve takes over well before a chart degrades).
 pub const CHART_RHS_HEALTH: f64 = 1e-3;
 

@@ -14,14 +14,19 @@
 //!   rule), which passes singular configurations and suits stiff models;
 //! * [`simulate()`]: **the one simulation entry point** (no sizes written, one initial
 //!   [`State`], a default route that passes flat positions, rank drops and stiff stretches);
-//! * [`simulate`](mod@simulate) and [`csv`]: simulation entry points and CSV output;
+//! * [`simulate`](mod@simulate): the routes on their own (projection, Lagrange), their
+//!   options and [`simulate::Trajectory`]; [`write_csv`]: CSV output;
 //! * [`step`](mod@step): a fixed-step projection integrator over any scalar and its exact
 //!   Jacobians (`step_jacobians`, by dual numbers) for `#![generic]` modules;
 //! * [`controlled`]: simulation with a controller setting the model's `input`s per interval;
 //! * [`contact`]: inequality constraints `g ≥ 0` (active sets, LCP, events, impacts);
 //! * [`Real`], [`Dual`] and [`F64x4`]: the scalars `#![generic]` modules compute in (`f64`,
 //!   `f32`, forward-mode dual numbers, four lanes);
-//! * [`error`]: the error enums.
+//! * the error enums ([`SimError`], [`AssemblyError`], [`KinematicsError`],
+//!   [`DynamicsError`], [`OdeError`], [`StepError`], [`ContactError`]) at the root.
+//!
+//! The root holds the one simulation entry point, the traits generated modules implement,
+//! the scalars and the errors; everything else has one path, in the module of its concept.
 
 #![warn(missing_docs)]
 // Without `std` only what generated functions call is here (the traits, the scalars and
@@ -43,16 +48,16 @@ pub mod contact;
 #[cfg(feature = "std")]
 pub mod controlled;
 #[cfg(feature = "std")]
-pub mod csv;
+mod csv;
 mod dual;
 #[cfg(feature = "std")]
-pub mod error;
+mod error;
 #[cfg(feature = "std")]
 pub mod lagrange;
 mod lanes;
 #[cfg(feature = "std")]
 mod linalg;
-pub mod mechanism;
+mod mechanism;
 #[cfg(feature = "std")]
 pub mod null_space;
 #[cfg(feature = "std")]
@@ -63,27 +68,15 @@ mod real;
 #[cfg(feature = "std")]
 pub mod simulate;
 #[cfg(feature = "std")]
-pub mod simulator;
+mod simulator;
 #[cfg(feature = "std")]
 pub mod step;
 mod trig;
 #[cfg(feature = "std")]
 pub mod velocity;
 
-#[cfg(feature = "std")]
-pub use ali3p::{simulate_ali3p, Adaptive, Ali3pOptions, Tangent};
-#[cfg(feature = "std")]
-pub use assemble::{
-    assemble, assemble_any, assemble_in, assemble_min_norm, Assembly, AssemblyOptions,
-};
-#[cfg(feature = "std")]
-pub use contact::{
-    contact_accelerations, contact_impact, contact_step_generic, contact_step_jacobians,
-    simulate_contact, simulate_contact_adaptive, ActiveSet, AdaptiveContactOptions, ContactOptions,
-    ContactPath, ContactSolve, ContactStepJacobians, ContactTrajectory,
-};
-#[cfg(feature = "std")]
-pub use controlled::{simulate_controlled, simulate_feedback, ControlRoute, MAX_CONTROL_INTERVALS};
+// The root: the one simulation entry point, the traits generated modules implement, the
+// scalars, the errors. Everything else has one path, in the module of its concept.
 #[cfg(feature = "std")]
 pub use csv::write_csv;
 pub use dual::Dual;
@@ -92,44 +85,14 @@ pub use error::{
     AssemblyError, ContactError, DynamicsError, KinematicsError, Located, OdeError, SimError,
     StepError,
 };
-#[cfg(feature = "std")]
-pub use lagrange::{
-    lagrange_accelerations, lagrange_accelerations_svd, lagrange_qdd, lagrange_rhs,
-    LagrangeAccelerations, LagrangeQdd, CHART_RHS_HEALTH, RANK_DROP_RATIO, RANK_RTOL,
-};
 pub use lanes::F64x4;
 pub use mechanism::{
     Dynamics, GenericDynamics, GenericInequalities, Inequalities, Mechanism, StepDerivatives,
 };
 pub use nalgebra;
-#[cfg(feature = "std")]
-pub use null_space::{
-    best_chart, chart_health, lu_null_space, null_space_checked, null_space_independent,
-    svd_null_space, Chart, NullSpaceOutcome, NullSpacePath, DEFAULT_PIVOT_THRESHOLD,
-};
-#[cfg(feature = "std")]
-pub use ode::{
-    dopri5, rk4, Dopri5Options, OdeState, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
-};
-#[cfg(feature = "std")]
-pub use projection::{
-    multipliers, projection_accelerations, projection_accelerations_in,
-    projection_accelerations_numeric, projection_rhs, ProjectionAccelerations,
-};
 pub use real::Real;
 #[cfg(feature = "std")]
-pub use simulate::{
-    simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
-    DEFAULT_SWITCH_THRESHOLD, HANDBACK_RATIO, HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO,
-    MAX_SWITCHES_PER_STEP,
-};
-#[cfg(feature = "std")]
 pub use simulator::{simulate, Options, Route, Simulation, State, Stretch};
-#[cfg(feature = "std")]
-pub use step::{
-    rollout_adjoint, rollout_adjoint_symbolic, step, step_generic, step_jacobians,
-    step_jacobians_symbolic, RolloutGradient, StepJacobians, StepMethod, StepOptions,
-};
 pub use trig::sin_cos;
 
 /// What generated code calls and users do not: not part of the API.
@@ -137,8 +100,3 @@ pub use trig::sin_cos;
 pub mod __generated {
     pub use crate::real::{lesser, smallest};
 }
-#[cfg(feature = "std")]
-pub use velocity::{
-    independent_part, project_velocity, project_velocity_min_norm, velocity_from_independent,
-    velocity_from_independent_in,
-};

@@ -131,7 +131,7 @@ pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
 }
 
 /// The generated functions of a `#![generic]` module with dynamics, over any scalar:
-/// what [`step`](crate::step()) and [`step_jacobians`](crate::step_jacobians) need. Implemented by the generated `Model`;
+/// what [`step`](crate::step::step) and [`step_jacobians`](crate::step::step_jacobians) need. Implemented by the generated `Model`;
 /// `NP` is the number of parameters, passed by value as `p: &[S; NP]`.
 pub trait GenericDynamics<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
     Dynamics<NQ, NC, DOF>
@@ -224,7 +224,7 @@ pub trait GenericInequalities<
 
 /// The symbolic derivatives of the dynamics terms of a module generated with `#![generic]`
 /// and `#![derivatives]` (implemented by its `Model`): what
-/// [`step_jacobians_symbolic`](crate::step_jacobians_symbolic) composes the step's Jacobian from,
+/// [`step_jacobians_symbolic`](crate::step::step_jacobians_symbolic) composes the step's Jacobian from,
 /// instead of dual-number passes through the whole step.
 pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>:
     GenericDynamics<NQ, NC, DOF, NP>
@@ -452,7 +452,7 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
     }
     /// Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (`DOF × NQ`) for `DOF` columns `B` and one weight row
     /// `w`. For time-independent constraints (`γ` quadratic in `q̇`, the only ones
-    /// [`step_jacobians_symbolic`](crate::step_jacobians_symbolic) composes) row `j` is
+    /// [`step_jacobians_symbolic`](crate::step::step_jacobians_symbolic) composes) row `j` is
     /// `wᵀ ∂γ/∂q̇` taken at `q̇ = B_j`, which the default computes with `DOF` calls of
     /// [`Self::gamma_jacobian_qd`].
     fn gamma_hessian_qd(

@@ -76,7 +76,7 @@ pub trait Real:
 {
     /// Whether the type carries derivatives (dual numbers): iterations that converge on the
     /// values then take one step in this type to get exact derivatives (see
-    /// [`step_generic`](crate::step_generic)).
+    /// [`step_generic`](crate::step::step_generic)).
     const DERIVATIVES: bool = false;
     /// The type that value-level figures (a basis's health) are computed in: `f64` for the
     /// scalars and dual numbers (their values), the lanes themselves for

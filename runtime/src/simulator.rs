@@ -84,7 +84,7 @@ impl<const NQ: usize> State<NQ> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Route {
     /// The projection method, handing stretches it cannot pass to the Lagrange route and
-    /// then to ALI3-P (the default; see the [module documentation](self)).
+    /// then to ALI3-P (the default; see the module documentation).
     #[default]
     Auto,
     /// The projection method only ([`crate::simulate::simulate_projection`]).
@@ -208,8 +208,26 @@ impl<const NQ: usize, const NC: usize> Simulation<NQ, NC> {
 /// The sizes follow from the model type (`simulate(m::Model, &p, &start, 10.0, &opts)`).
 /// With the default options the projection method carries the motion, switching
 /// independent coordinates where they degrade and stepping over rank drops, and any stretch
-/// it cannot pass goes to the Lagrange route, then to ALI3-P (see the [module
-/// documentation](self)); [`Simulation::stretches`] says which route carried what.
+/// it cannot pass goes to the Lagrange route, then to ALI3-P; [`Simulation::stretches`]
+/// says which route carried what.
+///
+/// A hand-over: where the projection method stops at `t_f` (a step-size underflow, a
+/// failed pivot or Newton projection, a switching loop), it is run again from the start of
+/// its stretch to `t_s + 0.98 (t_f − t_s)` for the state there; the Lagrange route (with
+/// [`RankDrop::Continue`]), or where that fails ALI3-P with step-size control at the same
+/// tolerances, carries the motion past `t_f` by a window (a hundredth of the span, doubled
+/// at each hand-over), and the projection method takes over again. Every route takes the
+/// same [`State`]: positions and full velocities, the independent velocities kept and the
+/// others solved. Errors of the input (times, options, a start off the manifold with
+/// projection off) are returned at once.
+///
+/// ```ignore
+/// use mechgen::runtime::{simulate, Options, State};
+/// let start = State::from_independent(m::Model, 0.0, q0, u0);
+/// let run = simulate(m::Model, &m::Params::default(), &start, 10.0, &Options::default())?;
+/// println!("{} outputs, {} hand-overs", run.t.len(), run.handovers());
+/// ```
+/// (`src/guide.rs` of the `mechgen` crate has this as a running example.)
 ///
 /// Errors: [`SimError::InvalidInput`] for unusable input (times, options, a non-finite
 /// start); otherwise the last route's error where no route passes a stretch, or after

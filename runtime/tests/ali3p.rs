@@ -6,7 +6,8 @@ mod common;
 
 use common::*;
 use mechgen_runtime::{
-    simulate_ali3p, Adaptive, Ali3pOptions, DynamicsError, Mechanism, SimError, Tangent,
+    ali3p::simulate_ali3p, ali3p::Adaptive, ali3p::Ali3pOptions, ali3p::Tangent, DynamicsError,
+    Mechanism, SimError,
 };
 
 /// Jacobi `sn(u | m)` and `K(m)` by the arithmetic–geometric mean (A&S 16.4).
@@ -50,7 +51,11 @@ fn outputs(t1: f64, n: usize) -> Vec<f64> {
 
 /// Runs the pendulum from rest at `phi0` for 10 s with step `h`; returns the largest
 /// position error against the exact pendulum and the run's statistics.
-fn pendulum_error(phi0: f64, h: f64, project_initial: bool) -> (f64, mechgen_runtime::SimStats) {
+fn pendulum_error(
+    phi0: f64,
+    h: f64,
+    project_initial: bool,
+) -> (f64, mechgen_runtime::simulate::SimStats) {
     let p = PendParams::default();
     let q0 = V2::new(phi0.sin(), -phi0.cos());
     let opts = Ali3pOptions {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use mechgen_runtime::{assemble, AssemblyError, AssemblyOptions, Mechanism};
+use mechgen_runtime::{assemble::assemble, assemble::AssemblyOptions, AssemblyError, Mechanism};
 
 #[test]
 fn slider_crank_assembles_at_random_configurations() {

@@ -6,10 +6,11 @@ use common::*;
 use mechgen_runtime::nalgebra::SVector;
 use mechgen_runtime::ode::Dopri5Options;
 use mechgen_runtime::{
-    lagrange_accelerations, multipliers, projection_accelerations,
-    projection_accelerations_numeric, simulate_lagrange, simulate_projection, write_csv, Dynamics,
-    DynamicsError, Integrator, Mechanism, NullSpacePath, Rk4Options, SimError, SimOptions,
-    DEFAULT_PIVOT_THRESHOLD as TH,
+    lagrange::lagrange_accelerations, null_space::NullSpacePath,
+    null_space::DEFAULT_PIVOT_THRESHOLD as TH, ode::Rk4Options, projection::multipliers,
+    projection::projection_accelerations, projection::projection_accelerations_numeric,
+    simulate::simulate_lagrange, simulate::simulate_projection, simulate::Integrator,
+    simulate::SimOptions, write_csv, Dynamics, DynamicsError, Mechanism, SimError,
 };
 
 type S1 = SVector<f64, 1>;

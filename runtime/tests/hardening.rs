@@ -9,10 +9,12 @@ use common::*;
 use mechgen_runtime::nalgebra::{SMatrix, SVector};
 use mechgen_runtime::ode::Dopri5Options;
 use mechgen_runtime::{
-    assemble, lagrange_accelerations, null_space_checked, projection_accelerations,
-    simulate_lagrange, simulate_projection, AssemblyError, AssemblyOptions, Dynamics,
-    DynamicsError, Integrator, KinematicsError, Mechanism, NullSpacePath, OdeError, RankDrop,
-    Rk4Options, SimError, SimOptions, DEFAULT_PIVOT_THRESHOLD as TH,
+    assemble::assemble, assemble::AssemblyOptions, lagrange::lagrange_accelerations,
+    null_space::null_space_checked, null_space::NullSpacePath,
+    null_space::DEFAULT_PIVOT_THRESHOLD as TH, ode::Rk4Options,
+    projection::projection_accelerations, simulate::simulate_lagrange,
+    simulate::simulate_projection, simulate::Integrator, simulate::RankDrop, simulate::SimOptions,
+    AssemblyError, Dynamics, DynamicsError, KinematicsError, Mechanism, OdeError, SimError,
 };
 use std::error::Error;
 

@@ -5,8 +5,8 @@ mod common;
 use common::*;
 use mechgen_runtime::nalgebra::SMatrix;
 use mechgen_runtime::{
-    lu_null_space, null_space_checked, svd_null_space, Mechanism, NullSpacePath,
-    DEFAULT_PIVOT_THRESHOLD,
+    null_space::lu_null_space, null_space::null_space_checked, null_space::svd_null_space,
+    null_space::NullSpacePath, null_space::DEFAULT_PIVOT_THRESHOLD, Mechanism,
 };
 
 /// Smallest singular value of D relative to its largest (full column rank check).

@@ -7,8 +7,9 @@
 
 use mechgen_runtime::nalgebra::{SMatrix, SVector};
 use mechgen_runtime::{
-    dopri5, simulate_ali3p, simulate_lagrange, simulate_projection, Ali3pOptions, Dopri5Options,
-    Dynamics, Integrator, Mechanism, RankDrop, SimError, SimOptions,
+    ali3p::simulate_ali3p, ali3p::Ali3pOptions, ode::dopri5, ode::Dopri5Options,
+    simulate::simulate_lagrange, simulate::simulate_projection, simulate::Integrator,
+    simulate::RankDrop, simulate::SimOptions, Dynamics, Mechanism, SimError,
 };
 
 type V2 = SVector<f64, 2>;

@@ -4,8 +4,9 @@ mod common;
 
 use common::*;
 use mechgen_runtime::{
-    project_velocity, project_velocity_min_norm, velocity_from_independent, KinematicsError,
-    Mechanism, DEFAULT_PIVOT_THRESHOLD as TH,
+    null_space::DEFAULT_PIVOT_THRESHOLD as TH, velocity::project_velocity,
+    velocity::project_velocity_min_norm, velocity::velocity_from_independent, KinematicsError,
+    Mechanism,
 };
 
 #[test]

@@ -3,7 +3,10 @@
 use std::time::Instant;
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use mechgen::runtime::{self, AssemblyOptions, Mechanism, NullSpacePath, DEFAULT_PIVOT_THRESHOLD};
+use mechgen::runtime::{
+    self, assemble::AssemblyOptions, null_space::NullSpacePath,
+    null_space::DEFAULT_PIVOT_THRESHOLD, Mechanism,
+};
 
 /// Prints sizes, operation counts, and residual, Jacobian and null space at the nominal
 /// configuration.
@@ -59,7 +62,8 @@ pub fn null_space_study<const NQ: usize, const NC: usize, const DOF: usize, M>(
         state ^= state >> 27;
         (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     };
-    let mut q = match runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), p, 0.0, &opts) {
+    let mut q = match runtime::assemble::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), p, 0.0, &opts)
+    {
         Ok(a) => a.q,
         Err(e) => {
             println!("the nominal configuration does not assemble: {e}");
@@ -74,7 +78,7 @@ pub fn null_space_study<const NQ: usize, const NC: usize, const DOF: usize, M>(
         for &i in &M::INDEPENDENT {
             trial[i] += step * uniform();
         }
-        match runtime::assemble::<M, NQ, NC, DOF>(&trial, p, 0.0, &opts) {
+        match runtime::assemble::assemble::<M, NQ, NC, DOF>(&trial, p, 0.0, &opts) {
             Ok(a) => {
                 iterations += a.iterations;
                 q = a.q;
@@ -88,7 +92,12 @@ pub fn null_space_study<const NQ: usize, const NC: usize, const DOF: usize, M>(
     let mut fallbacks = 0usize;
     for q in &configs {
         let j = M::jacobian(q, p, 0.0);
-        match runtime::null_space_checked::<M, NQ, NC, DOF>(q, p, 0.0, DEFAULT_PIVOT_THRESHOLD) {
+        match runtime::null_space::null_space_checked::<M, NQ, NC, DOF>(
+            q,
+            p,
+            0.0,
+            DEFAULT_PIVOT_THRESHOLD,
+        ) {
             Ok(out) => {
                 if let NullSpacePath::Static { min_pivot: m } = out.path {
                     min_pivot = min_pivot.min(m);
@@ -118,7 +127,7 @@ pub fn null_space_study<const NQ: usize, const NC: usize, const DOF: usize, M>(
         d[(0, 0)] + h
     });
     let svd = time_per_call(&jacobians, |j| {
-        match runtime::svd_null_space::<NC, NQ, DOF>(j) {
+        match runtime::null_space::svd_null_space::<NC, NQ, DOF>(j) {
             Ok(d) => d[(0, 0)],
             Err(_) => 0.0,
         }

@@ -1,8 +1,9 @@
-//! Checks of `runtime::step_jacobians` against finite differences of the step.
+//! Checks of `runtime::step::step_jacobians` against finite differences of the step.
 
 use mechgen::nalgebra::{DMatrix, SVector};
 use mechgen::runtime::{
-    assemble, step_generic, step_jacobians, AssemblyOptions, GenericDynamics, StepOptions,
+    assemble::assemble, assemble::AssemblyOptions, step::step_generic, step::step_jacobians,
+    step::StepOptions, GenericDynamics,
 };
 use rand::{Rng, RngExt};
 
@@ -66,7 +67,7 @@ where
 }
 
 /// [`check_step_jacobians`] with the step's options `opts` (e.g. another
-/// [`StepMethod`](mechgen::runtime::StepMethod)).
+/// [`StepMethod`](mechgen::runtime::step::StepMethod)).
 #[allow(clippy::too_many_arguments)]
 pub fn check_step_jacobians_with<
     M,
@@ -283,7 +284,7 @@ pub fn check_symbolic_step_jacobians_with<
 where
     M: mechgen::runtime::StepDerivatives<NQ, NC, DOF, NP>,
 {
-    use mechgen::runtime::step_jacobians_symbolic;
+    use mechgen::runtime::step::step_jacobians_symbolic;
     let opts = *opts;
     let mut worst = 0.0f64;
     let mut done = 0;

@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, AssemblyOptions, Mechanism};
+use mechgen::runtime::{self, assemble::AssemblyOptions, Mechanism};
 use mechgen_bench::generated as g;
 
 /// The module functions that are not trait methods, as closures of `(q, p)` returning one
@@ -37,10 +37,14 @@ where
     M::Params: Default,
 {
     let p = M::Params::default();
-    let q =
-        runtime::assemble::<M, NQ, NC, DOF>(&M::nominal_q(), &p, 0.0, &AssemblyOptions::default())
-            .map_err(|e| e.to_string())?
-            .q;
+    let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(
+        &M::nominal_q(),
+        &p,
+        0.0,
+        &AssemblyOptions::default(),
+    )
+    .map_err(|e| e.to_string())?
+    .q;
     let b = SVector::<f64, NC>::from_fn(|i, _| 0.1 * (i as f64 + 1.0));
     let mut acc = 0.0;
     for _ in 0..n {

@@ -144,7 +144,7 @@ fn params(model: &Model, sc: &ScalarType, names: &SymNames) -> crate::error::Res
         };
         // An input says so whatever its own docs: a controller sets it between intervals.
         let d = if p.input && !p.docs.is_empty() {
-            quote!(#d #[doc = ""] #[doc = " (An `input`: set between control intervals, see `runtime::simulate_controlled`.)"])
+            quote!(#d #[doc = ""] #[doc = " (An `input`: set between control intervals, see `runtime::controlled::simulate_controlled`.)"])
         } else {
             d
         };

@@ -590,7 +590,7 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
                     a.swap(k, m);
                     inv.swap(k, m);
                     let pk = a[k][k];
-                    if !(pk.abs() > zero) {
+                    if pk.abs().partial_cmp(&zero) != Some(::core::cmp::Ordering::Greater) {
                         return (*d, zero);
                     }
                     if pk.abs() < piv {

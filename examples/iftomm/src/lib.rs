@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use mechgen::nalgebra::{SVector, Vector2};
 use mechgen::runtime::{
-    self, Dopri5Options, Dynamics, Integrator, SimError, SimOptions, Stats, Trajectory,
+    self, ode::Dopri5Options, ode::Stats, simulate::Integrator, simulate::SimOptions,
+    simulate::Trajectory, Dynamics, SimError,
 };
 
 include!(concat!(env!("OUT_DIR"), "/a01.rs"));
@@ -117,11 +118,11 @@ pub enum Route {
     /// for the tolerances and output times of the run ([`runtime::Route::Auto`]: the
     /// projection method, with the stretches it cannot pass handed to other routes).
     Auto,
-    /// [`runtime::simulate_projection`] (independent coordinates, Blajer's projection).
+    /// [`runtime::simulate::simulate_projection`] (independent coordinates, Blajer's projection).
     Projection,
-    /// [`runtime::simulate_lagrange`] (index-1 Lagrange multipliers).
+    /// [`runtime::simulate::simulate_lagrange`] (index-1 Lagrange multipliers).
     Lagrange,
-    /// [`runtime::simulate_ali3p`] (index-3 augmented Lagrangian with mass-orthogonal
+    /// [`runtime::ali3p::simulate_ali3p`] (index-3 augmented Lagrangian with mass-orthogonal
     /// projections, implicit trapezoidal rule, fixed step [`RunOptions::h`]).
     Ali3p,
 }
@@ -137,17 +138,17 @@ pub struct RunOptions {
     pub atol: f64,
     /// Fixed step of the ALI3-P route (s); with `ali3p_rtol`, its first step.
     pub h: f64,
-    /// ALI3-P with step-size control ([`runtime::Adaptive`]) at this relative and absolute
+    /// ALI3-P with step-size control ([`runtime::ali3p::Adaptive`]) at this relative and absolute
     /// tolerance of the local position error; `None`: the fixed step `h`.
     pub ali3p_rtol: Option<f64>,
     /// ALI3-P: steps sharing one finite-difference evaluation of the force derivatives
-    /// ([`runtime::Ali3pOptions::tangent_reuse`]).
+    /// ([`runtime::ali3p::Ali3pOptions::tangent_reuse`]).
     pub tangent_reuse: usize,
     /// What the projection and Lagrange routes do where the constraints lose rank (the flat
-    /// positions of A02): [`runtime::RankDrop::Error`] (stop there) or `Continue` (the
+    /// positions of A02): [`runtime::simulate::RankDrop::Error`] (stop there) or `Continue` (the
     /// projection route steps over the point on the branch its velocity continues; the
     /// Lagrange route carries on without holding a branch).
-    pub rank_drop: runtime::RankDrop,
+    pub rank_drop: runtime::simulate::RankDrop,
 }
 
 /// The fixed step of the ALI3-P route per problem (s). A02: 2e-3, the high-precision level
@@ -167,7 +168,7 @@ pub fn ali3p_step(problem: Problem) -> f64 {
 
 impl RunOptions {
     /// The full span of `problem` at the tolerances used by the example's table; A02 with
-    /// [`runtime::RankDrop::Continue`] (the benchmark passes its flat positions: the
+    /// [`runtime::simulate::RankDrop::Continue`] (the benchmark passes its flat positions: the
     /// runtime's default stops at the first one).
     pub fn full(problem: Problem) -> Self {
         let (rtol, atol) = match problem {
@@ -175,8 +176,8 @@ impl RunOptions {
             _ => (1e-10, 1e-12),
         };
         let rank_drop = match problem {
-            Problem::A02 { .. } => runtime::RankDrop::Continue,
-            _ => runtime::RankDrop::Error,
+            Problem::A02 { .. } => runtime::simulate::RankDrop::Continue,
+            _ => runtime::simulate::RankDrop::Error,
         };
         RunOptions {
             t_end: problem.span(),
@@ -184,7 +185,7 @@ impl RunOptions {
             atol,
             h: ali3p_step(problem),
             ali3p_rtol: None,
-            tangent_reuse: runtime::Ali3pOptions::default().tangent_reuse,
+            tangent_reuse: runtime::ali3p::Ali3pOptions::default().tangent_reuse,
             rank_drop,
         }
     }
@@ -222,7 +223,7 @@ pub struct Report {
     pub numeric_fallbacks: usize,
     /// Projection route: switches of the independent coordinates (0 for the other routes).
     pub partition_switches: usize,
-    /// Rank drops of the constraints passed with [`runtime::RankDrop::Continue`] (the flat
+    /// Rank drops of the constraints passed with [`runtime::simulate::RankDrop::Continue`] (the flat
     /// positions of A02).
     pub rank_drops: usize,
 }
@@ -299,34 +300,36 @@ where
             let state = runtime::State::new(0.0, *q0, qd0);
             runtime::simulate(M::default(), p, &state, opts.t_end, &o).map(|s| s.trajectory)
         }
-        Route::Projection => {
-            runtime::simulate_projection::<M, NQ, NC, DOF>(q0, u0, p, 0.0, opts.t_end, &sim)
-        }
+        Route::Projection => runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(
+            q0, u0, p, 0.0, opts.t_end, &sim,
+        ),
         Route::Lagrange => {
             // The initial velocity keeps its independent part (the route projects it).
             let mut qd0 = SVector::<f64, NQ>::zeros();
             for (k, &i) in M::INDEPENDENT.iter().enumerate() {
                 qd0[i] = u0[k];
             }
-            runtime::simulate_lagrange::<M, NQ, NC, DOF>(q0, &qd0, p, 0.0, opts.t_end, &sim)
+            runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(
+                q0, &qd0, p, 0.0, opts.t_end, &sim,
+            )
         }
         Route::Ali3p => {
             let mut qd0 = SVector::<f64, NQ>::zeros();
             for (k, &i) in M::INDEPENDENT.iter().enumerate() {
                 qd0[i] = u0[k];
             }
-            let o = runtime::Ali3pOptions {
+            let o = runtime::ali3p::Ali3pOptions {
                 h: opts.h,
                 output_times: sim.output_times.clone(),
                 tangent_reuse: opts.tangent_reuse,
-                adaptive: opts.ali3p_rtol.map(|r| runtime::Adaptive {
+                adaptive: opts.ali3p_rtol.map(|r| runtime::ali3p::Adaptive {
                     rtol: r,
                     atol: r,
-                    ..runtime::Adaptive::default()
+                    ..runtime::ali3p::Adaptive::default()
                 }),
-                ..runtime::Ali3pOptions::default()
+                ..runtime::ali3p::Ali3pOptions::default()
             };
-            runtime::simulate_ali3p::<M, NQ, NC, DOF>(q0, &qd0, p, 0.0, opts.t_end, &o)
+            runtime::ali3p::simulate_ali3p::<M, NQ, NC, DOF>(q0, &qd0, p, 0.0, opts.t_end, &o)
         }
     };
     let wall = start.elapsed();
@@ -439,7 +442,7 @@ pub fn a02_branch(n: usize, g: f64, times: &[f64]) -> Result<Vec<[f64; 2]>, Stri
     let mut rhs = |_t: f64, y: &Vector2<f64>| {
         Ok::<_, std::convert::Infallible>(Vector2::new(y[1], -c * g * y[0].cos()))
     };
-    let sol = runtime::dopri5(
+    let sol = runtime::ode::dopri5(
         &mut rhs,
         0.0,
         Vector2::new(std::f64::consts::FRAC_PI_2, -1.0),
@@ -646,7 +649,7 @@ pub fn sizes(problem: Problem) -> (usize, usize, usize) {
     }
 }
 
-/// Seconds per bare projection right-hand side of `problem` (`runtime::projection_rhs` at its
+/// Seconds per bare projection right-hand side of `problem` (`runtime::projection::projection_rhs` at its
 /// assembled initial state, timed over `reps` calls; the best of five such rounds): the
 /// denominator of the regression benchmark's cost ratios (`benches/regression.rs`), where a
 /// route's cost per right-hand side is set beside it so that a guard costing many right-hand
@@ -661,15 +664,15 @@ pub fn bare_rhs_seconds(problem: Problem, reps: usize) -> Result<f64, String> {
     where
         M: Dynamics<NQ, NC, DOF>,
     {
-        let q = runtime::assemble::<M, NQ, NC, DOF>(q0, p, 0.0, &Default::default())
+        let q = runtime::assemble::assemble::<M, NQ, NC, DOF>(q0, p, 0.0, &Default::default())
             .map_err(|e| e.to_string())?
             .q;
-        let threshold = runtime::DEFAULT_PIVOT_THRESHOLD;
+        let threshold = runtime::null_space::DEFAULT_PIVOT_THRESHOLD;
         let mut best = f64::INFINITY;
         for _ in 0..5 {
             let start = Instant::now();
             for _ in 0..reps.max(1) {
-                let r = runtime::projection_rhs::<M, NQ, NC, DOF>(
+                let r = runtime::projection::projection_rhs::<M, NQ, NC, DOF>(
                     std::hint::black_box(&q),
                     std::hint::black_box(u0),
                     p,

@@ -24,7 +24,7 @@ struct Args {
     h: Option<f64>,
     ali3p_rtol: Option<f64>,
     tangent_reuse: Option<f64>,
-    rank_drop: Option<runtime::RankDrop>,
+    rank_drop: Option<runtime::simulate::RankDrop>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -52,8 +52,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--rank-drop" => {
                 let v = it.next().ok_or("--rank-drop needs a value")?;
                 rank_drop = match v.as_str() {
-                    "error" => Some(runtime::RankDrop::Error),
-                    "continue" => Some(runtime::RankDrop::Continue),
+                    "error" => Some(runtime::simulate::RankDrop::Error),
+                    "continue" => Some(runtime::simulate::RankDrop::Continue),
                     _ => return Err(format!("unknown --rank-drop {v} (error or continue)")),
                 };
             }

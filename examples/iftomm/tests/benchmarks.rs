@@ -17,7 +17,7 @@ use iftomm::{
     RunOptions, HIGH_PRECISION,
 };
 use mechgen::nalgebra::Vector2;
-use mechgen::runtime::{self, Dopri5Options};
+use mechgen::runtime::{self, ode::Dopri5Options};
 
 fn opts(problem: Problem, t_end: f64) -> RunOptions {
     RunOptions {
@@ -74,7 +74,7 @@ fn a01_exact_solution_matches_the_pendulum_ode() {
         Ok::<_, std::convert::Infallible>(Vector2::new(y[1], -w2 * y[0].sin()))
     };
     let times: Vec<f64> = (1..=40).map(|k| 0.5 * k as f64).collect();
-    let sol = runtime::dopri5(
+    let sol = runtime::ode::dopri5(
         &mut rhs,
         0.0,
         Vector2::new(std::f64::consts::FRAC_PI_2, 0.0),
@@ -154,7 +154,7 @@ fn a02_projection_stops_at_the_first_flat_position_with_a_rank_loss_error() {
         // At the flat position the constraints themselves lose rank (a bifurcation): no
         // choice of independent coordinates is healthy, and partition switching says so.
         let o = RunOptions {
-            rank_drop: runtime::RankDrop::Error,
+            rank_drop: runtime::simulate::RankDrop::Error,
             ..opts(p, 2.0)
         };
         let e = run(p, Route::Projection, &o).expect_err("stops at flat");
@@ -197,7 +197,7 @@ fn a02_projection_with_forty_windows_at_rtol_1e_10_stops_located_or_meets_the_le
     let o = RunOptions {
         rtol: 1e-10,
         atol: 1e-12,
-        rank_drop: runtime::RankDrop::Error,
+        rank_drop: runtime::simulate::RankDrop::Error,
         ..opts(p, 20.0)
     };
     // Whether a stage lands close enough to the flat position to meet its singular chart
@@ -231,13 +231,13 @@ fn a02_projection_steps_over_the_flat_positions_with_rank_drop_continue() {
     // within 2e-5 m of the exact branch motion at every output step (level 1e-3). With 40
     // windows (at atol 1e-12 the default stops at t = 10.55 s, see above): 2.7e-5 m, where
     // the integration crept towards one flat position and now jumps over it
-    // (`runtime::JUMP_RATIO`).
+    // (`runtime::simulate::JUMP_RATIO`).
     for n in [1usize, 2, 3, 40] {
         let p = Problem::A02 { n };
         let o = RunOptions {
             rtol: 1e-10,
             atol: 1e-12,
-            rank_drop: runtime::RankDrop::Continue,
+            rank_drop: runtime::simulate::RankDrop::Continue,
             ..opts(p, 20.0)
         };
         let r = ok(p, Route::Projection, &o);
@@ -262,7 +262,7 @@ fn a02_lagrange_steps_over_the_flat_positions_with_rank_drop_continue() {
     // projection method, which steps over the point on the branch of its independent
     // coordinates: the full 20 s at rtol 1e-10 (20 or more flat positions), within 1e-4 m
     // of the exact branch motion at every output step (measured 7.4e-7, 1.2e-5, 4.6e-7 m:
-    // with two windows one flat position is passed by a jump, `runtime::JUMP_RATIO`, where
+    // with two windows one flat position is passed by a jump, `runtime::simulate::JUMP_RATIO`, where
     // the integration crept towards the point). With 40 windows at atol 1e-10 and 1e-12:
     // 1.9e-5 and 3.7e-5 m (before, at atol 1e-12 the projection segments stopped at
     // t = 7.1 s, as the projection route did at 10.55 s).
@@ -277,7 +277,7 @@ fn a02_lagrange_steps_over_the_flat_positions_with_rank_drop_continue() {
         let o = RunOptions {
             rtol: 1e-10,
             atol,
-            rank_drop: runtime::RankDrop::Continue,
+            rank_drop: runtime::simulate::RankDrop::Continue,
             ..opts(p, 20.0)
         };
         let r = ok(p, Route::Lagrange, &o);
@@ -321,7 +321,7 @@ fn a02_lagrange_stops_at_the_first_flat_position_with_a_rank_drop() {
             let o = RunOptions {
                 rtol,
                 atol,
-                rank_drop: runtime::RankDrop::Error,
+                rank_drop: runtime::simulate::RankDrop::Error,
                 ..opts(p, 20.0)
             };
             let e = run(p, Route::Lagrange, &o).expect_err("a rank drop");
@@ -380,11 +380,11 @@ fn a04_lagrange_accelerations_off_the_manifold_agree_between_the_svd_and_the_cha
     use iftomm::a04 as m;
     let p = m::Params::default();
     let q0 = mechgen::nalgebra::SVector::<f64, 5>::from(m::NOMINAL_Q);
-    let sim = runtime::SimOptions {
+    let sim = runtime::simulate::SimOptions {
         output_times: (1..40).map(|k| k as f64 * 0.05).collect(),
-        ..runtime::SimOptions::default()
+        ..runtime::simulate::SimOptions::default()
     };
-    let tr = runtime::simulate_projection::<m::Model, 5, 5, 1>(
+    let tr = runtime::simulate::simulate_projection::<m::Model, 5, 5, 1>(
         &q0,
         &mechgen::nalgebra::SVector::zeros(),
         &p,
@@ -399,13 +399,15 @@ fn a04_lagrange_accelerations_off_the_manifold_agree_between_the_svd_and_the_cha
             for c in 0..5 {
                 let mut q = tr.q[k];
                 q[c] += delta;
-                let svd = runtime::lagrange_accelerations::<m::Model, 5, 5, 1>(
+                let svd = runtime::lagrange::lagrange_accelerations::<m::Model, 5, 5, 1>(
                     &q, &tr.qd[k], &p, t, None,
                 )
                 .expect("svd route");
-                let runtime::LagrangeQdd { qdd, path } =
-                    runtime::lagrange_qdd::<m::Model, 5, 5, 1>(&q, &tr.qd[k], &p, t, None)
-                        .expect("chart route");
+                let runtime::lagrange::LagrangeQdd { qdd, path } =
+                    runtime::lagrange::lagrange_qdd::<m::Model, 5, 5, 1>(
+                        &q, &tr.qd[k], &p, t, None,
+                    )
+                    .expect("chart route");
                 assert!(
                     path.is_some(),
                     "the chart serves the Bricard loop at t = {t}"

@@ -9,7 +9,7 @@ include!(concat!(env!("OUT_DIR"), "/andrews.rs"));
 use mechgen_test_support::report as examples_common;
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, Integrator, SimOptions};
+use mechgen::runtime::{self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions};
 
 fn main() {
     use andrews as m;
@@ -38,15 +38,15 @@ fn main() {
     };
     println!("\nsimulating t in [0, 0.03] (projection method, Dormand-Prince 5(4), rtol 1e-10, atol 1e-12)");
     let start = std::time::Instant::now();
-    let traj =
-        match runtime::simulate_projection::<m::Model, NQ, NC, DOF>(&q0, &u0, &p, 0.0, 0.03, &opts)
-        {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("simulation failed: {e}");
-                std::process::exit(1);
-            }
-        };
+    let traj = match runtime::simulate::simulate_projection::<m::Model, NQ, NC, DOF>(
+        &q0, &u0, &p, 0.0, 0.03, &opts,
+    ) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("simulation failed: {e}");
+            std::process::exit(1);
+        }
+    };
     let wall = start.elapsed();
     let (q, qd) = (traj.q[traj.q.len() - 1], traj.qd[traj.qd.len() - 1]);
     for (i, name) in m::COORD_NAMES.iter().enumerate() {
@@ -68,7 +68,7 @@ fn main() {
     println!("  |C(q(0.03))| = {:.2e}", m::residual(&q, &p, 0.03).norm());
 
     let start = std::time::Instant::now();
-    match runtime::simulate_lagrange::<m::Model, NQ, NC, DOF>(
+    match runtime::simulate::simulate_lagrange::<m::Model, NQ, NC, DOF>(
         &q0,
         &SVector::zeros(),
         &p,

@@ -83,7 +83,7 @@ fn null_space_on_manifold() {
 /// (`andsoln` of the Bari test set's andrews.f) to about 10 digits.
 #[test]
 fn simulation_matches_lagrange_and_reference() {
-    use mechgen::runtime::{self, Dopri5Options, Integrator, SimOptions};
+    use mechgen::runtime::{self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions};
     let p = m::Params::default();
     let q0 = SVector::<f64, NQ>::from(m::NOMINAL_Q);
     let opts = SimOptions {
@@ -94,7 +94,7 @@ fn simulation_matches_lagrange_and_reference() {
         }),
         ..SimOptions::default()
     };
-    let a = runtime::simulate_projection::<M, NQ, NC, DOF>(
+    let a = runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(
         &q0,
         &SVector::zeros(),
         &p,
@@ -103,9 +103,15 @@ fn simulation_matches_lagrange_and_reference() {
         &opts,
     )
     .expect("projection method");
-    let b =
-        runtime::simulate_lagrange::<M, NQ, NC, DOF>(&q0, &SVector::zeros(), &p, 0.0, 0.03, &opts)
-            .expect("Lagrange formulation");
+    let b = runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(
+        &q0,
+        &SVector::zeros(),
+        &p,
+        0.0,
+        0.03,
+        &opts,
+    )
+    .expect("Lagrange formulation");
     let qa = a.q[a.q.len() - 1];
     let qb = b.q[b.q.len() - 1];
     let rel = (qa - qb).norm() / qa.norm();

@@ -1,5 +1,5 @@
 //! Exact step Jacobians of Andrews' mechanism (`#![generic]` family through
-//! `Builder::generic`): `runtime::step_jacobians` against Richardson-extrapolated central
+//! `Builder::generic`): `runtime::step::step_jacobians` against Richardson-extrapolated central
 //! differences of the step at 100 random states, relative 1e-7 per block (see
 //! `mechgen_test_support::step`).
 
@@ -28,9 +28,9 @@ fn andrews_rk4_symbolic_step_jacobians_equal_the_dual_number_ones() {
     // The RK4 step's Jacobian chained through its four stages from the generated
     // derivatives against dual numbers through the same step, 100 random states.
     use andrews as m;
-    let opts = mechgen::runtime::StepOptions {
-        method: mechgen::runtime::StepMethod::Rk4,
-        ..mechgen::runtime::StepOptions::default()
+    let opts = mechgen::runtime::step::StepOptions {
+        method: mechgen::runtime::step::StepMethod::Rk4,
+        ..mechgen::runtime::step::StepOptions::default()
     };
     let p = m::Params::default();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);

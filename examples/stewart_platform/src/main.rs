@@ -9,7 +9,7 @@ include!(concat!(env!("OUT_DIR"), "/stewart.rs"));
 use mechgen_test_support::report as examples_common;
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, Integrator, SimOptions};
+use mechgen::runtime::{self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions};
 
 fn main() {
     use stewart as m;
@@ -38,14 +38,15 @@ fn main() {
     };
     println!("\nsimulating t in [0, {t1}] under gravity with actuator forces (projection method, rtol 1e-8)");
     let start = std::time::Instant::now();
-    let traj =
-        match runtime::simulate_projection::<m::Model, NQ, NC, DOF>(&q0, &u0, &p, 0.0, t1, &opts) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("simulation failed: {e}");
-                std::process::exit(1);
-            }
-        };
+    let traj = match runtime::simulate::simulate_projection::<m::Model, NQ, NC, DOF>(
+        &q0, &u0, &p, 0.0, t1, &opts,
+    ) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("simulation failed: {e}");
+            std::process::exit(1);
+        }
+    };
     let wall = start.elapsed();
     let last = traj.q.len() - 1;
     for k in [0, 50, 100, 200, last] {

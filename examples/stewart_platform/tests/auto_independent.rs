@@ -7,7 +7,7 @@
 //! model's.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{assemble, AssemblyOptions, Mechanism};
+use mechgen::runtime::{assemble::assemble, assemble::AssemblyOptions, Mechanism};
 use rand::{RngExt, SeedableRng};
 
 include!(concat!(env!("OUT_DIR"), "/stewart.rs"));

@@ -132,7 +132,7 @@ fn mass_matrix_matches_numeric_assembly() {
 /// not the check here), and the constraints hold at every output.
 #[test]
 fn projection_and_lagrange_agree() {
-    use mechgen::runtime::{self, Dopri5Options, Integrator, SimOptions};
+    use mechgen::runtime::{self, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions};
     let p = m::Params::default();
     let mut q0 = SVector::<f64, NQ>::from(m::NOMINAL_Q);
     q0[2] += 0.05;
@@ -145,11 +145,19 @@ fn projection_and_lagrange_agree() {
         }),
         ..SimOptions::default()
     };
-    let a =
-        runtime::simulate_projection::<M, NQ, NC, DOF>(&q0, &SVector::zeros(), &p, 0.0, 0.5, &opts)
-            .expect("projection");
-    let b = runtime::simulate_lagrange::<M, NQ, NC, DOF>(&a.q[0], &a.qd[0], &p, 0.0, 0.5, &opts)
-        .expect("lagrange");
+    let a = runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(
+        &q0,
+        &SVector::zeros(),
+        &p,
+        0.0,
+        0.5,
+        &opts,
+    )
+    .expect("projection");
+    let b = runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(
+        &a.q[0], &a.qd[0], &p, 0.0, 0.5, &opts,
+    )
+    .expect("lagrange");
     let (qa, qb) = (a.q[a.q.len() - 1], b.q[b.q.len() - 1]);
     let rel = (qa - qb).norm() / qa.norm();
     assert!(rel <= 1e-8, "projection vs Lagrange: {rel:e}");

@@ -8,7 +8,9 @@
 //! 56 % of all right-hand sides numeric; now none).
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{self, Dopri5Options, Integrator, NullSpacePath, SimOptions};
+use mechgen::runtime::{
+    self, null_space::NullSpacePath, ode::Dopri5Options, simulate::Integrator, simulate::SimOptions,
+};
 use mechgen_test_support as common;
 use rand::{RngExt, SeedableRng};
 
@@ -36,7 +38,9 @@ fn poses(degraded: usize, ordinary: usize) -> (Vec<SVector<f64, NQ>>, Vec<SVecto
             let a = if k < 3 { 0.2 } else { 0.4 };
             q0[i] += rng.random_range(-a..a);
         }
-        let Ok(asm) = runtime::assemble::<M, NQ, NC, DOF>(&q0, &p, 0.0, &Default::default()) else {
+        let Ok(asm) =
+            runtime::assemble::assemble::<M, NQ, NC, DOF>(&q0, &p, 0.0, &Default::default())
+        else {
             continue;
         };
         let (_, fixed) = m::null_space_fixed(&asm.q, &p, 0.0);
@@ -72,7 +76,7 @@ fn where_the_fixed_order_degrades_the_same_coordinates_stay_right() {
         let (d, h) = m::null_space(q, &p, 0.0);
         let (err, _) = common::null_space_error(&j, &d);
         assert!(err <= 1e-10 && h >= 1e-3, "health {h:e}, basis {err:e} off");
-        let out = runtime::null_space_checked::<M, NQ, NC, DOF>(q, &p, 0.0, 1e-4)
+        let out = runtime::null_space::null_space_checked::<M, NQ, NC, DOF>(q, &p, 0.0, 1e-4)
             .expect("checked null space");
         assert!(
             matches!(out.path, NullSpacePath::Atlas { .. }),
@@ -100,17 +104,19 @@ fn projection_runs_from_degraded_poses_stay_on_generated_code() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     for q0 in bad.iter().chain(&good) {
         let u0 = SVector::<f64, DOF>::from_fn(|_, _| rng.random_range(-0.5..0.5));
-        let a = runtime::simulate_projection::<M, NQ, NC, DOF>(q0, &u0, &p, 0.0, 0.2, &opts)
-            .expect("projection");
+        let a =
+            runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(q0, &u0, &p, 0.0, 0.2, &opts)
+                .expect("projection");
         assert_eq!(
             (a.stats.numeric_fallbacks, a.stats.partition_switches),
             (0, 0),
             "numeric right-hand sides and switches"
         );
         // A second formulation: the Lagrange route from the same state.
-        let b =
-            runtime::simulate_lagrange::<M, NQ, NC, DOF>(&a.q[0], &a.qd[0], &p, 0.0, 0.2, &opts)
-                .expect("lagrange");
+        let b = runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(
+            &a.q[0], &a.qd[0], &p, 0.0, 0.2, &opts,
+        )
+        .expect("lagrange");
         let (qa, qb) = (a.q[a.q.len() - 1], b.q[b.q.len() - 1]);
         let rel = (qa - qb).norm() / qa.norm();
         assert!(rel <= 1e-8, "projection vs Lagrange: {rel:e}");

@@ -13,7 +13,7 @@ use crate::error::OdeError;
 ///
 /// No error control: the result can be wrong without an error. The size of the
 /// projections is reported in [`Stats::max_projection`] (and the simulations report the
-/// constraint defect and energy change, [`crate::SimStats`]): check them, or halve `h` and
+/// constraint defect and energy change, [`crate::simulate::SimStats`]): check them, or halve `h` and
 /// compare.
 ///
 /// ```
