@@ -627,3 +627,33 @@ pub fn sizes(problem: Problem) -> (usize, usize, usize) {
         Problem::A05 => (a05::NQ, a05::NC, a05::DOF),
     }
 }
+
+/// A05's mechanical energy `E(t)` (kinetic, gravity and the two springs' potentials:
+/// [`runtime::Dynamics::energy`]) at the output times of a run by `route`: the damped
+/// governor's energy never rises (`dE/dt = −c Σ l̇² ≤ 0`), so a rise between outputs is the
+/// integration's error. Errors as [`run`].
+pub fn a05_energies(route: Route, opts: &RunOptions) -> Result<Vec<(f64, f64)>, RunError> {
+    use a05 as m;
+    let problem = Problem::A05;
+    let steps =
+        ((problem.output_steps() as f64 * opts.t_end / problem.span()).round() as usize).max(1);
+    let p = m::Params::default();
+    let q0 = SVector::from(m::NOMINAL_Q);
+    let u0 = SVector::<f64, 4>::new(2.0 * std::f64::consts::PI, 0.0, 0.0, 0.0);
+    let (traj, wall) = simulate::<m::Model, 4, 0, 4>(route, &q0, &u0, &p, opts, steps)
+        .map_err(|e| err(problem, route, e))?;
+    let mut out = Vec::with_capacity(traj.t.len());
+    for (k, &t) in traj.t.iter().enumerate() {
+        let e = m::energy(&traj.q[k], &traj.qd[k], &p, t);
+        if !e.is_finite() {
+            return Err(RunError {
+                problem,
+                route,
+                message: format!("non-finite energy {e} at t = {t}"),
+                wall,
+            });
+        }
+        out.push((t, e));
+    }
+    Ok(out)
+}
