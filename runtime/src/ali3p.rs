@@ -114,7 +114,9 @@ pub struct Ali3pOptions {
     pub project_initial: bool,
     /// Options of the initial assembly.
     pub assembly: AssemblyOptions,
-    /// Return the multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) at the output times.
+    /// Return the multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) at the output times, from the
+    /// index-1 system at the output's converged state (not the penalty iterate, whose error
+    /// grows as the step shrinks).
     pub multipliers: bool,
     /// Largest number of steps before [`SimError::InvalidInput`] (guards against a tiny
     /// `h` over a long span). With [`Ali3pOptions::adaptive`]: the largest number of step
@@ -879,12 +881,12 @@ fn step_hint(opts: &Ali3pOptions, diverged: bool, at_h_min: bool) -> &'static st
              (Tangent::FiniteDifferences)"
         }
         (true, false, true) if at_h_min => {
-            "the retried step fell below Adaptive::h_min: lower h_min, or check the model's \
-             forces for a discontinuity at this time"
+            "the retried step fell below Adaptive::h_min: loosen the tolerances (the Newton \
+             iteration's follows them) or lower h_min"
         }
         (true, false, false) if at_h_min => {
-            "the retried step fell below Adaptive::h_min: raise Ali3pOptions::max_iterations \
-             or lower h_min"
+            "the retried step fell below Adaptive::h_min: raise Ali3pOptions::max_iterations, \
+             loosen the tolerances or lower h_min"
         }
         (true, true, _) => "use the finite-difference tangent (Tangent::FiniteDifferences)",
         (true, false, _) => {
