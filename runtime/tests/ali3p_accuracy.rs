@@ -77,9 +77,10 @@ fn car_axis_ali3p(opts: &Ali3pOptions) -> Result<Trajectory<4, 2>, mechgen_runti
 
 #[test]
 fn car_axis_adaptive_meets_its_tolerance_on_positions_and_velocities() {
-    // Before: at rtol 1e-6 the run "completed" with a velocity of the wrong sign (a relative
-    // error of 1.1) and at 1e-4 with the positions 3.6e-2 off: the error control bounded
-    // only a local position error per step. Now it bounds the velocity error the positions'
+    // Before: the error control bounded only a local position error per step, and the runs
+    // "completed" far off: rtol 1e-4 positions 3.6e-2, velocities 1.58; rtol 1e-6 positions
+    // 2.1e-3, velocities 0.22 (relative to the largest reference entry; per component, as
+    // the issue measured, 1.1: a velocity of the wrong sign). Now it bounds the velocity error the positions'
     // error makes too (an error per unit step of the positions), and the global errors are
     // proportional to the tolerance. Bounds: positions within 10 rtol of the reference
     // (measured 6.5 and 7.9 rtol); velocities within 1e3 rtol (measured 590 and 680 rtol:
