@@ -114,7 +114,9 @@ pub struct Ali3pOptions {
     pub project_initial: bool,
     /// Options of the initial assembly.
     pub assembly: AssemblyOptions,
-    /// Return the multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) at the output times.
+    /// Return the multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) at the output times, from the
+    /// index-1 system at the output's converged state (not the penalty iterate, whose error
+    /// grows as the step shrinks).
     pub multipliers: bool,
     /// Largest number of steps before [`SimError::InvalidInput`] (guards against a tiny
     /// `h` over a long span). With [`Ali3pOptions::adaptive`]: the largest number of step
@@ -130,9 +132,18 @@ pub struct Ali3pOptions {
 ///
 /// The trapezoidal rule (Newmark `β = 1/4`, `γ = 1/2`) makes the local position error
 /// `(β − 1/6) h³ q⃛ = (h³/12) q⃛`, estimated (Zienkiewicz and Xie) from the projected
-/// accelerations of the step as `(h²/12) (q̈ₙ₊₁ − q̈ₙ)`. A step is accepted when its
-/// weighted RMS norm, with weights `atol + rtol · max(|qₙ|, |qₙ₊₁|)` per coordinate, is at
-/// most 1; the next step is `h · clamp(0.9 · err^(−1/3), 0.2, 5)`
+/// accelerations of the step as `(h²/12) (q̈ₙ₊₁ − q̈ₙ)`; the velocities, the trapezoidal
+/// difference `(2/h) (qₙ₊₁ − qₙ) − q̇ₙ`, carry `2/h` times it, `(h/6) (q̈ₙ₊₁ − q̈ₙ)`. A step
+/// is accepted when the weighted RMS norm of both, with weights
+/// `atol + rtol · max(|qₙ|, |qₙ₊₁|)` per coordinate and `atol + rtol · max(|q̇ₙ|, |q̇ₙ₊₁|)`
+/// per velocity, is at most 1 (the position estimate alone let the car axis of the Bari
+/// test set end at rtol 1e-6 with a velocity of the wrong sign; the velocity term, an error
+/// per unit step of the positions, keeps the global errors proportional to the tolerance:
+/// `tests/ali3p_accuracy.rs`). The Newton iteration then stops at a remaining position
+/// error of `0.05 h (atol + rtol ‖q̇‖∞)` too (not below `1e-12 (1 + ‖q‖)`). Where the
+/// velocity test cannot be met in double precision (the trapezoidal velocity carries a
+/// rounding of `~4 ε |q| / h`: A05 at rtol = atol = 1e-10), the run ends with a step-size
+/// underflow, not with an answer outside the tolerance; the next step is `h · clamp(0.9 · err^(−1/3), 0.2, 5)`
 /// (within `[h_min, h_max]`). A step whose Newton iteration fails (too many iterations, a
 /// growing correction, non-finite values at an iterate) is retried with `h / 4`. Steps
 /// are shortened to land on every output time. Below `h_min` the run ends with an error
@@ -428,6 +439,15 @@ where
         t,
         what: "initial accelerations",
         iterations: INITIAL_ITERATIONS,
+        hint: if opts.project_initial {
+            "the initial accelerations' multiplier iteration converges slowly where \
+             constraint rows are nearly dependent: loosen Ali3pOptions::tol or start from a \
+             configuration away from a singular one"
+        } else {
+            "assemble the initial state and project its velocities first \
+             (Ali3pOptions::project_initial), or start from a configuration away from a \
+             singular one"
+        },
     })
 }
 
@@ -569,7 +589,10 @@ where
     let mut ts = vec![t0];
     let mut qs = vec![state.q];
     let mut qds = vec![state.qd];
-    let mut lams = opts.multipliers.then(|| vec![-state.lambda]);
+    let mut lams = match opts.multipliers {
+        true => Some(vec![output_multipliers::<M, NQ, NC, DOF>(&state, p, t0)?]),
+        false => None,
+    };
     let mut steps = 0usize;
     let mut rejected = 0usize;
     let mut h_next = opts.h;
@@ -589,7 +612,7 @@ where
                     match step::<M, NQ, NC, DOF>(&state, p, t, h, alpha, opts, &mut run)? {
                         Outcome::Converged { next, .. } => state = next,
                         Outcome::Failed { diverged } => {
-                            return Err(no_convergence(t, diverged, opts));
+                            return Err(no_convergence(t, diverged, opts, false));
                         }
                     }
                     steps += 1;
@@ -626,23 +649,12 @@ where
                             rejected += 1;
                             h_next = 0.25 * h;
                             if h_next < ad.h_min {
-                                return Err(no_convergence(tn, diverged, opts));
+                                return Err(no_convergence(tn, diverged, opts, true));
                             }
                             continue;
                         }
                     };
-                    // The local error of the positions ≈ (β − 1/6) h² (q̈ₙ₊₁ − q̈ₙ), β = 1/4.
-                    let mut sum = 0.0;
-                    for i in 0..NQ {
-                        let sc = ad.atol + ad.rtol * state.q[i].abs().max(next.q[i].abs());
-                        let e = h * h / 12.0 * (next.qdd[i] - state.qdd[i]) / sc;
-                        sum += e * e;
-                    }
-                    let err = if NQ == 0 {
-                        0.0
-                    } else {
-                        (sum / NQ as f64).sqrt()
-                    };
+                    let err = local_error(ad, h, &state, &next);
                     let fac = if err.is_nan() {
                         0.2
                     } else if err == 0.0 {
@@ -676,7 +688,7 @@ where
         qs.push(state.q);
         qds.push(state.qd);
         if let Some(l) = lams.as_mut() {
-            l.push(-state.lambda);
+            l.push(output_multipliers::<M, NQ, NC, DOF>(&state, p, w[1])?);
         }
     }
     let acc = run.acc;
@@ -703,6 +715,58 @@ where
         switch_times: Vec::new(),
         rank_drop_times: Vec::new(),
     })
+}
+
+/// The multipliers `λ_r` (`M q̈ = f + C_Jᵀ λ_r`) reported at an output: from the index-1
+/// system at the converged, projected state ([`crate::lagrange::lagrange_accelerations`]),
+/// not the penalty iteration's `−(λ + α C)`. That iterate balances the trapezoidal
+/// accelerations `(4/h²) (qₙ₊₁ − qₙ) − …`, which carry the Newton iteration's remaining
+/// position error times `4/h²`, while the penalty `α ∝ 1/h²` multiplies the constraint
+/// residual: it degrades as the step shrinks (the car axis' `λ₂` at h = 1e-5 was 5 % off,
+/// `tests/ali3p_accuracy.rs`). The index-1 multipliers converge with the state. At a rank
+/// loss of `C_J` they are the minimum-norm ones of the kept rows.
+fn output_multipliers<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    s: &State<NQ, NC>,
+    p: &M::Params,
+    t: f64,
+) -> Result<SVector<f64, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    Ok(crate::lagrange::lagrange_accelerations::<M, NQ, NC, DOF>(&s.q, &s.qd, p, t, None)?.lambda)
+}
+
+/// The weighted RMS local error of a step from `s` to `next` of size `h` ([`Adaptive`]):
+/// per coordinate the position error `(h²/12) (q̈ₙ₊₁ − q̈ₙ)` (Zienkiewicz–Xie, Newmark
+/// `β = 1/4`) against `atol + rtol · max(|qₙ|, |qₙ₊₁|)`, and the velocity error that this
+/// position error makes through the trapezoidal velocity `q̇ₙ₊₁ = (2/h) (qₙ₊₁ − qₙ) − q̇ₙ`,
+/// `(2/h)` times it, `(h/6) (q̈ₙ₊₁ − q̈ₙ)`, against `atol + rtol · max(|q̇ₙ|, |q̇ₙ₊₁|)`.
+///
+/// Why the velocities: bounding the positions alone let the car axis (Bari test set) at
+/// rtol 1e-6 end with the positions right and a velocity of the wrong sign. The velocity
+/// term is one order lower in `h` than the positions' local error: it is an error per
+/// unit step of the positions, whose global error then stays proportional to the
+/// tolerance (the position test alone let it grow with the number of steps: the car axis
+/// at rtol 1e-4 ended 3.6e-2 off).
+fn local_error<const NQ: usize, const NC: usize>(
+    ad: &Adaptive,
+    h: f64,
+    s: &State<NQ, NC>,
+    next: &State<NQ, NC>,
+) -> f64 {
+    if NQ == 0 {
+        return 0.0;
+    }
+    let mut sum = 0.0;
+    for i in 0..NQ {
+        let da = next.qdd[i] - s.qdd[i];
+        let sq = ad.atol + ad.rtol * s.q[i].abs().max(next.q[i].abs());
+        let sv = ad.atol + ad.rtol * s.qd[i].abs().max(next.qd[i].abs());
+        let eq = h * h / 12.0 * da / sq;
+        let ev = h / 6.0 * da / sv;
+        sum += eq * eq + ev * ev;
+    }
+    (sum / (2 * NQ) as f64).sqrt()
 }
 
 /// The counters of a run, and the force derivatives `(K, Cᵥ)` kept for
@@ -748,12 +812,40 @@ fn newton_tol(opts: &Ali3pOptions) -> f64 {
     }
 }
 
+/// The bound on the Newton iteration's remaining position error (Euclidean) of a step of
+/// size `h` from the velocities `qd` to positions of norm `xn`: [`newton_tol`] relative to
+/// `1 + xn`, and with error control also `0.05 h (atol + rtol ‖q̇‖∞)`, not below
+/// [`NEWTON_FLOOR`] `(1 + xn)`. The velocities are the trapezoidal difference
+/// `(2/h) (qₙ₊₁ − qₙ) − q̇ₙ`: a position error `δ` left by the iteration is a velocity error
+/// `2δ/h`, which the position tolerance alone let grow without bound as the step shrinks.
+fn newton_limit<const NQ: usize>(
+    opts: &Ali3pOptions,
+    h: f64,
+    qd: &SVector<f64, NQ>,
+    xn: f64,
+) -> f64 {
+    let pos = newton_tol(opts) * (1.0 + xn);
+    match &opts.adaptive {
+        None => pos,
+        Some(ad) => {
+            let vel = 0.05 * h * (ad.atol + ad.rtol * qd.amax());
+            pos.min(vel.max(NEWTON_FLOOR * (1.0 + xn)))
+        }
+    }
+}
+
+/// The smallest relative remaining error [`newton_limit`] asks of the Newton iteration
+/// (`1e-12`, some 5,000 ε: the penalty's conditioning `~ penalty_factor` leaves the
+/// corrections a rounding noise of that order).
+const NEWTON_FLOOR: f64 = 1e-12;
+
 /// Largest ratio of successive Newton corrections with which a step keeps the tangent's
 /// factorisation (modified Newton); above it the tangent is refactored at the new iterate.
 const REFACTOR_RATIO: f64 = 0.1;
 
-/// The error of a step whose Newton iteration failed.
-fn no_convergence(t: f64, diverged: bool, opts: &Ali3pOptions) -> SimError {
+/// The error of a step whose Newton iteration failed; `at_h_min`: with error control, the
+/// retried step fell below [`Adaptive::h_min`].
+fn no_convergence(t: f64, diverged: bool, opts: &Ali3pOptions, at_h_min: bool) -> SimError {
     SimError::NoConvergence {
         t,
         what: if diverged {
@@ -762,6 +854,45 @@ fn no_convergence(t: f64, diverged: bool, opts: &Ali3pOptions) -> SimError {
             "ALI3-P step"
         },
         iterations: opts.max_iterations,
+        hint: step_hint(opts, diverged, at_h_min),
+    }
+}
+
+/// The hint of a failed step's [`SimError::NoConvergence`]: only options the run does not
+/// already have. The finite-difference tangent is named only to a run with the mass-only
+/// one; step-size control only to a fixed-step run; more iterations only where the
+/// iteration was still converging (not diverging).
+fn step_hint(opts: &Ali3pOptions, diverged: bool, at_h_min: bool) -> &'static str {
+    let mass_only = opts.tangent == Tangent::MassOnly;
+    match (opts.adaptive.is_some(), mass_only, diverged) {
+        (false, true, _) => {
+            "use the finite-difference tangent (Tangent::FiniteDifferences) or reduce the step h"
+        }
+        (false, false, true) => {
+            "reduce the step h, or use step-size control (Ali3pOptions::adaptive), which \
+             retries a failed step with a smaller one"
+        }
+        (false, false, false) => {
+            "reduce the step h, raise Ali3pOptions::max_iterations, or use step-size control \
+             (Ali3pOptions::adaptive)"
+        }
+        (true, true, _) if at_h_min => {
+            "the retried step fell below Adaptive::h_min: use the finite-difference tangent \
+             (Tangent::FiniteDifferences)"
+        }
+        (true, false, true) if at_h_min => {
+            "the retried step fell below Adaptive::h_min: loosen the tolerances (the Newton \
+             iteration's follows them) or lower h_min"
+        }
+        (true, false, false) if at_h_min => {
+            "the retried step fell below Adaptive::h_min: raise Ali3pOptions::max_iterations, \
+             loosen the tolerances or lower h_min"
+        }
+        (true, true, _) => "use the finite-difference tangent (Tangent::FiniteDifferences)",
+        (true, false, _) => {
+            "raise Ali3pOptions::max_iterations, or check the model's forces for a \
+             discontinuity at this time"
+        }
     }
 }
 
@@ -911,7 +1042,7 @@ where
         } else {
             f64::INFINITY
         };
-        if remaining <= newton_tol(opts) * (1.0 + x.norm()) {
+        if remaining <= newton_limit(opts, h, &qd, x.norm()) {
             last = Some((m, j, jtj));
             break;
         }

@@ -498,6 +498,10 @@ pub enum SimError {
         what: &'static str,
         /// Iterations made.
         iterations: usize,
+        /// What to change, chosen from the options in effect (never an option the run
+        /// already uses): e.g. the finite-difference tangent only where the run had the
+        /// mass-only one, step-size control only where the step was fixed.
+        hint: &'static str,
     },
     /// The leading matrix `M + (h/2) Cᵥ + (h²/4) (C_Jᵀ α C_J + K)` of
     /// [`crate::ali3p::simulate_ali3p`] is singular (neither Cholesky nor LU factor it): the
@@ -573,10 +577,11 @@ impl fmt::Display for SimError {
                 t,
                 what,
                 iterations,
+                hint,
             } => write!(
                 f,
                 "{what}: Newton iteration did not converge in {iterations} iterations at \
-                 t = {t} (reduce the step or use the finite-difference tangent)"
+                 t = {t} ({hint})"
             ),
             SimError::SingularLeadingMatrix { t } => write!(
                 f,

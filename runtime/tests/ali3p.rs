@@ -143,18 +143,87 @@ fn newton_failure_is_an_error() {
     };
     let e = simulate_ali3p::<Pendulum, 2, 1, 1>(&q0, &V2::zeros(), &p, 0.0, 1.0, &opts)
         .expect_err("one iteration cannot converge");
+    let hint = "reduce the step h, raise Ali3pOptions::max_iterations, or use step-size \
+                control (Ali3pOptions::adaptive)";
     assert_eq!(
         e,
         SimError::NoConvergence {
             t: 0.01,
             what: "ALI3-P step",
-            iterations: 1
+            iterations: 1,
+            hint,
         }
     );
     assert_eq!(
         e.to_string(),
-        "ALI3-P step: Newton iteration did not converge in 1 iterations at t = 0.01 (reduce the \
-         step or use the finite-difference tangent)"
+        format!(
+            "ALI3-P step: Newton iteration did not converge in 1 iterations at t = 0.01 ({hint})"
+        )
+    );
+}
+
+#[test]
+fn the_newton_failure_hint_names_only_options_the_run_has_not_got() {
+    // Before, every failure said "reduce the step or use the finite-difference tangent",
+    // the tangent being the default already. The hint now depends on the options in effect.
+    let p = PendParams::default();
+    let q0 = V2::new(0.6, -0.8);
+    let fail = |o: Ali3pOptions| {
+        let e = simulate_ali3p::<Pendulum, 2, 1, 1>(&q0, &V2::zeros(), &p, 0.0, 1.0, &o)
+            .expect_err("one iteration cannot converge");
+        match e {
+            SimError::NoConvergence { hint, .. } => {
+                assert!(e.to_string().contains(hint), "{e}");
+                hint
+            }
+            other => panic!("{other}"),
+        }
+    };
+    let base = Ali3pOptions {
+        h: 1e-2,
+        max_iterations: 1,
+        ..Ali3pOptions::default()
+    };
+    // Fixed step, finite-difference tangent (the defaults): not the tangent, but the step,
+    // the iterations, step-size control.
+    let h = fail(base.clone());
+    assert!(!h.contains("finite-difference"), "{h}");
+    assert!(
+        h.contains("adaptive") && h.contains("max_iterations"),
+        "{h}"
+    );
+    // Fixed step, mass-only tangent: the finite-difference tangent.
+    let h = fail(Ali3pOptions {
+        tangent: Tangent::MassOnly,
+        ..base.clone()
+    });
+    assert!(h.contains("Tangent::FiniteDifferences"), "{h}");
+    // Step-size control down to h_min with the finite-difference tangent: neither step-size
+    // control (already on) nor the tangent (already used).
+    let h = fail(Ali3pOptions {
+        adaptive: Some(Adaptive {
+            h_min: 1e-3,
+            ..Adaptive::default()
+        }),
+        ..base.clone()
+    });
+    assert!(h.contains("h_min") && h.contains("max_iterations"), "{h}");
+    assert!(
+        !h.contains("Ali3pOptions::adaptive") && !h.contains("finite-difference"),
+        "{h}"
+    );
+    // The same with the mass-only tangent: the tangent.
+    let h = fail(Ali3pOptions {
+        tangent: Tangent::MassOnly,
+        adaptive: Some(Adaptive {
+            h_min: 1e-3,
+            ..Adaptive::default()
+        }),
+        ..base
+    });
+    assert!(
+        h.contains("Tangent::FiniteDifferences") && !h.contains("Ali3pOptions::adaptive"),
+        "{h}"
     );
 }
 
@@ -438,7 +507,9 @@ fn diverging_newton_is_no_convergence_not_a_nan_error() {
         SimError::NoConvergence {
             t: 0.1,
             what: "ALI3-P step (diverging)",
-            iterations: 50
+            iterations: 50,
+            hint: "use the finite-difference tangent (Tangent::FiniteDifferences) or reduce \
+                   the step h",
         }
     );
 }

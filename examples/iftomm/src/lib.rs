@@ -710,3 +710,55 @@ pub fn bare_rhs_seconds(problem: Problem, reps: usize) -> Result<f64, String> {
         Problem::A05 => at!(a05, [2.0 * std::f64::consts::PI, 0.0, 0.0, 0.0]),
     }
 }
+
+/// One output of [`a05_energies`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct A05Output {
+    /// Time (s).
+    pub t: f64,
+    /// Coordinates `(φ, β₁, β₂, s)`.
+    pub q: [f64; 4],
+    /// Their velocities.
+    pub qd: [f64; 4],
+    /// The mechanical energy (J).
+    pub energy: f64,
+}
+
+/// A05's state and mechanical energy `E(t)` (kinetic, gravity and the two springs'
+/// potentials: [`runtime::Dynamics::energy`]) at `outputs` equally spaced steps over
+/// `[0, opts.t_end]` of a run by `route`. The damped governor's energy never rises
+/// (`dE/dt = −c Σ l̇² ≤ 0`): a rise between outputs is the integration's error. Errors as
+/// [`run`], and a non-finite energy.
+pub fn a05_energies(
+    route: Route,
+    opts: &RunOptions,
+    outputs: usize,
+) -> Result<Vec<A05Output>, RunError> {
+    use a05 as m;
+    let problem = Problem::A05;
+    let p = m::Params::default();
+    let q0 = SVector::from(m::NOMINAL_Q);
+    let u0 = SVector::<f64, 4>::new(2.0 * std::f64::consts::PI, 0.0, 0.0, 0.0);
+    let (traj, wall) = simulate::<m::Model, 4, 0, 4>(route, &q0, &u0, &p, opts, outputs.max(1))
+        .map_err(|e| err(problem, route, e))?;
+    let mut out = Vec::with_capacity(traj.t.len());
+    for (k, &t) in traj.t.iter().enumerate() {
+        let (q, qd) = (&traj.q[k], &traj.qd[k]);
+        let e = m::energy(q, qd, &p, t);
+        if !e.is_finite() {
+            return Err(RunError {
+                problem,
+                route,
+                message: format!("non-finite energy {e} at t = {t}"),
+                wall,
+            });
+        }
+        out.push(A05Output {
+            t,
+            q: [q[0], q[1], q[2], q[3]],
+            qd: [qd[0], qd[1], qd[2], qd[3]],
+            energy: e,
+        });
+    }
+    Ok(out)
+}

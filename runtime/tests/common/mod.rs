@@ -453,3 +453,159 @@ impl Mechanism<3, 2, 1> for FourBar {
         V3::new(x_th, x_phi, 0.0)
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The car axis problem (Hairer & Wanner, Solving ODEs II, VII.1; the Bari test set for IVP
+// solvers, `caraxis`): q = (x_l, y_l, x_r, y_r), M = (m ε²/2) I, the left wheel on a
+// circle of the axis' centre (C₁ = x_b x_l + y_b y_l), the axis of length L
+// (C₂ = (x_l − x_r)² + (y_l − y_r)² − L²), the right wheel bound by a spring of rest length
+// L0 to the rheonomic point (x_b, y_b) = (√(L² − y_b²), r sin ω t). The multipliers are the
+// test set's own: M q̈ = f + C_Jᵀ λ with the same rows.
+
+pub struct CarAxis;
+
+#[derive(Debug, Clone, Copy)]
+pub struct CarParams {
+    pub eps: f64,
+    pub m: f64,
+    pub l: f64,
+    pub l0: f64,
+    pub r: f64,
+    pub w: f64,
+    pub g: f64,
+}
+
+impl Default for CarParams {
+    fn default() -> Self {
+        CarParams {
+            eps: 1e-2,
+            m: 10.0,
+            l: 1.0,
+            l0: 0.5,
+            r: 0.1,
+            w: 10.0,
+            g: 1.0,
+        }
+    }
+}
+
+impl CarParams {
+    /// `(x_b, y_b)` and their first and second time derivatives.
+    pub fn bump(&self, t: f64) -> [f64; 6] {
+        let (s, c) = (self.w * t).sin_cos();
+        let yb = self.r * s;
+        let ybd = self.r * self.w * c;
+        let ybdd = -self.r * self.w * self.w * s;
+        let xb = (self.l * self.l - yb * yb).sqrt();
+        let xbd = -yb * ybd / xb;
+        let xbdd = -(ybd * ybd + yb * ybdd + xbd * xbd) / xb;
+        [xb, yb, xbd, ybd, xbdd, ybdd]
+    }
+    /// The mass of each coordinate, `m ε² / 2`.
+    pub fn k(&self) -> f64 {
+        self.m * self.eps * self.eps / 2.0
+    }
+    /// The consistent initial state of the test set: `q`, `q̇`.
+    pub fn initial(&self) -> (SVector<f64, 4>, SVector<f64, 4>) {
+        (
+            SVector::<f64, 4>::new(0.0, self.l0, self.l, self.l0),
+            SVector::<f64, 4>::new(-self.l0 / self.l, 0.0, -self.l0 / self.l, 0.0),
+        )
+    }
+}
+
+/// The Bari test set's reference solution at t = 3 (`soln` of caraxis.f): `x_l, y_l, x_r,
+/// y_r`, their velocities, `λ₁, λ₂`.
+#[allow(clippy::excessive_precision)]
+pub const CAR_AXIS_REFERENCE: [f64; 10] = [
+    0.4934557842755629e-1,
+    0.4969894602303324e+0,
+    0.1041742524885400e+1,
+    0.3739110272652214e+0,
+    -0.7705836840321485e-1,
+    0.7446866596327776e-2,
+    0.1755681574942899e-1,
+    0.7703410437794031e+0,
+    -0.4736886750784630e-2,
+    -0.1104680411345730e-2,
+];
+
+impl Mechanism<4, 2, 2> for CarAxis {
+    type Params = CarParams;
+    const NAME: &'static str = "car_axis";
+    const COORD_NAMES: [&'static str; 4] = ["xl", "yl", "xr", "yr"];
+    const INDEPENDENT: [usize; 2] = [1, 3];
+
+    fn nominal_q() -> SVector<f64, 4> {
+        CarParams::default().initial().0
+    }
+    fn residual(q: &SVector<f64, 4>, p: &CarParams, t: f64) -> V2 {
+        let [xb, yb, ..] = p.bump(t);
+        let (dx, dy) = (q[0] - q[2], q[1] - q[3]);
+        V2::new(xb * q[0] + yb * q[1], dx * dx + dy * dy - p.l * p.l)
+    }
+    fn jacobian(q: &SVector<f64, 4>, p: &CarParams, t: f64) -> SMatrix<f64, 2, 4> {
+        let [xb, yb, ..] = p.bump(t);
+        let (dx, dy) = (q[0] - q[2], q[1] - q[3]);
+        SMatrix::<f64, 2, 4>::new(xb, yb, 0.0, 0.0, 2.0 * dx, 2.0 * dy, -2.0 * dx, -2.0 * dy)
+    }
+    fn jacobian_t(q: &SVector<f64, 4>, p: &CarParams, t: f64) -> V2 {
+        let [_, _, xbd, ybd, ..] = p.bump(t);
+        V2::new(xbd * q[0] + ybd * q[1], 0.0)
+    }
+    fn null_space(q: &SVector<f64, 4>, p: &CarParams, t: f64) -> (SMatrix<f64, 4, 2>, f64) {
+        // Dependent x_l (row 0), x_r (row 1).
+        let [xb, yb, ..] = p.bump(t);
+        let (dx, dy) = (q[0] - q[2], q[1] - q[3]);
+        let d = SMatrix::<f64, 4, 2>::new(
+            -yb / xb,
+            0.0,
+            1.0,
+            0.0,
+            -yb / xb + dy / dx,
+            -dy / dx,
+            0.0,
+            1.0,
+        );
+        let piv = (xb.abs() / xb.abs().max(yb.abs())).min(dx.abs() / dx.abs().max(dy.abs()));
+        (d, piv)
+    }
+    fn solve_dependent(q: &SVector<f64, 4>, p: &CarParams, t: f64, b: &V2) -> SVector<f64, 4> {
+        let [xb, ..] = p.bump(t);
+        let dx = q[0] - q[2];
+        let zl = b[0] / xb;
+        SVector::<f64, 4>::new(zl, 0.0, zl - b[1] / (2.0 * dx), 0.0)
+    }
+}
+
+impl Dynamics<4, 2, 2> for CarAxis {
+    fn mass_matrix(_q: &SVector<f64, 4>, p: &CarParams, _t: f64) -> SMatrix<f64, 4, 4> {
+        SMatrix::<f64, 4, 4>::identity() * p.k()
+    }
+    fn forces(
+        q: &SVector<f64, 4>,
+        _qd: &SVector<f64, 4>,
+        p: &CarParams,
+        t: f64,
+    ) -> SVector<f64, 4> {
+        let [xb, yb, ..] = p.bump(t);
+        let ll = (q[0] * q[0] + q[1] * q[1]).sqrt();
+        let (ex, ey) = (q[2] - xb, q[3] - yb);
+        let lr = (ex * ex + ey * ey).sqrt();
+        let kg = p.k() * p.g;
+        SVector::<f64, 4>::new(
+            (p.l0 - ll) * q[0] / ll,
+            (p.l0 - ll) * q[1] / ll - kg,
+            (p.l0 - lr) * ex / lr,
+            (p.l0 - lr) * ey / lr - kg,
+        )
+    }
+    fn gamma(q: &SVector<f64, 4>, qd: &SVector<f64, 4>, p: &CarParams, t: f64) -> V2 {
+        let [_, _, xbd, ybd, xbdd, ybdd] = p.bump(t);
+        let (dvx, dvy) = (qd[0] - qd[2], qd[1] - qd[3]);
+        V2::new(
+            -2.0 * (xbd * qd[0] + ybd * qd[1]) - xbdd * q[0] - ybdd * q[1],
+            -2.0 * (dvx * dvx + dvy * dvy),
+        )
+    }
+}
