@@ -112,9 +112,9 @@ pub use projection::{
 pub use real::{lesser, smallest, Real};
 #[cfg(feature = "std")]
 pub use simulate::{
-    simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions, SimStats, Trajectory,
-    DEFAULT_SWITCH_THRESHOLD, HANDBACK_RATIO, HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO,
-    MAX_SWITCHES_PER_STEP,
+    crossing_guard_decompositions, simulate_lagrange, simulate_projection, Integrator, RankDrop,
+    SimOptions, SimStats, Trajectory, DEFAULT_SWITCH_THRESHOLD, GUARD_HEALTH_RATIO, HANDBACK_RATIO,
+    HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO, MAX_SWITCHES_PER_STEP,
 };
 #[cfg(feature = "std")]
 pub use step::{

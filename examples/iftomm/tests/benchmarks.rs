@@ -183,6 +183,37 @@ fn a02_projection_with_forty_windows_returns_and_meets_the_level() {
 }
 
 #[test]
+fn a02_projection_with_forty_windows_factors_the_dependent_block_only_near_singular_charts() {
+    // Issue 32, defect 1: the partition-crossing guard factored the 80 × 80 dependent block
+    // (full-pivot LU) and ran a Schur decomposition of `J_dep(q₀)⁻¹ J_dep(q₁)` after every
+    // accepted step, 18× the cost of the step (A02 N = 40, rtol 1e-8: 656 µs per right-hand
+    // side against A03's 0.71 µs). Now it tests a step only where the chart's health at one
+    // of its ends is below `GUARD_HEALTH_RATIO` of the typical health: measured 57 tests in
+    // 465 accepted steps (before: one per accepted step).
+    let p = Problem::A02 { n: 40 };
+    let o = RunOptions {
+        rtol: 1e-8,
+        ..opts(p, 20.0)
+    };
+    let before = runtime::crossing_guard_decompositions();
+    let r = run(p, Route::Projection, &o).unwrap_or_else(|e| panic!("{e}"));
+    let tests = runtime::crossing_guard_decompositions() - before;
+    eprintln!(
+        "A02 (N = 40) at rtol 1e-8: {tests} guard decompositions in {} accepted steps, {} right-hand sides, {:.3} s",
+        r.ode.steps,
+        r.ode.rhs_calls,
+        r.wall.as_secs_f64()
+    );
+    assert_eq!(r.t_end, 20.0);
+    assert!(r.ode.steps > 100, "{} steps", r.ode.steps);
+    assert!(
+        5 * tests <= r.ode.steps,
+        "{tests} guard decompositions in {} steps",
+        r.ode.steps
+    );
+}
+
+#[test]
 fn a02_projection_with_forty_windows_at_rtol_1e_10_stops_located_or_meets_the_level() {
     // Before: "non-finite u at t = 10.55": after a stage met the singular chart (a flat
     // position), the later stages of the same step were built from its NaN derivative and
