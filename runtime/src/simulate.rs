@@ -18,7 +18,7 @@
 use nalgebra::{DMatrix, SVector};
 
 use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions};
-use crate::error::{largest_entries, DynamicsError, KinematicsError, SimError};
+use crate::error::{largest_entries, AssemblyError, DynamicsError, KinematicsError, SimError};
 use crate::lagrange::{lagrange_accelerations, lagrange_qdd, row_space, RowSpace, RANK_DROP_RATIO};
 use crate::linalg;
 use crate::mechanism::{Dynamics, Mechanism};
@@ -396,6 +396,8 @@ fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
         return None;
     }
     GUARD_DECOMPOSITIONS.with(|c| c.set(c.get() + 1));
+    // (`dependent_columns` passes finite matrices only; a NaN here would be a crossing at
+    // the step's start, below, never a silent "no crossing".)
     let a = if j0.nrows() == n {
         match j0.clone().full_piv_lu().solve(j1) {
             Some(a) => a,
@@ -430,6 +432,43 @@ fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
         None => (det <= 0.0 || det.is_nan()).then_some(0.5),
     }
 }
+
+/// The integrator's smallest error scale `atol + rtol·min_i |q_i|` at `q` (DOPRI5; 0 for the
+/// fixed-step RK4, which controls no error), the target of the post-step projection's
+/// tightening in [`ProjectionSystem`].
+fn integrator_scale<const NQ: usize>(integrator: &Integrator, q: &SVector<f64, NQ>) -> f64 {
+    match integrator {
+        Integrator::Dopri5(o) => {
+            let s = o.atol + o.rtol * q.amin();
+            if s.is_finite() {
+                s
+            } else {
+                0.0
+            }
+        }
+        Integrator::Rk4(_) => 0.0,
+    }
+}
+
+/// Whether the change `dq` of `q` is within the integrator's error scale
+/// `atol + rtol·|q_i|` in every coordinate (false for NaN; RK4: never).
+fn within_scale<const NQ: usize>(
+    integrator: &Integrator,
+    dq: &SVector<f64, NQ>,
+    q: &SVector<f64, NQ>,
+) -> bool {
+    match integrator {
+        Integrator::Dopri5(o) => dq
+            .iter()
+            .zip(q.iter())
+            .all(|(d, x)| d.abs() <= o.atol + o.rtol * x.abs()),
+        Integrator::Rk4(_) => false,
+    }
+}
+
+/// Newton iterations of the post-step projection's tightening (from a residual below the
+/// assembly tolerance, one or two reach rounding).
+const TIGHTEN_ITERATIONS: usize = 2;
 
 /// Iterations of the Schur decomposition per row in [`crossing_point`] before it gives up
 /// (typical: 2–4 per eigenvalue). Was 30: on A02 with 40 windows near its flat positions
@@ -679,10 +718,53 @@ where
         let c = M::residual(&y.a, self.p, t).norm();
         self.defects.max_residual = max_nan(self.defects.max_residual, c);
         if self.opts.project {
-            let asm =
+            let mut asm =
                 assemble_in::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, &self.opts.assembly)
                     .map_err(|source| SimError::Assembly { t, source })?;
             self.newton += asm.iterations;
+            // The integrator rejects a step whose projection moves the state by more than its
+            // tolerance. Newton stops anywhere below the assembly tolerance (1e-12), so the
+            // next step's projection moves the coordinates by what this one left, whatever
+            // that step's size: with an absolute tolerance below it, every step was rejected
+            // (A04 at rtol 1e-12, atol 1e-14: 5e-13 moves against a scale of 2e-13, a
+            // step-size underflow at t = 4.53 s). Tightened to a tenth of the integrator's
+            // smallest scale (kept when rounding does not allow it).
+            let tight = integrator_scale(&self.opts.integrator, &asm.q) * 0.1;
+            if tight > 0.0 && asm.residual_norm > tight {
+                let o = AssemblyOptions {
+                    tol: tight,
+                    max_iterations: TIGHTEN_ITERATIONS,
+                    ..self.opts.assembly
+                };
+                let polished =
+                    match assemble_in::<M, NQ, NC, DOF>(&self.chart, &asm.q, self.p, t, &o) {
+                        Ok(a) => Some((a.q, a.residual_norm, a.iterations)),
+                        Err(AssemblyError::NotConverged {
+                            iterations,
+                            residual_norm,
+                            q,
+                            ..
+                        }) if q.len() == NQ => Some((
+                            SVector::<f64, NQ>::from_column_slice(&q),
+                            residual_norm,
+                            iterations,
+                        )),
+                        Err(_) => None,
+                    };
+                // Kept only where it lowers the residual with a move within the integrator's
+                // scale (a polish: near a singular chart the rounding of the residual, amplified
+                // by the dependent solve, would move the state by more than the next step can
+                // accept); otherwise the first projection, which met the assembly tolerance.
+                if let Some((q, residual_norm, iterations)) = polished {
+                    self.newton += iterations;
+                    if residual_norm < asm.residual_norm
+                        && within_scale(&self.opts.integrator, &(q - asm.q), &asm.q)
+                    {
+                        asm.q = q;
+                        asm.residual_norm = residual_norm;
+                    }
+                }
+            }
             let dq = (asm.q - y.a).amax();
             self.defects.max_position_correction =
                 max_nan(self.defects.max_position_correction, dq);
@@ -714,6 +796,17 @@ where
     ) -> Result<StepControl, SimError> {
         if !self.opts.partition_switching {
             return Ok(StepControl::Continue);
+        }
+        // Every decision below compares figures computed from the state; a NaN would make
+        // them all silently false (no crossing, healthy, no jump): a clear error instead.
+        if !(linalg::finite(y.a.as_slice())
+            && linalg::finite(y.b.as_slice())
+            && linalg::finite(y_prev.a.as_slice()))
+        {
+            return Err(SimError::Kinematics(KinematicsError::NonFinite {
+                what: "accepted state (q, u)",
+                t,
+            }));
         }
         let health = chart_health::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t);
         // The health at the step's start: remembered from the last accepted step in this
@@ -910,6 +1003,13 @@ fn choose_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
+    // No chart is chosen from a NaN: every health comparison would be false.
+    if !linalg::finite(q.as_slice()) {
+        return Err(SimError::Kinematics(KinematicsError::NonFinite {
+            what: "q at a chart choice",
+            t,
+        }));
+    }
     let generated = Chart::generated::<M, NQ, NC>()?;
     let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
     let h = chart_health::<M, NQ, NC, DOF>(&generated, q, p, t);
@@ -1838,4 +1938,131 @@ where
         traj.qd.push(y.b);
     }
     Ok(traj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::SMatrix;
+
+    /// A unit point mass on the unit circle, `x` independent, under gravity `−y`.
+    struct Circle;
+
+    impl Mechanism<2, 1, 1> for Circle {
+        type Params = ();
+        const NAME: &'static str = "circle";
+        const COORD_NAMES: [&'static str; 2] = ["x", "y"];
+        const INDEPENDENT: [usize; 1] = [0];
+        fn nominal_q() -> SVector<f64, 2> {
+            SVector::<f64, 2>::new(0.6, -0.8)
+        }
+        fn residual(q: &SVector<f64, 2>, _: &(), _: f64) -> SVector<f64, 1> {
+            SVector::<f64, 1>::new(q[0] * q[0] + q[1] * q[1] - 1.0)
+        }
+        fn jacobian(q: &SVector<f64, 2>, _: &(), _: f64) -> SMatrix<f64, 1, 2> {
+            SMatrix::<f64, 1, 2>::new(2.0 * q[0], 2.0 * q[1])
+        }
+        fn jacobian_t(_: &SVector<f64, 2>, _: &(), _: f64) -> SVector<f64, 1> {
+            SVector::zeros()
+        }
+        fn null_space(q: &SVector<f64, 2>, _: &(), _: f64) -> (SMatrix<f64, 2, 1>, f64) {
+            let piv = q[1].abs() / q[0].abs().max(q[1].abs());
+            (SMatrix::<f64, 2, 1>::new(1.0, -q[0] / q[1]), piv)
+        }
+        fn solve_dependent(
+            q: &SVector<f64, 2>,
+            _: &(),
+            _: f64,
+            b: &SVector<f64, 1>,
+        ) -> SVector<f64, 2> {
+            SVector::<f64, 2>::new(0.0, b[0] / (2.0 * q[1]))
+        }
+    }
+
+    impl Dynamics<2, 1, 1> for Circle {
+        fn mass_matrix(_: &SVector<f64, 2>, _: &(), _: f64) -> SMatrix<f64, 2, 2> {
+            SMatrix::<f64, 2, 2>::identity()
+        }
+        fn forces(_: &SVector<f64, 2>, _: &SVector<f64, 2>, _: &(), _: f64) -> SVector<f64, 2> {
+            SVector::<f64, 2>::new(0.0, -1.0)
+        }
+        fn gamma(_: &SVector<f64, 2>, qd: &SVector<f64, 2>, _: &(), _: f64) -> SVector<f64, 1> {
+            SVector::<f64, 1>::new(-2.0 * qd.norm_squared())
+        }
+    }
+
+    #[test]
+    fn a_nan_state_at_the_chart_decision_is_an_error_not_a_chart() {
+        let opts = SimOptions::default();
+        let nan = SVector::<f64, 2>::new(f64::NAN, -0.8);
+        match choose_chart::<Circle, 2, 1, 1>(&nan, &(), 0.5, &opts) {
+            Err(SimError::Kinematics(KinematicsError::NonFinite { t, .. })) => assert_eq!(t, 0.5),
+            Err(e) => panic!("another error: {e}"),
+            Ok((c, h)) => panic!("a chart chosen from a NaN state: {c:?}, health {h}"),
+        }
+        // A finite state on the circle still gets its chart (x independent at y = -0.8).
+        let q = SVector::<f64, 2>::new(0.6, -0.8);
+        let (c, h) =
+            choose_chart::<Circle, 2, 1, 1>(&q, &(), 0.0, &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.independent(), &[0]);
+        // |y| / max(|x|, |y|): the static pivot of the circle's chart.
+        assert_eq!(h, 1.0);
+    }
+
+    #[test]
+    fn a_nan_accepted_state_is_an_error_not_a_decision() {
+        let opts = SimOptions::default();
+        let mut sys = ProjectionSystem::<Circle, 2, 1, 1> {
+            p: &(),
+            opts: &opts,
+            newton: 0,
+            fallbacks: 0,
+            guard: CrossingGuard::default(),
+            defects: Defects::default(),
+            has_energy: false,
+            chart: Chart::generated::<Circle, 2, 1>().unwrap_or_else(|e| panic!("{e}")),
+            stop: None,
+            floor: DEFAULT_SWITCH_THRESHOLD,
+            singular_stage: None,
+            rank_drops: Vec::new(),
+            watch: Some(RankWatch::default()),
+            approach: Vec::new(),
+            last_health: None,
+        };
+        let y0 = Pair::new(
+            SVector::<f64, 2>::new(0.6, -0.8),
+            SVector::<f64, 1>::new(0.1),
+        );
+        let y1 = Pair::new(
+            SVector::<f64, 2>::new(f64::NAN, -0.8),
+            SVector::<f64, 1>::new(0.1),
+        );
+        match sys.accept(0.0, &y0, 0.1, &y1) {
+            Err(SimError::Kinematics(KinematicsError::NonFinite { t, .. })) => assert_eq!(t, 0.1),
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("a decision made on a NaN state"),
+        }
+        assert!(sys.stop.is_none());
+        // The same step with finite states is accepted (healthy chart: y = -0.8).
+        let y1 = Pair::new(
+            SVector::<f64, 2>::new(0.6, -0.8),
+            SVector::<f64, 1>::new(0.1),
+        );
+        assert!(matches!(
+            sys.accept(0.0, &y0, 0.1, &y1),
+            Ok(StepControl::Continue)
+        ));
+    }
+
+    #[test]
+    fn a_numeric_chart_singular_partition_names_no_nan_pivot() {
+        let e = KinematicsError::SingularPartition {
+            t: 18.934,
+            static_pivot: f64::NAN,
+            health: 1e-6,
+        };
+        let m = e.to_string();
+        assert!(!m.contains("NaN"), "{m}");
+        assert!(m.contains("numeric chart") && m.contains("1.000e-6"), "{m}");
+    }
 }
