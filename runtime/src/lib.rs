@@ -113,8 +113,9 @@ pub use real::{lesser, smallest, Real};
 #[cfg(feature = "std")]
 pub use simulate::{
     crossing_guard_decompositions, simulate_lagrange, simulate_projection, Integrator, RankDrop,
-    SimOptions, SimStats, Trajectory, DEFAULT_SWITCH_THRESHOLD, GUARD_HEALTH_RATIO, HANDBACK_RATIO,
-    HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO, MAX_SWITCHES_PER_STEP,
+    SimOptions, SimStats, Trajectory, DEFAULT_SWITCH_THRESHOLD, GUARD_ALWAYS_DEPENDENT,
+    GUARD_HEALTH_RATIO, HANDBACK_RATIO, HANDOVER_RATIO, JUMP_BASE, JUMP_RATIO,
+    MAX_SWITCHES_PER_STEP,
 };
 #[cfg(feature = "std")]
 pub use step::{

@@ -523,6 +523,13 @@ fn spectral_radius_bound(b: &DMatrix<f64>) -> f64 {
     best
 }
 
+/// Dependent coordinates up to which the crossing guard tests every accepted step, whatever
+/// the chart's health ([`GUARD_HEALTH_RATIO`]): the test of a block this small costs about
+/// what a right-hand side does, and a hand-written model's health figure may not show a
+/// singularity (runtime/tests/rank_drop.rs: a parallelogram whose figure stays 0.71 up to its
+/// flat positions, which the test then missed).
+pub const GUARD_ALWAYS_DEPENDENT: usize = 12;
+
 /// Power iterations of [`spectral_radius_bound`].
 const SPECTRAL_BOUND_ITERATIONS: usize = 8;
 
@@ -536,7 +543,8 @@ std::thread_local! {
 /// Jacobian columns (`O(NQ³)`: an LU, and where that does not settle it an eigenvalue
 /// computation) on the calling thread since it started. The guard runs that test only where
 /// the chart's health at either end of a step is below [`GUARD_HEALTH_RATIO`] of the model's
-/// typical health; elsewhere it costs no decomposition. A count for tests and profiling.
+/// typical health (or the model has at most [`GUARD_ALWAYS_DEPENDENT`] dependent
+/// coordinates); elsewhere it costs no decomposition. A count for tests and profiling.
 pub fn crossing_guard_decompositions() -> usize {
     GUARD_DECOMPOSITIONS.with(|c| c.get())
 }
@@ -545,9 +553,10 @@ pub fn crossing_guard_decompositions() -> usize {
 /// the chart's health ([`crate::null_space::chart_health`]) at either end of an accepted step
 /// is below this fraction of the model's typical health
 /// ([`Mechanism::TYPICAL_HEALTH`], capped at 1): a step whose ends are both healthy did not
-/// pass through a singularity of the chart. Measured where the tests cross: the chart's
-/// health at the lower end of every detected crossing was at most 0.096 of the typical
-/// health (a parallelogram's symmetric crossing, 0.037 and 0.041 at its ends with a typical
+/// pass through a singularity of the chart. (This trusts the model's health figure; models
+/// with at most [`GUARD_ALWAYS_DEPENDENT`] dependent coordinates are tested at every step.)
+/// Measured where the tests cross: the chart's health at the lower end of every detected
+/// crossing was at most 0.096 of the typical health (a parallelogram's symmetric crossing, 0.037 and 0.041 at its ends with a typical
 /// 0.43; the five-bar, natural pendulum and rocker four-bar crossings lower).
 pub const GUARD_HEALTH_RATIO: f64 = 0.25;
 
@@ -827,7 +836,8 @@ where
         // the chart is weak at either end (`GUARD_HEALTH_RATIO`; a NaN health counts as weak):
         // the test factors the dependent block.
         let level = guard_health::<M, NQ, NC, DOF>();
-        let weak = !(health.min(health_prev) >= level && health_prev >= level);
+        let weak = NQ.saturating_sub(DOF) <= GUARD_ALWAYS_DEPENDENT
+            || !(health.min(health_prev) >= level && health_prev >= level);
         let (j0, j1) = if weak {
             (
                 dependent_columns::<M, NQ, NC, DOF>(&self.chart, &y_prev.a, self.p, t),
