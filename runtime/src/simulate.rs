@@ -549,7 +549,7 @@ pub fn crossing_guard_decompositions() -> usize {
     GUARD_DECOMPOSITIONS.with(|c| c.get())
 }
 
-/// The partition-crossing test of the projection method ([`crossing_point`]) runs only where
+/// The partition-crossing test of the projection method runs only where
 /// the chart's health ([`crate::null_space::chart_health`]) at either end of an accepted step
 /// is below this fraction of the model's typical health
 /// ([`Mechanism::TYPICAL_HEALTH`], capped at 1): a step whose ends are both healthy did not
