@@ -91,7 +91,8 @@ pub enum KinematicsError {
     SingularPartition {
         /// Time of the evaluation.
         t: f64,
-        /// Smallest relative pivot of the generated (static) LU.
+        /// Smallest relative pivot of the generated (static) LU; NaN for a chart served by a
+        /// numeric factorisation (no static LU).
         static_pivot: f64,
         /// Health `σ_min / σ_max` (or `min |U_kk| / max |U_kk|`) of the dependent columns.
         health: f64,
@@ -113,6 +114,17 @@ impl fmt::Display for KinematicsError {
             KinematicsError::NonFinite { what, t } => {
                 write!(f, "non-finite value in {what} at t = {t}")
             }
+            KinematicsError::SingularPartition {
+                t,
+                static_pivot,
+                health,
+            } if static_pivot.is_nan() => write!(
+                // A chart served by a numeric factorisation has no static pivot (NaN marks
+                // it): say so instead of printing a NaN that looks like a computed pivot.
+                f,
+                "the independent coordinates do not parametrise the mechanism at t = {t}: \
+                 no static pivot (numeric chart), dependent-column health {health:.3e}"
+            ),
             KinematicsError::SingularPartition {
                 t,
                 static_pivot,
