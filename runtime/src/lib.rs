@@ -68,8 +68,6 @@ mod real;
 #[cfg(feature = "std")]
 pub mod simulate;
 #[cfg(feature = "std")]
-mod simulator;
-#[cfg(feature = "std")]
 pub mod step;
 mod trig;
 #[cfg(feature = "std")]
@@ -92,7 +90,7 @@ pub use mechanism::{
 pub use nalgebra;
 pub use real::Real;
 #[cfg(feature = "std")]
-pub use simulator::{simulate, Options, Route, Simulation, State, Stretch};
+pub use simulate::auto::{simulate, Options, Route, Simulation, State, Stretch};
 pub use trig::sin_cos;
 
 /// What generated code calls and users do not: not part of the API.

@@ -1,0 +1,828 @@
+//! The projection route ([`simulate_projection`]): its ODE system, chart choice and
+//! switching, and the driver.
+
+use super::*;
+
+/// The integrator's smallest error scale `atol + rtol·min_i |q_i|` at `q` (DOPRI5; 0 for the
+/// fixed-step RK4, which controls no error), the target of the post-step projection's
+/// tightening in [`ProjectionSystem`].
+pub(super) fn integrator_scale<const NQ: usize>(
+    integrator: &Integrator,
+    q: &SVector<f64, NQ>,
+) -> f64 {
+    match integrator {
+        Integrator::Dopri5(o) => {
+            let s = o.atol + o.rtol * q.amin();
+            if s.is_finite() {
+                s
+            } else {
+                0.0
+            }
+        }
+        Integrator::Rk4(_) => 0.0,
+    }
+}
+
+/// Whether the change `dq` of `q` is within the integrator's error scale
+/// `atol + rtol·|q_i|` in every coordinate (false for NaN; RK4: never).
+pub(super) fn within_scale<const NQ: usize>(
+    integrator: &Integrator,
+    dq: &SVector<f64, NQ>,
+    q: &SVector<f64, NQ>,
+) -> bool {
+    match integrator {
+        Integrator::Dopri5(o) => dq
+            .iter()
+            .zip(q.iter())
+            .all(|(d, x)| d.abs() <= o.atol + o.rtol * x.abs()),
+        Integrator::Rk4(_) => false,
+    }
+}
+
+/// Newton iterations of the post-step projection's tightening (from a residual below the
+/// assembly tolerance, one or two reach rounding).
+pub(super) const TIGHTEN_ITERATIONS: usize = 2;
+
+pub(super) struct ProjectionSystem<
+    'a,
+    M: Dynamics<NQ, NC, DOF>,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+> {
+    pub(super) p: &'a M::Params,
+    pub(super) opts: &'a SimOptions,
+    pub(super) newton: usize,
+    pub(super) fallbacks: usize,
+    pub(super) guard: CrossingGuard,
+    pub(super) defects: Defects,
+    pub(super) has_energy: bool,
+    /// The current independent coordinates.
+    pub(super) chart: Chart<DOF>,
+    /// Why the integration stopped at the last accepted step (none: at the end).
+    pub(super) stop: Option<Stop<NQ, DOF>>,
+    /// Health below which a switch is asked for (the switch threshold, lowered when the
+    /// chart chosen at a degraded state was the current one).
+    pub(super) floor: f64,
+    /// The last right-hand side that failed because the chart was singular at a stage.
+    pub(super) singular_stage: Option<SimError>,
+    /// Times of the rank drops stepped over ([`RankDrop::Continue`]).
+    pub(super) rank_drops: Vec<f64>,
+    /// [`RankDrop::Continue`]: the rank-drop guard, and the hand-back of a segment of the
+    /// Lagrange route ([`simulate_lagrange`] near a rank drop).
+    pub(super) watch: Option<RankWatch>,
+    /// `(t, y, σ_r / σ_max)` at the consecutive accepted states where the chart was nearly
+    /// singular ([`RankDrop::Continue`]: the approach to a rank drop).
+    pub(super) approach: Vec<(f64, Pair<NQ, DOF>, f64)>,
+    /// `(t, health)` of the chart at the last accepted state (cleared by a restart).
+    pub(super) last_health: Option<(f64, f64)>,
+}
+
+/// The chart health below which the crossing guard tests a step ([`GUARD_HEALTH_RATIO`]).
+pub(super) fn guard_health<M, const NQ: usize, const NC: usize, const DOF: usize>() -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    // `f64::min` takes the cap over a NaN typical health.
+    (GUARD_HEALTH_RATIO * M::TYPICAL_HEALTH).min(GUARD_HEALTH_RATIO)
+}
+
+/// Why [`ProjectionSystem::accept`] stopped the integration.
+pub(super) enum Stop<const NQ: usize, const DOF: usize> {
+    /// Choose the next chart at `at`; `crossed`: the step crossed a singularity of the
+    /// current chart (it was discarded, and `at` is the chord's estimate of the crossing).
+    Switch { at: SVector<f64, NQ>, crossed: bool },
+    /// A segment of the Lagrange route is past its rank drop ([`RankWatch::handback`]).
+    HandBack,
+    /// Jump over a rank drop ([`JUMP_RATIO`]).
+    Jump(Jump<NQ, DOF>),
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize> ProjectionSystem<'_, M, NQ, NC, DOF>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    /// Whether the constraints lose rank at `q` (where the current chart is singular):
+    /// `σ_r / σ_max` of `C_J` is below [`HANDOVER_RATIO`] there (`q` is an estimate on the
+    /// chord), no chart is healthy there, or the best one is the current chart. (The ratio
+    /// first: a model's own health figure can miss a rank drop, e.g. one relative to each
+    /// row's scale, and then the charts on either side alternate at the point.)
+    pub(super) fn rank_drop_at(&self, q: &SVector<f64, NQ>, t: f64) -> bool {
+        let r = generic_rank::<NQ, NC, DOF>();
+        if r > 0
+            && row_space::<NQ, NC>(&M::jacobian(q, self.p, t), r)
+                .is_some_and(|rs| rs.ratio < HANDOVER_RATIO)
+        {
+            return true;
+        }
+        match choose_chart::<M, NQ, NC, DOF>(q, self.p, t, self.opts) {
+            Err(SimError::NoHealthyPartition { .. }) => true,
+            Ok((c, _)) => {
+                c == self.chart
+                    && best_chart::<M, NQ, NC, DOF>(q, self.p, t)
+                        .is_ok_and(|(b, h)| b == self.chart || h < self.opts.pivot_threshold)
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize> OdeSystem<Pair<NQ, DOF>>
+    for ProjectionSystem<'_, M, NQ, NC, DOF>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    type Error = SimError;
+    fn rhs(&mut self, t: f64, y: &Pair<NQ, DOF>) -> Result<Pair<NQ, DOF>, SimError> {
+        let nan = || {
+            Pair::new(
+                SVector::<f64, NQ>::from_element(f64::NAN),
+                SVector::<f64, DOF>::from_element(f64::NAN),
+            )
+        };
+        // A later stage of a step whose earlier stage met a singular chart (below) is built
+        // from that stage's NaN derivative: pass the NaN on, so that the integrator rejects
+        // and shrinks the step, instead of failing on the stage's non-finite state (A02 with
+        // 40 windows at rtol 1e-10 stopped with "non-finite u" at t = 10.55 s).
+        if self.singular_stage.is_some()
+            && !(linalg::finite(y.a.as_slice()) && linalg::finite(y.b.as_slice()))
+        {
+            return Ok(nan());
+        }
+        let a = match projection_accelerations_in::<M, NQ, NC, DOF>(
+            &self.chart,
+            &y.a,
+            &y.b,
+            self.p,
+            t,
+            self.opts.pivot_threshold,
+        ) {
+            Ok(a) => a,
+            Err(e @ DynamicsError::Kinematics(KinematicsError::SingularPartition { .. }))
+                if self.opts.partition_switching =>
+            {
+                // A stage state where the chart fails: a non-finite stage makes the
+                // adaptive integrator shrink the step, and the accepted steps before the
+                // singularity switch charts.
+                self.singular_stage = Some(e.into());
+                return Ok(nan());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !matches!(
+            a.path,
+            Some(NullSpacePath::Static { .. } | NullSpacePath::Atlas { .. })
+        ) {
+            self.fallbacks += 1;
+        }
+        Ok(Pair::new(a.qd, a.ud))
+    }
+    fn project(&mut self, t: f64, y: &mut Pair<NQ, DOF>) -> Result<(), SimError> {
+        let c = M::residual(&y.a, self.p, t).norm();
+        self.defects.max_residual = max_nan(self.defects.max_residual, c);
+        if self.opts.project {
+            let mut asm =
+                assemble_in::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, &self.opts.assembly)
+                    .map_err(|source| SimError::Assembly { t, source })?;
+            self.newton += asm.iterations;
+            // The integrator rejects a step whose projection moves the state by more than its
+            // tolerance. Newton stops anywhere below the assembly tolerance (1e-12), so the
+            // next step's projection moves the coordinates by what this one left, whatever
+            // that step's size: with an absolute tolerance below it, every step was rejected
+            // (A04 at rtol 1e-12, atol 1e-14: 5e-13 moves against a scale of 2e-13, a
+            // step-size underflow at t = 4.53 s). Tightened to a tenth of the integrator's
+            // smallest scale (kept when rounding does not allow it).
+            let tight = integrator_scale(&self.opts.integrator, &asm.q) * 0.1;
+            if tight > 0.0 && asm.residual_norm > tight {
+                let o = AssemblyOptions {
+                    tol: tight,
+                    max_iterations: TIGHTEN_ITERATIONS,
+                    ..self.opts.assembly
+                };
+                let polished =
+                    match assemble_in::<M, NQ, NC, DOF>(&self.chart, &asm.q, self.p, t, &o) {
+                        Ok(a) => Some((a.q, a.residual_norm, a.iterations)),
+                        Err(AssemblyError::NotConverged {
+                            iterations,
+                            residual_norm,
+                            q,
+                            ..
+                        }) if q.len() == NQ => Some((
+                            SVector::<f64, NQ>::from_column_slice(&q),
+                            residual_norm,
+                            iterations,
+                        )),
+                        Err(_) => None,
+                    };
+                // Kept only where it lowers the residual with a move within the integrator's
+                // scale (a polish: near a singular chart the rounding of the residual, amplified
+                // by the dependent solve, would move the state by more than the next step can
+                // accept); otherwise the first projection, which met the assembly tolerance.
+                if let Some((q, residual_norm, iterations)) = polished {
+                    self.newton += iterations;
+                    if residual_norm < asm.residual_norm
+                        && within_scale(&self.opts.integrator, &(q - asm.q), &asm.q)
+                    {
+                        asm.q = q;
+                        asm.residual_norm = residual_norm;
+                    }
+                }
+            }
+            let dq = (asm.q - y.a).amax();
+            self.defects.max_position_correction =
+                max_nan(self.defects.max_position_correction, dq);
+            y.a = asm.q;
+        }
+        if !self.opts.partition_switching {
+            self.guard
+                .check::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t)?;
+        }
+        if self.has_energy {
+            let qd = velocity_from_independent_in::<M, NQ, NC, DOF>(
+                &self.chart,
+                &y.a,
+                &y.b,
+                self.p,
+                t,
+                self.opts.pivot_threshold,
+            )?;
+            self.defects.energy(M::energy(&y.a, &qd, self.p, t));
+        }
+        Ok(())
+    }
+    fn accept(
+        &mut self,
+        t_prev: f64,
+        y_prev: &Pair<NQ, DOF>,
+        t: f64,
+        y: &Pair<NQ, DOF>,
+    ) -> Result<StepControl, SimError> {
+        if !self.opts.partition_switching {
+            return Ok(StepControl::Continue);
+        }
+        // Every decision below compares figures computed from the state; a NaN would make
+        // them all silently false (no crossing, healthy, no jump): a clear error instead.
+        if !(linalg::finite(y.a.as_slice())
+            && linalg::finite(y.b.as_slice())
+            && linalg::finite(y_prev.a.as_slice()))
+        {
+            return Err(SimError::Kinematics(KinematicsError::NonFinite {
+                what: "accepted state (q, u)",
+                t,
+            }));
+        }
+        let health = chart_health::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t);
+        // The health at the step's start: remembered from the last accepted step in this
+        // chart (a switch or restart clears it).
+        let health_prev = match self.last_health {
+            Some((tp, h)) if tp == t_prev => h,
+            _ => chart_health::<M, NQ, NC, DOF>(&self.chart, &y_prev.a, self.p, t_prev),
+        };
+        self.last_health = Some((t, health));
+        // Crossed a singularity of the chart within the step: back to its start. Only where
+        // the chart is weak at either end (`GUARD_HEALTH_RATIO`; a NaN health counts as weak):
+        // the test factors the dependent block.
+        let level = guard_health::<M, NQ, NC, DOF>();
+        let weak = NQ.saturating_sub(DOF) <= GUARD_ALWAYS_DEPENDENT
+            || !(health.min(health_prev) >= level && health_prev >= level);
+        let (j0, j1) = if weak {
+            (
+                dependent_columns::<M, NQ, NC, DOF>(&self.chart, &y_prev.a, self.p, t),
+                dependent_columns::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t),
+            )
+        } else {
+            (None, None)
+        };
+        if let (Some(j0), Some(j1)) = (j0, j1) {
+            if let Some(s) = crossing_point(&j0, &j1) {
+                let q_c = y_prev.a + (y.a - y_prev.a) * s;
+                let t_c = t_prev + (t - t_prev) * s;
+                if self.opts.rank_drop == RankDrop::Continue && self.rank_drop_at(&q_c, t_c) {
+                    // No chart is better than the current one where it is singular: the
+                    // constraints lose rank there (a bifurcation), and no switch can avoid
+                    // the point. The step across it was accepted by the error control (its
+                    // stages missed the singular set): keep it, and choose the next chart
+                    // past the point.
+                    // (One per approach in a segment of the Lagrange route.)
+                    let first = self
+                        .watch
+                        .as_mut()
+                        .is_none_or(|hb| std::mem::take(&mut hb.armed));
+                    if first {
+                        self.rank_drops.push(t_c);
+                    }
+                    self.stop = Some(Stop::Switch {
+                        at: y.a,
+                        crossed: false,
+                    });
+                    return Ok(StepControl::StopAfter);
+                }
+                // Choose the next chart where the current one is singular (the estimate on
+                // the chord): it cannot be the current one there.
+                self.stop = Some(Stop::Switch {
+                    at: q_c,
+                    crossed: true,
+                });
+                return Ok(StepControl::StopBefore);
+            }
+        }
+        // `σ_r / σ_max` at this state, when the watch computed it (near singular charts).
+        let mut watched = None;
+        if let Some(w) = self.watch.as_mut() {
+            // Away from singular charts (the whole route, not a segment) nothing to watch:
+            // an SVD per step only near one.
+            if w.handback.is_none() && health >= watch_health::<M, NQ, NC, DOF>() {
+                w.armed = true;
+            } else {
+                let (drop, ratio) = w.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+                watched = ratio;
+                if let Some(SimError::RankDrop { t, .. }) = drop {
+                    if std::mem::take(&mut w.armed) {
+                        self.rank_drops.push(t);
+                    }
+                }
+                if ratio.is_some_and(|r| r >= HANDOVER_RATIO) {
+                    w.armed = true;
+                }
+                if let Some(r) = ratio {
+                    w.lowest = w.lowest.min(r);
+                }
+                let back = w.handback;
+                if ratio.is_some_and(|r| back.is_some_and(|b| r >= b) && r >= 2.0 * w.lowest) {
+                    self.stop = Some(Stop::HandBack);
+                    return Ok(StepControl::StopAfter);
+                }
+            }
+        }
+        if health < JUMP_RATIO.sqrt() {
+            // Closing in on a rank drop: jump over it once it is near (with
+            // `RankDrop::Continue`, whose watch has measured the ratio here: health < 0.1).
+            if let Some(r1) = watched {
+                if self.approach.last().is_none_or(|(t0, _, _)| *t0 != t_prev) {
+                    self.approach.clear();
+                }
+                let falling = self.approach.last().is_some_and(|(_, _, r0)| r1 < *r0);
+                // Only the recent states can be a jump's base: a bounded history (a chart
+                // that stays nearly singular for long would otherwise keep every state).
+                if self.approach.len() >= APPROACH_HISTORY {
+                    self.approach.remove(0);
+                }
+                self.approach.push((t, *y, r1));
+                if falling && r1 < JUMP_RATIO {
+                    // From the last state still well away from the point (accelerations
+                    // there are accurate), with the one before it for the Hermite
+                    // polynomials (measured on A02, one to forty windows: no better with
+                    // one two, four or eight times as far from the point).
+                    let n = self.approach.len() - 1;
+                    let b = self
+                        .approach
+                        .iter()
+                        .rposition(|(_, _, r)| *r >= JUMP_BASE)
+                        .unwrap_or(n - 1)
+                        .min(n - 1);
+                    let a = if b >= 1 { b - 1 } else { 1 };
+                    let (ta, ya, _) = self.approach[a];
+                    let (tb, yb, rb) = self.approach[b];
+                    self.stop = Some(Stop::Jump(Jump {
+                        ta,
+                        ya,
+                        tb,
+                        yb,
+                        rb,
+                        tn: t,
+                        rn: r1,
+                    }));
+                    return Ok(StepControl::StopAfter);
+                }
+            }
+        }
+        if health < self.floor {
+            self.stop = Some(Stop::Switch {
+                at: y.a,
+                crossed: false,
+            });
+            return Ok(StepControl::StopAfter);
+        }
+        // Back to the generated (static, fast) chart once it is healthy again for this
+        // model (`return_threshold`).
+        if !self.chart.is_generated::<M, NQ, NC>() {
+            let (_, h, _) = generated_basis::<M, NQ, NC, DOF>(&y.a, self.p, t);
+            if h >= return_threshold::<M, NQ, NC, DOF>(self.opts) {
+                self.stop = Some(Stop::Switch {
+                    at: y.a,
+                    crossed: false,
+                });
+                return Ok(StepControl::StopAfter);
+            }
+        }
+        Ok(StepControl::Continue)
+    }
+}
+
+/// The chart health below which the projection method switches charts for model `M`:
+/// `opts.switch_threshold`, or a tenth of the model's typical health
+/// ([`Mechanism::TYPICAL_HEALTH`]) where that is lower — health figures are relative to
+/// the Frobenius norm of all pivot rows, so large models have small healthy figures (the
+/// Stewart platform's is ~0.01 near its nominal pose, where a fixed 1e-2 sent half its
+/// runs to the numeric chart) — but never below `opts.pivot_threshold`.
+///
+/// [`Mechanism::TYPICAL_HEALTH`]: crate::Mechanism::TYPICAL_HEALTH
+pub(crate) fn switch_threshold<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    opts: &SimOptions,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    // `f64::min`/`max` take the option over a NaN typical health.
+    opts.switch_threshold
+        .min(0.1 * M::TYPICAL_HEALTH)
+        .max(opts.pivot_threshold)
+}
+
+/// The generated chart's health from which the projection method takes it back after a
+/// switch away from it: half its typical health ([`Mechanism::TYPICAL_HEALTH`]), kept
+/// within 2 and 10 times the [`switch_threshold`] (hysteresis; a fixed 10 times was never
+/// reached on the Stewart platform, and a run that left the generated chart took the
+/// numeric one to its end).
+///
+/// [`Mechanism::TYPICAL_HEALTH`]: crate::Mechanism::TYPICAL_HEALTH
+pub(super) fn return_threshold<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    opts: &SimOptions,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let s = switch_threshold::<M, NQ, NC, DOF>(opts);
+    // Not `clamp` (which panics on NaN): `f64::max` takes the bound over a NaN.
+    (0.5 * M::TYPICAL_HEALTH).max(2.0 * s).min(10.0 * s)
+}
+
+/// The chart to continue with at `q`: the generated one when its health is at least the
+/// switch threshold, else the one chosen by a complete-pivoting LU of the row-scaled `C_J`;
+/// with its health.
+pub(super) fn choose_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &SimOptions,
+) -> Result<(Chart<DOF>, f64), SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    // No chart is chosen from a NaN: every health comparison would be false.
+    if !linalg::finite(q.as_slice()) {
+        return Err(SimError::Kinematics(KinematicsError::NonFinite {
+            what: "q at a chart choice",
+            t,
+        }));
+    }
+    let generated = Chart::generated::<M, NQ, NC>()?;
+    let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
+    let h = chart_health::<M, NQ, NC, DOF>(&generated, q, p, t);
+    if h >= switch {
+        return Ok((generated, h));
+    }
+    // The generated charts of the pivot atlas next: the healthiest of them, when healthy.
+    let mut atlas: Option<(Chart<DOF>, f64)> = None;
+    for ind in M::ATLAS_CHARTS {
+        let chart = Chart::new(NQ, *ind)?;
+        let ha = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+        if ha >= switch && atlas.as_ref().is_none_or(|(_, b)| ha > *b) {
+            atlas = Some((chart, ha));
+        }
+    }
+    if let Some(found) = atlas {
+        return Ok(found);
+    }
+    let (chart, rank_health) = best_chart::<M, NQ, NC, DOF>(q, p, t)?;
+    let h = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+    if h < opts.pivot_threshold || rank_health < opts.pivot_threshold {
+        return Err(SimError::NoHealthyPartition {
+            t,
+            health: h.min(rank_health),
+        });
+    }
+    Ok((chart, h))
+}
+
+/// The consistent velocity at `q` whose generated independent part is `u0`, when the
+/// generated chart is singular at `q`: least squares on `[C_J; E] q̇ = [−C_t; u0]`, which
+/// must reproduce `u0` (within `1e-9 (1 + |u0|)`).
+pub(super) fn velocity_without_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    u0: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+) -> Result<SVector<f64, NQ>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let j = M::jacobian(q, p, t);
+    let ct = M::jacobian_t(q, p, t);
+    let mut a = DMatrix::<f64>::zeros(NC + DOF, NQ);
+    let mut b = DMatrix::<f64>::zeros(NC + DOF, 1);
+    for i in 0..NC {
+        for k in 0..NQ {
+            a[(i, k)] = j[(i, k)];
+        }
+        b[(i, 0)] = -ct[i];
+    }
+    for (r, &i) in M::INDEPENDENT.iter().enumerate() {
+        a[(NC + r, i)] = 1.0;
+        b[(NC + r, 0)] = u0[r];
+    }
+    let (x, _) = linalg::lstsq(&a, &b, 1e-12).ok_or(KinematicsError::DecompositionFailed {
+        what: "least-squares initial velocity",
+    })?;
+    let qd = SVector::<f64, NQ>::from_fn(|i, _| x[(i, 0)]);
+    let res = (linalg::dmatrix(&j) * DMatrix::from_column_slice(NQ, 1, qd.as_slice())).norm();
+    let ures = M::INDEPENDENT
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| (qd[i] - u0[r]).abs())
+        .fold(0.0, f64::max);
+    if !(ures <= 1e-9 * (1.0 + u0.amax()) && res.is_finite()) {
+        return Err(SimError::Kinematics(KinematicsError::SingularPartition {
+            t,
+            static_pivot: M::null_space(q, p, t).1,
+            health: 0.0,
+        }));
+    }
+    Ok(qd)
+}
+
+/// Simulates with the projection method from `q0` (assembled first, independent
+/// coordinates kept) and independent velocities `u0` (of [`Mechanism::INDEPENDENT`]), over
+/// `[t0, t1]`.
+///
+/// **Partition switching** (`opts.partition_switching`, the default): after every accepted
+/// step the current independent coordinates (the *chart*) are checked: when its health
+/// ([`crate::null_space::chart_health`]) falls below `opts.switch_threshold`, or when its
+/// dependent Jacobian columns became singular within the step (a real eigenvalue `≤ 0` of
+/// `J_dep(q₀)⁻¹ J_dep(q₁)`, parity-free), the integration stops at the end (or, for a
+/// crossing, at the start) of that step, a new chart is chosen there — the generated
+/// [`Mechanism::INDEPENDENT`] when it is healthy, else the non-pivot columns of a
+/// complete-pivoting LU of the row-scaled `C_J` — the velocities are converted
+/// (`u_new = q̇[new]`, `q̇ = D_old u_old + x_t`) and the integrator restarts from there on
+/// the remaining output times. Off the generated chart, the generated one is taken back
+/// once its health reaches half its typical health ([`Mechanism::TYPICAL_HEALTH`]), kept
+/// within 2 and 10 times the switch threshold (`opts.switch_threshold`, lowered for models
+/// whose typical health is small: see there). Switches are counted in
+/// [`SimStats::partition_switches`] and their times recorded in [`Trajectory::switch_times`].
+/// Without switching, a crossing stops the simulation with [`SimError::PartitionCrossed`].
+/// Where no chart is better than the current one at the crossing (the constraints lose
+/// rank), the simulation stops with [`SimError::NoHealthyPartition`], or with
+/// [`RankDrop::Continue`] steps over the point (see there).
+///
+/// When the generated chart is singular at `q0` (a Cartesian pendulum released at the
+/// horizontal), the initial velocity is the least-squares solution of
+/// `[C_J; E_INDEPENDENT] q̇ = [−C_t; u0]`, which must reproduce `u0`.
+///
+/// The statistics report the accumulated constraint defect and energy change
+/// ([`SimStats`]); a fixed-step RK4 run controls neither, so check them.
+///
+/// Errors: [`SimError::Assembly`] (initial assembly or a projection), dynamics errors
+/// ([`SimError::Dynamics`], e.g. a singular `DᵀMD`), integrator errors
+/// ([`SimError::Integration`]: step-size underflow, max steps), [`SimError::InvalidInput`],
+/// [`SimError::NoHealthyPartition`] (the constraints lose rank: no chart is healthy),
+/// [`SimError::TooManySwitches`] (more than [`MAX_SWITCHES_PER_STEP`] at one time).
+///
+/// [`Mechanism::INDEPENDENT`]: crate::Mechanism::INDEPENDENT
+pub fn simulate_projection<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q0: &SVector<f64, NQ>,
+    u0: &SVector<f64, DOF>,
+    p: &M::Params,
+    t0: f64,
+    t1: f64,
+    opts: &SimOptions,
+) -> Result<Trajectory<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let grid = output_grid(t0, t1, &opts.output_times)?;
+    check_options(opts)?;
+    let generated = Chart::generated::<M, NQ, NC>()?;
+    let switching = opts.partition_switching;
+    // The requested independent coordinates are kept (an unreachable value is an error,
+    // never silently replaced: `assemble_any` is the caller's choice).
+    let asm = assemble::<M, NQ, NC, DOF>(q0, p, t0, &opts.assembly)
+        .map_err(|source| SimError::Assembly { t: t0, source })?;
+    let gen_health = chart_health::<M, NQ, NC, DOF>(&generated, &asm.q, p, t0);
+    let (chart, qd0) = if !switching || gen_health >= switch_threshold::<M, NQ, NC, DOF>(opts) {
+        let qd0 = velocity_from_independent_in::<M, NQ, NC, DOF>(
+            &generated,
+            &asm.q,
+            u0,
+            p,
+            t0,
+            opts.pivot_threshold,
+        )?;
+        (generated.clone(), qd0)
+    } else {
+        let qd0 = if gen_health >= opts.pivot_threshold {
+            velocity_from_independent_in::<M, NQ, NC, DOF>(
+                &generated,
+                &asm.q,
+                u0,
+                p,
+                t0,
+                opts.pivot_threshold,
+            )?
+        } else {
+            velocity_without_chart::<M, NQ, NC, DOF>(&asm.q, u0, p, t0)?
+        };
+        let (chart, _) = choose_chart::<M, NQ, NC, DOF>(&asm.q, p, t0, opts)?;
+        (chart, qd0)
+    };
+    let mut defects = Defects::default();
+    let e0 = M::energy(&asm.q, &qd0, p, t0);
+    defects.energy(e0);
+    let mut sys = ProjectionSystem::<M, NQ, NC, DOF> {
+        p,
+        opts,
+        newton: asm.iterations,
+        fallbacks: 0,
+        guard: CrossingGuard::default(),
+        defects,
+        has_energy: e0.is_some(),
+        chart,
+        stop: None,
+        floor: switch_threshold::<M, NQ, NC, DOF>(opts),
+        singular_stage: None,
+        rank_drops: Vec::new(),
+        watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
+        approach: Vec::new(),
+        last_health: None,
+    };
+    if !switching {
+        sys.guard
+            .check::<M, NQ, NC, DOF>(&sys.chart, &asm.q, p, t0)?;
+    }
+    let y0 = Pair::new(asm.q, sys.chart.independent_part(&qd0));
+    let mut run = ProjectionRun::default();
+    run_projection(&mut sys, t0, y0, &grid, &mut run)?;
+    let ProjectionRun {
+        out,
+        ode: ode_stats,
+        switch_times,
+    } = run;
+    let stats = sys.defects.into_stats(ode_stats, sys.newton, sys.fallbacks);
+    let rank_drops = std::mem::take(&mut sys.rank_drops);
+    let mut traj = Trajectory::empty(out.len(), opts, stats, switch_times, rank_drops);
+    for (t, y, chart) in out {
+        let qd = if let Some(lams) = traj.lambda.as_mut() {
+            let a = projection_accelerations_in::<M, NQ, NC, DOF>(
+                &chart,
+                &y.a,
+                &y.b,
+                p,
+                t,
+                opts.pivot_threshold,
+            )?;
+            lams.push(multipliers::<M, NQ, NC, DOF>(&y.a, &a.qd, &a.qdd, p, t)?);
+            a.qd
+        } else {
+            velocity_from_independent_in::<M, NQ, NC, DOF>(
+                &chart,
+                &y.a,
+                &y.b,
+                p,
+                t,
+                opts.pivot_threshold,
+            )?
+        };
+        traj.t.push(t);
+        traj.q.push(y.a);
+        traj.qd.push(qd);
+    }
+    Ok(traj)
+}
+
+/// What [`run_projection`] collects: the output states with the chart each is expressed in,
+/// the integrator counters over the restarts, and the switch times.
+pub(super) struct ProjectionRun<const NQ: usize, const DOF: usize> {
+    pub(super) out: Vec<(f64, Pair<NQ, DOF>, Chart<DOF>)>,
+    pub(super) ode: Stats,
+    pub(super) switch_times: Vec<f64>,
+}
+
+impl<const NQ: usize, const DOF: usize> Default for ProjectionRun<NQ, DOF> {
+    fn default() -> Self {
+        ProjectionRun {
+            out: Vec::new(),
+            ode: Stats::default(),
+            switch_times: Vec::new(),
+        }
+    }
+}
+
+/// Integrates the projection method from `(t_start, y0)` (in `sys.chart`) over the output
+/// times `grid`, restarting in a new chart wherever [`ProjectionSystem::accept`] asks for a
+/// switch. Returns the state where a hand-back ([`RankWatch::handback`]) stopped it (`None` at the
+/// end of `grid`).
+#[allow(clippy::type_complexity)]
+pub(super) fn run_projection<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    sys: &mut ProjectionSystem<'_, M, NQ, NC, DOF>,
+    t0: f64,
+    y0: Pair<NQ, DOF>,
+    grid: &[f64],
+    run: &mut ProjectionRun<NQ, DOF>,
+) -> Result<Option<(f64, Pair<NQ, DOF>)>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let (p, opts) = (sys.p, sys.opts);
+    let mut y0 = y0;
+    let mut t_start = t0;
+    let mut remaining: &[f64] = grid;
+    let mut at_same_time = 0usize;
+    loop {
+        let sol = match integrate(sys, t_start, y0, remaining, &opts.integrator) {
+            Ok(sol) => sol,
+            Err(SimError::Integration(e)) => {
+                // A step size that collapsed on a stage where the chart is singular: say so.
+                return Err(sys
+                    .singular_stage
+                    .take()
+                    .unwrap_or(SimError::Integration(e)));
+            }
+            Err(e) => return Err(e),
+        };
+        add_stats(&mut run.ode, &sol.stats);
+        for (t, y) in sol.t.iter().zip(sol.y) {
+            run.out.push((*t, y, sys.chart.clone()));
+        }
+        let Some((ts, ys)) = sol.stopped else {
+            return Ok(None);
+        };
+        let (q_choice, crossed) = match sys.stop.take() {
+            None => return Ok(None),
+            Some(Stop::HandBack) => return Ok(Some((ts, ys))),
+            Some(Stop::Jump(jump)) => {
+                let Some((t_land, y_land)) = jump_over::<M, NQ, NC, DOF>(sys, &jump, grid, run)?
+                else {
+                    return Ok(None);
+                };
+                y0 = y_land;
+                t_start = t_land;
+                remaining = &grid[grid.partition_point(|&g| g <= t_land)..];
+                continue;
+            }
+            Some(Stop::Switch { at, crossed }) => (at, crossed),
+        };
+        // Never loop: a bounded number of switches at one time.
+        if run.switch_times.last() == Some(&ts) {
+            at_same_time += 1;
+            if at_same_time >= MAX_SWITCHES_PER_STEP {
+                return Err(SimError::TooManySwitches {
+                    t: ts,
+                    switches: at_same_time + 1,
+                });
+            }
+        } else {
+            at_same_time = 0;
+        }
+        let qd = velocity_from_independent_in::<M, NQ, NC, DOF>(
+            &sys.chart,
+            &ys.a,
+            &ys.b,
+            p,
+            ts,
+            opts.pivot_threshold,
+        )?;
+        let (mut new_chart, h_choice) = choose_chart::<M, NQ, NC, DOF>(&q_choice, p, ts, opts)?;
+        if crossed && new_chart == sys.chart {
+            new_chart = best_chart::<M, NQ, NC, DOF>(&q_choice, p, ts)?.0;
+        }
+        let h_start = chart_health::<M, NQ, NC, DOF>(&new_chart, &ys.a, p, ts);
+        if h_start < opts.pivot_threshold {
+            // Chosen after a crossing, but unusable where the integration restarts.
+            let (c, _) = choose_chart::<M, NQ, NC, DOF>(&ys.a, p, ts, opts)?;
+            new_chart = c;
+        }
+        if new_chart == sys.chart {
+            if crossed {
+                // A crossing where every chart is singular: the constraints lose rank.
+                let rank_health = best_chart::<M, NQ, NC, DOF>(&q_choice, p, ts)?.1;
+                return Err(SimError::NoHealthyPartition {
+                    t: ts,
+                    health: rank_health,
+                });
+            }
+            // Degraded, but still the best chart here: ask again only well below.
+            sys.floor = 0.1 * h_choice.min(sys.floor);
+        } else {
+            sys.floor = switch_threshold::<M, NQ, NC, DOF>(opts);
+            run.switch_times.push(ts);
+            sys.chart = new_chart;
+        }
+        sys.last_health = None;
+        y0 = Pair::new(ys.a, sys.chart.independent_part(&qd));
+        t_start = ts;
+        let k = grid.partition_point(|&g| g <= ts);
+        if k >= grid.len() {
+            return Ok(None);
+        }
+        remaining = &grid[k..];
+    }
+}

@@ -1,0 +1,306 @@
+//! The rank-drop machinery: stepping over points where `C_J` loses rank (jumps), the
+//! rank watch and guard, and the hand-over thresholds of the Lagrange route.
+
+use super::*;
+
+/// Jumps over a rank drop (see [`Jump`]): the point `t*` is where the ratio, linear in
+/// time from `(tb, rb)` to `(tn, rn)`, vanishes; the jump lands as far past it as `tb` is
+/// before it (capped at the last output time). The independent coordinates and velocities
+/// follow cubic Hermite polynomials through the states at `ta` and `tb` (values and
+/// derivatives: the chart's accelerations there are accurate), extrapolated; the dependent
+/// coordinates are assembled in the chart from a Taylor polynomial of all coordinates at
+/// `tb`, which starts on the branch the motion is on. The output times inside the jump get
+/// the same polynomials. Records the rank drop at `t*` when a singular value of `C_J`
+/// changed sign between `tb` and the landing (one per approach). Returns the landing state
+/// (`None` at the end of `grid`).
+#[allow(clippy::type_complexity)]
+pub(super) fn jump_over<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    sys: &mut ProjectionSystem<'_, M, NQ, NC, DOF>,
+    jump: &Jump<NQ, DOF>,
+    grid: &[f64],
+    run: &mut ProjectionRun<NQ, DOF>,
+) -> Result<Option<(f64, Pair<NQ, DOF>)>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let (p, opts) = (sys.p, sys.opts);
+    let chart = sys.chart.clone();
+    let acc = |t: f64, y: &Pair<NQ, DOF>| {
+        projection_accelerations_in::<M, NQ, NC, DOF>(
+            &chart,
+            &y.a,
+            &y.b,
+            p,
+            t,
+            opts.pivot_threshold,
+        )
+    };
+    let (tb, yb) = (jump.tb, &jump.yb);
+    let (ta, ya) = (jump.ta, &jump.ya);
+    let ab = acc(tb, yb)?;
+    let aa = acc(ta, ya)?;
+    // The point, where the ratio (linear in time) vanishes; the landing as far past it.
+    let t_star = jump.tn + jump.rn * (jump.tn - tb) / (jump.rb - jump.rn);
+    let t_end = grid.last().copied().unwrap_or(jump.tn);
+    let t_land = (2.0 * t_star - tb).min(t_end);
+    let finite = |v: &SVector<f64, DOF>| v.iter().all(|x| x.is_finite());
+    if !(t_land > jump.tn && t_land.is_finite() && finite(&aa.ud) && finite(&ab.ud)) {
+        return Err(SimError::Kinematics(KinematicsError::SingularPartition {
+            t: jump.tn,
+            static_pivot: M::null_space(&yb.a, p, tb).1,
+            health: jump.rn,
+        }));
+    }
+    let ind = *chart.independent();
+    let (qa, qb) = (chart.independent_part(&ya.a), chart.independent_part(&yb.a));
+    let state_at = |t: f64| -> Result<Pair<NQ, DOF>, SimError> {
+        // Independent coordinates and velocities: cubic Hermite polynomials through the two
+        // states (values and derivatives), extrapolated; the others: Taylor from `yb`, a
+        // starting point for the assembly.
+        let u = hermite(ta, tb, t, [&ya.b, &aa.ud, &yb.b, &ab.ud]);
+        let qi = hermite(ta, tb, t, [&qa, &ya.b, &qb, &yb.b]);
+        let s = t - tb;
+        let mut q = yb.a + ab.qd * s + ab.qdd * (0.5 * s * s);
+        for (k, &i) in ind.iter().enumerate() {
+            q[i] = qi[k];
+        }
+        let asm = assemble_in::<M, NQ, NC, DOF>(&chart, &q, p, t, &opts.assembly)
+            .map_err(|source| SimError::Assembly { t, source })?;
+        Ok(Pair::new(asm.q, u))
+    };
+    for &g in grid.iter().filter(|&&g| g > jump.tn && g < t_land) {
+        run.out.push((g, state_at(g)?, chart.clone()));
+    }
+    let y_land = state_at(t_land)?;
+    // A rank drop only if a singular value changed sign between the two sides (a motion
+    // that came this close without crossing is jumped the same way, but not recorded).
+    let r = generic_rank::<NQ, NC, DOF>();
+    let crossed = row_space::<NQ, NC>(&M::jacobian(&yb.a, p, tb), r).is_some_and(|rs| {
+        sign_flips(&rs, &linalg::dmatrix(&M::jacobian(&y_land.a, p, t_land))).is_some()
+    });
+    let first = crossed
+        && sys
+            .watch
+            .as_mut()
+            .is_none_or(|hb| std::mem::take(&mut hb.armed));
+    if first {
+        sys.rank_drops.push(t_star);
+    }
+    if let Some(w) = sys.watch.as_mut() {
+        w.guard = RankGuard::default();
+    }
+    sys.approach.clear();
+    if t_land >= t_end {
+        run.out.push((t_end, y_land, chart));
+        return Ok(None);
+    }
+    Ok(Some((t_land, y_land)))
+}
+
+/// The cubic Hermite polynomial with values `p0`, `p1` and derivatives `m0`, `m1` at `t0`,
+/// `t1` (`[p0, m0, p1, m1]`), at `t` (also outside `[t0, t1]`).
+pub(super) fn hermite<const DOF: usize>(
+    t0: f64,
+    t1: f64,
+    t: f64,
+    [p0, m0, p1, m1]: [&SVector<f64, DOF>; 4],
+) -> SVector<f64, DOF> {
+    let d = t1 - t0;
+    let s = (t - t0) / d;
+    let (s2, s3) = (s * s, s * s * s);
+    p0 * (2.0 * s3 - 3.0 * s2 + 1.0)
+        + m0 * (d * (s3 - 2.0 * s2 + s))
+        + p1 * (3.0 * s2 - 2.0 * s3)
+        + m1 * (d * (s3 - s2))
+}
+
+/// With [`RankDrop::Continue`], the Lagrange route hands a step over to the projection
+/// method when it would end with `σ_r / σ_max` of `C_J` below this (or when it crosses a
+/// rank drop): the index-1 motion cannot pass a bifurcation on its branch (see
+/// [`RANK_DROP_RATIO`]), the projection method steps over it keeping its independent
+/// coordinates. The projection segment hands back once the ratio is at least
+/// [`HANDBACK_RATIO`].
+pub const HANDOVER_RATIO: f64 = 1e-2;
+
+/// See [`HANDOVER_RATIO`]: twice it (a hysteresis, so that the routes do not alternate).
+pub const HANDBACK_RATIO: f64 = 2e-2;
+
+/// How many singular values of `C_J` changed sign from the state of `rs0` to the Jacobian
+/// `j1` (see [`LagrangeSystem::rank_drop`]); `None` for none.
+pub(super) fn sign_flips(rs0: &RowSpace, j1: &DMatrix<f64>) -> Option<usize> {
+    let b1 = rs0.u.tr_mul(&(j1 * &rs0.v));
+    let d: Vec<f64> = rs0.sigma.iter().map(|x| 1.0 / x.sqrt()).collect();
+    let n = d.len();
+    let w = DMatrix::<f64>::from_fn(n, n, |a, b| 0.5 * (b1[(a, b)] + b1[(b, a)]) * d[a] * d[b]);
+    if !linalg::finite(w.as_slice()) {
+        return None;
+    }
+    // Bounded (nalgebra's `symmetric_eigenvalues` iterates without a limit): 30 sweeps per
+    // row. Where it does not converge, a failed Cholesky factorisation still says that some
+    // eigenvalue is not positive (at least one flip), a successful one that none is.
+    let Some(eig) = nalgebra::SymmetricEigen::try_new(w.clone(), f64::EPSILON, 30 * n.max(1))
+    else {
+        return w.cholesky().is_none().then_some(1);
+    };
+    let n = eig.eigenvalues.iter().filter(|&&m| m <= 0.0).count();
+    (n > 0).then_some(n)
+}
+
+/// With [`RankDrop::Continue`], the projection method jumps over a rank drop once an accepted
+/// state is this close to it (`σ_r / σ_max` of `C_J` below this, and falling): near the
+/// point the chart is nearly singular, the error control shrinks the steps, and measured
+/// runs crept towards the point without reaching it (A02 with two windows by the Lagrange
+/// route's projection segments at rtol 1e-10: steps of 1e-14 s at `σ_r / σ_max = 3.5e-7`).
+/// The jump follows cubic Hermite polynomials of the independent coordinates and velocities
+/// through two accepted states of the approach ([`JUMP_BASE`]) to as far past the point
+/// (where the ratio, linear in time, vanishes), the dependent coordinates assembled in the
+/// chart. It is less accurate than a step the error control accepts (A02 with two windows by
+/// the Lagrange route: 1.2e-5 m after one jump where the runs without one keep 5e-7 m), and
+/// taken only where the integration would stall.
+pub const JUMP_RATIO: f64 = RANK_DROP_RATIO;
+
+/// Accepted states of an approach to a rank drop kept for a jump's base ([`JUMP_BASE`]).
+pub(super) const APPROACH_HISTORY: usize = 64;
+
+/// A jump over a rank drop ([`JUMP_RATIO`]): from the accepted state `(tb, yb)` (ratio
+/// `rb`), with `(ta, ya)` for the Hermite polynomials, detected at `tn` (ratio `rn`, where
+/// the integration stopped).
+pub(super) struct Jump<const NQ: usize, const DOF: usize> {
+    pub(super) ta: f64,
+    pub(super) ya: Pair<NQ, DOF>,
+    pub(super) tb: f64,
+    pub(super) yb: Pair<NQ, DOF>,
+    pub(super) rb: f64,
+    pub(super) tn: f64,
+    pub(super) rn: f64,
+}
+
+/// The Taylor polynomial of a jump ([`JUMP_RATIO`]) starts at the last accepted state of
+/// the approach whose `σ_r / σ_max` is at least this: closer to the point the chart's
+/// accelerations carry the position error of the state amplified by the nearly singular
+/// chart (A02 with two windows: the jerk estimated from two states at `1.4e-4` and `5.3e-5`
+/// was `−2,467` where the motion's is near 0). Measured on that run (one jump in 20 s), from
+/// `1e-2`, `3e-3`, `1e-3`, `1e-4`: B0 off by 3.5e-4, 5.4e-4, 2.2e-5, 3.5e-4 m (with a
+/// Taylor polynomial from one state; the Hermite polynomials now: 1.2e-5 m from `1e-3`).
+pub const JUMP_BASE: f64 = 1e-3;
+
+/// What the projection method watches with [`RankDrop::Continue`]: the rank drops its steps
+/// cross, found by the Lagrange route's guard ([`RankGuard`], at the accepted states where
+/// the chart's health is below [`WATCH_HEALTH`], or at all of a segment's), one per approach
+/// (`armed` again once the ratio is [`HANDOVER_RATIO`]: where many singular values vanish at
+/// once, 40 windows of A02, the guard can see them cross in two consecutive steps; and
+/// partition switches pass such points too, where the chart-crossing test sees nothing). A
+/// segment of the Lagrange route stops after the first accepted step whose `σ_r / σ_max` of
+/// `C_J` is at least `handback` and twice the lowest of the segment (past the closest
+/// approach, not on the way in).
+pub(super) struct RankWatch {
+    pub(super) handback: Option<f64>,
+    pub(super) lowest: f64,
+    pub(super) guard: RankGuard,
+    pub(super) armed: bool,
+}
+
+impl Default for RankWatch {
+    fn default() -> Self {
+        RankWatch {
+            handback: None,
+            lowest: f64::INFINITY,
+            guard: RankGuard::default(),
+            armed: true,
+        }
+    }
+}
+
+/// The chart health below which the projection method's [`RankWatch`] looks for rank drops
+/// (for a model whose typical health is below 0.4, the crossing guard's level
+/// [`GUARD_HEALTH_RATIO`] of it instead: A02 with 40 windows, typical health 0.091, ran an
+/// SVD of its `80 × 81` Jacobian at nearly every step with a fixed 0.1).
+pub(super) const WATCH_HEALTH: f64 = 0.1;
+
+/// [`WATCH_HEALTH`] for model `M`.
+pub(super) fn watch_health<M, const NQ: usize, const NC: usize, const DOF: usize>() -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    WATCH_HEALTH.min(guard_health::<M, NQ, NC, DOF>())
+}
+
+/// The rank-drop guard of the Lagrange route (and of its projection segments): the leading
+/// singular triplets of `C_J` at the last accepted state.
+#[derive(Default)]
+pub(super) struct RankGuard {
+    pub(super) last: Option<(f64, RowSpace)>,
+}
+
+impl RankGuard {
+    /// The rank drop ([`SimError::RankDrop`]) at the accepted state `(t, q)` or between it
+    /// and the last one checked (`self.last`, when it was at `t_prev`), and the state's
+    /// `σ_r / σ_max`. Records the state for the next step. A non-finite Jacobian or a
+    /// failed SVD is left to the right-hand side to report (`(None, None)`).
+    pub(super) fn check<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        &mut self,
+        p: &M::Params,
+        t_prev: f64,
+        q: &SVector<f64, NQ>,
+        t: f64,
+    ) -> (Option<SimError>, Option<f64>)
+    where
+        M: Dynamics<NQ, NC, DOF>,
+    {
+        let r = generic_rank::<NQ, NC, DOF>();
+        if r == 0 {
+            return (None, Some(1.0));
+        }
+        let j1 = M::jacobian(q, p, t);
+        let Some(rs1) = row_space::<NQ, NC>(&j1, r) else {
+            return (None, None);
+        };
+        let above = |rs: &RowSpace| {
+            rs.sigma
+                .iter()
+                .filter(|&&x| x > RANK_DROP_RATIO * rs.sigma[0])
+                .count()
+        };
+        let mut found = None;
+        if rs1.ratio <= RANK_DROP_RATIO {
+            found = Some(SimError::RankDrop {
+                t,
+                generic_rank: r,
+                rank: above(&rs1),
+                ratio: rs1.ratio,
+            });
+        } else if let Some((t0, rs0)) = self.last.as_ref().filter(|(t0, _)| *t0 == t_prev) {
+            // The leading block in the previous state's singular bases, B(q) = U₀ᵀ C_J(q) V₀:
+            // B(q₀) = Σ₀ is regular; a rank drop between the states makes B singular (a left
+            // null vector of C_J there has a component in span U₀). While the singular
+            // vectors turn little within the step, B(q₁) is nearly diagonal with the signed
+            // singular values at q₁: a singular value that crossed zero shows as a negative
+            // eigenvalue of Σ₀^(−1/2) sym(B₁) Σ₀^(−1/2) (symmetric: real eigenvalues,
+            // robust where several cross at once — the windows of a parallelogram chain —,
+            // which the non-symmetric B₀⁻¹ B₁ splits into complex clusters). Only while the row space turns by less than 45° within the
+            // step (else B can turn singular without a rank drop).
+            let turn = rs0.v.tr_mul(&rs1.v).singular_values().min();
+            if turn >= std::f64::consts::FRAC_1_SQRT_2 {
+                if let Some(n) = sign_flips(rs0, &linalg::dmatrix(&j1)) {
+                    // Where the smallest singular value, signed, crosses zero on the chord.
+                    let (a, b) = (rs0.sigma[r - 1], rs1.sigma[r - 1]);
+                    let s = if a + b > 0.0 { a / (a + b) } else { 0.5 };
+                    found = Some(SimError::RankDrop {
+                        t: t0 + s * (t - t0),
+                        generic_rank: r,
+                        rank: r.saturating_sub(n),
+                        ratio: rs0.ratio.min(rs1.ratio),
+                    });
+                }
+            }
+        }
+        let ratio = rs1.ratio;
+        self.last = Some((t, rs1));
+        (found, Some(ratio))
+    }
+}
+
+/// The model's generic rank `NQ − DOF`, capped at `NC`.
+pub(super) fn generic_rank<const NQ: usize, const NC: usize, const DOF: usize>() -> usize {
+    NQ.saturating_sub(DOF).min(NC)
+}
