@@ -65,6 +65,7 @@ pub mod ode;
 #[cfg(feature = "std")]
 pub mod projection;
 mod real;
+mod reexpress;
 #[cfg(feature = "std")]
 pub mod simulate;
 #[cfg(feature = "std")]
@@ -97,4 +98,5 @@ pub use trig::sin_cos;
 #[doc(hidden)]
 pub mod __generated {
     pub use crate::real::{lesser, smallest};
+    pub use crate::reexpress::in_independent;
 }

@@ -503,6 +503,7 @@ fn matrix_sets(
 /// `NCHARTS`, `CHARTS`, `null_space_atlas` and the default `null_space`.
 fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
     let ty = &opts.scalar.ty;
+    let krate = &opts.crate_path;
     let nch = charts.len();
     let nch_lit = idx(nch);
     let chart_rows: Vec<TokenStream> = charts
@@ -528,107 +529,15 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
     // The default `null_space`: the other charts' bases re-expressed in `INDEPENDENT`
     // (charts with other independent coordinates through `in_independent`).
     let primary = &charts[0].1;
-    let reexpress = charts.iter().skip(1).any(|(_, ind)| ind != primary);
     let default_others = fns.iter().zip(charts).skip(1).map(|(f, (_, ind))| {
-        let convert = (ind != primary).then(|| quote!(let (#d, #h) = in_independent(&#d, #h);));
+        let convert = (ind != primary).then(|| {
+            quote!(let (#d, #h) = #krate::runtime::__generated::in_independent(&#d, #h, &INDEPENDENT);)
+        });
         quote! {
             let (#d, #h) = #f(q, p, t);
             #convert
             if #h > #best.1 {
                 #best = (#d, #h);
-            }
-        }
-    });
-    let helper = reexpress.then(|| {
-        quote! {
-            /// A chart's basis `D` (health `h`) re-expressed in the independent coordinates
-            /// `INDEPENDENT`: `D B⁻¹`, `B = D[INDEPENDENT, :]` (the columns are then the
-            /// derivatives with respect to `INDEPENDENT`, identity rows there), with health
-            /// `min(h, smallest pivot of the partial-pivoting LU of B with the columns of D
-            /// scaled to unit length)`: near 0 where `INDEPENDENT` does not parametrise the
-            /// mechanism. Health 0 (and `D` unchanged) where `B` is singular or a value is not
-            /// finite.
-            #[inline(never)]
-            #[allow(clippy::needless_range_loop)]
-            fn in_independent(
-                d: &SMatrix<#ty, NQ, DOF>,
-                h: #ty,
-            ) -> (SMatrix<#ty, NQ, DOF>, #ty) {
-                let zero: #ty = 0.0;
-                let one: #ty = 1.0;
-                let mut dn = *d;
-                for c in 0..DOF {
-                    let mut s = zero;
-                    for r in 0..NQ {
-                        s += dn[(r, c)] * dn[(r, c)];
-                    }
-                    let n = s.sqrt();
-                    if !(n > zero && n.is_finite()) {
-                        return (*d, zero);
-                    }
-                    for r in 0..NQ {
-                        dn[(r, c)] /= n;
-                    }
-                }
-                // Gauss–Jordan with partial pivoting: `inv = B⁻¹`.
-                let mut a = [[zero; DOF]; DOF];
-                let mut inv = [[zero; DOF]; DOF];
-                for r in 0..DOF {
-                    for c in 0..DOF {
-                        a[r][c] = dn[(INDEPENDENT[r], c)];
-                    }
-                    inv[r][r] = one;
-                }
-                let mut piv = one;
-                for k in 0..DOF {
-                    let mut m = k;
-                    for r in k + 1..DOF {
-                        if a[r][k].abs() > a[m][k].abs() {
-                            m = r;
-                        }
-                    }
-                    a.swap(k, m);
-                    inv.swap(k, m);
-                    let pk = a[k][k];
-                    if pk.abs().partial_cmp(&zero) != Some(::core::cmp::Ordering::Greater) {
-                        return (*d, zero);
-                    }
-                    if pk.abs() < piv {
-                        piv = pk.abs();
-                    }
-                    for c in 0..DOF {
-                        a[k][c] /= pk;
-                        inv[k][c] /= pk;
-                    }
-                    for r in 0..DOF {
-                        let f = a[r][k];
-                        if r != k && f != zero {
-                            for c in 0..DOF {
-                                a[r][c] -= f * a[k][c];
-                                inv[r][c] -= f * inv[k][c];
-                            }
-                        }
-                    }
-                }
-                let mut out = SMatrix::<#ty, NQ, DOF>::zeros();
-                for r in 0..NQ {
-                    for c in 0..DOF {
-                        let mut s = zero;
-                        for k in 0..DOF {
-                            s += dn[(r, k)] * inv[k][c];
-                        }
-                        out[(r, c)] = s;
-                    }
-                }
-                for (k, &i) in INDEPENDENT.iter().enumerate() {
-                    for c in 0..DOF {
-                        out[(i, c)] = if c == k { one } else { zero };
-                    }
-                }
-                if !(h >= zero && out.iter().all(|v| v.is_finite())) {
-                    return (*d, zero);
-                }
-                (out, if h < piv { h } else { piv })
             }
         }
     });
@@ -713,7 +622,6 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
             let (#d, #h, k) = null_space_atlas(q, p, t);
             (#d, #h, CHARTS[k])
         }
-        #helper
     }
 }
 
