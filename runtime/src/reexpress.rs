@@ -37,14 +37,14 @@ pub fn in_independent<S: Real, const NQ: usize, const DOF: usize>(
     for c in 0..DOF {
         let mut s = zero;
         for r in 0..NQ {
-            s = s + dn[(r, c)] * dn[(r, c)];
+            s += dn[(r, c)] * dn[(r, c)];
         }
         let n = s.sqrt();
         if !(n.value() > 0.0 && n.value().is_finite()) {
             return fail;
         }
         for r in 0..NQ {
-            dn[(r, c)] = dn[(r, c)] / n;
+            dn[(r, c)] /= n;
         }
     }
     // Gauss–Jordan with partial pivoting: `inv = B⁻¹`.
@@ -75,15 +75,15 @@ pub fn in_independent<S: Real, const NQ: usize, const DOF: usize>(
             piv = pk.abs();
         }
         for c in 0..DOF {
-            a[k][c] = a[k][c] / pk;
-            inv[k][c] = inv[k][c] / pk;
+            a[k][c] /= pk;
+            inv[k][c] /= pk;
         }
         for r in 0..DOF {
             let f = a[r][k];
             if r != k && !f.is_zero() {
                 for c in 0..DOF {
-                    a[r][c] = a[r][c] - f * a[k][c];
-                    inv[r][c] = inv[r][c] - f * inv[k][c];
+                    a[r][c] -= f * a[k][c];
+                    inv[r][c] -= f * inv[k][c];
                 }
             }
         }
@@ -93,7 +93,7 @@ pub fn in_independent<S: Real, const NQ: usize, const DOF: usize>(
         for c in 0..DOF {
             let mut s = zero;
             for k in 0..DOF {
-                s = s + dn[(r, k)] * inv[k][c];
+                s += dn[(r, k)] * inv[k][c];
             }
             out[(r, c)] = s;
         }
