@@ -51,6 +51,8 @@ pub mod controlled;
 mod csv;
 mod dual;
 #[cfg(feature = "std")]
+mod entry;
+#[cfg(feature = "std")]
 mod error;
 #[cfg(feature = "std")]
 pub mod lagrange;
@@ -80,6 +82,8 @@ pub mod velocity;
 pub use csv::write_csv;
 pub use dual::Dual;
 #[cfg(feature = "std")]
+pub use entry::{simulate, Options, Route, Simulation, State, Stretch};
+#[cfg(feature = "std")]
 pub use error::{
     AssemblyError, ContactError, DynamicsError, KinematicsError, Located, OdeError, SimError,
     StepError,
@@ -90,8 +94,6 @@ pub use mechanism::{
 };
 pub use nalgebra;
 pub use real::Real;
-#[cfg(feature = "std")]
-pub use simulate::auto::{simulate, Options, Route, Simulation, State, Stretch};
 pub use trig::sin_cos;
 
 /// What generated code calls and users do not: not part of the API.

@@ -32,7 +32,6 @@ use crate::ode::{
 use crate::projection::{multipliers, projection_accelerations_in};
 use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent_in};
 
-pub(crate) mod auto;
 mod guard;
 mod lagrange_route;
 mod projection;
