@@ -260,9 +260,8 @@
 //!     }
 //! }
 //! use mechgen::nalgebra::SVector;
-//! use mechgen::runtime::{
-//!     step, step::step_jacobians, step::step_jacobians_symbolic, Dual, step::StepMethod, step::StepOptions,
-//! };
+//! use mechgen::runtime::step::{step, step_jacobians, step_jacobians_symbolic, StepMethod, StepOptions};
+//! use mechgen::runtime::Dual;
 //! # fn main() -> Result<(), mechgen::runtime::StepError> {
 //! let p = pendulum::Params::default();
 //! // ∂C/∂q by one evaluation over dual numbers equals the symbolic Jacobian.

@@ -17,7 +17,7 @@ fn field(name: &str) -> String {
 /// per output time. Numbers use Rust's shortest round-trip formatting.
 ///
 /// ```
-/// use mechgen_runtime::csv::write_csv;
+/// use mechgen_runtime::write_csv;
 /// use mechgen_runtime::simulate::{SimStats, Trajectory};
 /// use mechgen_runtime::nalgebra::SVector;
 ///
