@@ -61,6 +61,8 @@ enum Mode {
     Check(PathBuf),
     Bytes(PathBuf),
     Minimize(PathBuf, String),
+    /// The emitted code compiled and checked, in batches of this many inputs (`--emit`).
+    Emit(usize),
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -85,6 +87,8 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
             "--worker" => a.mode = Mode::Worker,
             "--full" => a.full = true,
+            "--emit" => a.mode = Mode::Emit(20),
+            "--batch" => a.mode = Mode::Emit(num(it.next())? as usize),
             "--only" => a.mode = Mode::Only(num(it.next())?),
             "--bytes" => a.mode = Mode::Bytes(PathBuf::from(it.next().ok_or("--bytes FILE")?)),
             "--check" => a.mode = Mode::Check(PathBuf::from(it.next().ok_or("--check FILE")?)),
@@ -140,6 +144,7 @@ fn main() {
             print!("{min}");
         }
         Mode::Parent => parent(&args, &shipped),
+        Mode::Emit(batch) => emit(&args, *batch),
     }
 }
 
@@ -316,5 +321,96 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
         ));
     }
     let _ = std::fs::write(args.out.join("summary.txt"), &summary);
+    print!("{summary}");
+}
+
+/// `--emit`: inputs `start..start + n` (`emit::case` of `Dice::from_seed(seed_of(S, i))`:
+/// grammar-generated with outputs and inequalities, in the plain, generic-and-derivatives
+/// or f32 variant), their emitted code compiled in batches of `batch` in
+/// `target/fuzzgen-emit` and checked there. Findings (first input of each class, its
+/// source written to `DIR/emit-class-NN.mech`) and counts to `DIR/emit-summary.txt`.
+fn emit(args: &Args, batch: usize) {
+    use mechgen_fuzzgen::emit;
+    let opts = emit::EmitOptions::default();
+    let _ = std::fs::create_dir_all(&args.out);
+    let t0 = Instant::now();
+    let end = args.start + args.n;
+    let mut total = emit::BatchReport::default();
+    let mut classes: BTreeMap<String, (usize, emit::EmitFinding)> = BTreeMap::new();
+    let mut sources: BTreeMap<String, emit::Case> = BTreeMap::new();
+    let mut i = args.start;
+    while i < end {
+        let hi = (i + batch.max(1) as u64).min(end);
+        let cases: Vec<emit::Case> = (i..hi)
+            .map(|k| emit::case(&mut Dice::from_seed(seed_of(args.seed, k)), &k.to_string()))
+            .collect();
+        for c in &cases {
+            sources.insert(c.label.clone(), c.clone());
+        }
+        match emit::check_batch(&cases, &opts) {
+            Ok(r) => {
+                total.checked += r.checked;
+                total.skipped += r.skipped;
+                total.modules += r.modules;
+                total.states += r.states;
+                total.checks += r.checks;
+                total.compile_secs += r.compile_secs;
+                total.run_secs += r.run_secs;
+                for (k, v) in r.unchecked {
+                    *total.unchecked.entry(k).or_default() += v;
+                }
+                for f in r.findings {
+                    let e = classes.entry(f.class()).or_insert((0, f.clone()));
+                    e.0 += 1;
+                }
+            }
+            Err(e) => {
+                eprintln!("run: batch {i}..{hi}: {e}");
+                std::process::exit(1);
+            }
+        }
+        i = hi;
+        eprintln!(
+            "{} inputs ({} compiled and checked, {} modules, {} states, {} checks), {} classes, {:.0} s",
+            i - args.start,
+            total.checked,
+            total.modules,
+            total.states,
+            total.checks,
+            classes.len(),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let mut summary = format!(
+        "--emit: {} inputs, seed {}: {} compiled and checked ({} skipped: engine errors), {} modules, {} states, {} checks; {secs:.0} s ({:.2} inputs/s; compiling {:.0} s, checking {:.0} s)\n",
+        args.n,
+        args.seed,
+        total.checked,
+        total.skipped,
+        total.modules,
+        total.states,
+        total.checks,
+        total.checked as f64 / secs,
+        total.compile_secs,
+        total.run_secs,
+    );
+    if !total.unchecked.is_empty() {
+        summary.push_str(&format!("functions no check covers: {:?}\n", total.unchecked));
+    }
+    summary.push('\n');
+    for (k, (class, (count, f))) in classes.iter().enumerate() {
+        if let Some(c) = sources.get(&f.label) {
+            let _ = std::fs::write(
+                args.out.join(format!("emit-class-{k:02}.mech")),
+                format!("// {}; options: {}\n{}", c.label, c.variant(), c.src),
+            );
+        }
+        summary.push_str(&format!(
+            "emit-class-{k:02}: {class}\n  {count} findings, first input #{} module `{}`\n  {}\n",
+            f.label, f.module, f.detail
+        ));
+    }
+    let _ = std::fs::write(args.out.join("emit-summary.txt"), &summary);
     print!("{summary}");
 }

@@ -12,6 +12,7 @@
 
 mod derivatives;
 pub mod dice;
+pub mod emit;
 pub mod grammar;
 pub mod mutate;
 pub mod oracle;
