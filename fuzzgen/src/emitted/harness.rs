@@ -401,8 +401,13 @@ impl Ctx<'_> {
         }
         let all = scale(deriv);
         // Steps: 1e-5 (1 + |x|) in f64; 1e-2 (1 + |x|) in f32 (its epsilon is 1.2e-7).
-        let rel_step = if self.eps > 1e-10 { 1e-2 } else { 1e-5 };
-        let rel_step = if order2 { rel_step * 100.0 } else { rel_step };
+        // Second differences: 1e-3 (1 + |x|) in f64, 3e-2 (1 + |x|) in f32.
+        let rel_step = match (self.eps > 1e-10, order2) {
+            (false, false) => 1e-5,
+            (false, true) => 1e-3,
+            (true, false) => 1e-2,
+            (true, true) => 3e-2,
+        };
         for k in 0..n {
             let v = var_value(x, var, k);
             if !v.is_finite() || v.abs() > MAX_VALUE {
@@ -811,6 +816,9 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
     for (k, c) in m.charts.iter().enumerate().skip(1) {
         bases.push((format!("null_space_chart{k}"), c.clone()));
     }
+    // `null_space`: the healthiest chart's basis re-expressed in `INDEPENDENT` (so identity
+    // rows there too: the same basis as `null_space_fixed` where both are healthy).
+    bases.push(("null_space".into(), m.independent.clone()));
     let mut by_chart: Vec<Option<Vec<f64>>> = Vec::new();
     for (name, indep) in &bases {
         let Some(v) = cx.call(name, x) else {
@@ -890,10 +898,16 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
             Some(v) if k >= 0.0 && a.len() == v.len() + 1 => {
                 cx.equal("null_space_atlas = its chart", &a[..v.len()], &v, 0.0)
             }
-            _ => cx.fail("null_space_atlas", format!("chart {k} of {}", bases.len())),
+            _ => cx.fail("null_space_atlas", format!("chart {k} of {}", m.charts.len())),
         }
-        if let Some(ns) = cx.call("null_space", x) {
-            cx.equal("null_space = null_space_atlas", &ns, &a[..a.len() - 1], 0.0);
+        // `null_space_in_chart`: the atlas's basis and health, and the chart's coordinates.
+        if let (Some(ic), Some(chart)) = (cx.call("null_space_in_chart", x), m.charts.get(ku)) {
+            let want: Vec<f64> = a[..a.len() - 1]
+                .iter()
+                .copied()
+                .chain(chart.iter().map(|&c| c as f64))
+                .collect();
+            cx.equal("null_space_in_chart = null_space_atlas, CHARTS[k]", &ic, &want, 0.0);
         }
     }
     // `kinematics` = residual, jacobian, null_space_fixed.
@@ -988,6 +1002,7 @@ pub fn unchecked(m: &Module) -> Vec<String> {
         "null_space_fixed",
         "null_space_atlas",
         "null_space",
+        "null_space_in_chart",
         "solve_dependent",
         "kinematics",
         "forces_jacobian_q",
