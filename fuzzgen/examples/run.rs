@@ -356,6 +356,9 @@ fn emit(args: &Args, batch: usize) {
                 total.checks += r.checks;
                 total.compile_secs += r.compile_secs;
                 total.run_secs += r.run_secs;
+                for (k, v) in r.skip_reasons {
+                    *total.skip_reasons.entry(k).or_default() += v;
+                }
                 for (k, v) in r.unchecked {
                     *total.unchecked.entry(k).or_default() += v;
                 }
@@ -395,6 +398,7 @@ fn emit(args: &Args, batch: usize) {
         total.compile_secs,
         total.run_secs,
     );
+    summary.push_str(&format!("engine errors (skipped): {:?}\n", total.skip_reasons));
     if !total.unchecked.is_empty() {
         summary.push_str(&format!("functions no check covers: {:?}\n", total.unchecked));
     }

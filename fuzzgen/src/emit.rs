@@ -615,6 +615,8 @@ pub struct BatchReport {
     pub checks: usize,
     /// Cases skipped (engine errors, panics: the oracle's concern).
     pub skipped: usize,
+    /// Why cases were skipped (the engine's messages, first 60 characters → count).
+    pub skip_reasons: BTreeMap<String, usize>,
     /// Functions found in modules but checked by nothing (name → count).
     pub unchecked: BTreeMap<String, usize>,
     /// Findings.
@@ -632,7 +634,15 @@ pub fn check_batch(cases: &[Case], opts: &EmitOptions) -> Result<BatchReport, St
     for c in cases {
         match prepare(c, opts) {
             Ok(p) => prepared.push(p),
-            Err(_) => report.skipped += 1,
+            Err(e) => {
+                report.skipped += 1;
+                let why = match e {
+                    Skip::Invalid(m) => m.chars().take(60).collect(),
+                    Skip::Panic => "panic".to_string(),
+                    Skip::Unparsable(m) => format!("unparsable: {}", m.chars().take(40).collect::<String>()),
+                };
+                *report.skip_reasons.entry(why).or_default() += 1;
+            }
         }
     }
     check_prepared(prepared, opts, report)

@@ -845,8 +845,16 @@ impl Module<'_> {
         }
         for _ in 0..self.dice.below(3) {
             let name = self.fresh("g");
+            // An inequality must involve a coordinate.
+            let (c, x) = {
+                let c = self.dice.pick(&self.coords);
+                (c.0.clone(), c.1)
+            };
             self.allow_time = self.dice.chance(1, 3);
-            let e = self.scalar(2);
+            let e = self.around(&Ex {
+                text: c,
+                val: Val::S(x),
+            });
             self.allow_time = false;
             let rest = if self.dice.chance(1, 3) {
                 format!(", restitution = {}", lit(self.number(0.0, 1.0)))
