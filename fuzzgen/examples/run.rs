@@ -3,7 +3,14 @@
 //!
 //! ```text
 //! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR] [--full]
+//! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR] --emit [--batch B] [--scratch DIR]
 //! ```
+//!
+//! `--emit` checks the emitted Rust instead (see `src/emit.rs`): inputs from
+//! `emit::case` (grammar-generated with outputs and inequalities; plain `f64`, `generic` +
+//! `derivatives`, or `f32`), compiled in batches of 30 (`--batch B`) in a scratch crate
+//! (`--scratch DIR`, default `target/fuzzgen-emit-run`) and checked there; the summary goes
+//! to `DIR/emit-summary.txt`, the first input of each class to `DIR/emit-class-NN.mech`.
 //!
 //! `--full` generates with `generic` and `derivatives` on (the generic family and the
 //! dynamics' derivatives of every model with dynamics), as `#![generic]` and
@@ -52,6 +59,8 @@ struct Args {
     mode: Mode,
     /// Generic family and derivatives on (`--full`).
     full: bool,
+    /// The scratch crate of `--emit` (`--scratch DIR`, default `target/fuzzgen-emit-run`).
+    scratch: PathBuf,
 }
 
 enum Mode {
@@ -73,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
         out: PathBuf::from("target/fuzzgen"),
         mode: Mode::Parent,
         full: false,
+        scratch: PathBuf::from("target/fuzzgen-emit-run"),
     };
     let mut it = std::env::args().skip(1);
     let num = |s: Option<String>| -> Result<u64, String> {
@@ -87,7 +97,8 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
             "--worker" => a.mode = Mode::Worker,
             "--full" => a.full = true,
-            "--emit" => a.mode = Mode::Emit(20),
+            "--emit" => a.mode = Mode::Emit(30),
+            "--scratch" => a.scratch = PathBuf::from(it.next().ok_or("--scratch DIR")?),
             "--batch" => a.mode = Mode::Emit(num(it.next())? as usize),
             "--only" => a.mode = Mode::Only(num(it.next())?),
             "--bytes" => a.mode = Mode::Bytes(PathBuf::from(it.next().ok_or("--bytes FILE")?)),
@@ -331,7 +342,12 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
 /// source written to `DIR/emit-class-NN.mech`) and counts to `DIR/emit-summary.txt`.
 fn emit(args: &Args, batch: usize) {
     use mechgen_fuzzgen::emit;
-    let opts = emit::EmitOptions::default();
+    let opts = emit::EmitOptions {
+        dir: std::env::current_dir()
+            .map(|d| d.join(&args.scratch))
+            .unwrap_or_else(|_| args.scratch.clone()),
+        ..emit::EmitOptions::default()
+    };
     let _ = std::fs::create_dir_all(&args.out);
     let t0 = Instant::now();
     let end = args.start + args.n;
@@ -398,9 +414,15 @@ fn emit(args: &Args, batch: usize) {
         total.compile_secs,
         total.run_secs,
     );
-    summary.push_str(&format!("engine errors (skipped): {:?}\n", total.skip_reasons));
+    summary.push_str(&format!(
+        "engine errors (skipped): {:?}\n",
+        total.skip_reasons
+    ));
     if !total.unchecked.is_empty() {
-        summary.push_str(&format!("functions no check covers: {:?}\n", total.unchecked));
+        summary.push_str(&format!(
+            "functions no check covers: {:?}\n",
+            total.unchecked
+        ));
     }
     summary.push('\n');
     for (k, (class, (count, f))) in classes.iter().enumerate() {

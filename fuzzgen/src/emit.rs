@@ -44,12 +44,20 @@ pub struct Case {
 impl Case {
     /// The variant, for reports: `f64`, `f64+generic+derivatives`, `f32`, ….
     pub fn variant(&self) -> String {
-        let mut v = self.opts.scalar.clone().unwrap_or_else(|| "f64".into());
-        if self.opts.generic {
+        let attr = |a: &str| self.src.contains(&format!("#![{a}]"));
+        let mut v = if self.opts.scalar.as_deref() == Some("f32") || attr("scalar = f32") {
+            "f32".to_string()
+        } else {
+            "f64".to_string()
+        };
+        if self.opts.generic || attr("generic") {
             v.push_str("+generic");
         }
-        if self.opts.derivatives {
+        if self.opts.derivatives || attr("derivatives") {
             v.push_str("+derivatives");
+        }
+        if attr("generic") || attr("derivatives") || attr("scalar = f32") {
+            v.push_str(" (attributes)");
         }
         v
     }
@@ -57,14 +65,32 @@ impl Case {
 
 /// A random case: a grammar-generated mechanism with outputs and inequalities, in one of
 /// the variants — plain `f64` (1/4), `f64` with `generic` and `derivatives` (1/2), `f32`
-/// (1/4, half of them with `generic` and `derivatives`).
+/// (1/4, half of them with `generic` and `derivatives`) — set half of the time by
+/// [`Options`], half by the input's attributes (`#![generic]`, `#![derivatives]`,
+/// `#![scalar = f32]`).
 pub fn case(dice: &mut Dice, label: &str) -> Case {
-    let src = crate::grammar::generate_with(dice, true);
+    let mut src = crate::grammar::generate_with(dice, true);
     let (generic, scalar) = match dice.below(4) {
         0 => (false, None),
         1 | 2 => (true, None),
         _ => (dice.chance(1, 2), Some("f32".to_string())),
     };
+    // Half of the time as the input's attributes rather than options.
+    if dice.chance(1, 2) {
+        let mut attrs = String::new();
+        if generic {
+            attrs.push_str("#![generic]\n#![derivatives]\n");
+        }
+        if scalar.is_some() {
+            attrs.push_str("#![scalar = f32]\n");
+        }
+        src = attrs + &src;
+        return Case {
+            label: label.to_string(),
+            src,
+            opts: Options::default(),
+        };
+    }
     Case {
         label: label.to_string(),
         src,
@@ -173,16 +199,15 @@ pub fn prepare(case: &Case, opts: &EmitOptions) -> Result<Prepared, Skip> {
     let generated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         generate_str(&case.src, &case.opts)
     }))
-        .map_err(|_| Skip::Panic)?
-        .map_err(|e| Skip::Invalid(e.message))?;
+    .map_err(|_| Skip::Panic)?
+    .map_err(|e| Skip::Invalid(e.message))?;
     let text = pretty(&generated.tokens);
     let file = syn::parse_file(&text).map_err(|e| Skip::Unparsable(e.to_string()))?;
-    let tokens = proc_macro2::TokenStream::from_str(&case.src)
-        .map_err(|e| Skip::Invalid(e.to_string()))?;
+    let tokens =
+        proc_macro2::TokenStream::from_str(&case.src).map_err(|e| Skip::Invalid(e.to_string()))?;
     let (mut lowered, seed) = models(tokens).map_err(|e| Skip::Invalid(e.message))?;
     let seed = seed.unwrap_or(case.opts.seed);
-    let f32 = case.opts.scalar.as_deref() == Some("f32")
-        || case.src.contains("#![scalar = f32]");
+    let f32 = case.opts.scalar.as_deref() == Some("f32") || case.src.contains("#![scalar = f32]");
     let mut glue = String::from("#![allow(warnings)]\nuse crate::harness as h;\n");
     let mut data = Vec::new();
     let mut names = Vec::new();
@@ -234,6 +259,8 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
     let mut consts: BTreeMap<String, syn::ItemConst> = BTreeMap::new();
     let mut fns: Vec<(String, syn::Signature)> = Vec::new();
     let mut param_names: Vec<String> = Vec::new();
+    // (trait name, trait path, method) of the `impl … for Model` blocks.
+    let mut impls: Vec<(String, String, syn::Signature)> = Vec::new();
     for item in items {
         match item {
             syn::Item::Struct(s) if s.ident == "Params" => {
@@ -248,6 +275,22 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
             }
             syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
                 fns.push((f.sig.ident.to_string(), f.sig.clone()));
+            }
+            syn::Item::Impl(im) if tokens_of(&im.self_ty) == "Model" => {
+                let Some((_, tr, _)) = &im.trait_ else {
+                    continue;
+                };
+                let tr_text = tokens_of(tr);
+                let tr_name = tr
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
+                for it in &im.items {
+                    if let syn::ImplItem::Fn(f) = it {
+                        impls.push((tr_name.clone(), tr_text.clone(), f.sig.clone()));
+                    }
+                }
             }
             syn::Item::Mod(m) if m.ident == "generic" => {
                 for it in m.content.iter().flat_map(|c| &c.1) {
@@ -282,7 +325,10 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
     let scalar = if f32 { "f32" } else { "f64" };
     let mut out = String::new();
     let _ = writeln!(out, "pub mod {name} {{");
-    let _ = writeln!(out, "use super::super::{name} as m;\nuse crate::harness as h;");
+    let _ = writeln!(
+        out,
+        "use super::super::{name} as m;\nuse crate::harness as h;"
+    );
     // The plain functions' parameters from the checker's values (in the model's order).
     let _ = write!(out, "fn par(v: &[f64]) -> m::Params {{ m::Params {{ ");
     for (i, f) in fields.iter().enumerate() {
@@ -331,7 +377,13 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
         if fname.ends_with("params") || fname.ends_with("param_values") {
             continue;
         }
-        match call_glue(fname, sig, f32 && !fname.starts_with("generic::")) {
+        let generic = fname.starts_with("generic::");
+        let path = if generic {
+            format!("m::{fname}::<f64>")
+        } else {
+            format!("m::{fname}")
+        };
+        match call_glue(sig, f32 && !generic, generic, &path) {
             Some(body) => {
                 let _ = writeln!(
                     out,
@@ -343,14 +395,61 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
             }
         }
     }
+    // The trait implementations: each method against the function it forwards to
+    // (registered as `trait:TARGET:Trait::method`, compared exactly).
+    for (tr_name, tr_text, sig) in &impls {
+        let method = sig.ident.to_string();
+        let generic = !sig.generics.params.is_empty();
+        let Some(target) = trait_target(&method) else {
+            continue;
+        };
+        if !names.iter().any(|n| *n == target) {
+            continue;
+        }
+        let tr_path = qualify(&tr_text.replace("generic::NP", "GENERIC__NP"))
+            .replace("{m::GENERIC__NP}", "{m::generic::NP}")
+            .replace("{{m::generic::NP}}", "{m::generic::NP}");
+        let path = if generic {
+            format!("<m::Model as {tr_path}>::{method}::<f64>")
+        } else {
+            format!("<m::Model as {tr_path}>::{method}")
+        };
+        let key = format!("trait:{target}:{tr_name}::{method}");
+        match call_glue(sig, f32 && !generic, generic, &path) {
+            Some(body) => {
+                let _ = writeln!(
+                    out,
+                    "md.add(\"{key}\", Box::new(|x: &h::Point| {{ {body} }}));"
+                );
+            }
+            None => {
+                let _ = writeln!(out, "md.skipped.push(\"{key}\".to_string());");
+            }
+        }
+    }
     let _ = writeln!(out, "md\n}}\n}}");
     out
 }
 
-/// The body of a closure calling `fname` from a `x: &h::Point`, or `None` when an argument
-/// is not one the checker knows.
-fn call_glue(fname: &str, sig: &syn::Signature, f32: bool) -> Option<String> {
-    let generic = fname.starts_with("generic::");
+/// The generated function a trait method forwards to (`None`: not a forwarding one).
+fn trait_target(method: &str) -> Option<String> {
+    let plain = |m: &str| match m {
+        "null_space" => "null_space_fixed".to_string(),
+        "gamma_reductions" => "gamma_reductions_into".to_string(),
+        other => other.to_string(),
+    };
+    match method {
+        "nominal_q" | "param_values" | "null_space_in_atlas" | "solve_dependent_in_atlas" => None,
+        m => Some(match m.strip_suffix("_s") {
+            Some(stem) => format!("generic::{}", plain(stem)),
+            None => plain(m),
+        }),
+    }
+}
+
+/// The body of a closure calling `path` (a function of signature `sig`) from a
+/// `x: &h::Point`, or `None` when an argument is not one the checker knows.
+fn call_glue(sig: &syn::Signature, f32: bool, generic: bool, path: &str) -> Option<String> {
     let (v, mtx) = if f32 {
         ("h::sv32", "h::sm32")
     } else {
@@ -386,7 +485,7 @@ fn call_glue(fname: &str, sig: &syn::Signature, f32: bool) -> Option<String> {
         let a = match arg.as_str() {
             "q" | "qd" if is_vec => format!("&{conv}(&x.{arg})"),
             "p" if ty == "&Params" => "&par(&x.p)".to_string(),
-            "p" if generic => "&gpar(&x.p)".to_string(),
+            "p" if generic || ty.starts_with("&[S;") => "&gpar(&x.p)".to_string(),
             "t" if ty == "f32" => "x.t as f32".to_string(),
             "t" => "x.t".to_string(),
             "b" if is_vec && ty.ends_with(",NC>") => format!("&{conv}(&x.bc)"),
@@ -399,11 +498,6 @@ fn call_glue(fname: &str, sig: &syn::Signature, f32: bool) -> Option<String> {
         };
         args.push(a);
     }
-    let path = if generic {
-        format!("m::{fname}::<f64>")
-    } else {
-        format!("m::{fname}")
-    };
     let ret = match &sig.output {
         syn::ReturnType::Default => String::new(),
         syn::ReturnType::Type(_, t) => tokens_of(t),
@@ -430,7 +524,9 @@ fn qualify(ty: &str) -> String {
     let flush = |word: &mut String, out: &mut String| {
         if !word.is_empty() {
             let is_const = word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-                && word.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
             if is_const {
                 out.push_str("{m::");
                 out.push_str(word);
@@ -486,10 +582,10 @@ fn states(
     let round = |v: f64| if f32 { f64::from(v as f32) } else { v };
     let nq = model.coords.len();
     let kin = derive::kinematics(model, arena);
-    let eom = (!model.dynamics.is_empty())
-        .then(|| derive::motion::equations_of_motion(model, arena));
-    let ineq = (!model.inequalities.is_empty())
-        .then(|| derive::inequality::inequalities(model, arena));
+    let eom =
+        (!model.dynamics.is_empty()).then(|| derive::motion::equations_of_motion(model, arena));
+    let ineq =
+        (!model.inequalities.is_empty()).then(|| derive::inequality::inequalities(model, arena));
     let basis = pivot::analyze(model, arena, &kin.jacobian, &PivotOptions::new(seed))
         .ok()
         .map(|ns| ns.basis);
@@ -585,7 +681,11 @@ fn states(
             let g: Vec<ExprId> = model.inequalities.iter().map(|g| g.expr).collect();
             let ni = g.len();
             line(&mut out, "e.inequality", &ev(&g));
-            line(&mut out, "e.inequality_jacobian", &dense(&d.jacobian, ni, nq));
+            line(
+                &mut out,
+                "e.inequality_jacobian",
+                &dense(&d.jacobian, ni, nq),
+            );
             line(&mut out, "e.inequality_jacobian_t", &ev(&d.jacobian_t));
             line(&mut out, "e.inequality_gamma", &ev(&d.gamma));
         }
@@ -639,7 +739,9 @@ pub fn check_batch(cases: &[Case], opts: &EmitOptions) -> Result<BatchReport, St
                 let why = match e {
                     Skip::Invalid(m) => m.chars().take(60).collect(),
                     Skip::Panic => "panic".to_string(),
-                    Skip::Unparsable(m) => format!("unparsable: {}", m.chars().take(40).collect::<String>()),
+                    Skip::Unparsable(m) => {
+                        format!("unparsable: {}", m.chars().take(40).collect::<String>())
+                    }
                 };
                 *report.skip_reasons.entry(why).or_default() += 1;
             }
@@ -727,8 +829,14 @@ pub fn check_prepared(
             }
             Some("DONE") => {
                 done += 1;
-                report.checks += parts.get(2).and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
-                report.states += parts.get(3).and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
+                report.checks += parts
+                    .get(2)
+                    .and_then(|c| c.parse::<usize>().ok())
+                    .unwrap_or(0);
+                report.states += parts
+                    .get(3)
+                    .and_then(|c| c.parse::<usize>().ok())
+                    .unwrap_or(0);
                 for u in parts.get(4).copied().unwrap_or("").split(',') {
                     if !u.is_empty() {
                         *report.unchecked.entry(u.to_string()).or_default() += 1;
@@ -872,7 +980,12 @@ fn build(opts: &EmitOptions) -> Result<Vec<(usize, bool, String, String)>, Strin
         .clone()
         .unwrap_or_else(|| opts.dir.join("target"));
     let out = Command::new(cargo)
-        .args(["build", "--offline", "--message-format=short", "--manifest-path"])
+        .args([
+            "build",
+            "--offline",
+            "--message-format=short",
+            "--manifest-path",
+        ])
         .arg(opts.dir.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target)
@@ -887,7 +1000,9 @@ fn build(opts: &EmitOptions) -> Result<Vec<(usize, bool, String, String)>, Strin
     let mut errors = Vec::new();
     for l in err.lines() {
         // `src/in_003.rs:12:5: error[E0425]: message`
-        let Some(pos) = l.find(": error") else { continue };
+        let Some(pos) = l.find(": error") else {
+            continue;
+        };
         let (loc, rest) = l.split_at(pos);
         let file = loc.split(':').next().unwrap_or("");
         let file = file.rsplit('/').next().unwrap_or(file);
@@ -902,12 +1017,7 @@ fn build(opts: &EmitOptions) -> Result<Vec<(usize, bool, String, String)>, Strin
             continue;
         };
         let rest = rest.trim_start_matches(": ");
-        let code = rest
-            .split(':')
-            .next()
-            .unwrap_or("error")
-            .trim()
-            .to_string();
+        let code = rest.split(':').next().unwrap_or("error").trim().to_string();
         // The line the error points at, for the report.
         let at: Vec<&str> = loc.split(':').collect();
         let src_line = at
@@ -921,7 +1031,12 @@ fn build(opts: &EmitOptions) -> Result<Vec<(usize, bool, String, String)>, Strin
                     .map(|l| l.trim().chars().take(300).collect::<String>())
             })
             .unwrap_or_default();
-        errors.push((idx, glue, code, format!("{loc}: {rest} (line: `{src_line}`)")));
+        errors.push((
+            idx,
+            glue,
+            code,
+            format!("{loc}: {rest} (line: `{src_line}`)"),
+        ));
     }
     if errors.is_empty() {
         let tail: Vec<&str> = err.lines().rev().take(15).collect();

@@ -23,10 +23,13 @@ fn smoke_cases() -> Vec<Case> {
     let mut counts = std::collections::BTreeMap::new();
     for i in 0..200u64 {
         let c = emit::case(&mut Dice::from_seed(SEED + i), &format!("smoke {i}"));
-        let kind = match (c.opts.scalar.is_some(), c.opts.generic) {
-            (true, _) => "f32",
-            (false, true) => "generic",
-            (false, false) => "f64",
+        let v = c.variant();
+        let kind = if v.starts_with("f32") {
+            "f32"
+        } else if v.contains("generic") {
+            "generic"
+        } else {
+            "f64"
         };
         let n = counts.entry(kind).or_insert(0);
         // Only cases the engine generates count.
@@ -127,14 +130,38 @@ fn a_planted_emission_error_is_reported() {
     // (label, function whose body is changed, constant, replacement, the check that must fail)
     let plants = [
         // An engine-checked value: `C_J` = [2x, 2y, 0].
-        ("jacobian", "jacobian_into", "2.0", "2.002", "jacobian = engine"),
+        (
+            "jacobian",
+            "jacobian_into",
+            "2.0",
+            "2.002",
+            "jacobian = engine",
+        ),
         // A derivative of the dynamics, checked by differences only: `∂f/∂q` has
         // `k sin(t)` (th row, x column): `k` 0.1 % off.
-        ("forces_q", "forces_jacobian_q_into", "p.k", "1.001 * p.k", "forces_jacobian_q"),
+        (
+            "forces_q",
+            "forces_jacobian_q_into",
+            "p.k",
+            "1.001 * p.k",
+            "forces_jacobian_q",
+        ),
         // The generic family: its `γ` (= −2 (ẋ² + ẏ²)).
-        ("generic_gamma", "gamma_into", "2.0", "2.1", "gamma = generic::gamma"),
+        (
+            "generic_gamma",
+            "gamma_into",
+            "2.0",
+            "2.1",
+            "gamma = generic::gamma",
+        ),
         // An output's velocity.
-        ("output_velocity", "output_velocity_into", "q[", "1.01 * q[", "output_velocity"),
+        (
+            "output_velocity",
+            "output_velocity_into",
+            "q[",
+            "1.01 * q[",
+            "output_velocity",
+        ),
     ];
     let mut batch = vec![clean.clone()];
     for (label, f, from, to, _) in &plants {
@@ -169,7 +196,13 @@ fn a_planted_emission_error_is_reported() {
     // A module that does not compile is reported as such, and the others still checked.
     let mut broken = clean.clone();
     broken.case.label = "broken".into();
-    broken.text = plant(&broken.text, "pub struct Params", "residual_into", "let ", "let let ");
+    broken.text = plant(
+        &broken.text,
+        "pub struct Params",
+        "residual_into",
+        "let ",
+        "let let ",
+    );
     let r = emit::check_prepared(vec![clean, broken], &opts, BatchReport::default())
         .expect("batch runs");
     assert!(
@@ -180,5 +213,9 @@ fn a_planted_emission_error_is_reported() {
         show(&r)
     );
     assert_eq!(r.checked, 1, "the other input is still checked");
-    assert!(r.findings.iter().all(|f| f.label == "broken"), "{}", show(&r));
+    assert!(
+        r.findings.iter().all(|f| f.label == "broken"),
+        "{}",
+        show(&r)
+    );
 }

@@ -176,21 +176,15 @@ impl<const R: usize, const C: usize> Flat for SMatrix<f32, R, C> {
     }
 }
 
-impl<const N: usize> Flat for [f64; N] {
+impl<T: Flat, const N: usize> Flat for [T; N] {
     fn flat(&self) -> Vec<f64> {
-        self.to_vec()
+        self.iter().flat_map(Flat::flat).collect()
     }
 }
 
-impl<const N: usize> Flat for [f32; N] {
+impl<T: Flat> Flat for Option<T> {
     fn flat(&self) -> Vec<f64> {
-        self.iter().map(|&v| f64::from(v)).collect()
-    }
-}
-
-impl<const N: usize> Flat for [usize; N] {
-    fn flat(&self) -> Vec<f64> {
-        self.iter().map(|&v| v as f64).collect()
+        self.as_ref().map(Flat::flat).unwrap_or_default()
     }
 }
 
@@ -637,6 +631,14 @@ fn check_state(cx: &mut Ctx<'_>, s: &State, seed: u64) {
         derivative_checks(cx, &x, prefix);
     }
     identities(cx, &x);
+    // The trait implementations forward to the module's functions: equal values.
+    for key in names.iter().filter(|n| n.starts_with("trait:")) {
+        let mut parts = key.splitn(3, ':');
+        let (_, target, method) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        if let (Some(a), Some(b)) = (cx.call(key, &x), cx.call(target, &x)) {
+            cx.equal(&format!("{method} = {target}"), &a, &b, 0.0);
+        }
+    }
 }
 
 type Base<'b> = Box<dyn Fn(&Point) -> Vec<f64> + 'b>;
@@ -1037,7 +1039,11 @@ pub fn unchecked(m: &Module) -> Vec<String> {
         .filter(|n| {
             let plain = n.strip_prefix("generic::").unwrap_or(n);
             let chart = plain.starts_with("null_space_chart") || plain.starts_with("solve_dependent_chart");
-            !CHECKED.contains(&plain) && !chart && plain != "params" && plain != "param_values"
+            !CHECKED.contains(&plain)
+                && !chart
+                && !plain.starts_with("trait:")
+                && plain != "params"
+                && plain != "param_values"
         })
         .cloned()
         .collect();
