@@ -403,7 +403,7 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
         let Some(target) = trait_target(&method) else {
             continue;
         };
-        if !names.iter().any(|n| *n == target) {
+        if !names.contains(&target) {
             continue;
         }
         let tr_path = qualify(&tr_text.replace("generic::NP", "GENERIC__NP"))
@@ -628,7 +628,7 @@ fn states(
             continue;
         }
         found.push(q.clone());
-        let qd: Vec<f64> = draws(seed ^ (k as u64 + 1) * 0x9e37, nq)
+        let qd: Vec<f64> = draws(seed ^ ((k as u64 + 1) * 0x9e37), nq)
             .into_iter()
             .map(round)
             .collect();
