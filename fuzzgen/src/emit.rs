@@ -571,7 +571,9 @@ fn line(out: &mut String, key: &str, v: &[f64]) {
     out.push('\n');
 }
 
-/// The data-file lines of up to `n` states of `model` (without the `M` line).
+/// The data-file lines of up to `n` states of `model` (without the `M` line): the nominal
+/// assembled at the default parameters at `t = 0`, then points near it assembled at
+/// parameters within 5 % of the defaults at random times in [-1, 1]; random velocities.
 fn states(
     model: &mut mechgen_codegen::model::Model,
     arena: &mut Arena,
@@ -589,10 +591,10 @@ fn states(
     let basis = pivot::analyze(model, arena, &kin.jacobian, &PivotOptions::new(seed))
         .ok()
         .map(|ns| ns.basis);
-    let p: Vec<f64> = model
+    let p0: Vec<f64> = model
         .params
         .iter()
-        .map(|p| round(p.default.unwrap_or(1.0)))
+        .map(|p| p.default.unwrap_or(1.0))
         .collect();
     let roots: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
     let res = mechgen_codegen::expr::Evaluator::new(&*arena, &roots);
@@ -617,6 +619,14 @@ fn states(
                 round(dice.float(-1.0, 1.0)),
             )
         };
+        // The defaults (1 without one) at the nominal, else within 5 % of them.
+        let p: Vec<f64> = p0
+            .iter()
+            .map(|&v| {
+                let f = if k == 0 { 1.0 } else { 1.0 + 0.05 * dice.float(-1.0, 1.0) };
+                round(v * f)
+            })
+            .collect();
         let Some(q) = probe::project(&*arena, &res, &sparse, &start, &p, t) else {
             continue;
         };
