@@ -23,7 +23,7 @@ use std::str::FromStr;
 use mechgen_codegen::derive;
 use mechgen_codegen::expr::{Arena, ExprId, Sym};
 use mechgen_codegen::pivot::{self, probe, PivotOptions};
-use mechgen_codegen::{generate_str, models, pretty, Options};
+use mechgen_codegen::{generate_file_text, generate_str, models, pretty, Options};
 
 use crate::Dice;
 
@@ -59,6 +59,9 @@ impl Case {
         if attr("generic") || attr("derivatives") || attr("scalar = f32") {
             v.push_str(" (attributes)");
         }
+        if self.opts.comments {
+            v.push_str(" (with comments, as build.rs writes it)");
+        }
         v
     }
 }
@@ -67,7 +70,8 @@ impl Case {
 /// the variants — plain `f64` (1/4), `f64` with `generic` and `derivatives` (1/2), `f32`
 /// (1/4, half of them with `generic` and `derivatives`) — set half of the time by
 /// [`Options`], half by the input's attributes (`#![generic]`, `#![derivatives]`,
-/// `#![scalar = f32]`).
+/// `#![scalar = f32]`); half of them with `comments` (the text build scripts write,
+/// `generate_file_text`), the others as the macro's tokens pretty-printed.
 pub fn case(dice: &mut Dice, label: &str) -> Case {
     let mut src = crate::grammar::generate_with(dice, true);
     let (generic, scalar) = match dice.below(4) {
@@ -75,6 +79,8 @@ pub fn case(dice: &mut Dice, label: &str) -> Case {
         1 | 2 => (true, None),
         _ => (dice.chance(1, 2), Some("f32".to_string())),
     };
+    // Half of the time with comments, as build scripts and the command line write it.
+    let comments = dice.chance(1, 2);
     // Half of the time as the input's attributes rather than options.
     if dice.chance(1, 2) {
         let mut attrs = String::new();
@@ -88,7 +94,10 @@ pub fn case(dice: &mut Dice, label: &str) -> Case {
         return Case {
             label: label.to_string(),
             src,
-            opts: Options::default(),
+            opts: Options {
+                comments,
+                ..Options::default()
+            },
         };
     }
     Case {
@@ -98,6 +107,7 @@ pub fn case(dice: &mut Dice, label: &str) -> Case {
             generic,
             derivatives: generic,
             scalar,
+            comments,
             ..Options::default()
         },
     }
@@ -196,12 +206,20 @@ pub enum Skip {
 
 /// Generates `case`, and writes the glue and the states of its modules.
 pub fn prepare(case: &Case, opts: &EmitOptions) -> Result<Prepared, Skip> {
-    let generated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        generate_str(&case.src, &case.opts)
+    // With `comments` (what build scripts and the command line write): the builder's text.
+    let text = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if case.opts.comments {
+            generate_file_text(Path::new("fuzz.mech"), &case.src, &case.opts)
+                .map(|(_, text)| text)
+                .map_err(|e| e.to_string())
+        } else {
+            generate_str(&case.src, &case.opts)
+                .map(|g| pretty(&g.tokens))
+                .map_err(|e| e.message)
+        }
     }))
     .map_err(|_| Skip::Panic)?
-    .map_err(|e| Skip::Invalid(e.message))?;
-    let text = pretty(&generated.tokens);
+    .map_err(Skip::Invalid)?;
     let file = syn::parse_file(&text).map_err(|e| Skip::Unparsable(e.to_string()))?;
     let tokens =
         proc_macro2::TokenStream::from_str(&case.src).map_err(|e| Skip::Invalid(e.to_string()))?;
@@ -623,7 +641,11 @@ fn states(
         let p: Vec<f64> = p0
             .iter()
             .map(|&v| {
-                let f = if k == 0 { 1.0 } else { 1.0 + 0.05 * dice.float(-1.0, 1.0) };
+                let f = if k == 0 {
+                    1.0
+                } else {
+                    1.0 + 0.05 * dice.float(-1.0, 1.0)
+                };
                 round(v * f)
             })
             .collect();
