@@ -72,6 +72,9 @@ enum Mode {
     Minimize(PathBuf, String),
     /// The emitted code compiled and checked, in batches of this many inputs (`--emit`).
     Emit(usize),
+    /// The same for the shipped inputs and the examples' `.mech` files, in three variants
+    /// each (`--emit-shipped`).
+    EmitShipped,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -98,6 +101,7 @@ fn parse_args() -> Result<Args, String> {
             "--worker" => a.mode = Mode::Worker,
             "--full" => a.full = true,
             "--emit" => a.mode = Mode::Emit(30),
+            "--emit-shipped" => a.mode = Mode::EmitShipped,
             "--scratch" => a.scratch = PathBuf::from(it.next().ok_or("--scratch DIR")?),
             "--batch" => a.mode = Mode::Emit(num(it.next())? as usize),
             "--only" => a.mode = Mode::Only(num(it.next())?),
@@ -155,7 +159,8 @@ fn main() {
             print!("{min}");
         }
         Mode::Parent => parent(&args, &shipped),
-        Mode::Emit(batch) => emit(&args, *batch),
+        Mode::Emit(batch) => emit(&args, *batch, None),
+        Mode::EmitShipped => emit(&args, 30, Some(shipped_cases(&shipped))),
     }
 }
 
@@ -340,8 +345,12 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
 /// or f32 variant), their emitted code compiled in batches of `batch` in
 /// `target/fuzzgen-emit` and checked there. Findings (first input of each class, its
 /// source written to `DIR/emit-class-NN.mech`) and counts to `DIR/emit-summary.txt`.
-fn emit(args: &Args, batch: usize) {
+fn emit(args: &Args, batch: usize, fixed: Option<Vec<mechgen_fuzzgen::emit::Case>>) {
     use mechgen_fuzzgen::emit;
+    let (start, n) = match &fixed {
+        Some(c) => (0, c.len() as u64),
+        None => (args.start, args.n),
+    };
     let opts = emit::EmitOptions {
         dir: std::env::current_dir()
             .map(|d| d.join(&args.scratch))
@@ -350,16 +359,19 @@ fn emit(args: &Args, batch: usize) {
     };
     let _ = std::fs::create_dir_all(&args.out);
     let t0 = Instant::now();
-    let end = args.start + args.n;
+    let end = start + n;
     let mut total = emit::BatchReport::default();
     let mut classes: BTreeMap<String, (usize, emit::EmitFinding)> = BTreeMap::new();
     let mut sources: BTreeMap<String, emit::Case> = BTreeMap::new();
-    let mut i = args.start;
+    let mut i = start;
     while i < end {
         let hi = (i + batch.max(1) as u64).min(end);
-        let cases: Vec<emit::Case> = (i..hi)
-            .map(|k| emit::case(&mut Dice::from_seed(seed_of(args.seed, k)), &k.to_string()))
-            .collect();
+        let cases: Vec<emit::Case> = match &fixed {
+            Some(c) => c[i as usize..hi as usize].to_vec(),
+            None => (i..hi)
+                .map(|k| emit::case(&mut Dice::from_seed(seed_of(args.seed, k)), &k.to_string()))
+                .collect(),
+        };
         for c in &cases {
             sources.insert(c.label.clone(), c.clone());
         }
@@ -391,7 +403,7 @@ fn emit(args: &Args, batch: usize) {
         i = hi;
         eprintln!(
             "{} inputs ({} compiled and checked, {} modules, {} states, {} checks), {} classes, {:.0} s",
-            i - args.start,
+            i - start,
             total.checked,
             total.modules,
             total.states,
@@ -403,7 +415,7 @@ fn emit(args: &Args, batch: usize) {
     let secs = t0.elapsed().as_secs_f64();
     let mut summary = format!(
         "--emit: {} inputs, seed {}: {} compiled and checked ({} skipped: engine errors), {} modules, {} states, {} checks; {secs:.0} s ({:.2} inputs/s; compiling {:.0} s, checking {:.0} s)\n",
-        args.n,
+        n,
         args.seed,
         total.checked,
         total.skipped,
@@ -439,4 +451,49 @@ fn emit(args: &Args, batch: usize) {
     }
     let _ = std::fs::write(args.out.join("emit-summary.txt"), &summary);
     print!("{summary}");
+}
+
+/// `--emit-shipped`: every shipped input (`seeds::all`) and every `.mech` file under
+/// `examples/`, as plain `f64`, `generic` + `derivatives`, and `f32`.
+fn shipped_cases(shipped: &[(String, String)]) -> Vec<mechgen_fuzzgen::emit::Case> {
+    let mut sources: Vec<(String, String)> = shipped.to_vec();
+    let mut dirs = vec![PathBuf::from("examples")];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "mech") {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    let name = p.display().to_string();
+                    if !sources.iter().any(|(n, _)| *n == name) {
+                        sources.push((name, t));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, src) in sources {
+        for (tag, generic, scalar) in [
+            ("f64", false, None),
+            ("generic", true, None),
+            ("f32", false, Some("f32")),
+        ] {
+            out.push(mechgen_fuzzgen::emit::Case {
+                label: format!("{name} [{tag}]"),
+                src: src.clone(),
+                opts: mechgen_codegen::Options {
+                    generic,
+                    derivatives: generic,
+                    scalar: scalar.map(str::to_string),
+                    ..mechgen_codegen::Options::default()
+                },
+            });
+        }
+    }
+    out
 }

@@ -466,8 +466,7 @@ impl Ctx<'_> {
 }
 
 /// `Aᵀ v` for `A` (`n × k`, column-major) and `v` (`n`): `k` entries.
-fn t_mul_vec(a: &[f64], n: usize, v: &[f64]) -> Vec<f64> {
-    let k = if n == 0 { 0 } else { a.len() / n };
+fn t_mul_vec(a: &[f64], n: usize, k: usize, v: &[f64]) -> Vec<f64> {
     (0..k)
         .map(|j| (0..n).map(|i| a[i + n * j] * v[i]).sum())
         .collect()
@@ -485,8 +484,7 @@ fn mul_vec(a: &[f64], r: usize, x: &[f64]) -> Vec<f64> {
 }
 
 /// `A B` for `A` (`r × n`) and `B` (`n × c`), column-major.
-fn mul(a: &[f64], r: usize, b: &[f64], n: usize) -> Vec<f64> {
-    let c = if n == 0 { 0 } else { b.len() / n };
+fn mul(a: &[f64], r: usize, b: &[f64], n: usize, c: usize) -> Vec<f64> {
     let mut out = vec![0.0; r * c];
     for j in 0..c {
         for k in 0..n {
@@ -494,19 +492,6 @@ fn mul(a: &[f64], r: usize, b: &[f64], n: usize) -> Vec<f64> {
             for i in 0..r {
                 out[i + r * j] += a[i + r * k] * bkj;
             }
-        }
-    }
-    out
-}
-
-/// `Aᵀ B` for `A` (`n × r`) and `B` (`n × c`): `r × c`.
-fn t_mul(a: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
-    let r = if n == 0 { 0 } else { a.len() / n };
-    let c = if n == 0 { 0 } else { b.len() / n };
-    let mut out = vec![0.0; r * c];
-    for j in 0..c {
-        for i in 0..r {
-            out[i + r * j] = (0..n).map(|k| a[k + n * i] * b[k + n * j]).sum();
         }
     }
     out
@@ -643,11 +628,11 @@ fn check_state(cx: &mut Ctx<'_>, s: &State, seed: u64) {
 
 type Base<'b> = Box<dyn Fn(&Point) -> Vec<f64> + 'b>;
 
-/// `Wᵀ base` with `W` (`W_c` or `W_q`) of `n` rows.
-fn weighted(b: Base<'_>, n: usize, wc: bool) -> Base<'_> {
+/// `Wᵀ base` with `W` (`W_c` or `W_q`) of `n` rows and `k` columns.
+fn weighted(b: Base<'_>, n: usize, k: usize, wc: bool) -> Base<'_> {
     Box::new(move |p: &Point| {
         let w = if wc { &p.wc } else { &p.wq };
-        t_mul_vec(w, n, &b(p))
+        t_mul_vec(w, n, k, &b(p))
     })
 }
 
@@ -727,7 +712,7 @@ fn derivative_checks(cx: &mut Ctx<'_>, x: &Point, prefix: &str) {
         let got = d(x);
         let b = match w {
             None => b,
-            Some(wc) => weighted(b, if wc { nc } else { nq }, wc),
+            Some(wc) => weighted(b, if wc { nc } else { nq }, dof, wc),
         };
         // A `DOF × n` reduction is stored column-major: column k is the derivative along k.
         cx.derivative(&format!("{prefix}{name}"), x, &got, &*b, var, false);
@@ -851,7 +836,7 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
                 }
             }
         }
-        let jd = mul(&jac, nc, d, nq);
+        let jd = mul(&jac, nc, d, nq, dof);
         let dscale = scale(d).max(1.0);
         if let Some(i) = (0..jd.len()).find(|&i| jd[i].abs() > rel * 10.0 * jscale * dscale * nq as f64) {
             cx.fail(
@@ -942,7 +927,7 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
     ) {
         if d[nq * dof] >= 1e-3 {
             let no = if nq == 0 { 0 } else { oj.len() / nq };
-            let want = mul(&oj, no, &d[..nq * dof], nq);
+            let want = mul(&oj, no, &d[..nq * dof], nq, dof);
             cx.equal("manipulator_jacobian = output_jacobian · D", &mj, &want, rel * 10.0);
         }
     }
@@ -963,7 +948,7 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
             cx.call("dependent_jacobian_p", x),
             cx.call("residual_jacobian_p", x),
         ) {
-            let want: Vec<f64> = mul(&s, nq, &cp, nc).iter().map(|v| -v).collect();
+            let want: Vec<f64> = mul(&s, nq, &cp, nc, m.np).iter().map(|v| -v).collect();
             cx.equal("dependent_jacobian_p = −S ∂C/∂p", &dj, &want, rel * 10.0);
         }
     }
