@@ -75,6 +75,11 @@ enum Mode {
     /// The same for the shipped inputs and the examples' `.mech` files, in three variants
     /// each (`--emit-shipped`).
     EmitShipped,
+    /// Prints `--emit`'s input `i` and its variant (`--emit-only i`).
+    EmitOnly(u64),
+    /// Compiles and checks one file's emitted code (options from its attributes;
+    /// `--emit-check FILE`).
+    EmitCheck(PathBuf),
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -102,6 +107,10 @@ fn parse_args() -> Result<Args, String> {
             "--full" => a.full = true,
             "--emit" => a.mode = Mode::Emit(30),
             "--emit-shipped" => a.mode = Mode::EmitShipped,
+            "--emit-only" => a.mode = Mode::EmitOnly(num(it.next())?),
+            "--emit-check" => {
+                a.mode = Mode::EmitCheck(PathBuf::from(it.next().ok_or("--emit-check FILE")?))
+            }
             "--scratch" => a.scratch = PathBuf::from(it.next().ok_or("--scratch DIR")?),
             "--batch" => a.mode = Mode::Emit(num(it.next())? as usize),
             "--only" => a.mode = Mode::Only(num(it.next())?),
@@ -160,6 +169,19 @@ fn main() {
         }
         Mode::Parent => parent(&args, &shipped),
         Mode::Emit(batch) => emit(&args, *batch, None),
+        Mode::EmitOnly(i) => {
+            let c = mechgen_fuzzgen::emit::case(&mut Dice::from_seed(seed_of(args.seed, *i)), "");
+            println!("// emit input {i}; options: {}\n{}", c.variant(), c.src);
+        }
+        Mode::EmitCheck(file) => {
+            let src = std::fs::read_to_string(file).unwrap_or_default();
+            let case = mechgen_fuzzgen::emit::Case {
+                label: file.display().to_string(),
+                src,
+                opts: mechgen_codegen::Options::default(),
+            };
+            emit(&args, 1, Some(vec![case]));
+        }
         Mode::EmitShipped => emit(&args, 30, Some(shipped_cases(&shipped))),
     }
 }
@@ -391,6 +413,15 @@ fn emit(args: &Args, batch: usize, fixed: Option<Vec<mechgen_fuzzgen::emit::Case
                     *total.unchecked.entry(k).or_default() += v;
                 }
                 for f in r.findings {
+                    if !classes.contains_key(&f.class()) {
+                        eprintln!(
+                            "new class {}: input #{} module `{}`: {}",
+                            f.class(),
+                            f.label,
+                            f.module,
+                            f.detail
+                        );
+                    }
                     let e = classes.entry(f.class()).or_insert((0, f.clone()));
                     e.0 += 1;
                 }

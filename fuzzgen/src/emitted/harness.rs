@@ -408,6 +408,10 @@ impl Ctx<'_> {
                 continue;
             }
             let h = rel_step * (1.0 + v.abs());
+            // Rounding is relative to the terms of an expression, not to its value: in
+            // f32 (where it matters) assume terms of order one at least (a residual of
+            // 0.03 along a motion is a difference of positions of order one).
+            let terms = if self.eps > 1e-10 { 1.0 } else { 0.0 };
             let diff = |h: f64| -> (Vec<f64>, Vec<f64>) {
                 let up = base(&shift(x, var, k, h));
                 let down = base(&shift(x, var, k, -h));
@@ -417,14 +421,17 @@ impl Ctx<'_> {
                         .zip(&mid)
                         .zip(&down)
                         .map(|((u, m), d)| {
-                            let s = u.abs().max(m.abs()).max(d.abs());
+                            let s = u.abs().max(m.abs()).max(d.abs()).max(terms);
                             ((u - 2.0 * m + d) / (h * h), 64.0 * self.eps * s / (h * h))
                         })
                         .unzip()
                 } else {
                     up.iter()
                         .zip(&down)
-                        .map(|(u, d)| ((u - d) / (2.0 * h), 16.0 * self.eps * u.abs().max(d.abs()) / h))
+                        .map(|(u, d)| {
+                            let s = u.abs().max(d.abs()).max(terms);
+                            ((u - d) / (2.0 * h), 16.0 * self.eps * s / h)
+                        })
                         .unzip()
                 }
             };
