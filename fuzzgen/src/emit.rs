@@ -361,7 +361,7 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
         .collect();
     let _ = writeln!(
         out,
-        "fn gpar<const N: usize>(v: &[f64]) -> [f64; N] {{ let a: Vec<f64> = vec![{}]; a.try_into().unwrap() }}",
+        "fn gvec(v: &[f64]) -> Vec<f64> {{ vec![{}] }}\nfn gpar<const N: usize>(v: &[f64]) -> [f64; N] {{ h::arr(&gvec(v)) }}\nfn gpard<const N: usize>(v: &[f64]) -> [h::D1; N] {{ h::arrc(&gvec(v)) }}",
         gp.join(", ")
     );
     let _ = writeln!(out, "pub fn module() -> h::Module {{");
@@ -401,6 +401,17 @@ fn module_glue(name: &str, items: &[syn::Item], params: &[String], f32: bool) ->
         } else {
             format!("m::{fname}")
         };
+        if generic {
+            // The same on dual numbers, `q` seeded along `b`.
+            let base = &fname["generic::".len()..];
+            let path = format!("m::{fname}::<h::D1>");
+            if let Some(body) = dual_glue(sig, &path) {
+                let _ = writeln!(
+                    out,
+                    "md.add(\"dual::{base}\", Box::new(|x: &h::Point| {{ {body} }}));"
+                );
+            }
+        }
         match call_glue(sig, f32 && !generic, generic, &path) {
             Some(body) => {
                 let _ = writeln!(
@@ -533,6 +544,42 @@ fn call_glue(sig: &syn::Signature, f32: bool, generic: bool, path: &str) -> Opti
     }
     body.push_str(" v");
     Some(body)
+}
+
+/// The body of a closure calling generic function `path` on dual numbers (`q` seeded
+/// along `x.b`, everything else constant), returning the derivative parts.
+fn dual_glue(sig: &syn::Signature, path: &str) -> Option<String> {
+    let mut args = Vec::new();
+    for input in &sig.inputs {
+        let syn::FnArg::Typed(pt) = input else {
+            return None;
+        };
+        let syn::Pat::Ident(pi) = &*pt.pat else {
+            return None;
+        };
+        let arg = pi.ident.to_string();
+        let ty = tokens_of(&pt.ty);
+        if ty.starts_with("&mut") {
+            return None;
+        }
+        let is_vec = ty.contains("SVector");
+        let is_mat = ty.contains("SMatrix");
+        let a = match arg.as_str() {
+            "q" if is_vec => "&h::svd(&x.q, &x.b)".to_string(),
+            "qd" if is_vec => "&h::svc(&x.qd)".to_string(),
+            "p" => "&gpard(&x.p)".to_string(),
+            "t" => "h::D1::constant(x.t)".to_string(),
+            "b" if is_vec && ty.ends_with(",NC>") => "&h::svc(&x.bc)".to_string(),
+            "b" if is_vec && ty.ends_with(",NQ>") => "&h::svc(&x.b)".to_string(),
+            "b" if is_mat && ty.ends_with(",NQ,DOF>") => "&h::smc(&x.bm)".to_string(),
+            "w" if is_mat && ty.ends_with(",NQ,DOF>") => "&h::smc(&x.wq)".to_string(),
+            "w" if is_mat && ty.ends_with(",NC,DOF>") => "&h::smc(&x.wc)".to_string(),
+            "w" if is_vec && ty.ends_with(",NC>") => "&h::svc(&x.wv)".to_string(),
+            _ => return None,
+        };
+        args.push(a);
+    }
+    Some(format!("let r = {path}({}); h::eps(&r)", args.join(", ")))
 }
 
 /// Types of `out` arguments name the module's constants: `m::`-qualified.

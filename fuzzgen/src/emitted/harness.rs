@@ -22,6 +22,10 @@
 use std::collections::BTreeMap;
 
 use mechgen::nalgebra::{SMatrix, SVector};
+use mechgen::runtime::Dual;
+
+/// The dual numbers the generic family is run on: one seed direction.
+pub type D1 = Dual<1>;
 
 /// The inputs of every generated function at one state.
 #[derive(Clone, Debug)]
@@ -104,6 +108,97 @@ pub fn sv32<const N: usize>(x: &[f64]) -> SVector<f32, N> {
 
 pub fn sm32<const R: usize, const C: usize>(x: &[f64]) -> SMatrix<f32, R, C> {
     SMatrix::<f32, R, C>::from_iterator(x.iter().map(|&v| v as f32))
+}
+
+/// `x` as dual numbers with derivative `dir` (the seed direction).
+pub fn svd<const N: usize>(x: &[f64], dir: &[f64]) -> SVector<D1, N> {
+    SVector::<D1, N>::from_fn(|i, _| D1 {
+        re: x[i],
+        eps: [dir[i]],
+    })
+}
+
+/// `x` as constant dual numbers.
+pub fn svc<const N: usize>(x: &[f64]) -> SVector<D1, N> {
+    SVector::<D1, N>::from_fn(|i, _| D1::constant(x[i]))
+}
+
+/// `x` (column-major) as constant dual numbers.
+pub fn smc<const R: usize, const C: usize>(x: &[f64]) -> SMatrix<D1, R, C> {
+    SMatrix::<D1, R, C>::from_fn(|i, j| D1::constant(x[i + R * j]))
+}
+
+/// A slice as an array.
+pub fn arr<const N: usize>(x: &[f64]) -> [f64; N] {
+    core::array::from_fn(|i| x[i])
+}
+
+/// A slice as an array of constant dual numbers.
+pub fn arrc<const N: usize>(x: &[f64]) -> [D1; N] {
+    core::array::from_fn(|i| D1::constant(x[i]))
+}
+
+/// The derivative parts of a result in dual numbers (`f64` parts, a basis's health, have
+/// none and are left out: they come last in every result).
+pub trait Eps {
+    fn eps(&self) -> Vec<f64>;
+}
+
+impl Eps for D1 {
+    fn eps(&self) -> Vec<f64> {
+        vec![self.eps[0]]
+    }
+}
+
+impl Eps for f64 {
+    fn eps(&self) -> Vec<f64> {
+        Vec::new()
+    }
+}
+
+impl Eps for usize {
+    fn eps(&self) -> Vec<f64> {
+        Vec::new()
+    }
+}
+
+impl<const R: usize, const C: usize> Eps for SMatrix<D1, R, C> {
+    fn eps(&self) -> Vec<f64> {
+        self.as_slice().iter().map(|d| d.eps[0]).collect()
+    }
+}
+
+impl<T: Eps, const N: usize> Eps for [T; N] {
+    fn eps(&self) -> Vec<f64> {
+        self.iter().flat_map(Eps::eps).collect()
+    }
+}
+
+impl<A: Eps, B: Eps> Eps for (A, B) {
+    fn eps(&self) -> Vec<f64> {
+        let mut v = self.0.eps();
+        v.extend(self.1.eps());
+        v
+    }
+}
+
+impl<A: Eps, B: Eps, C: Eps> Eps for (A, B, C) {
+    fn eps(&self) -> Vec<f64> {
+        let mut v = self.0.eps();
+        v.extend(self.1.eps());
+        v.extend(self.2.eps());
+        v
+    }
+}
+
+pub fn eps<T: Eps>(x: &T) -> Vec<f64> {
+    x.eps()
+}
+
+impl<const R: usize, const C: usize> Zero for SMatrix<D1, R, C> {
+    fn zero() -> Self {
+        Self::from_fn(|_, _| D1::constant(0.0))
+    }
 }
 
 /// Zeroed storage of a function's `out` argument.
@@ -285,6 +380,8 @@ enum Var {
     Motion,
     /// `q + s q̇`, `t` held.
     Along,
+    /// `q + s b` (the dual numbers' seed direction).
+    Dir,
 }
 
 fn shift(x: &Point, var: Var, k: usize, d: f64) -> Point {
@@ -305,6 +402,11 @@ fn shift(x: &Point, var: Var, k: usize, d: f64) -> Point {
                 *a += d * v;
             }
         }
+        Var::Dir => {
+            for (a, v) in y.q.iter_mut().zip(&x.b) {
+                *a += d * v;
+            }
+        }
     }
     y
 }
@@ -315,7 +417,7 @@ fn var_value(x: &Point, var: Var, k: usize) -> f64 {
         Var::Qd => x.qd[k],
         Var::P => x.p[k],
         Var::T => x.t,
-        Var::Motion | Var::Along => x.q.iter().fold(x.t.abs(), |m, v| m.max(v.abs())),
+        Var::Motion | Var::Along | Var::Dir => x.q.iter().fold(x.t.abs(), |m, v| m.max(v.abs())),
     }
 }
 
@@ -323,7 +425,7 @@ fn nvars(m: &Module, var: Var) -> usize {
     match var {
         Var::Q | Var::Qd => m.nq,
         Var::P => m.np,
-        Var::T | Var::Motion | Var::Along => 1,
+        Var::T | Var::Motion | Var::Along | Var::Dir => 1,
     }
 }
 
@@ -623,6 +725,25 @@ fn check_state(cx: &mut Ctx<'_>, s: &State, seed: u64) {
         derivative_checks(cx, &x, prefix);
     }
     identities(cx, &x);
+    // The generic family on dual numbers (`q` seeded along `b`): the derivative parts
+    // against central differences of the same function at `S = f64` along `b`.
+    for key in names.iter().filter(|n| n.starts_with("dual::")) {
+        let g = format!("generic::{}", &key["dual::".len()..]);
+        let (Some(d), Some(base)) = (m.funcs.get(key), m.funcs.get(&g)) else {
+            continue;
+        };
+        let got = d(&x);
+        let n = got.len();
+        let trunc = move |p: &Point| {
+            let mut v = base(p);
+            v.truncate(n);
+            v
+        };
+        let saved = cx.eps;
+        cx.eps = f64::EPSILON;
+        cx.derivative(key, &x, &got, &trunc, Var::Dir, false);
+        cx.eps = saved;
+    }
     // The trait implementations forward to the module's functions: equal values.
     for key in names.iter().filter(|n| n.starts_with("trait:")) {
         let mut parts = key.splitn(3, ':');
@@ -1034,6 +1155,7 @@ pub fn unchecked(m: &Module) -> Vec<String> {
             !CHECKED.contains(&plain)
                 && !chart
                 && !plain.starts_with("trait:")
+                && !plain.starts_with("dual::")
                 && plain != "params"
                 && plain != "param_values"
         })
