@@ -330,7 +330,10 @@ pub fn parse(text: &str) -> BTreeMap<String, Vec<State>> {
                 module = words.next().unwrap_or("").to_string();
                 out.entry(module.clone()).or_default();
             }
-            "S" => out.entry(module.clone()).or_default().push(State::default()),
+            "S" => out
+                .entry(module.clone())
+                .or_default()
+                .push(State::default()),
             k => {
                 let v: Vec<f64> = words.map(|w| w.parse().unwrap_or(f64::NAN)).collect();
                 if let Some(s) = out.get_mut(&module).and_then(|s| s.last_mut()) {
@@ -694,7 +697,9 @@ fn check_state(cx: &mut Ctx<'_>, s: &State, seed: u64) {
             got.truncate(nq * dof);
             // The basis is ill-conditioned where the pivots are small: the engine's
             // expression and the emitted one may round differently.
-            let h = cx.call("null_space_fixed", &x).and_then(|v| v.last().copied());
+            let h = cx
+                .call("null_space_fixed", &x)
+                .and_then(|v| v.last().copied());
             if h.is_none_or(|h| h < 1e-3) {
                 continue;
             }
@@ -747,7 +752,11 @@ fn check_state(cx: &mut Ctx<'_>, s: &State, seed: u64) {
     // The trait implementations forward to the module's functions: equal values.
     for key in names.iter().filter(|n| n.starts_with("trait:")) {
         let mut parts = key.splitn(3, ':');
-        let (_, target, method) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let (_, target, method) = (
+            parts.next(),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
         if let (Some(a), Some(b)) = (cx.call(key, &x), cx.call(target, &x)) {
             cx.equal(&format!("{method} = {target}"), &a, &b, 0.0);
         }
@@ -794,7 +803,9 @@ fn derivative_checks(cx: &mut Ctx<'_>, x: &Point, prefix: &str) {
     };
     let acc_b = || -> Option<Base<'_>> {
         let (g, j) = (f("gamma")?, f("jacobian")?);
-        Some(Box::new(move |p: &Point| sub(&g(p), &mul_vec(&j(p), nc, &p.b))))
+        Some(Box::new(move |p: &Point| {
+            sub(&g(p), &mul_vec(&j(p), nc, &p.b))
+        }))
     };
     let space = |name: &'static str| -> Option<Base<'_>> {
         let g = f(name)?;
@@ -825,7 +836,12 @@ fn derivative_checks(cx: &mut Ctx<'_>, x: &Point, prefix: &str) {
         ("dynamics_jacobian_q", dyn_b(), Var::Q, None),
         ("dynamics_jacobian_p", dyn_b(), Var::P, None),
         ("acceleration_jacobian_p", acc_b(), Var::P, None),
-        ("null_space_directional", space("null_space_fixed"), Var::Along, None),
+        (
+            "null_space_directional",
+            space("null_space_fixed"),
+            Var::Along,
+            None,
+        ),
         ("dynamics_vjp_p", dyn_b(), Var::P, Some(false)),
         ("dynamics_vjp_q", dyn_b(), Var::Q, Some(false)),
         ("acceleration_vjp_p", acc_b(), Var::P, Some(true)),
@@ -870,7 +886,14 @@ fn derivative_checks(cx: &mut Ctx<'_>, x: &Point, prefix: &str) {
                 })
                 .collect()
         };
-        cx.derivative(&format!("{prefix}jacobian_vjp_p"), x, &got, &b, Var::P, false);
+        cx.derivative(
+            &format!("{prefix}jacobian_vjp_p"),
+            x,
+            &got,
+            &b,
+            Var::P,
+            false,
+        );
     }
     // `gamma_hessian_qd`: row j is `(∂²(wᵀγ)/∂q̇² B_j)ᵀ`; `γ` is quadratic in `q̇`, so
     // mixed second differences are exact but for rounding.
@@ -927,7 +950,8 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
     }
     let jscale = scale(&jac).max(1e-300);
     // Null-space bases: identity rows at the chart's coordinates, `C_J D = 0`.
-    let mut bases: Vec<(String, Vec<usize>)> = vec![("null_space_fixed".into(), m.independent.clone())];
+    let mut bases: Vec<(String, Vec<usize>)> =
+        vec![("null_space_fixed".into(), m.independent.clone())];
     for (k, c) in m.charts.iter().enumerate().skip(1) {
         bases.push((format!("null_space_chart{k}"), c.clone()));
     }
@@ -966,21 +990,31 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
         }
         let jd = mul(&jac, nc, d, nq, dof);
         let dscale = scale(d).max(1.0);
-        if let Some(i) = (0..jd.len()).find(|&i| jd[i].abs() > rel * 10.0 * jscale * dscale * nq as f64) {
+        if let Some(i) =
+            (0..jd.len()).find(|&i| jd[i].abs() > rel * 10.0 * jscale * dscale * nq as f64)
+        {
             cx.fail(
                 &format!("{name}: C_J D = 0"),
-                format!("(C_J D)[{}, {}] = {:.3e} (|C_J| {jscale:.3e}, |D| {dscale:.3e})", i % nc.max(1), i / nc.max(1), jd[i]),
+                format!(
+                    "(C_J D)[{}, {}] = {:.3e} (|C_J| {jscale:.3e}, |D| {dscale:.3e})",
+                    i % nc.max(1),
+                    i / nc.max(1),
+                    jd[i]
+                ),
             );
         }
     }
     // The dependent solves: `C_J x = b` for a consistent `b`, zero at the chart's
     // independent coordinates.
-    let mut solves: Vec<(String, Vec<usize>, usize)> = vec![("solve_dependent".into(), m.independent.clone(), 0)];
+    let mut solves: Vec<(String, Vec<usize>, usize)> =
+        vec![("solve_dependent".into(), m.independent.clone(), 0)];
     for (k, c) in m.charts.iter().enumerate().skip(1) {
         solves.push((format!("solve_dependent_chart{k}"), c.clone(), k));
     }
     for (name, indep, k) in &solves {
-        let Some(sol) = cx.call(name, x) else { continue };
+        let Some(sol) = cx.call(name, x) else {
+            continue;
+        };
         let health = by_chart
             .get(*k)
             .and_then(|v| v.as_ref())
@@ -992,7 +1026,10 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
         cx.checks += 1;
         for &r in indep {
             if sol[r] != 0.0 {
-                cx.fail(name, format!("x[{r}] = {} at an independent coordinate", sol[r]));
+                cx.fail(
+                    name,
+                    format!("x[{r}] = {} at an independent coordinate", sol[r]),
+                );
             }
         }
         let r = sub(&mul_vec(&jac, nc, &sol), &x.bc);
@@ -1013,7 +1050,10 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
             Some(v) if k >= 0.0 && a.len() == v.len() + 1 => {
                 cx.equal("null_space_atlas = its chart", &a[..v.len()], &v, 0.0)
             }
-            _ => cx.fail("null_space_atlas", format!("chart {k} of {}", m.charts.len())),
+            _ => cx.fail(
+                "null_space_atlas",
+                format!("chart {k} of {}", m.charts.len()),
+            ),
         }
         // `null_space_in_chart`: the atlas's basis and health, and the chart's coordinates.
         if let (Some(ic), Some(chart)) = (cx.call("null_space_in_chart", x), m.charts.get(ku)) {
@@ -1022,7 +1062,12 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
                 .copied()
                 .chain(chart.iter().map(|&c| c as f64))
                 .collect();
-            cx.equal("null_space_in_chart = null_space_atlas, CHARTS[k]", &ic, &want, 0.0);
+            cx.equal(
+                "null_space_in_chart = null_space_atlas, CHARTS[k]",
+                &ic,
+                &want,
+                0.0,
+            );
         }
     }
     // `kinematics` = residual, jacobian, null_space_fixed.
@@ -1032,7 +1077,12 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
         cx.call("null_space_fixed", x),
     ) {
         let want: Vec<f64> = r.iter().chain(&jac).chain(&d).copied().collect();
-        cx.equal("kinematics = residual, jacobian, null_space_fixed", &k, &want, rel);
+        cx.equal(
+            "kinematics = residual, jacobian, null_space_fixed",
+            &k,
+            &want,
+            rel,
+        );
     }
     // CSC values.
     if let (Some(v), Some((colptr, rowidx))) = (cx.call("jacobian_values", x), &m.csc) {
@@ -1056,7 +1106,12 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
         if d[nq * dof] >= 1e-3 {
             let no = if nq == 0 { 0 } else { oj.len() / nq };
             let want = mul(&oj, no, &d[..nq * dof], nq, dof);
-            cx.equal("manipulator_jacobian = output_jacobian · D", &mj, &want, rel * 10.0);
+            cx.equal(
+                "manipulator_jacobian = output_jacobian · D",
+                &mj,
+                &want,
+                rel * 10.0,
+            );
         }
     }
     // The dependent-solve matrix: columns are `solve_dependent(e_i)`.
@@ -1068,7 +1123,12 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
                 y.bc = (0..nc).map(|k| if k == i { 1.0 } else { 0.0 }).collect();
                 want.extend(f(&y));
             }
-            cx.equal("dependent_solve_matrix = solve_dependent(e_i)", &s, &want, rel * 10.0);
+            cx.equal(
+                "dependent_solve_matrix = solve_dependent(e_i)",
+                &s,
+                &want,
+                rel * 10.0,
+            );
         }
         // `dependent_jacobian_p = −S ∂C/∂p` (∂C/∂p from `residual_jacobian_p`, itself
         // checked against differences).
@@ -1090,7 +1150,12 @@ fn identities(cx: &mut Ctx<'_>, x: &Point) {
         y.qd = x.b.clone();
         let c = cx.call("gamma_vjp_qd", &y).unwrap_or_default();
         let want: Vec<f64> = a.iter().chain(&b).chain(&c).copied().collect();
-        cx.equal("gamma_reductions_into = gamma_vjp_q, gamma_vjp_qd (twice)", &r, &want, rel);
+        cx.equal(
+            "gamma_reductions_into = gamma_vjp_q, gamma_vjp_qd (twice)",
+            &r,
+            &want,
+            rel,
+        );
     }
 }
 
@@ -1151,7 +1216,8 @@ pub fn unchecked(m: &Module) -> Vec<String> {
         .keys()
         .filter(|n| {
             let plain = n.strip_prefix("generic::").unwrap_or(n);
-            let chart = plain.starts_with("null_space_chart") || plain.starts_with("solve_dependent_chart");
+            let chart =
+                plain.starts_with("null_space_chart") || plain.starts_with("solve_dependent_chart");
             !CHECKED.contains(&plain)
                 && !chart
                 && !plain.starts_with("trait:")
