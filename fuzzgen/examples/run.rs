@@ -12,6 +12,10 @@
 //! (`--scratch DIR`, default `target/fuzzgen-emit-run`) and checked there; the summary goes
 //! to `DIR/emit-summary.txt`, the first input of each class to `DIR/emit-class-NN.mech`.
 //!
+//! `--emit-only I` prints `--emit`'s input `I`, `--emit-check FILE` checks one file (options
+//! from its attributes), `--emit-minimize FILE CLASS` shrinks it while it fails with that
+//! class, `--emit-shipped` checks the shipped inputs and the examples' `.mech` files.
+//!
 //! `--full` generates with `generic` and `derivatives` on (the generic family and the
 //! dynamics' derivatives of every model with dynamics), as `#![generic]` and
 //! `#![derivatives]` in the input would.
@@ -80,6 +84,9 @@ enum Mode {
     /// Compiles and checks one file's emitted code (options from its attributes;
     /// `--emit-check FILE`).
     EmitCheck(PathBuf),
+    /// Shrinks a file while its emitted code fails with the class given
+    /// (`--emit-minimize FILE CLASS`, the class as the summary prints it).
+    EmitMinimize(PathBuf, String),
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -108,6 +115,11 @@ fn parse_args() -> Result<Args, String> {
             "--emit" => a.mode = Mode::Emit(30),
             "--emit-shipped" => a.mode = Mode::EmitShipped,
             "--emit-only" => a.mode = Mode::EmitOnly(num(it.next())?),
+            "--emit-minimize" => {
+                let f = it.next().ok_or("--emit-minimize FILE CLASS")?;
+                let c = it.next().ok_or("--emit-minimize FILE CLASS")?;
+                a.mode = Mode::EmitMinimize(PathBuf::from(f), c);
+            }
             "--emit-check" => {
                 a.mode = Mode::EmitCheck(PathBuf::from(it.next().ok_or("--emit-check FILE")?))
             }
@@ -181,6 +193,24 @@ fn main() {
                 opts: mechgen_codegen::Options::default(),
             };
             emit(&args, 1, Some(vec![case]));
+        }
+        Mode::EmitMinimize(file, class) => {
+            let src = std::fs::read_to_string(file).unwrap_or_default();
+            let case = mechgen_fuzzgen::emit::Case {
+                label: file.display().to_string(),
+                src,
+                opts: mechgen_codegen::Options::default(),
+            };
+            let opts = mechgen_fuzzgen::emit::EmitOptions {
+                dir: std::env::current_dir()
+                    .map(|d| d.join(&args.scratch))
+                    .unwrap_or_else(|_| args.scratch.clone()),
+                ..mechgen_fuzzgen::emit::EmitOptions::default()
+            };
+            print!(
+                "{}",
+                mechgen_fuzzgen::emit::minimize(&case, class, &opts, 200)
+            );
         }
         Mode::EmitShipped => emit(&args, 30, Some(shipped_cases(&shipped))),
     }
