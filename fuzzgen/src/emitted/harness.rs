@@ -12,7 +12,9 @@
 //!   oracle: columns whose two differences disagree are skipped);
 //! - algebraic identities (`C_J D = 0` with identity rows at the chart's independent
 //!   coordinates, `C_J x = b` for the dependent solves, `kinematics` = its parts, …);
-//! - the generic family at `S = f64` against the plain functions.
+//! - the generic family at `S = f64` against the plain functions, and on dual numbers
+//!   (`q` seeded along a random direction) against central differences along it;
+//! - every method of the `impl … for Model` blocks against the function it forwards to.
 //!
 //! Output: one line per failed check, `FAIL\t<module>\t<check>\t<detail>`, and one
 //! `DONE\t<module>\t<checks>\t<unchecked functions>` per module.
