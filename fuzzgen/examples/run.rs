@@ -3,7 +3,18 @@
 //!
 //! ```text
 //! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR] [--full]
+//! cargo run --release -p mechgen-fuzzgen --example run -- N [--seed S] [--start K] [--out DIR] --emit [--batch B] [--scratch DIR]
 //! ```
+//!
+//! `--emit` checks the emitted Rust instead (see `src/emit.rs`): inputs from
+//! `emit::case` (grammar-generated with outputs and inequalities; plain `f64`, `generic` +
+//! `derivatives`, or `f32`), compiled in batches of 30 (`--batch B`) in a scratch crate
+//! (`--scratch DIR`, default `target/fuzzgen-emit-run`) and checked there; the summary goes
+//! to `DIR/emit-summary.txt`, the first input of each class to `DIR/emit-class-NN.mech`.
+//!
+//! `--emit-only I` prints `--emit`'s input `I`, `--emit-check FILE` checks one file (options
+//! from its attributes), `--emit-minimize FILE CLASS` shrinks it while it fails with that
+//! class, `--emit-shipped` checks the shipped inputs and the examples' `.mech` files.
 //!
 //! `--full` generates with `generic` and `derivatives` on (the generic family and the
 //! dynamics' derivatives of every model with dynamics), as `#![generic]` and
@@ -52,6 +63,8 @@ struct Args {
     mode: Mode,
     /// Generic family and derivatives on (`--full`).
     full: bool,
+    /// The scratch crate of `--emit` (`--scratch DIR`, default `target/fuzzgen-emit-run`).
+    scratch: PathBuf,
 }
 
 enum Mode {
@@ -61,6 +74,19 @@ enum Mode {
     Check(PathBuf),
     Bytes(PathBuf),
     Minimize(PathBuf, String),
+    /// The emitted code compiled and checked, in batches of this many inputs (`--emit`).
+    Emit(usize),
+    /// The same for the shipped inputs and the examples' `.mech` files, in three variants
+    /// each (`--emit-shipped`).
+    EmitShipped,
+    /// Prints `--emit`'s input `i` and its variant (`--emit-only i`).
+    EmitOnly(u64),
+    /// Compiles and checks one file's emitted code (options from its attributes;
+    /// `--emit-check FILE`).
+    EmitCheck(PathBuf),
+    /// Shrinks a file while its emitted code fails with the class given
+    /// (`--emit-minimize FILE CLASS`, the class as the summary prints it).
+    EmitMinimize(PathBuf, String),
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -71,6 +97,7 @@ fn parse_args() -> Result<Args, String> {
         out: PathBuf::from("target/fuzzgen"),
         mode: Mode::Parent,
         full: false,
+        scratch: PathBuf::from("target/fuzzgen-emit-run"),
     };
     let mut it = std::env::args().skip(1);
     let num = |s: Option<String>| -> Result<u64, String> {
@@ -85,6 +112,19 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = PathBuf::from(it.next().ok_or("--out needs a value")?),
             "--worker" => a.mode = Mode::Worker,
             "--full" => a.full = true,
+            "--emit" => a.mode = Mode::Emit(30),
+            "--emit-shipped" => a.mode = Mode::EmitShipped,
+            "--emit-only" => a.mode = Mode::EmitOnly(num(it.next())?),
+            "--emit-minimize" => {
+                let f = it.next().ok_or("--emit-minimize FILE CLASS")?;
+                let c = it.next().ok_or("--emit-minimize FILE CLASS")?;
+                a.mode = Mode::EmitMinimize(PathBuf::from(f), c);
+            }
+            "--emit-check" => {
+                a.mode = Mode::EmitCheck(PathBuf::from(it.next().ok_or("--emit-check FILE")?))
+            }
+            "--scratch" => a.scratch = PathBuf::from(it.next().ok_or("--scratch DIR")?),
+            "--batch" => a.mode = Mode::Emit(num(it.next())? as usize),
             "--only" => a.mode = Mode::Only(num(it.next())?),
             "--bytes" => a.mode = Mode::Bytes(PathBuf::from(it.next().ok_or("--bytes FILE")?)),
             "--check" => a.mode = Mode::Check(PathBuf::from(it.next().ok_or("--check FILE")?)),
@@ -140,6 +180,39 @@ fn main() {
             print!("{min}");
         }
         Mode::Parent => parent(&args, &shipped),
+        Mode::Emit(batch) => emit(&args, *batch, None),
+        Mode::EmitOnly(i) => {
+            let c = mechgen_fuzzgen::emit::case(&mut Dice::from_seed(seed_of(args.seed, *i)), "");
+            println!("// emit input {i}; options: {}\n{}", c.variant(), c.src);
+        }
+        Mode::EmitCheck(file) => {
+            let src = std::fs::read_to_string(file).unwrap_or_default();
+            let case = mechgen_fuzzgen::emit::Case {
+                label: file.display().to_string(),
+                src,
+                opts: mechgen_codegen::Options::default(),
+            };
+            emit(&args, 1, Some(vec![case]));
+        }
+        Mode::EmitMinimize(file, class) => {
+            let src = std::fs::read_to_string(file).unwrap_or_default();
+            let case = mechgen_fuzzgen::emit::Case {
+                label: file.display().to_string(),
+                src,
+                opts: mechgen_codegen::Options::default(),
+            };
+            let opts = mechgen_fuzzgen::emit::EmitOptions {
+                dir: std::env::current_dir()
+                    .map(|d| d.join(&args.scratch))
+                    .unwrap_or_else(|_| args.scratch.clone()),
+                ..mechgen_fuzzgen::emit::EmitOptions::default()
+            };
+            print!(
+                "{}",
+                mechgen_fuzzgen::emit::minimize(&case, class, &opts, 200)
+            );
+        }
+        Mode::EmitShipped => emit(&args, 30, Some(shipped_cases(&shipped))),
     }
 }
 
@@ -317,4 +390,171 @@ fn parent(args: &Args, shipped: &[(String, String)]) {
     }
     let _ = std::fs::write(args.out.join("summary.txt"), &summary);
     print!("{summary}");
+}
+
+/// `--emit`: inputs `start..start + n` (`emit::case` of `Dice::from_seed(seed_of(S, i))`:
+/// grammar-generated with outputs and inequalities, in the plain, generic-and-derivatives
+/// or f32 variant), their emitted code compiled in batches of `batch` in
+/// `target/fuzzgen-emit` and checked there. Findings (first input of each class, its
+/// source written to `DIR/emit-class-NN.mech`) and counts to `DIR/emit-summary.txt`.
+fn emit(args: &Args, batch: usize, fixed: Option<Vec<mechgen_fuzzgen::emit::Case>>) {
+    use mechgen_fuzzgen::emit;
+    let (start, n) = match &fixed {
+        Some(c) => (0, c.len() as u64),
+        None => (args.start, args.n),
+    };
+    let opts = emit::EmitOptions {
+        dir: std::env::current_dir()
+            .map(|d| d.join(&args.scratch))
+            .unwrap_or_else(|_| args.scratch.clone()),
+        ..emit::EmitOptions::default()
+    };
+    let _ = std::fs::create_dir_all(&args.out);
+    let t0 = Instant::now();
+    let end = start + n;
+    let mut total = emit::BatchReport::default();
+    let mut classes: BTreeMap<String, (usize, emit::EmitFinding)> = BTreeMap::new();
+    let mut sources: BTreeMap<String, emit::Case> = BTreeMap::new();
+    let mut i = start;
+    while i < end {
+        let hi = (i + batch.max(1) as u64).min(end);
+        let cases: Vec<emit::Case> = match &fixed {
+            Some(c) => c[i as usize..hi as usize].to_vec(),
+            None => (i..hi)
+                .map(|k| emit::case(&mut Dice::from_seed(seed_of(args.seed, k)), &k.to_string()))
+                .collect(),
+        };
+        for c in &cases {
+            sources.insert(c.label.clone(), c.clone());
+        }
+        match emit::check_batch(&cases, &opts) {
+            Ok(r) => {
+                total.checked += r.checked;
+                total.skipped += r.skipped;
+                total.modules += r.modules;
+                total.states += r.states;
+                total.checks += r.checks;
+                total.compile_secs += r.compile_secs;
+                total.run_secs += r.run_secs;
+                for (k, v) in r.skip_reasons {
+                    *total.skip_reasons.entry(k).or_default() += v;
+                }
+                for (k, v) in r.unchecked {
+                    *total.unchecked.entry(k).or_default() += v;
+                }
+                for f in r.findings {
+                    if !classes.contains_key(&f.class()) {
+                        eprintln!(
+                            "new class {}: input #{} module `{}`: {}",
+                            f.class(),
+                            f.label,
+                            f.module,
+                            f.detail
+                        );
+                    }
+                    let e = classes.entry(f.class()).or_insert((0, f.clone()));
+                    e.0 += 1;
+                }
+            }
+            Err(e) => {
+                eprintln!("run: batch {i}..{hi}: {e}");
+                std::process::exit(1);
+            }
+        }
+        i = hi;
+        eprintln!(
+            "{} inputs ({} compiled and checked, {} modules, {} states, {} checks), {} classes, {:.0} s",
+            i - start,
+            total.checked,
+            total.modules,
+            total.states,
+            total.checks,
+            classes.len(),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let mut summary = format!(
+        "--emit: {} inputs, seed {}: {} compiled and checked ({} skipped: engine errors), {} modules, {} states, {} checks; {secs:.0} s ({:.2} inputs/s; compiling {:.0} s, checking {:.0} s)\n",
+        n,
+        args.seed,
+        total.checked,
+        total.skipped,
+        total.modules,
+        total.states,
+        total.checks,
+        total.checked as f64 / secs,
+        total.compile_secs,
+        total.run_secs,
+    );
+    summary.push_str(&format!(
+        "engine errors (skipped): {:?}\n",
+        total.skip_reasons
+    ));
+    if !total.unchecked.is_empty() {
+        summary.push_str(&format!(
+            "functions no check covers: {:?}\n",
+            total.unchecked
+        ));
+    }
+    summary.push('\n');
+    for (k, (class, (count, f))) in classes.iter().enumerate() {
+        if let Some(c) = sources.get(&f.label) {
+            let _ = std::fs::write(
+                args.out.join(format!("emit-class-{k:02}.mech")),
+                format!("// {}; options: {}\n{}", c.label, c.variant(), c.src),
+            );
+        }
+        summary.push_str(&format!(
+            "emit-class-{k:02}: {class}\n  {count} findings, first input #{} module `{}`\n  {}\n",
+            f.label, f.module, f.detail
+        ));
+    }
+    let _ = std::fs::write(args.out.join("emit-summary.txt"), &summary);
+    print!("{summary}");
+}
+
+/// `--emit-shipped`: every shipped input (`seeds::all`) and every `.mech` file under
+/// `examples/`, as plain `f64`, `generic` + `derivatives`, and `f32`.
+fn shipped_cases(shipped: &[(String, String)]) -> Vec<mechgen_fuzzgen::emit::Case> {
+    let mut sources: Vec<(String, String)> = shipped.to_vec();
+    let mut dirs = vec![PathBuf::from("examples")];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "mech") {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    let name = p.display().to_string();
+                    if !sources.iter().any(|(n, _)| *n == name) {
+                        sources.push((name, t));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, src) in sources {
+        for (tag, generic, scalar) in [
+            ("f64", false, None),
+            ("generic", true, None),
+            ("f32", false, Some("f32")),
+        ] {
+            out.push(mechgen_fuzzgen::emit::Case {
+                label: format!("{name} [{tag}]"),
+                src: src.clone(),
+                opts: mechgen_codegen::Options {
+                    generic,
+                    derivatives: generic,
+                    scalar: scalar.map(str::to_string),
+                    ..mechgen_codegen::Options::default()
+                },
+            });
+        }
+    }
+    out
 }

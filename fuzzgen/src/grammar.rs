@@ -827,8 +827,49 @@ impl<'d> Module<'d> {
     }
 }
 
-/// Generates one module named `name` (with its doc comment) into `out`.
-fn module(dice: &mut Dice, name: &str, out: &mut Vec<String>) {
+impl Module<'_> {
+    /// Named outputs (scalars and vectors, some time-dependent) and inequality constraints
+    /// (some with restitution): what the emitted-code checker (`emit.rs`) checks besides
+    /// the kinematics and dynamics.
+    fn outputs_and_inequalities(&mut self) {
+        for _ in 0..self.dice.below(3) {
+            let name = self.fresh("o");
+            self.allow_time = self.dice.chance(1, 3);
+            let e = match self.dice.below(3) {
+                0 => self.scalar(2),
+                1 => self.vec2(2),
+                _ => self.vec3(2),
+            };
+            self.allow_time = false;
+            self.item(format!("output {name} = {};", e.text));
+        }
+        for _ in 0..self.dice.below(3) {
+            let name = self.fresh("g");
+            // An inequality must involve a coordinate.
+            let (c, x) = {
+                let c = self.dice.pick(&self.coords);
+                (c.0.clone(), c.1)
+            };
+            self.allow_time = self.dice.chance(1, 3);
+            let e = self.around(&Ex {
+                text: c,
+                val: Val::S(x),
+            });
+            self.allow_time = false;
+            let rest = if self.dice.chance(1, 3) {
+                format!(", restitution = {}", lit(self.number(0.0, 1.0)))
+            } else {
+                String::new()
+            };
+            let bound = lit(self.number(-1.0, 1.0));
+            self.item(format!("inequality {name}: {} >= {bound}{rest};", e.text));
+        }
+    }
+}
+
+/// Generates one module named `name` (with its doc comment) into `out`; with `extras`,
+/// with outputs and inequality constraints too.
+fn module(dice: &mut Dice, name: &str, out: &mut Vec<String>, extras: bool) {
     let mut m = Module {
         dice,
         out: Vec::new(),
@@ -874,6 +915,9 @@ fn module(dice: &mut Dice, name: &str, out: &mut Vec<String>) {
     if m.dice.chance(1, 2) {
         m.dynamics();
     }
+    if extras {
+        m.outputs_and_inequalities();
+    }
     let vis = *m.dice.pick(&["pub ", "", "pub(crate) "]);
     if m.dice.chance(2, 3) {
         out.push(format!(
@@ -889,6 +933,12 @@ fn module(dice: &mut Dice, name: &str, out: &mut Vec<String>) {
 /// Generates a mostly valid `.mech` text: an optional `#![seed = N]` and one or two
 /// modules with consistent nominal configurations.
 pub fn generate(dice: &mut Dice) -> String {
+    generate_with(dice, false)
+}
+
+/// [`generate`], with `extras`: named outputs and inequality constraints as well (other
+/// draws than [`generate`]'s: the same seed makes another input).
+pub fn generate_with(dice: &mut Dice, extras: bool) -> String {
     let mut out = Vec::new();
     if dice.chance(1, 4) {
         out.push(format!("#![seed = {}]", dice.next_u32()));
@@ -896,7 +946,7 @@ pub fn generate(dice: &mut Dice) -> String {
     let n = if dice.chance(1, 5) { 2 } else { 1 };
     for i in 0..n {
         let name = format!("mech{i}");
-        module(dice, &name, &mut out);
+        module(dice, &name, &mut out, extras);
     }
     let mut s = out.join("\n");
     s.push('\n');

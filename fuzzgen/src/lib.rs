@@ -6,12 +6,16 @@
 //! - [`oracle::check`]: what must hold for every input (no panic, bounded time, generated
 //!   text parses, finite at the assembled nominal, located errors);
 //! - [`input`]: one input from a [`Dice`] (seeded or driven by libFuzzer's bytes);
-//! - [`minimize`]: shrinks a failing input while it fails the same way.
+//! - [`minimize`]: shrinks a failing input while it fails the same way;
+//! - [`emit`]: the emitted Rust itself in the loop — batches of generated modules compiled
+//!   in a scratch crate and every generated function checked there against the engine's
+//!   evaluator, central differences of the emitted functions, and identities between them.
 
 #![warn(missing_docs)]
 
 mod derivatives;
 pub mod dice;
+pub mod emit;
 pub mod grammar;
 pub mod mutate;
 pub mod oracle;
