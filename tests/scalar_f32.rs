@@ -131,3 +131,26 @@ fn the_generic_family_over_f32_and_f64_is_the_single_and_double_module() {
         assert!((h32 - f64::from(hs)).abs() <= 1e-6, "{h32} vs {hs}");
     }
 }
+
+mechgen::mechanism! {
+    #![scalar = f32]
+    /// An f64 coefficient just off an integer, which rounds to one in f32 (the fuzzer's E1:
+    /// the f32 literal was printed `2`, an integer, and the module did not compile).
+    pub mod near_integer_f32 {
+        coord x = 0.3;
+        coord y = 0.1;
+        constraint x * 2.00000001 + y == 0.7;
+    }
+}
+
+#[test]
+fn an_f64_coefficient_that_rounds_to_an_integer_in_f32_compiles_as_a_float_literal() {
+    use mechgen::nalgebra::SVector;
+    let p = near_integer_f32::Params::default();
+    let q = SVector::<f32, 2>::new(0.3, 0.1);
+    let r = near_integer_f32::residual(&q, &p, 0.0);
+    // 2 · 0.3 + 0.1 − 0.7 = 0 in f32 arithmetic up to rounding.
+    assert!(r[0].abs() < 1e-6, "{}", r[0]);
+    let j = near_integer_f32::jacobian(&q, &p, 0.0);
+    assert_eq!((j[(0, 0)], j[(0, 1)]), (2.0, 1.0));
+}

@@ -95,7 +95,11 @@ impl ScalarType {
             if !b.is_finite() {
                 return None;
             }
-            if (1e-4..1e15).contains(&a) {
+            if b == b.trunc() && b < 1e15 {
+                // An f64 just off an integer that rounds to one in f32 (2.00000001 -> 2):
+                // `{b}` would print `2`, an integer literal (E0277 in an f32 sum).
+                format!("{b:.1}")
+            } else if (1e-4..1e15).contains(&a) {
                 format!("{b}")
             } else {
                 format!("{b:e}")
