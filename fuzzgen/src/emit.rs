@@ -1131,9 +1131,7 @@ fn build(opts: &EmitOptions) -> Result<Vec<(usize, bool, String, String)>, Strin
 /// with a finding of class `class`; at most `budget` compilations (each a one-input batch,
 /// a few seconds).
 pub fn minimize(case: &Case, class: &str, opts: &EmitOptions, budget: usize) -> String {
-    let used = std::cell::Cell::new(0usize);
-    let fails = |src: &str| -> bool {
-        used.set(used.get() + 1);
+    crate::shrink(&case.src, budget, |src| {
         let c = Case {
             src: src.to_string(),
             ..case.clone()
@@ -1141,39 +1139,5 @@ pub fn minimize(case: &Case, class: &str, opts: &EmitOptions, budget: usize) -> 
         check_batch(&[c], opts)
             .map(|r| r.findings.iter().any(|f| f.class() == class))
             .unwrap_or(false)
-    };
-    let mut cur = case.src.clone();
-    for by_lines in [true, false] {
-        let mut parts: Vec<String> = if by_lines {
-            cur.split_inclusive('\n').map(str::to_string).collect()
-        } else {
-            crate::mutate::lex(&cur)
-                .iter()
-                .map(|t| crate::mutate::unlex(std::slice::from_ref(t)))
-                .collect()
-        };
-        let mut chunk = (parts.len() / 2).max(1);
-        loop {
-            let mut i = 0;
-            while i < parts.len() {
-                if used.get() >= budget {
-                    return cur;
-                }
-                let mut trial = parts.clone();
-                trial.drain(i..(i + chunk).min(parts.len()));
-                let text: String = trial.concat();
-                if fails(&text) {
-                    parts = trial;
-                    cur = text;
-                } else {
-                    i += chunk;
-                }
-            }
-            if chunk == 1 {
-                break;
-            }
-            chunk /= 2;
-        }
-    }
-    cur
+    })
 }

@@ -56,35 +56,39 @@ pub fn input(dice: &mut Dice, shipped: &[(String, String)]) -> (String, Origin) 
 /// Shrinks `src` (by lines, then by tokens) while `check_with` still reports a finding of
 /// the same [`Finding::class`]; at most `budget` checks.
 pub fn minimize(src: &str, class: &str, opts: &OracleOptions, budget: usize) -> String {
-    let used = std::cell::Cell::new(0usize);
-    let fails = |s: &str| {
-        used.set(used.get() + 1);
-        matches!(check_with(s, opts), Err(f) if f.class() == class)
-    };
+    shrink(
+        src,
+        budget,
+        |s| matches!(check_with(s, opts), Err(f) if f.class() == class),
+    )
+}
+
+/// Delta debugging: drops chunks of halving size from `src`, first by lines, then by
+/// tokens, while `fails` holds for what is left; at most `budget` calls of `fails`. The
+/// shrinking loop of [`minimize`] and of the emitted-code minimiser (`emit::minimize`).
+pub fn shrink(src: &str, budget: usize, mut fails: impl FnMut(&str) -> bool) -> String {
+    let mut used = 0usize;
     let mut cur = src.to_string();
-    // Lines, then tokens: drop chunks of halving size while the failure persists.
     for by_lines in [true, false] {
-        let split = |s: &str| -> Vec<String> {
-            if by_lines {
-                s.split_inclusive('\n').map(str::to_string).collect()
-            } else {
-                mutate::lex(s)
-                    .iter()
-                    .map(|t| mutate::unlex(std::slice::from_ref(t)))
-                    .collect()
-            }
+        let mut parts: Vec<String> = if by_lines {
+            cur.split_inclusive('\n').map(str::to_string).collect()
+        } else {
+            mutate::lex(&cur)
+                .iter()
+                .map(|t| mutate::unlex(std::slice::from_ref(t)))
+                .collect()
         };
-        let mut parts = split(&cur);
         let mut chunk = (parts.len() / 2).max(1);
         loop {
             let mut i = 0;
             while i < parts.len() {
-                if used.get() >= budget {
+                if used >= budget {
                     return cur;
                 }
                 let mut trial = parts.clone();
                 trial.drain(i..(i + chunk).min(parts.len()));
                 let text: String = trial.concat();
+                used += 1;
                 if fails(&text) {
                     parts = trial;
                     cur = text;
