@@ -22,10 +22,10 @@ use nalgebra::SVector;
 use crate::ali3p::{simulate_ali3p, Adaptive, Ali3pOptions};
 use crate::error::{OdeError, SimError};
 use crate::mechanism::{Dynamics, Mechanism};
-use crate::ode::{Dopri5Options, Stats};
+use crate::ode::Dopri5Options;
 use crate::simulate::{
-    output_grid, simulate_lagrange, simulate_projection, Integrator, RankDrop, SimOptions,
-    SimStats, Trajectory,
+    add_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator, RankDrop,
+    SimOptions, SimStats, Trajectory,
 };
 
 /// The state a simulation starts from: time, coordinates and their velocities.
@@ -399,39 +399,20 @@ impl<const NQ: usize, const NC: usize> Joined<NQ, NC> {
         }
         let s = part.stats;
         let a = &mut self.traj.stats;
-        a.ode = add_stats(a.ode, s.ode);
+        add_stats(&mut a.ode, &s.ode);
         a.newton_iterations += s.newton_iterations;
         a.numeric_fallbacks += s.numeric_fallbacks;
-        a.max_residual = nan_max(a.max_residual, s.max_residual);
-        a.max_position_correction = nan_max(a.max_position_correction, s.max_position_correction);
-        a.max_velocity_correction = nan_max(a.max_velocity_correction, s.max_velocity_correction);
-        a.max_velocity_residual = nan_max(a.max_velocity_residual, s.max_velocity_residual);
+        a.max_residual = max_nan(a.max_residual, s.max_residual);
+        a.max_position_correction = max_nan(a.max_position_correction, s.max_position_correction);
+        a.max_velocity_correction = max_nan(a.max_velocity_correction, s.max_velocity_correction);
+        a.max_velocity_residual = max_nan(a.max_velocity_residual, s.max_velocity_residual);
         a.partition_switches += s.partition_switches;
         if let (Some(de), Some(e0), Some(es)) = (s.energy_change, self.energy0, e_start) {
             let d = de + (es - e0).abs();
-            a.energy_change = Some(nan_max(a.energy_change.unwrap_or(0.0), d));
+            a.energy_change = Some(max_nan(a.energy_change.unwrap_or(0.0), d));
         }
         self.traj.switch_times.extend(part.switch_times);
         self.traj.rank_drop_times.extend(part.rank_drop_times);
-    }
-}
-
-fn nan_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else {
-        a.max(b)
-    }
-}
-
-fn add_stats(a: Stats, b: Stats) -> Stats {
-    Stats {
-        steps: a.steps + b.steps,
-        rejected: a.rejected + b.rejected,
-        rhs_calls: a.rhs_calls + b.rhs_calls,
-        projections: a.projections + b.projections,
-        projection_rejections: a.projection_rejections + b.projection_rejections,
-        max_projection: nan_max(a.max_projection, b.max_projection),
     }
 }
 
