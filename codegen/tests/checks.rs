@@ -32,8 +32,9 @@ fn contradictory_circles_are_inconsistent_not_dependent() {
         circle("    constraint x * x + y * y == 1.0;\n    constraint x * x + y * y == 4.0;\n");
     let e = err(&src);
     assert!(
-        e.message
-            .starts_with("the constraints are inconsistent: no configuration satisfies them all"),
+        e.message.starts_with(
+            "the constraints look inconsistent: no configuration found satisfies them all"
+        ),
         "{}",
         e.message
     );

@@ -174,6 +174,11 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
+    /// The expressions this evaluator computes, in the order of its results.
+    pub fn roots(&self) -> &[ExprId] {
+        &self.roots
+    }
+
     /// Plans the evaluation of `roots` in `arena`.
     pub fn new(arena: &Arena, roots: &[ExprId]) -> Self {
         let mask = arena.reachable(roots);

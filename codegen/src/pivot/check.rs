@@ -38,6 +38,9 @@ pub const ANGLE_ERROR: f64 = 0.5;
 /// Relative residual (of the most violated equation, at the least-squares point) from
 /// which equations that do not assemble are reported as inconsistent.
 pub const INCONSISTENT_REL: f64 = 0.05;
+/// Starts of the least-squares search for a configuration when Newton's method from the
+/// nominal coordinates fails: the nominal and perturbed ones.
+const LS_STARTS: usize = 6;
 /// `‖C‖` below which a point counts as on the manifold (as in probing's projection).
 const ON_MANIFOLD: f64 = 1e-13;
 
@@ -152,7 +155,7 @@ pub fn check(model: &Model, arena: &Arena, jacobian: &SymMatrix, seed: u64) -> R
             // and from perturbed starts.
             let mut rng = probe::rng(seed ^ 0x636865636b);
             let mut best: Option<(f64, Vec<f64>)> = None;
-            for attempt in 0..6 {
+            for attempt in 0..LS_STARTS {
                 let start: Vec<f64> = if attempt == 0 {
                     q0.clone()
                 } else {
@@ -208,7 +211,9 @@ pub fn check(model: &Model, arena: &Arena, jacobian: &SymMatrix, seed: u64) -> R
                 return Err(Error::new(
                     model.constraints[i].span,
                     format!(
-                        "the constraints are inconsistent: no configuration satisfies them all (the closest found leaves a residual of {norm:.3e}; in conflict: {})",
+                        "the constraints look inconsistent: no configuration found satisfies them all — least squares from the nominal coordinates and {} perturbed starts stops at a residual of {norm:.3e}, with `{}` off by {rel:.1e} of its own size (in conflict: {}); if they have a solution far from the nominal values, put the nominal coordinates near it",
+                        LS_STARTS - 1,
+                        short(&model.constraints[i].label),
                         labels.join(", ")
                     ),
                 ));

@@ -228,7 +228,35 @@ pub fn analyze(
             ));
             continue;
         }
-        let sel = select::eliminate_sparse(nc, &nz_pos, &mats, &allowed);
+        let mut sel = select::eliminate_sparse(nc, &nz_pos, &mats, &allowed);
+        // A pivot must be good at every probe, so a rank that differs between probes is
+        // the smallest. On the constraint manifold (the projected real probes) that is
+        // what finds redundant rows; but the complex probes see the analytic continuation
+        // of each expression, which for a function that is not analytic on the real line
+        // (`asin(cos x)` is `π/2 − |x|` near 0, `sqrt(x²)` is `|x|`, `abs`) can have a
+        // lower rank than the real function the generated code computes (`x + asin(cos x)`
+        // has the row 1 − 1 = 0 there, 2 at a real x < 0). When every real probe lies on
+        // the manifold and they alone give a larger rank, they decide.
+        let mut mats = mats;
+        let all_projected = probes.iter().filter(|pr| pr.real).all(|pr| pr.projected);
+        if sel.pivots.len() < nc && all_projected {
+            let real_mats: Vec<Vec<Complex64>> = probes
+                .iter()
+                .zip(&mats)
+                .filter(|(pr, _)| pr.real)
+                .map(|(_, m)| m.clone())
+                .collect();
+            let real_sel = select::eliminate_sparse(nc, &nz_pos, &real_mats, &allowed);
+            if real_sel.pivots.len() > sel.pivots.len() {
+                notes.push(format!(
+                    "probe draw {draw}: the constraint Jacobian has rank {} at the real probe points on the manifold but {} at the complex ones (an expression that is not analytic, such as `abs`, `sqrt` of a square or `asin(cos(x))`, continues differently off the real line); pivots chosen from the real probes",
+                    real_sel.pivots.len(),
+                    sel.pivots.len()
+                ));
+                sel = real_sel;
+                mats = real_mats;
+            }
+        }
         let free = if model.independent.is_empty() {
             None
         } else {

@@ -20,8 +20,11 @@ pub struct Probe {
     pub p: Vec<Complex64>,
     /// Time.
     pub t: Complex64,
-    /// Whether this is a real point on the manifold (as opposed to a complex point).
+    /// Whether this is a real point (as opposed to a complex point).
     pub real: bool,
+    /// Whether this real point was projected onto the constraint manifold (a real probe
+    /// that could not be projected is the perturbed nominal point; complex: `false`).
+    pub projected: bool,
 }
 
 impl Probe {
@@ -106,7 +109,41 @@ pub fn complex_probe(model: &Model, angles: &[bool], rng: &mut ChaCha8Rng) -> Pr
         p,
         t: unit_circle(rng),
         real: false,
+        projected: false,
     }
+}
+
+/// Where `project` stops iterating: a step no longer halves `‖C‖` while `‖C‖` is below
+/// this fraction of the size `|J| |q|` of the residual's terms (a prefilter: the point is
+/// then accepted only within its rounding floor, [`rounding_floor`]).
+const STALL: f64 = 1e-8;
+
+/// Multiple of the rounding floor within which a stalled iterate is accepted.
+const FLOOR_MULTIPLE: f64 = 64.0;
+
+/// The rounding floor of `‖C‖` at `q`: the first-order bound of the rounding error of
+/// evaluating each equation ([`eval_with_error`]) plus the change a one-ulp move of each
+/// coordinate makes (`ε Σ_j |J_ij| |q_j|`, from `jq`) — how close to `C = 0` a floating
+/// point iterate can get. (A floor of 10⁻⁸ |J| |q| accepted residuals of 10⁹ at points
+/// where the iterates had blown up to |q| ≈ 10⁹; issue 33.)
+fn rounding_floor(
+    arena: &Arena,
+    residual: &Evaluator,
+    q: &[f64],
+    p: &[f64],
+    t: f64,
+    jq: &[f64],
+) -> f64 {
+    let pr = to_probe(q, p, t, false);
+    let err = eval_with_error(arena, residual.roots(), &pr);
+    err.iter()
+        .zip(jq)
+        .map(|((_, e), j)| {
+            let r = e + f64::EPSILON * j;
+            r * r
+        })
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// Newton projection of `q` onto `C(q, p, t) = 0` with damped minimum-norm steps
@@ -122,9 +159,9 @@ pub fn project(
 ) -> Option<Vec<f64>> {
     let mut q = q0.to_vec();
     let mut prev = f64::INFINITY;
-    // (iterate, its ‖C‖, its own rounding floor) of the best iterate so far, and the floor
-    // of the latest iterate, which the floor test uses.
-    let mut best: Option<(Vec<f64>, f64, f64)> = None;
+    // (iterate, its ‖C‖, `Σ_j |J_ij| |q_j|` per row there) of the best iterate so far, and
+    // the stall threshold of the latest iterate.
+    let mut best: Option<(Vec<f64>, f64, Vec<f64>)> = None;
     let mut small = 0.0;
     for it in 0..60 {
         let env = |s: Sym| match s {
@@ -151,7 +188,11 @@ pub fn project(
         // earlier one far off the constraints (a leg anchored at z = 2.1e9: the nominal, off
         // by 2.1e9, came back as projected; fuzzer, seed 6).
         if norm >= 0.5 * prev && prev <= small {
-            return best.filter(|(_, n, floor)| n <= floor).map(|(b, _, _)| b);
+            return best
+                .filter(|(b, n, jq)| {
+                    *n <= FLOOR_MULTIPLE * rounding_floor(arena, residual, b, p, t, jq)
+                })
+                .map(|(b, _, _)| b);
         }
         // Newton converges in a few steps from a start it can reach; one that no longer
         // gains after ten is stalled (a step too long, a fold): give up early, the
@@ -161,8 +202,8 @@ pub fn project(
         }
         let improved = best.as_ref().is_none_or(|(_, n, _)| norm < *n);
         if improved {
-            // Its floor is known once the Jacobian here is (below).
-            best = Some((q.clone(), norm, f64::INFINITY));
+            // Its term sizes are known once the Jacobian here is (below).
+            best = Some((q.clone(), norm, Vec::new()));
         }
         prev = norm;
         let vals = jacobian.values(arena, &q, p, t);
@@ -173,10 +214,14 @@ pub fn project(
         }
         let qmax = q.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let jmax = vals.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        small = 1e-8 * (1.0 + jmax * (1.0 + qmax));
+        small = STALL * (1.0 + jmax * (1.0 + qmax));
         if improved {
             if let Some(b) = best.as_mut() {
-                b.2 = small;
+                let mut jq = vec![0.0; c.len()];
+                for (&(i, j), v) in jacobian.positions().iter().zip(&vals) {
+                    jq[i] += v.abs() * q[j].abs();
+                }
+                b.2 = jq;
             }
         }
         for (qk, dk) in q.iter_mut().zip(&step) {
@@ -207,7 +252,7 @@ pub fn real_probe(
             .map(|c| c.nominal + scale * (1.0 + c.nominal.abs()) * rng.random_range(-1.0..1.0))
             .collect();
         if let Some(q) = project(arena, residual, jacobian, &q0, params, t) {
-            return to_probe(&q, params, t);
+            return to_probe(&q, params, t, true);
         }
         last = q0;
     }
@@ -216,15 +261,16 @@ pub fn real_probe(
          probing used the perturbed nominal point instead (check the nominal coordinates)"
             .to_string(),
     );
-    to_probe(&last, params, t)
+    to_probe(&last, params, t, false)
 }
 
-fn to_probe(q: &[f64], p: &[f64], t: f64) -> Probe {
+fn to_probe(q: &[f64], p: &[f64], t: f64, projected: bool) -> Probe {
     Probe {
         q: q.iter().map(|&v| Complex64::new(v, 0.0)).collect(),
         p: p.iter().map(|&v| Complex64::new(v, 0.0)).collect(),
         t: Complex64::new(t, 0.0),
         real: true,
+        projected,
     }
 }
 
