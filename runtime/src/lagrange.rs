@@ -206,6 +206,13 @@ pub(crate) fn check_finite(
 /// the unique solution, equal to the SVD solve's to rounding, `rank = NC`); elsewhere from
 /// the SVD solve ([`lagrange_accelerations_svd`]).
 ///
+/// Like every right-hand side here it is defined at any `(q, q̇)`, on the constraints or
+/// off them (the Lagrange route integrates states that drift off them; Baumgarte's terms
+/// pull them back). Off them the numbers are those of the same formulas, not the
+/// accelerations of an assembled state: check `M::residual(q, p, t)` and
+/// `M::jacobian(q, p, t) · q̇`, or assemble (`crate::assemble::assemble`) first when the
+/// state does not come from a simulation.
+///
 /// Errors: [`DynamicsError::IndefiniteMass`] (negative mass on the allowed motions),
 /// [`DynamicsError::SingularAugmented`] (a motion without inertia), naming the largest
 /// components of the offending motion; [`DynamicsError::NonFinite`] naming the entries of

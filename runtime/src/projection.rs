@@ -126,6 +126,13 @@ fn reduced_solve<const NQ: usize, const DOF: usize>(
 
 /// Projection-method accelerations at `(q, u)`.
 ///
+/// This is a right-hand side: it is defined, and computed without complaint, at any `q`,
+/// on the constraints or off them (an integrator's stages are off them by its local error;
+/// the projection route projects after each step). At a `q` off the constraints the
+/// numbers are those of the same formulas there, not the accelerations of any assembled
+/// state: check `M::residual(q, p, t)` or assemble (`crate::assemble::assemble`) first
+/// when `q` does not come from a simulation.
+///
 /// `threshold` is the smallest relative static pivot trusted (below it the numeric
 /// same-coordinate partition is used; see [`crate::null_space`]).
 ///
