@@ -11,46 +11,8 @@ use crate::error::{Error, Result};
 use crate::expr::Arena;
 use crate::model::{self, Model};
 use crate::pivot::{self, PivotOptions};
+use crate::Options;
 use crate::{derive, parse};
-
-/// Options of code generation (shared by the macro, the builder and the CLI).
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Seed of the probe points (overridden by `#![seed = N]` in the input).
-    pub seed: u64,
-    /// Path under which generated code finds the runtime and nalgebra
-    /// (`::mechgen` for users of the run-time crate).
-    pub crate_path: String,
-    /// Write `//` comments naming each equation (pretty-printed output only; the proc
-    /// macro leaves them out).
-    pub comments: bool,
-    /// Also emit the generic family of every module (`pub mod generic`: the functions over
-    /// any `S: runtime::Real`, e.g. dual numbers), as `#![generic]` in the input does.
-    pub generic: bool,
-    /// Also emit the derivatives of the dynamics terms (`forces_jacobian_q`, …), as
-    /// `#![derivatives]` in the input does.
-    pub derivatives: bool,
-    /// The scalar type, `"f64"` (the default) or `"f32"`, as `#![scalar = f32]` in the input
-    /// does (the input's attribute wins).
-    pub scalar: Option<String>,
-    /// Also print the equations as formulas into [`ModuleStats::formulas`] (plain text or
-    /// LaTeX), for `mechgen stats --equations` / `--latex`.
-    pub formulas: Option<crate::expr::print::Syntax>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            seed: 0x6d65_6368_6765_6e00,
-            crate_path: "::mechgen".to_string(),
-            comments: false,
-            generic: false,
-            derivatives: false,
-            scalar: None,
-            formulas: None,
-        }
-    }
-}
 
 /// Wall time of each stage of the pipeline, summed over the modules of an input.
 #[derive(Clone, Debug, Default)]
@@ -99,7 +61,7 @@ pub fn models(input: TokenStream) -> Result<(Vec<Lowered>, Option<u64>)> {
         .filter_map(|m| errors.check(model::lower(m)))
         .collect();
     errors.finish()?;
-    Ok((models, file.seed))
+    Ok((models, file.options.seed))
 }
 
 /// Runs the pipeline on a `mechanism!` body (or a `.mech` file's tokens).
@@ -108,14 +70,15 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     let t0 = Instant::now();
     let file = parse::parse_file(input)?;
     timings.parse = t0.elapsed();
-    let seed = file.seed.unwrap_or(opts.seed);
+    let opts = &opts.resolve(&file.options);
+    let seed = opts.seed;
     let crate_path = TokenStream::from_str(&opts.crate_path).map_err(|e| {
         Error::new(
             proc_macro2::Span::call_site(),
             format!("invalid crate path `{}`: {e}", opts.crate_path),
         )
     })?;
-    let scalar = match file.scalar.as_deref().or(opts.scalar.as_deref()) {
+    let scalar = match opts.scalar.as_deref() {
         None | Some("f64") => None,
         Some("f32") => Some("f32"),
         Some(other) => {
@@ -134,7 +97,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             _ => ScalarType::default(),
         },
         comments: opts.comments,
-        generic: opts.generic || file.generic,
+        generic: opts.generic,
     };
     let mut tokens = TokenStream::new();
     let mut modules = Vec::new();
@@ -161,7 +124,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
             continue;
         };
         if !model.velocity_constraints.is_empty() {
-            if opts.derivatives || file.derivatives {
+            if opts.derivatives {
                 errors.push(Error::new(
                     model.velocity_constraints[0].span,
                     "`#![derivatives]` is not supported with velocity constraints yet",
@@ -204,7 +167,7 @@ pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
         let inequalities = (!model.inequalities.is_empty())
             .then(|| derive::inequality::inequalities(&model, &mut arena));
         let dynamics = eom.map(|eom| {
-            let derivatives = (opts.derivatives || file.derivatives).then(|| {
+            let derivatives = (opts.derivatives).then(|| {
                 derive::sensitivity::dynamics_derivatives(
                     &model,
                     &mut arena,
