@@ -4,7 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::generate::{generate_str, pretty};
+use crate::emit::format::pretty_owned;
+use crate::generate::generate_str;
 use crate::Options;
 
 /// An error of generating a `.mech` file: a located error in the file, or a file that
@@ -20,6 +21,13 @@ pub enum BuildError {
     },
     /// `OUT_DIR` is not set and no output directory was given.
     NoOutDir,
+    /// The engine failed on a valid input (a bug of mechgen).
+    Internal {
+        /// The `.mech` file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
     /// The mechanism description has an error.
     Mechanism {
         /// The `.mech` file.
@@ -45,6 +53,9 @@ impl fmt::Display for BuildError {
                 f,
                 "OUT_DIR is not set: call Builder::out_dir or run from build.rs"
             ),
+            BuildError::Internal { path, message } => {
+                write!(f, "{}: internal error: {message}", path.display())
+            }
             BuildError::Mechanism {
                 path,
                 line,
@@ -209,14 +220,11 @@ pub fn generate_file_text(
     );
     let mut generated = generated;
     let tokens = std::mem::take(&mut generated.tokens);
-    let body = match crate::generate::pretty_owned(tokens) {
-        Some(text) => text,
-        // Never seen: regenerate (deterministic) and print through `pretty`'s fallback.
-        None => pretty(
-            &generate_str(src, opts)
-                .map_err(|e| locate(path, src, &e))?
-                .tokens,
-        ),
-    };
+    // Generated tokens are always a Rust file (the fuzzer's oracle checks the printed text
+    // parses); if not, that is the engine's bug, reported rather than printed unformatted.
+    let body = pretty_owned(tokens).ok_or_else(|| BuildError::Internal {
+        path: path.to_path_buf(),
+        message: "the generated code is not a Rust file; please report this input".to_string(),
+    })?;
     Ok((generated, header + &body))
 }

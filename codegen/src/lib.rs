@@ -31,12 +31,13 @@ mod file;
 mod generate;
 mod options;
 
+pub use emit::format::pretty;
 pub use emit::{FunctionStats, ModuleStats};
 pub use error::{Error, Errors, Located, Result};
 /// The syntax of [`Options::formulas`]: plain text or LaTeX.
 pub use expr::print::Syntax as FormulaSyntax;
 pub use file::{generate_file_text, locate, BuildError};
-pub use generate::{expand, generate, generate_str, models, pretty, Generated, Lowered, Timings};
+pub use generate::{expand, generate, generate_str, models, Generated, Lowered, Timings};
 pub use options::{FileOptions, Options, ATTRIBUTES};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].
