@@ -64,7 +64,7 @@ pub fn models(input: TokenStream) -> Result<(Vec<Lowered>, Option<u64>)> {
 
 /// Runs the pipeline on a `mechanism!` body (or a `.mech` file's tokens): parses it,
 /// merges its `#![…]` options into `opts` ([`Options::resolve`]) and runs the stages on
-/// each module ([`module`]); the modules' errors are reported together.
+/// each module (lower, derive, pivot, emit); the modules' errors are reported together.
 pub fn generate(input: TokenStream, opts: &Options) -> Result<Generated> {
     let mut timings = Timings::default();
     let t0 = Instant::now();
