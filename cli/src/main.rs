@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use mechgen_build::{file_options, generate_file_text, Generated};
+use mechgen_build::{generate_file_text, options_table, Generated, Options};
 
 /// Writes a line to stdout; a closed pipe (`mechgen --stats | head`) ends the program
 /// quietly instead of panicking.
@@ -77,25 +77,57 @@ enum Command {
 struct Input {
     /// The `.mech` file (`-`: standard input; none: the built-in Stewart platform).
     file: Option<PathBuf>,
-    /// Seed of the probe points (a `#![seed = N]` in the file wins).
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-    /// Path of the run-time crate in the generated code (default `::mechgen`).
-    #[arg(long, value_name = "PATH")]
-    crate_path: Option<String>,
-    /// Also emit each module's generic family (`pub mod generic`: the functions over any
-    /// scalar `S: Real`, e.g. dual numbers), as `#![generic]` in the file does.
-    #[arg(long)]
-    generic: bool,
-    /// Also emit the derivatives of the dynamics terms (`forces_jacobian_q`, …), as
-    /// `#![derivatives]` in the file does.
-    #[arg(long)]
-    derivatives: bool,
-    /// The scalar type of the generated functions, `f64` (default) or `f32`, as
-    /// `#![scalar = f32]` in the file does (the file's attribute wins).
-    #[arg(long, value_name = "TYPE", value_parser = ["f64", "f32"])]
-    scalar: Option<String>,
+    #[command(flatten)]
+    options: OptionArgs,
 }
+
+/// The generation options' flags, one per entry of `mechgen_build::options_table!`.
+macro_rules! option_args {
+    (
+        flags { $( $(#[doc = $fdoc:literal])* $flag:ident, help = $help:literal; )* }
+        values { $(
+            $(#[doc = $vdoc:literal])*
+            $name:ident : $ty:ty = $default:expr, value $vt:ty, attr = $attr:literal,
+            usage = $usage:literal, parse = $parse:ident, builder($bty:ty), cli($($cli:tt)*);
+        )* }
+    ) => {
+        /// The generation options (a file's own `#![…]` attributes win over the values).
+        #[derive(Args, Debug, Default)]
+        struct OptionArgs {
+            $(
+                $(#[doc = $vdoc])*
+                #[doc = ""]
+                #[doc = concat!("As ", $usage, " in the file does (the file's attribute wins).")]
+                #[arg(long, $($cli)*)]
+                $name: Option<$vt>,
+            )*
+            $(
+                $(#[doc = $fdoc])*
+                #[doc = ""]
+                #[doc = concat!("As `#![", stringify!($flag), "]` in the file does.")]
+                #[arg(long)]
+                $flag: bool,
+            )*
+        }
+
+        impl OptionArgs {
+            /// The options the command line gives: `//` comments naming each equation, and
+            /// the flags given.
+            fn options(&self) -> Options {
+                let mut opts = Options::for_files();
+                $( opts.$flag |= self.$flag; )*
+                $(
+                    if let Some(v) = &self.$name {
+                        opts.$name = v.clone().into();
+                    }
+                )*
+                opts
+            }
+        }
+    };
+}
+
+options_table!(option_args);
 
 #[derive(Args, Debug, Default)]
 struct StatsArgs {
@@ -198,10 +230,7 @@ fn generate_with(
         eprintln!("error: {e}");
         ExitCode::from(1)
     })?;
-    let mut opts = file_options(input.seed, input.crate_path.as_deref());
-    opts.generic |= input.generic;
-    opts.derivatives |= input.derivatives;
-    opts.scalar = input.scalar.clone();
+    let mut opts = input.options.options();
     opts.formulas = formulas;
     let t = std::time::Instant::now();
     match generate_file_text(&path, &src, &opts) {

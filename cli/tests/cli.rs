@@ -178,3 +178,35 @@ fn scalar_flag_generates_single_precision() {
     let o = run(&["-", "--scalar", "f16"], None);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
+
+/// A pendulum with dynamics (for `--derivatives`).
+const PENDULUM: &str = "pub mod pendulum {\n    param l = 1.0;\n    coord x = 0.6;\n    coord y = -0.8;\n    constraint x * x + y * y == l * l;\n    body b { mass = 1.0, com = vec2(x, y) }\n    gravity = vec2(0.0, -9.81);\n}\n";
+
+/// Each generation flag writes what the `#![…]` attribute it stands for writes (both come
+/// from `options_table!`), and changes the output (so that the comparison can fail).
+#[test]
+fn each_option_flag_is_its_attribute() {
+    let gen = |args: &[&str], src: &str| {
+        let o = run(args, Some(src));
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let plain = gen(&["-"], PENDULUM);
+    for (flags, attr) in [
+        (&["--generic"][..], "#![generic]"),
+        (&["--derivatives"][..], "#![derivatives]"),
+        (&["--scalar", "f32"][..], "#![scalar = f32]"),
+        (&["--crate-path", "::rt"][..], "#![crate = \"::rt\"]"),
+    ] {
+        let by_flag = gen(&[&["-"][..], flags].concat(), PENDULUM);
+        let by_attr = gen(&["-"], &format!("{attr}\n{PENDULUM}"));
+        assert_ne!(by_flag, plain, "{flags:?} changes nothing");
+        assert_eq!(by_flag, by_attr, "{flags:?} and {attr} differ");
+    }
+    // The file's value wins over the flag's.
+    let f32_file = format!("#![scalar = f32]\n{PENDULUM}");
+    assert_eq!(
+        gen(&["-", "--scalar", "f64"], &f32_file),
+        gen(&["-"], &f32_file)
+    );
+}

@@ -7,9 +7,9 @@ use quote::ToTokens;
 
 /// An error in a mechanism description, located at the offending tokens.
 ///
-/// The proc macro turns it into `compile_error!` at `span`; the build.rs
-/// [`Builder`](crate::Builder) formats it as `path:line:col: message` with a caret
-/// excerpt.
+/// The proc macro turns it into `compile_error!` at `span`;
+/// [`generate_file_text`](crate::generate_file_text) (what `mechgen_build::Builder` and the
+/// command line call) formats it as `path:line:col: message` with a caret excerpt.
 #[derive(Clone, Debug)]
 pub struct Error {
     /// Where the problem is (start and end of the offending tokens where the span

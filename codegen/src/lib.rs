@@ -4,7 +4,9 @@
 //! DAG, derivatives) → `derive` (Jacobians, γ, equations of motion) → `pivot` (checks,
 //! static pivots by probing, the atlas, symbolic LU) → `emit` (schedule, straight-line Rust,
 //! formatting). docs/ARCHITECTURE.md draws it. The API: [`generate_str`] / [`generate`]
-//! (text or tokens in, [`Generated`] out), [`pretty`], [`Builder`] for build scripts.
+//! (text or tokens in, [`Generated`] out), [`pretty`], [`generate_file_text`] (one `.mech` file to Rust text, what
+//! `mechgen_build::Builder` and the command line call), [`Options`] (from
+//! [`options_table!`]).
 
 #![allow(clippy::needless_range_loop)] // index loops read best in the numeric code
 
@@ -24,18 +26,19 @@ pub mod parse;
 #[doc(hidden)]
 pub mod pivot;
 
-mod builder;
 mod error;
+mod file;
 mod generate;
+mod options;
 
-pub use builder::{file_options, generate_file_text, locate, BuildError, Builder};
+pub use emit::format::pretty;
 pub use emit::{FunctionStats, ModuleStats};
 pub use error::{Error, Errors, Located, Result};
 /// The syntax of [`Options::formulas`]: plain text or LaTeX.
 pub use expr::print::Syntax as FormulaSyntax;
-pub use generate::{
-    expand, generate, generate_str, models, pretty, Generated, Lowered, Options, Timings,
-};
+pub use file::{generate_file_text, locate, BuildError};
+pub use generate::{expand, generate, generate_str, models, Generated, Lowered, Timings};
+pub use options::{FileOptions, Options, ATTRIBUTES};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].
 pub use proc_macro2;

@@ -83,3 +83,15 @@ fn comments_survive_printing() {
     assert!(comments >= 18, "only {comments} comments");
     syn::parse_str::<syn::File>(&text).expect("commented code parses");
 }
+
+#[test]
+fn tokens_that_are_no_rust_file_print_as_their_text() {
+    // `pretty` is public: tokens that are not a file of items (never generated ones) come
+    // back unformatted rather than as a panic.
+    let ts: mechgen_codegen::proc_macro2::TokenStream = "let x = 1 ;".parse().expect("tokens");
+    assert_eq!(pretty(&ts), ts.to_string());
+    let item: mechgen_codegen::proc_macro2::TokenStream = "fn f ( ) { }".parse().expect("tokens");
+    let text = pretty(&item);
+    assert!(text.starts_with("fn f() {"), "{text}");
+    assert_ne!(text, item.to_string());
+}

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mechgen_codegen::Builder;
+use mechgen_codegen::{generate_file_text, Options};
 
 /// The command that rewrites the expected files.
 const BLESS: &str = "MECHGEN_BLESS=1 cargo test -p mechgen-codegen --test golden";
@@ -84,25 +84,16 @@ fn short_diff(expected: &str, actual: &str) -> String {
     out
 }
 
-/// Generates the `mechanism!` body of `examples/mechanisms/{name}.rs` through `Builder`
-/// (as a build script would, from `{name}.mech`) and compares the result with
+/// Generates the `mechanism!` body of `examples/mechanisms/{name}.rs` as
+/// `mechgen_build::Builder` does (from `{name}.mech`) and compares the result with
 /// `tests/expected/{name}.rs`, or rewrites that file when `MECHGEN_BLESS` is set.
 fn check(name: &str) {
     let src_path = root().join(format!("examples/mechanisms/{name}.rs"));
     let src = std::fs::read_to_string(&src_path)
         .unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
-    let dir = std::env::temp_dir().join(format!("mechgen-golden-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let mech = dir.join(format!("{name}.mech"));
-    std::fs::write(&mech, macro_body(&src)).expect("write the .mech file");
-    let written = Builder::new()
-        .file(&mech)
-        .out_dir(&dir)
-        .emit_cargo_directives(false)
-        .generate()
+    let mech = PathBuf::from(format!("{name}.mech"));
+    let (_, actual) = generate_file_text(&mech, macro_body(&src), &Options::for_files())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let actual = std::fs::read_to_string(&written[0]).expect("generated file");
-    std::fs::remove_dir_all(&dir).ok();
 
     let expected_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/expected/{name}.rs"));

@@ -1,10 +1,13 @@
-//! Derivatives of the model: `C_J = ∂C/∂q` and `C_t = ∂C/∂t`.
+//! Derivatives of the model: `C_J = ∂C/∂q` and `C_t = ∂C/∂t`, the velocity constraints'
+//! rows ([`velocity`]), the equations of motion and, after pivoting, the derivatives that
+//! need the null-space basis ([`outputs`], [`sensitivity`]).
 
 pub mod inequality;
 pub mod matrix;
 pub mod motion;
 pub mod outputs;
 pub mod sensitivity;
+pub mod velocity;
 
 pub use matrix::SymMatrix;
 
@@ -47,6 +50,54 @@ pub struct Dynamics {
     pub eom: motion::EquationsOfMotion,
     /// The derivatives of the dynamics terms, when `#![derivatives]` asks for them.
     pub derivatives: Option<sensitivity::DynamicsDerivatives>,
+}
+
+/// What differentiation adds once the pivot stage has chosen the independent coordinates:
+/// the outputs' derivatives (their manipulator Jacobian needs the null-space basis), the
+/// inequalities' and the dynamics (with, under `#![derivatives]`, their derivatives).
+#[derive(Clone, Debug)]
+pub struct Pivoted {
+    /// The named outputs' derivatives, when the model has any.
+    pub outputs: Option<outputs::OutputDerivatives>,
+    /// The inequality constraints' derivatives, when the model has any.
+    pub inequalities: Option<inequality::InequalityDerivatives>,
+    /// The equations of motion and their derivatives, when the model has dynamics.
+    pub dynamics: Option<Dynamics>,
+}
+
+/// The differentiation after pivoting (see [`Pivoted`]): `eom` are the model's equations
+/// of motion, `basis` and `solve` the primary chart's null-space basis and dependent solve.
+pub fn pivoted(
+    model: &Model,
+    arena: &mut Arena,
+    kin: &Kinematics,
+    eom: Option<motion::EquationsOfMotion>,
+    basis: &[Vec<ExprId>],
+    solve: &[ExprId],
+    derivatives: bool,
+) -> Pivoted {
+    let outputs = (!model.outputs.is_empty()).then(|| outputs::outputs(model, arena, basis));
+    let inequalities =
+        (!model.inequalities.is_empty()).then(|| inequality::inequalities(model, arena));
+    let dynamics = eom.map(|eom| {
+        let derivatives = derivatives.then(|| {
+            sensitivity::dynamics_derivatives(
+                model,
+                arena,
+                &eom,
+                &kin.jacobian,
+                &kin.gamma,
+                basis,
+                solve,
+            )
+        });
+        Dynamics { eom, derivatives }
+    });
+    Pivoted {
+        outputs,
+        inequalities,
+        dynamics,
+    }
 }
 
 /// The constraint Jacobian `C_J` (`NC × NQ`, sparse: only the coordinates a row contains

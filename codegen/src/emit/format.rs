@@ -420,3 +420,55 @@ fn joins(op: &str, c: char) -> bool {
             | (".", '.')
     )
 }
+
+/// Pretty-prints generated items (prettyplease for the skeleton, flat bodies printed from
+/// tokens), turning comment markers into `//` comments. Tokens that are not a Rust file
+/// (never generated ones) come back as their unformatted text.
+pub fn pretty(tokens: &TokenStream) -> String {
+    match pretty_owned(tokens.clone()) {
+        Some(text) => text,
+        None => tokens.to_string(),
+    }
+}
+
+/// [`pretty`] of tokens no one else holds (the generated module, once generation is
+/// done): read without copying them. `None` when the tokens are not a Rust file.
+pub fn pretty_owned(tokens: TokenStream) -> Option<String> {
+    pretty_file(tokens).map(|text| comments_to_lines(&text))
+}
+
+/// Turns the comment-marker statements left by `prettyplease` into `//` comments.
+fn comments_to_lines(text: &str) -> String {
+    let marker = format!("{COMMENT_MARKER}!(");
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(&marker) {
+            // prettyplease may wrap a long marker call over several lines.
+            let mut call = rest.trim().to_string();
+            while !call.ends_with(");") {
+                match lines.next() {
+                    Some(l) => call.push_str(l.trim()),
+                    None => break,
+                }
+            }
+            let indent = &line[..line.len() - trimmed.len()];
+            let lit = call
+                .trim_end_matches(';')
+                .trim_end_matches(')')
+                .trim()
+                .trim_end_matches(',');
+            let text = syn::parse_str::<syn::LitStr>(lit)
+                .map(|l| l.value())
+                .unwrap_or_else(|_| lit.to_string());
+            out.push_str(indent);
+            out.push_str("// ");
+            out.push_str(&text);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}

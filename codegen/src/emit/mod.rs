@@ -67,6 +67,37 @@ pub struct EmitOptions {
     pub generic: bool,
 }
 
+impl EmitOptions {
+    /// The emission settings of the (resolved) generation options: the run-time crate's
+    /// path as tokens and the scalar type, each checked (an error names the bad value).
+    pub fn new(opts: &crate::Options) -> crate::error::Result<EmitOptions> {
+        let crate_path = opts.crate_path.parse::<TokenStream>().map_err(|e| {
+            crate::error::Error::new(
+                proc_macro2::Span::call_site(),
+                format!("invalid crate path `{}`: {e}", opts.crate_path),
+            )
+        })?;
+        let scalar = match opts.scalar.as_deref() {
+            None | Some("f64") => ScalarType::default(),
+            Some("f32") => ScalarType::concrete(quote!(f32)),
+            Some(other) => {
+                return Err(crate::error::Error::new(
+                    proc_macro2::Span::call_site(),
+                    format!(
+                        "unknown scalar type `{other}`: the scalar type is `f64` (the default) or `f32`"
+                    ),
+                ))
+            }
+        };
+        Ok(EmitOptions {
+            crate_path,
+            scalar,
+            comments: opts.comments,
+            generic: opts.generic,
+        })
+    }
+}
+
 /// Statistics of one generated function.
 #[derive(Clone, Debug)]
 pub struct FunctionStats {

@@ -8,6 +8,7 @@ use crate::expr::ExprId;
 mod builtin;
 mod call;
 pub mod dynamics;
+mod formulas;
 mod frame;
 mod items;
 mod joint;
@@ -17,6 +18,7 @@ mod scope;
 mod source;
 pub mod value;
 
+pub use formulas::formulas;
 pub use lower::lower;
 
 /// Rust keywords of every edition, strict and reserved (`gen` from 2024, `async`, `await`,

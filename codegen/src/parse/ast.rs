@@ -1,7 +1,7 @@
 //! The syntax tree of the mechanism language, parsed with syn.
 //!
 //! ```text
-//! file        := ("#![seed = N]")? module+
+//! file        := ("#![" option "]")* module+      (options: crate::options)
 //! module      := doc* ("pub" | "pub(crate)")? "mod" NAME "{" item* "}"
 //! item        := doc* ( "param" NAME ("=" EXPR)? ";"
 //!                     | "const" NAME "=" EXPR ";"
@@ -55,14 +55,8 @@ pub const ITEM_KEYWORDS: &str = "param, const, coord, let, constraint, independe
 /// A whole input: file-level options and its `mod` blocks.
 #[derive(Debug)]
 pub struct File {
-    /// Seed for probing given in the input (`#![seed = N]`), if any.
-    pub seed: Option<u64>,
-    /// Scalar type of the generated functions (`#![scalar = f32]`), if given.
-    pub scalar: Option<String>,
-    /// `#![generic]`: also emit the generic family (functions over any `S: Real`).
-    pub generic: bool,
-    /// `#![derivatives]`: also emit the derivatives of the dynamics terms.
-    pub derivatives: bool,
+    /// The options the input gives itself (`#![seed = N]`, `#![generic]`, …).
+    pub options: crate::options::FileOptions,
     /// The mechanism modules.
     pub modules: Vec<Module>,
 }
@@ -563,66 +557,7 @@ fn skip_item(input: ParseStream) {
 
 impl Parse for File {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let mut seed = None;
-        let mut scalar = None;
-        let mut generic = false;
-        let mut derivatives = false;
-        for attr in input.call(Attribute::parse_inner)? {
-            if attr.path().is_ident("derivatives") {
-                attr.meta.require_path_only().map_err(|_| {
-                    syn::Error::new_spanned(
-                        &attr.meta,
-                        "`#![derivatives]` takes no value: it adds the derivatives of the dynamics terms (`forces_jacobian_q`, …)",
-                    )
-                })?;
-                derivatives = true;
-            } else if attr.path().is_ident("generic") {
-                attr.meta.require_path_only().map_err(|_| {
-                    syn::Error::new_spanned(
-                        &attr.meta,
-                        "`#![generic]` takes no value: it adds a `generic` submodule whose functions take any scalar `S: Real`",
-                    )
-                })?;
-                generic = true;
-            } else if attr.path().is_ident("scalar") {
-                const SCALAR: &str =
-                    "the scalar type is `f64` (the default) or `f32`: `#![scalar = f32]`";
-                let nv = attr
-                    .meta
-                    .require_name_value()
-                    .map_err(|e| syn::Error::new(e.span(), SCALAR))?;
-                match &nv.value {
-                    Expr::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64") => {
-                        scalar = p.path.get_ident().map(|i| i.to_string());
-                    }
-                    other => return Err(syn::Error::new_spanned(other, SCALAR)),
-                }
-            } else if attr.path().is_ident("seed") {
-                const SEED: &str =
-                    "the seed must be a non-negative integer literal below 2^64: `#![seed = 42]`";
-                let nv = attr
-                    .meta
-                    .require_name_value()
-                    .map_err(|e| syn::Error::new(e.span(), SEED))?;
-                match &nv.value {
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(i),
-                        ..
-                    }) => {
-                        seed = Some(
-                            i.base10_parse::<u64>()
-                                .map_err(|_| syn::Error::new(i.span(), SEED))?,
-                        )
-                    }
-                    other => return Err(syn::Error::new_spanned(other, SEED)),
-                }
-            } else {
-                return Err(syn::Error::new(
-                    attr.span(),
-                    "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![generic]`, `#![derivatives]` and, in `mechanism!`, `#![crate = \"::path\"]` (in build.rs: `Builder::crate_path`)",
-                ));
-            }
-        }
+        let options = crate::options::FileOptions::parse(&input.call(Attribute::parse_inner)?)?;
         let mut modules: Vec<Module> = Vec::new();
         while !input.is_empty() {
             let m: Module = input.parse()?;
@@ -641,12 +576,6 @@ impl Parse for File {
         if modules.is_empty() {
             return Err(input.error("expected at least one mechanism: `pub mod NAME { ... }`"));
         }
-        Ok(File {
-            seed,
-            scalar,
-            generic,
-            derivatives,
-            modules,
-        })
+        Ok(File { options, modules })
     }
 }

@@ -580,3 +580,55 @@ fn unconstrained(model: &Model, arena: &mut Arena, jacobian: &SymMatrix) -> Null
         typical_health: 1.0,
     }
 }
+
+/// The pivot stage after the checks: the primary chart of `model` (its static pivots,
+/// atlas and symbolic LU) and each named chart's, with `notes` (the checks') first and a
+/// note naming the independent coordinates the analysis chose.
+pub fn charts(
+    model: &Model,
+    arena: &mut Arena,
+    jacobian: &SymMatrix,
+    seed: u64,
+    mut notes: Vec<String>,
+) -> Result<Charts> {
+    let mut primary = analyze(model, arena, jacobian, &PivotOptions::new(seed))?;
+    let auto: Vec<String> = primary
+        .independent
+        .iter()
+        .filter(|j| !model.independent.contains(j))
+        .map(|&j| format!("`{}`", model.coords[j].name))
+        .collect();
+    if !auto.is_empty() && primary.rank > 0 {
+        notes.push(format!(
+            "independent coordinates chosen by the analysis: {} (name the actuated joints with `independent` to choose them)",
+            auto.join(", ")
+        ));
+    }
+    notes.append(&mut primary.notes);
+    primary.notes = notes;
+    let named = named_charts(model, arena, jacobian, seed)?;
+    Ok(Charts { primary, named })
+}
+
+/// The static LU of each named chart (`independent NAME: a, b;`): the analysis of the
+/// primary chart with the chart's coordinates named independent instead (errors are
+/// located at the chart's name).
+fn named_charts(
+    model: &Model,
+    arena: &mut Arena,
+    jac: &SymMatrix,
+    seed: u64,
+) -> Result<Vec<(String, NullSpace)>> {
+    let mut out = Vec::new();
+    for chart in &model.charts {
+        let named = Model {
+            independent: chart.independent.clone(),
+            independent_span: Some(chart.span),
+            ..model.clone()
+        };
+        // The named chart's own fixed order only: its atlas would not be emitted.
+        let ns = analyze(&named, arena, jac, &PivotOptions { seed, atlas: false })?;
+        out.push((chart.name.clone(), ns));
+    }
+    Ok(out)
+}

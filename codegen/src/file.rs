@@ -1,33 +1,15 @@
-//! The build.rs entry point: read `.mech` files, write pretty-printed Rust into `OUT_DIR`.
+//! Generation of one `.mech` file to Rust text, with errors located in its source: the
+//! function `mechgen_build::Builder` and the command line call.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::generate::{generate_str, pretty, Options};
+use crate::emit::format::pretty_owned;
+use crate::generate::generate_str;
+use crate::Options;
 
-/// Generates Rust from `.mech` files in a build script, in the spirit of `prost-build`.
-///
-/// In `build.rs` (and `include!(concat!(env!("OUT_DIR"), "/stewart.rs"));` in the crate):
-///
-/// ```no_run
-/// if let Err(e) = mechgen_codegen::Builder::new().file("mechanisms/stewart.mech").generate() {
-///     eprintln!("{e}");
-///     std::process::exit(1);
-/// }
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct Builder {
-    files: Vec<PathBuf>,
-    out_dir: Option<PathBuf>,
-    seed: Option<u64>,
-    crate_path: Option<String>,
-    emit_cargo: bool,
-    generic: bool,
-    derivatives: bool,
-    scalar: Option<String>,
-}
-
-/// An error of [`Builder::generate`].
+/// An error of generating a `.mech` file: a located error in the file, or a file that
+/// could not be read or written (`mechgen_build::Builder::generate`, the command line).
 #[derive(Debug)]
 pub enum BuildError {
     /// A file could not be read or written.
@@ -39,6 +21,13 @@ pub enum BuildError {
     },
     /// `OUT_DIR` is not set and no output directory was given.
     NoOutDir,
+    /// The engine failed on a valid input (a bug of mechgen).
+    Internal {
+        /// The `.mech` file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
     /// The mechanism description has an error.
     Mechanism {
         /// The `.mech` file.
@@ -64,6 +53,9 @@ impl fmt::Display for BuildError {
                 f,
                 "OUT_DIR is not set: call Builder::out_dir or run from build.rs"
             ),
+            BuildError::Internal { path, message } => {
+                write!(f, "{}: internal error: {message}", path.display())
+            }
             BuildError::Mechanism {
                 path,
                 line,
@@ -207,22 +199,6 @@ pub(crate) fn char_width(c: char) -> usize {
     }
 }
 
-/// The options every generated file uses (the build script's and the command line's):
-/// comments naming each equation, the given seed and runtime path where set.
-pub fn file_options(seed: Option<u64>, crate_path: Option<&str>) -> Options {
-    let mut opts = Options {
-        comments: true,
-        ..Options::default()
-    };
-    if let Some(s) = seed {
-        opts.seed = s;
-    }
-    if let Some(c) = crate_path {
-        opts.crate_path = c.to_string();
-    }
-    opts
-}
-
 /// Generates the Rust text of one `.mech` source (read from `path`, which names it in the
 /// header and in error messages): the header line, then the pretty-printed modules. The
 /// one function the build script and the command line share. The returned [`Generated`]
@@ -244,130 +220,11 @@ pub fn generate_file_text(
     );
     let mut generated = generated;
     let tokens = std::mem::take(&mut generated.tokens);
-    let body = match crate::generate::pretty_owned(tokens) {
-        Some(text) => text,
-        // Never seen: regenerate (deterministic) and print through `pretty`'s fallback.
-        None => pretty(
-            &generate_str(src, opts)
-                .map_err(|e| locate(path, src, &e))?
-                .tokens,
-        ),
-    };
+    // Generated tokens are always a Rust file (the fuzzer's oracle checks the printed text
+    // parses); if not, that is the engine's bug, reported rather than printed unformatted.
+    let body = pretty_owned(tokens).ok_or_else(|| BuildError::Internal {
+        path: path.to_path_buf(),
+        message: "the generated code is not a Rust file; please report this input".to_string(),
+    })?;
     Ok((generated, header + &body))
-}
-
-impl Builder {
-    /// A builder with no files, writing to `OUT_DIR`, printing `cargo:` directives.
-    pub fn new() -> Self {
-        Self {
-            emit_cargo: true,
-            ..Self::default()
-        }
-    }
-
-    /// Adds a `.mech` file. Its output is `<OUT_DIR>/<file stem>.rs`.
-    pub fn file(mut self, path: impl AsRef<Path>) -> Self {
-        self.files.push(path.as_ref().to_path_buf());
-        self
-    }
-
-    /// Adds several `.mech` files.
-    pub fn files<P: AsRef<Path>>(mut self, paths: impl IntoIterator<Item = P>) -> Self {
-        self.files
-            .extend(paths.into_iter().map(|p| p.as_ref().to_path_buf()));
-        self
-    }
-
-    /// Writes into `dir` instead of `OUT_DIR`.
-    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
-        self.out_dir = Some(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// Seed of the probe points (a `#![seed = N]` in a file wins).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
-        self
-    }
-
-    /// Also emit every module's generic family (`pub mod generic`: the functions over any
-    /// scalar `S: Real`, e.g. dual numbers for exact derivatives), as `#![generic]` in a
-    /// file does.
-    pub fn generic(mut self, on: bool) -> Self {
-        self.generic = on;
-        self
-    }
-
-    /// Also emit the derivatives of the dynamics terms of every module with dynamics
-    /// (`forces_jacobian_q`, `forces_jacobian_qd`, `forces_jacobian_p`, `mass_times_jacobian`,
-    /// `gamma_jacobian_q`, `gamma_jacobian_qd`, `null_space_directional`, the parameter
-    /// derivatives and the fused `dynamics_jacobian_q`, `dynamics_jacobian_p`,
-    /// `acceleration_jacobian_p`), as `#![derivatives]` in a file does.
-    pub fn derivatives(mut self, on: bool) -> Self {
-        self.derivatives = on;
-        self
-    }
-
-    /// The scalar type of the generated functions: `"f64"` (the default) or `"f32"`, as
-    /// `#![scalar = f32]` in a file does (a file's attribute wins; another name is an error
-    /// of [`Builder::generate`]).
-    pub fn scalar(mut self, ty: impl Into<String>) -> Self {
-        self.scalar = Some(ty.into());
-        self
-    }
-
-    /// Path of the run-time crate (`mechgen`) in generated code (default `::mechgen`).
-    pub fn crate_path(mut self, path: impl Into<String>) -> Self {
-        self.crate_path = Some(path.into());
-        self
-    }
-
-    /// Whether to print `cargo:rerun-if-changed` and `cargo:warning` lines (default on).
-    pub fn emit_cargo_directives(mut self, on: bool) -> Self {
-        self.emit_cargo = on;
-        self
-    }
-
-    /// Generates every file. Returns the paths written.
-    pub fn generate(&self) -> Result<Vec<PathBuf>, BuildError> {
-        let out_dir = match &self.out_dir {
-            Some(d) => d.clone(),
-            None => std::env::var_os("OUT_DIR")
-                .map(PathBuf::from)
-                .ok_or(BuildError::NoOutDir)?,
-        };
-        let mut opts = file_options(self.seed, self.crate_path.as_deref());
-        opts.generic |= self.generic;
-        opts.derivatives |= self.derivatives;
-        opts.scalar = self.scalar.clone();
-        let mut written = Vec::new();
-        for path in &self.files {
-            if self.emit_cargo {
-                println!("cargo:rerun-if-changed={}", path.display());
-            }
-            let src = std::fs::read_to_string(path).map_err(|source| BuildError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let (generated, text) = generate_file_text(path, &src, &opts)?;
-            if self.emit_cargo {
-                for m in &generated.modules {
-                    for n in &m.notes {
-                        println!("cargo:warning={}: {}: {n}", path.display(), m.name);
-                    }
-                }
-            }
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "mechanism".to_string());
-            let out = out_dir.join(format!("{stem}.rs"));
-            std::fs::write(&out, text).map_err(|source| BuildError::Io {
-                path: out.clone(),
-                source,
-            })?;
-            written.push(out);
-        }
-        Ok(written)
-    }
 }
