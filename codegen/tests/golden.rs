@@ -1,5 +1,10 @@
-//! Golden output: the code `Builder` writes for two small example mechanisms, committed
-//! under `tests/expected/`, so every change to generated code shows in review.
+//! Golden output: the code `mechgen_build::Builder` writes, committed under
+//! `tests/expected/`, so every change to generated code shows in review. Two example
+//! mechanisms (plain `f64`) and one small mechanism per feature family in `tests/golden/`:
+//! the generic family, dynamics derivatives, outputs, inequalities, `f32`, named charts and
+//! velocity constraints. Each expected file is also compiled and its functions checked
+//! against independent computations (`mechgen-build/tests/goldens.rs`; the examples'
+//! through their `mechanism!` calls).
 //!
 //! Generation is deterministic (same input and seed, same bytes), so the comparison is
 //! exact. After an intended change, rewrite the files and review their diff:
@@ -86,15 +91,30 @@ fn short_diff(expected: &str, actual: &str) -> String {
 
 /// Generates the `mechanism!` body of `examples/mechanisms/{name}.rs` as
 /// `mechgen_build::Builder` does (from `{name}.mech`) and compares the result with
-/// `tests/expected/{name}.rs`, or rewrites that file when `MECHGEN_BLESS` is set.
+/// `tests/expected/{name}.rs`.
 fn check(name: &str) {
     let src_path = root().join(format!("examples/mechanisms/{name}.rs"));
     let src = std::fs::read_to_string(&src_path)
         .unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
-    let mech = PathBuf::from(format!("{name}.mech"));
-    let (_, actual) = generate_file_text(&mech, macro_body(&src), &Options::for_files())
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    compare(name, macro_body(&src));
+}
 
+/// Generates `tests/golden/{name}.mech` and compares the result with
+/// `tests/expected/{name}.rs`.
+fn check_file(name: &str) {
+    let src_path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/{name}.mech"));
+    let src = std::fs::read_to_string(&src_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
+    compare(name, &src);
+}
+
+/// Generates `src` as `{name}.mech` with the options of a written file and compares the
+/// result with `tests/expected/{name}.rs`, or rewrites that file when `MECHGEN_BLESS` is
+/// set.
+fn compare(name: &str, src: &str) {
+    let mech = PathBuf::from(format!("{name}.mech"));
+    let (_, actual) = generate_file_text(&mech, src, &Options::for_files())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let expected_path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/expected/{name}.rs"));
     if std::env::var_os("MECHGEN_BLESS").is_some() {
@@ -121,6 +141,60 @@ fn slider_crank() {
 #[test]
 fn five_bar() {
     check("five_bar");
+}
+
+#[test]
+fn generic_family() {
+    check_file("generic");
+}
+
+#[test]
+fn dynamics_derivatives() {
+    check_file("derivatives");
+}
+
+#[test]
+fn outputs() {
+    check_file("outputs");
+}
+
+#[test]
+fn inequalities() {
+    check_file("inequalities");
+}
+
+#[test]
+fn scalar_f32() {
+    check_file("f32");
+}
+
+#[test]
+fn named_charts() {
+    check_file("charts");
+}
+
+#[test]
+fn velocity_constraints() {
+    check_file("velocity");
+}
+
+/// Every mechanism under `tests/golden/` has its test above (a file added without one
+/// would never be compared).
+#[test]
+fn every_golden_source_is_checked() {
+    let this = include_str!("golden.rs");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/golden") {
+        let path = entry.expect("entry").path();
+        let stem = path.file_stem().and_then(|s| s.to_str()).expect("a name");
+        assert!(
+            this.contains(&format!("check_file(\"{stem}\")")),
+            "tests/golden/{stem}.mech has no test in golden.rs"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 7, "the seven feature families");
 }
 
 #[test]

@@ -76,6 +76,12 @@ pub(crate) fn module_tokens(
         #mod_docs
         ///
         #[doc = #size_doc]
+        ///
+        /// # Writing into storage
+        ///
+        /// Each `NAME_into` function writes what `NAME` returns into the caller's `out`:
+        /// only the structurally nonzero entries are written, the others are left as they
+        /// are (zero the storage once and reuse it).
         #notes_doc
         #[allow(unused_variables, non_snake_case, clippy::approx_constant)]
         #vis mod #name {

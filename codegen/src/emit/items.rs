@@ -213,9 +213,14 @@ pub(crate) fn function(
             let sets = output_sets(em.arena, f, &body.roots, &out, opts);
             let block = block([std::mem::take(&mut body.stmts), sets]);
             let doc = quote!(#doc #large_doc);
+            // The rules of `_into` functions are the module's docs, said once.
+            let module = if opts.scalar.bound.is_some() {
+                "super"
+            } else {
+                "self"
+            };
             let into_doc = wrapped_doc(&format!(
-                " `{}` written into `out`: only its structurally nonzero entries are written, the \
-                 others are left as they are (zero them once and reuse the storage).",
+                " `{}` written into `out` ([writing into storage]({module}#writing-into-storage)).",
                 f.name
             ));
             // A basis's value is its health figure, the last `let`.
@@ -551,38 +556,61 @@ fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
          primary chart is evaluated first and used when its health is at least {ATLAS_SWITCH:e}; \
          otherwise every chart is evaluated and the healthiest kept."
     ));
-    // With one chart the default is the fixed order itself (no dispatch to pay for).
-    let (default_body, atlas_body) = if nch == 1 {
-        (
-            quote!(#first(q, p, t)),
-            quote! {
+    if nch == 1 {
+        // One chart: every entry point is the fixed order itself (no dispatch, no atlas
+        // docs), under the names the multi-chart modules have.
+        return quote! {
+            /// Charts in the atlas: the module has one, the primary chart.
+            pub const NCHARTS: usize = 1;
+            /// Independent coordinates of the one chart (`INDEPENDENT`).
+            pub const CHARTS: [[usize; DOF]; NCHARTS] = [INDEPENDENT];
+            /// `null_space_fixed` with its chart's index, 0 (the module has one chart).
+            #[inline]
+            pub fn null_space_atlas(
+                q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, usize
+            ) {
                 let (#d, #h) = #first(q, p, t);
                 (#d, #h, 0)
-            },
-        )
-    } else {
-        (
-            quote! {
+            }
+            /// Null-space basis `D` of `C_J` (`C_J D = 0`) with identity rows at
+            /// `INDEPENDENT` and its health in `[0, 1]`: `null_space_fixed` (the module has
+            /// one chart).
+            #[inline]
+            pub fn null_space(
+                q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty
+            ) {
+                #first(q, p, t)
+            }
+            /// `null_space_fixed` with its chart's independent coordinates, `INDEPENDENT`
+            /// (the module has one chart).
+            #[inline]
+            pub fn null_space_in_chart(
+                q: &SVector<#ty, NQ>, p: &Params, t: #ty) -> (SMatrix<#ty, NQ, DOF>, #ty, [usize; DOF]
+            ) {
                 let (#d, #h) = #first(q, p, t);
-                if #h >= #switch {
-                    return (#d, #h);
-                }
-                // A health that is not a number, or a basis that is not finite, counts 0.
-                let #h = if #h >= 0.0 && #d.iter().all(|v| v.is_finite()) { #h } else { 0.0 };
-                let mut #best = (#d, #h);
-                #(#default_others)*
-                #best
-            },
-            quote! {
-                let (#d, #h) = #first(q, p, t);
-                if #h >= #switch {
-                    return (#d, #h, 0);
-                }
-                let mut #best = (#d, #h, 0);
-                #(#others)*
-                #best
-            },
-        )
+                (#d, #h, INDEPENDENT)
+            }
+        };
+    }
+    let default_body = quote! {
+        let (#d, #h) = #first(q, p, t);
+        if #h >= #switch {
+            return (#d, #h);
+        }
+        // A health that is not a number, or a basis that is not finite, counts 0.
+        let #h = if #h >= 0.0 && #d.iter().all(|v| v.is_finite()) { #h } else { 0.0 };
+        let mut #best = (#d, #h);
+        #(#default_others)*
+        #best
+    };
+    let atlas_body = quote! {
+        let (#d, #h) = #first(q, p, t);
+        if #h >= #switch {
+            return (#d, #h, 0);
+        }
+        let mut #best = (#d, #h, 0);
+        #(#others)*
+        #best
     };
     quote! {
         /// Charts in the atlas.

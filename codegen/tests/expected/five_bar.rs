@@ -5,6 +5,12 @@
 ///
 /// Sizes: NQ = 4 coordinates, NC = 2 constraint equations, rank 2, DOF = 2.
 ///
+/// # Writing into storage
+///
+/// Each `NAME_into` function writes what `NAME` returns into the caller's `out`:
+/// only the structurally nonzero entries are written, the others are left as they
+/// are (zero the storage once and reuse it).
+///
 /// # Notes of the analysis
 ///
 /// - the nominal coordinates are off the constraints by up to 2.663e-2 (`vec2(l1 * cos(a1) + l2 *
@@ -97,8 +103,7 @@ pub mod five_bar {
         residual_into(q, p, t, &mut r);
         r
     }
-    /// `residual` written into `out`: only its structurally nonzero entries are written, the others
-    /// are left as they are (zero them once and reuse the storage).
+    /// `residual` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn residual_into(
         q: &SVector<f64, NQ>,
@@ -137,8 +142,7 @@ pub mod five_bar {
         jacobian_into(q, p, t, &mut m);
         m
     }
-    /// `jacobian` written into `out`: only its structurally nonzero entries are written, the others
-    /// are left as they are (zero them once and reuse the storage).
+    /// `jacobian` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn jacobian_into(
         q: &SVector<f64, NQ>,
@@ -228,8 +232,7 @@ pub mod five_bar {
     pub fn jacobian_t(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
         SVector::<f64, NC>::zeros()
     }
-    /// `jacobian_t` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `jacobian_t` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn jacobian_t_into(
         q: &SVector<f64, NQ>,
@@ -256,8 +259,7 @@ pub mod five_bar {
         let h = null_space_fixed_into(q, p, t, &mut d);
         (d, h)
     }
-    /// `null_space_fixed` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `null_space_fixed` written into `out` ([writing into storage](self#writing-into-storage)).
     #[allow(clippy::let_and_return)]
     #[inline(always)]
     pub fn null_space_fixed_into(
@@ -325,8 +327,7 @@ pub mod five_bar {
         let h = null_space_chart1_into(q, p, t, &mut d);
         (d, h)
     }
-    /// `null_space_chart1` written into `out`: only its structurally nonzero entries are written,
-    /// the others are left as they are (zero them once and reuse the storage).
+    /// `null_space_chart1` written into `out` ([writing into storage](self#writing-into-storage)).
     #[allow(clippy::let_and_return)]
     #[inline(always)]
     pub fn null_space_chart1_into(
@@ -389,8 +390,8 @@ pub mod five_bar {
         solve_dependent_chart1_into(q, p, t, b, &mut x);
         x
     }
-    /// `solve_dependent_chart1` written into `out`: only its structurally nonzero entries are
-    /// written, the others are left as they are (zero them once and reuse the storage).
+    /// `solve_dependent_chart1` written into `out` ([writing into
+    /// storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn solve_dependent_chart1_into(
         q: &SVector<f64, NQ>,
@@ -494,8 +495,7 @@ pub mod five_bar {
         solve_dependent_into(q, p, t, b, &mut x);
         x
     }
-    /// `solve_dependent` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `solve_dependent` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn solve_dependent_into(
         q: &SVector<f64, NQ>,
@@ -632,8 +632,7 @@ pub mod five_bar {
         gamma_into(q, qd, p, t, &mut g_);
         g_
     }
-    /// `gamma` written into `out`: only its structurally nonzero entries are written, the others are
-    /// left as they are (zero them once and reuse the storage).
+    /// `gamma` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn gamma_into(
         q: &SVector<f64, NQ>,

@@ -6,6 +6,12 @@
 /// crank.
 ///
 /// Sizes: NQ = 3 coordinates, NC = 2 constraint equations, rank 2, DOF = 1.
+///
+/// # Writing into storage
+///
+/// Each `NAME_into` function writes what `NAME` returns into the caller's `out`:
+/// only the structurally nonzero entries are written, the others are left as they
+/// are (zero the storage once and reuse it).
 #[allow(unused_variables, non_snake_case, clippy::approx_constant)]
 pub mod slider_crank {
     use ::mechgen::nalgebra::{SMatrix, SVector};
@@ -97,8 +103,7 @@ pub mod slider_crank {
         residual_into(q, p, t, &mut r);
         r
     }
-    /// `residual` written into `out`: only its structurally nonzero entries are written, the others
-    /// are left as they are (zero them once and reuse the storage).
+    /// `residual` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn residual_into(
         q: &SVector<f64, NQ>,
@@ -129,8 +134,7 @@ pub mod slider_crank {
         jacobian_into(q, p, t, &mut m);
         m
     }
-    /// `jacobian` written into `out`: only its structurally nonzero entries are written, the others
-    /// are left as they are (zero them once and reuse the storage).
+    /// `jacobian` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn jacobian_into(
         q: &SVector<f64, NQ>,
@@ -194,8 +198,7 @@ pub mod slider_crank {
     pub fn jacobian_t(q: &SVector<f64, NQ>, p: &Params, t: f64) -> SVector<f64, NC> {
         SVector::<f64, NC>::zeros()
     }
-    /// `jacobian_t` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `jacobian_t` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn jacobian_t_into(
         q: &SVector<f64, NQ>,
@@ -222,8 +225,7 @@ pub mod slider_crank {
         let h = null_space_fixed_into(q, p, t, &mut d);
         (d, h)
     }
-    /// `null_space_fixed` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `null_space_fixed` written into `out` ([writing into storage](self#writing-into-storage)).
     #[allow(clippy::let_and_return)]
     #[inline(always)]
     pub fn null_space_fixed_into(
@@ -255,15 +257,11 @@ pub mod slider_crank {
         };
         health
     }
-    /// Charts in the atlas.
+    /// Charts in the atlas: the module has one, the primary chart.
     pub const NCHARTS: usize = 1;
-    /// Independent coordinates of each chart of the atlas (1): chart 0 is the primary one
-    /// (`INDEPENDENT`, `null_space_fixed`), chart `k` is `null_space_chart{k}`.
-    pub const CHARTS: [[usize; DOF]; NCHARTS] = [[0]];
-    /// Null-space basis from the healthiest chart of the atlas, its health, and the chart used (an
-    /// index into `CHARTS`: the identity rows of `D` are at `CHARTS[chart]`). The primary chart is
-    /// evaluated first and used when its health is at least 1e-3; otherwise every chart is evaluated
-    /// and the healthiest kept.
+    /// Independent coordinates of the one chart (`INDEPENDENT`).
+    pub const CHARTS: [[usize; DOF]; NCHARTS] = [INDEPENDENT];
+    /// `null_space_fixed` with its chart's index, 0 (the module has one chart).
     #[inline]
     pub fn null_space_atlas(
         q: &SVector<f64, NQ>,
@@ -273,15 +271,9 @@ pub mod slider_crank {
         let (d, h) = null_space_fixed(q, p, t);
         (d, h, 0)
     }
-    /// Null-space basis `D` of `C_J` (`C_J D = 0`) with identity rows at `INDEPENDENT`
-    /// (its columns are the derivatives `∂q/∂q[INDEPENDENT]`), and its health in
-    /// `[0, 1]`. The fixed pivot order (`null_space_fixed`) while its health is at least
-    /// the atlas's switch; below, the healthiest chart of the atlas, its basis
-    /// re-expressed in `INDEPENDENT` (`D B⁻¹`, `B` its rows at `INDEPENDENT`) with a
-    /// health that is also at most the conditioning of `B`: near 0 (0 where `B` is
-    /// singular or a value is not finite) where `INDEPENDENT` does not parametrise the
-    /// mechanism. The chart-indexed bases (identity rows at the chart's coordinates)
-    /// are `null_space_in_chart` and `null_space_atlas`.
+    /// Null-space basis `D` of `C_J` (`C_J D = 0`) with identity rows at
+    /// `INDEPENDENT` and its health in `[0, 1]`: `null_space_fixed` (the module has
+    /// one chart).
     #[inline]
     pub fn null_space(
         q: &SVector<f64, NQ>,
@@ -290,18 +282,16 @@ pub mod slider_crank {
     ) -> (SMatrix<f64, NQ, DOF>, f64) {
         null_space_fixed(q, p, t)
     }
-    /// Null-space basis from the healthiest chart of the atlas with its health and the
-    /// chart's independent coordinates (the identity rows of `D`, `CHARTS[k]` of
-    /// `null_space_atlas`): a basis in whichever coordinates parametrise the mechanism
-    /// best here, not necessarily `INDEPENDENT`.
+    /// `null_space_fixed` with its chart's independent coordinates, `INDEPENDENT`
+    /// (the module has one chart).
     #[inline]
     pub fn null_space_in_chart(
         q: &SVector<f64, NQ>,
         p: &Params,
         t: f64,
     ) -> (SMatrix<f64, NQ, DOF>, f64, [usize; DOF]) {
-        let (d, h, k) = null_space_atlas(q, p, t);
-        (d, h, CHARTS[k])
+        let (d, h) = null_space_fixed(q, p, t);
+        (d, h, INDEPENDENT)
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
     /// static LU factors. Uses rows [0, 1] of `b`.
@@ -316,8 +306,7 @@ pub mod slider_crank {
         solve_dependent_into(q, p, t, b, &mut x);
         x
     }
-    /// `solve_dependent` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `solve_dependent` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn solve_dependent_into(
         q: &SVector<f64, NQ>,
@@ -426,8 +415,7 @@ pub mod slider_crank {
         gamma_into(q, qd, p, t, &mut g_);
         g_
     }
-    /// `gamma` written into `out`: only its structurally nonzero entries are written, the others are
-    /// left as they are (zero them once and reuse the storage).
+    /// `gamma` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn gamma_into(
         q: &SVector<f64, NQ>,
@@ -464,8 +452,7 @@ pub mod slider_crank {
         mass_matrix_into(q, p, t, &mut m);
         m
     }
-    /// `mass_matrix` written into `out`: only its structurally nonzero entries are written, the
-    /// others are left as they are (zero them once and reuse the storage).
+    /// `mass_matrix` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn mass_matrix_into(
         q: &SVector<f64, NQ>,
@@ -514,8 +501,7 @@ pub mod slider_crank {
         forces_into(q, qd, p, t, &mut f);
         f
     }
-    /// `forces` written into `out`: only its structurally nonzero entries are written, the others
-    /// are left as they are (zero them once and reuse the storage).
+    /// `forces` written into `out` ([writing into storage](self#writing-into-storage)).
     #[inline(always)]
     pub fn forces_into(
         q: &SVector<f64, NQ>,
