@@ -42,7 +42,7 @@ fn main() -> std::io::Result<()> {
             let color = if (-1.0..=1.0).contains(&c) {
                 let a2 = dy.atan2(dx) + c.acos();
                 let ph2 = (dy - p.l4 * a2.sin()).atan2(dx - p.l4 * a2.cos());
-                let q = SVector::<f64, 4>::new(a1, a2, ph1, ph2);
+                let q = SVector::from([a1, a2, ph1, ph2]);
                 let (_, _, chart) = five_bar::null_space_atlas(&q, &p, 0.0);
                 counts[chart] += 1;
                 colors[chart % colors.len()]

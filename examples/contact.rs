@@ -10,9 +10,7 @@
 //! Run: `cargo run --release --example contact`.
 
 use mechgen::nalgebra::SVector;
-use mechgen::runtime::{
-    contact::simulate_contact, contact::ActiveSet, contact::ContactOptions, Dynamics,
-};
+use mechgen::runtime::{contact::simulate_contact, contact::ActiveSet, contact::ContactOptions};
 use plotters::prelude::*;
 
 include!("mechanisms/corner.rs");
@@ -129,8 +127,8 @@ fn plot_corner(
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     corner_table()?;
-    let q0 = SVector::<f64, 22>::from(lossy_billiard::NOMINAL_Q);
-    let mut v0 = SVector::<f64, 22>::zeros();
+    let q0 = SVector::from(lossy_billiard::NOMINAL_Q);
+    let mut v0 = SVector::from([0.0; lossy_billiard::NQ]);
     v0[20] = -2.0;
     v0[21] = -1.4;
     let opts = ContactOptions::default();
@@ -140,9 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &q0, &v0, &p, 0.0, 0.005, 800, &opts,
     )?;
     let wall = t.elapsed();
-    let e = |q: &SVector<f64, 22>, v: &SVector<f64, 22>| {
-        <lossy_billiard::Model as Dynamics<22, 0, 22>>::energy(q, v, &p, 0.0).unwrap_or(f64::NAN)
-    };
+    let e = |q, v| lossy_billiard::energy(q, v, &p, 0.0);
     let n = tr.q.len() - 1;
     let iterations: usize = tr.iterations.iter().sum();
     println!(
@@ -160,9 +156,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let te = simulate_contact::<elastic_billiard::Model, _, _, _, _>(
         &q0, &v0, &pe, 0.0, 0.005, 800, &opts,
     )?;
-    let ee = |q: &SVector<f64, 22>, v: &SVector<f64, 22>| {
-        <elastic_billiard::Model as Dynamics<22, 0, 22>>::energy(q, v, &pe, 0.0).unwrap_or(f64::NAN)
-    };
+    let ee = |q, v| elastic_billiard::energy(q, v, &pe, 0.0);
     println!(
         "billiard (e = 1): {} impacts, energy {:.12} → {:.12}",
         te.impacts,

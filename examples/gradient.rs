@@ -22,9 +22,11 @@ const TARGET: f64 = 0.32;
 /// The tuned parameters: their indices in `generic::PARAM_NAMES`.
 const TUNED: [usize; 3] = [6, 7, 8];
 
-fn loss_and_gradient(p: &m::Params) -> Result<RolloutGradient<3, 1, 10>, StepError> {
+fn loss_and_gradient(
+    p: &m::Params,
+) -> Result<RolloutGradient<{ m::NQ }, { m::DOF }, { m::generic::NP }>, StepError> {
     let q0 = m::Model::nominal_q();
-    let u0 = SVector::<f64, 1>::zeros();
+    let u0 = SVector::zeros();
     rollout_adjoint_symbolic::<m::Model, _, _, _, _>(
         &q0,
         &u0,
@@ -37,8 +39,8 @@ fn loss_and_gradient(p: &m::Params) -> Result<RolloutGradient<3, 1, 10>, StepErr
             let e = q[2] - TARGET;
             (
                 e * e + 1e-3 * u[0] * u[0],
-                SVector::<f64, 3>::new(0.0, 0.0, 2.0 * e),
-                SVector::<f64, 1>::new(2e-3 * u[0]),
+                SVector::from([0.0, 0.0, 2.0 * e]),
+                SVector::from([2e-3 * u[0]]),
             )
         },
     )
@@ -71,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // (Armijo) line search: plain gradient descent zig-zags on this loss (60 iterations
     // took it from 1.6e-3 to 5.8e-4 only).
     let scale = x.map(f64::abs);
-    let grad = |g: &RolloutGradient<3, 1, 10>| -> [f64; 3] {
+    let grad = |g: &RolloutGradient<{ m::NQ }, { m::DOF }, { m::generic::NP }>| -> [f64; 3] {
         std::array::from_fn(|k| g.dp[TUNED[k]] * scale[k])
     };
     let mut g = loss_and_gradient(&with(&base, &x))?;

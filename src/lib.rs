@@ -16,8 +16,9 @@
 //! (`my_mechgen = { package = "mechgen", ... }`) write `#![crate = "::my_mechgen"]` first
 //! in the macro (or call `mechgen_build::Builder::crate_path`).
 //!
-//! The [`guide`] (feature `macros`) is the language reference and a tour of the generated
-//! API, with examples that run.
+//! The [`guide`] (features `macros` and `std`) is the user's guide in chapters — the
+//! language, the generated API, simulation, contact, differentiable simulation, `no_std`,
+//! build.rs and the command line, troubleshooting, limitations — with examples that run.
 //!
 //! ```
 //! mechgen::mechanism! {
@@ -35,7 +36,7 @@
 //! }
 //! use mechgen::nalgebra::SVector;
 //! let p = slider_crank::Params::default();
-//! let q = SVector::<f64, 3>::from(slider_crank::NOMINAL_Q);
+//! let q = SVector::from(slider_crank::NOMINAL_Q);
 //! let (d, health) = slider_crank::null_space(&q, &p, 0.0);
 //! let j = slider_crank::jacobian(&q, &p, 0.0);
 //! assert!((j * d).norm() < 1e-12);
@@ -52,3 +53,8 @@ pub use mechgen_macros::mechanism;
 pub mod guide;
 pub use mechgen_runtime as runtime;
 pub use mechgen_runtime::nalgebra;
+
+// The README's Rust blocks, compiled and run as doctests (`cargo test -p mechgen --doc`).
+#[cfg(all(doctest, feature = "macros", feature = "std"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

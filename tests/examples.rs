@@ -60,3 +60,79 @@ mechanism_tests!(
     SPATIAL,
     12
 );
+
+/// Turbofish arguments that are integer literals (`::<f64, 3>`, `::<_, 2>`) on `line`.
+fn written_sizes(line: &str) -> bool {
+    let mut rest = line;
+    while let Some(i) = rest.find("::<") {
+        rest = &rest[i + 3..];
+        let args = &rest[..rest.find('>').unwrap_or(rest.len())];
+        if args
+            .split(',')
+            .any(|a| a.trim().chars().next().is_some_and(|c| c.is_ascii_digit()))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The shipped examples, the README and the guide show the public API: no test-support
+/// helpers in the examples, and no sizes written out in a call (`SVector::<f64, 3>`,
+/// `::<M, 3, 2, 1>`) anywhere: sizes follow from the model type.
+#[test]
+fn examples_readme_and_guide_write_no_sizes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listing = |dir: &str, ext: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("a directory")
+            .map(|e| e.expect("a directory entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut examples = listing("examples", "rs");
+    // The example crates' programs (their tests may use the shared checks).
+    examples.extend(
+        ["seven_body", "stewart_platform"]
+            .map(|c| root.join("examples").join(c).join("src/main.rs")),
+    );
+    let guide = listing("docs/guide", "md");
+    assert!(
+        examples.len() >= 6 && guide.len() >= 9,
+        "{examples:?} {guide:?}"
+    );
+    let docs = [
+        root.join("README.md"),
+        root.join("src/guide.rs"),
+        root.join("src/lib.rs"),
+    ];
+    for path in examples.iter().chain(&guide).chain(&docs) {
+        let text = std::fs::read_to_string(path).expect("a file's text");
+        let name = path.display();
+        if examples.contains(path) {
+            assert!(
+                !text.contains("mechgen_test_support"),
+                "{name} uses mechgen_test_support"
+            );
+        }
+        for (n, line) in text.lines().enumerate() {
+            assert!(
+                !written_sizes(line),
+                "{name}:{}: a size written out: {line}",
+                n + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn written_sizes_are_found() {
+    assert!(written_sizes("let q = SVector::<f64, 3>::zeros();"));
+    assert!(written_sizes("step::<m::Model, 3, 2, 1, 8>(&q)"));
+    assert!(!written_sizes(
+        "step::<m::Model, _, _, _, _>(&q, q.cast::<f32>())"
+    ));
+    assert!(!written_sizes("Dual::<{ m::NQ }>::variable(x, 0)"));
+}
