@@ -9,7 +9,7 @@
 //! A basis's health figure is computed lane-wise (`Real::Part` is `F64x4`) and reported as
 //! the worst lane's.
 //!
-//! Measured (README, step benchmark): four configurations per call cost 0.50–0.67× four
+//! Measured (`bench/RESULTS.md`, step benchmark): four configurations per call cost 0.50–0.67× four
 //! `f64` calls on the baseline target. Two things had made lanes several times *slower*:
 //! nalgebra's `from_element` (an iterator of clones, not turned into a fill for a 32-byte
 //! element) and health figures read through `Real::value` per pivot (a branchy reduction

@@ -1,7 +1,7 @@
 //! `joint NAME = kind(args);`: the constraint equations of a joint between two frames
 //! (`revolute`, `prismatic`, `cylindrical`, `spherical`, `universal`, `planar`, `fixed`)
 //! or of an anchor constraint between points (`coincident`, `distance`, `on_line`,
-//! `on_plane`), in the conventions the README's table states (axes: a spatial revolute or
+//! `on_plane`), in the conventions the guide's language chapter states (axes: a spatial revolute or
 //! prismatic joint turns about / slides along `A`'s z axis; a planar slider slides along
 //! `A`'s x axis; a universal joint turns about `A`'s x axis and `B`'s y axis).
 

@@ -109,7 +109,7 @@ pub fn eliminate_sparse(
     // many equations (a platform pose, a driving crank) natural independent ones.
     let orig_col_count: Vec<usize> = col_nz.iter().map(|c| c.len()).collect();
     // `MECHGEN_DEBUG_PIVOTS=1` prints each elimination step to stderr (documented in
-    // README, "Debugging the pivot choice").
+    // the guide, troubleshooting chapter).
     let debug = std::env::var_os("MECHGEN_DEBUG_PIVOTS").is_some();
     let mut row_done = vec![false; m];
     let mut col_done = vec![false; n];
