@@ -32,11 +32,13 @@ use crate::ode::{
 use crate::projection::{multipliers, projection_accelerations_in};
 use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent_in};
 
+mod chart_choice;
 mod guard;
 mod lagrange_route;
 mod projection;
 mod rank_drop;
 
+use chart_choice::*;
 use guard::*;
 
 use projection::*;

@@ -1,0 +1,137 @@
+//! The projection route's chart choice: the switch and return thresholds, the chart to
+//! continue with at a configuration, and the consistent velocity where the generated chart
+//! is singular.
+
+use super::*;
+
+/// The chart health below which the projection method switches charts for model `M`:
+/// `opts.switch_threshold`, or a tenth of the model's typical health
+/// ([`Mechanism::TYPICAL_HEALTH`]) where that is lower — health figures are relative to
+/// the Frobenius norm of all pivot rows, so large models have small healthy figures (the
+/// Stewart platform's is ~0.01 near its nominal pose, where a fixed 1e-2 sent half its
+/// runs to the numeric chart) — but never below `opts.pivot_threshold`.
+///
+/// [`Mechanism::TYPICAL_HEALTH`]: crate::Mechanism::TYPICAL_HEALTH
+pub(crate) fn switch_threshold<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    opts: &SimOptions,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    // `f64::min`/`max` take the option over a NaN typical health.
+    opts.switch_threshold
+        .min(0.1 * M::TYPICAL_HEALTH)
+        .max(opts.pivot_threshold)
+}
+
+/// The generated chart's health from which the projection method takes it back after a
+/// switch away from it: half its typical health ([`Mechanism::TYPICAL_HEALTH`]), kept
+/// within 2 and 10 times the [`switch_threshold`] (hysteresis; a fixed 10 times was never
+/// reached on the Stewart platform, and a run that left the generated chart took the
+/// numeric one to its end).
+///
+/// [`Mechanism::TYPICAL_HEALTH`]: crate::Mechanism::TYPICAL_HEALTH
+pub(super) fn return_threshold<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    opts: &SimOptions,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let s = switch_threshold::<M, NQ, NC, DOF>(opts);
+    // Not `clamp` (which panics on NaN): `f64::max` takes the bound over a NaN.
+    (0.5 * M::TYPICAL_HEALTH).max(2.0 * s).min(10.0 * s)
+}
+
+/// The chart to continue with at `q`: the generated one when its health is at least the
+/// switch threshold, else the one chosen by a complete-pivoting LU of the row-scaled `C_J`;
+/// with its health.
+pub(super) fn choose_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &SimOptions,
+) -> Result<(Chart<DOF>, f64), SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    // No chart is chosen from a NaN: every health comparison would be false.
+    if !linalg::finite(q.as_slice()) {
+        return Err(SimError::Kinematics(KinematicsError::NonFinite {
+            what: "q at a chart choice",
+            t,
+        }));
+    }
+    let generated = Chart::generated::<M, NQ, NC>()?;
+    let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
+    let h = chart_health::<M, NQ, NC, DOF>(&generated, q, p, t);
+    if h >= switch {
+        return Ok((generated, h));
+    }
+    // The generated charts of the pivot atlas next: the healthiest of them, when healthy.
+    let mut atlas: Option<(Chart<DOF>, f64)> = None;
+    for ind in M::ATLAS_CHARTS {
+        let chart = Chart::new(NQ, *ind)?;
+        let ha = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+        if ha >= switch && atlas.as_ref().is_none_or(|(_, b)| ha > *b) {
+            atlas = Some((chart, ha));
+        }
+    }
+    if let Some(found) = atlas {
+        return Ok(found);
+    }
+    let (chart, rank_health) = best_chart::<M, NQ, NC, DOF>(q, p, t)?;
+    let h = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+    if h < opts.pivot_threshold || rank_health < opts.pivot_threshold {
+        return Err(SimError::NoHealthyPartition {
+            t,
+            health: h.min(rank_health),
+        });
+    }
+    Ok((chart, h))
+}
+
+/// The consistent velocity at `q` whose generated independent part is `u0`, when the
+/// generated chart is singular at `q`: least squares on `[C_J; E] q̇ = [−C_t; u0]`, which
+/// must reproduce `u0` (within `1e-9 (1 + |u0|)`).
+pub(super) fn velocity_without_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    u0: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+) -> Result<SVector<f64, NQ>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    let j = M::jacobian(q, p, t);
+    let ct = M::jacobian_t(q, p, t);
+    let mut a = DMatrix::<f64>::zeros(NC + DOF, NQ);
+    let mut b = DMatrix::<f64>::zeros(NC + DOF, 1);
+    for i in 0..NC {
+        for k in 0..NQ {
+            a[(i, k)] = j[(i, k)];
+        }
+        b[(i, 0)] = -ct[i];
+    }
+    for (r, &i) in M::INDEPENDENT.iter().enumerate() {
+        a[(NC + r, i)] = 1.0;
+        b[(NC + r, 0)] = u0[r];
+    }
+    let (x, _) = linalg::lstsq(&a, &b, 1e-12).ok_or(KinematicsError::DecompositionFailed {
+        what: "least-squares initial velocity",
+    })?;
+    let qd = SVector::<f64, NQ>::from_fn(|i, _| x[(i, 0)]);
+    let res = (linalg::dmatrix(&j) * DMatrix::from_column_slice(NQ, 1, qd.as_slice())).norm();
+    let ures = M::INDEPENDENT
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| (qd[i] - u0[r]).abs())
+        .fold(0.0, f64::max);
+    if !(ures <= 1e-9 * (1.0 + u0.amax()) && res.is_finite()) {
+        return Err(SimError::Kinematics(KinematicsError::SingularPartition {
+            t,
+            static_pivot: M::null_space(q, p, t).1,
+            health: 0.0,
+        }));
+    }
+    Ok(qd)
+}
