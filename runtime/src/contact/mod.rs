@@ -26,8 +26,14 @@
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
 mod adaptive;
+mod friction;
 mod linearise;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
+pub use friction::{
+    friction_accelerations, friction_accelerations_with_modes, simulate_friction_adaptive,
+    AdaptiveFrictionOptions, ContactMode, Friction, FrictionError, FrictionEvent, FrictionOptions,
+    FrictionSolve, FrictionTrajectory,
+};
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 
 use crate::error::ContactError;

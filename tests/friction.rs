@@ -1,0 +1,372 @@
+//! Coulomb friction at contacts (issue 36): `inequality NAME: g >= 0, friction = μ, tangent =
+//! v;`. The generated slip rows against central differences, and the runtime against the
+//! exact answers of textbook problems: a block on an incline (at rest when `tan θ ≤ μ`,
+//! sliding with `g (sin θ − μ cos θ)` otherwise), a block launched on a level floor
+//! (stops at `v₀ / (μ g)` after `v₀² / (2 μ g)`), a disc and a ball (a sphere's planar
+//! section) launched sliding without spin (rolling from `v₀ / (μ g (1 + 1/k))` with speed
+//! `v₀ / (1 + k)`, `I = k m r²`), and the Painlevé rod's inconsistent case.
+
+use mechgen::nalgebra::SVector;
+use mechgen::runtime::contact::{
+    friction_accelerations, simulate_friction_adaptive, AdaptiveFrictionOptions, ContactMode,
+    Friction, FrictionError, FrictionEvent, FrictionOptions,
+};
+use mechgen::runtime::Inequalities;
+use rand::RngExt;
+
+mechgen::mechanism! {
+    /// A block (a particle) of mass `m` on a rigid incline of angle `th` through the
+    /// origin, with world coordinates: gap along the incline's normal, slip along it.
+    pub mod incline {
+        param th = 0.3;
+        param m = 2.0;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.0;
+        body block { mass = m, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        inequality slope: -sin(th) * x + cos(th) * y >= 0.0, friction = 0.5,
+            tangent = cos(th) * x + sin(th) * y;
+    }
+}
+
+mechgen::mechanism! {
+    /// A round body of radius `r` and inertia `k m r²` about its centre on the floor
+    /// `y = 0`; its contact point slips at `ẋ + r φ̇` (the tangent as a velocity).
+    pub mod roller {
+        param r = 0.2;
+        param m = 1.5;
+        param k = 0.5;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.2;
+        coord phi = 0.0;
+        body wheel { mass = m, inertia = k * m * r * r, frame = frame(vec2(x, y), phi) }
+        gravity = vec2(0.0, -g);
+        inequality floor: y - r >= 0.0, friction = 0.3, tangent = der(x) + r * der(phi);
+    }
+}
+
+mechgen::mechanism! {
+    /// A pendulum whose tip touches a floor that moves up and down (`A sin(w t)`) and a belt
+    /// running at `vb`: the slip rows depend on the coordinates and on time. `tip` gives
+    /// the slip as a coordinate expression, `tip2` (the same contact) as a velocity.
+    pub mod belt {
+        param l = 0.8;
+        param a = 0.05;
+        param w = 3.0;
+        param vb = 0.4;
+        param g = 9.81;
+        coord th = 0.3;
+        body bob { mass = 1.0, com = vec2(l * sin(th), -l * cos(th)) }
+        gravity = vec2(0.0, -g);
+        inequality tip: -l * cos(th) + l - a * sin(w * t) >= 0.0, friction = 0.4,
+            tangent = l * sin(th) - vb * t;
+        inequality tip2: -l * cos(th) + l - a * sin(w * t) >= 0.0, friction = 0.4,
+            tangent = l * cos(th) * der(th) - vb;
+    }
+}
+
+mechgen::mechanism! {
+    /// A spatial contact: a particle on the plane `z = h(x, y)` tilted by `(sx, sy)`, its
+    /// slip given by two components in the plane.
+    pub mod spatial {
+        param sx = 0.2;
+        param sy = -0.1;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.0;
+        coord z = 0.0;
+        body p { mass = 1.0, com = vec3(x, y, z) }
+        gravity = vec3(0.0, 0.0, -g);
+        inequality plane: z - sx * x - sy * y >= 0.0, friction = 0.6,
+            tangent = vec2(x + sx * z, y + sy * z);
+    }
+}
+
+type V2 = SVector<f64, 2>;
+type V3 = SVector<f64, 3>;
+
+#[test]
+fn the_generated_friction_items_are_the_model() {
+    assert_eq!(incline::FRICTION, [0.5]);
+    assert_eq!(incline::NT, 1);
+    assert_eq!(incline::TANGENT_CONTACT, [0]);
+    assert_eq!(belt::TANGENT_CONTACT, [0, 1]);
+    assert_eq!(spatial::NT, 2);
+    assert_eq!(spatial::TANGENT_CONTACT, [0, 0]);
+    assert_eq!(<spatial::Model as Friction<3, 0, 3, 1, 2>>::FRICTION, [0.6]);
+}
+
+/// `J_t`, `a₀` and `γ_t` of the belt's position-form slip against central differences of
+/// the slip `s(q, t)` itself, and the velocity-form row of the same contact against the
+/// position form (a second formulation), at random states.
+#[test]
+fn slip_rows_match_central_differences() {
+    let mut rng = mechgen_test_support::rng(36);
+    let p = belt::Params::default();
+    let slip = |th: f64, t: f64| p.l * th.sin() - p.vb * t;
+    for _ in 0..50 {
+        let th: f64 = rng.random_range(-1.2..1.2);
+        let thd: f64 = rng.random_range(-3.0..3.0);
+        let thdd: f64 = rng.random_range(-5.0..5.0);
+        let t: f64 = rng.random_range(0.0..5.0);
+        let q = SVector::<f64, 1>::new(th);
+        let qd = SVector::<f64, 1>::new(thd);
+        let h = 1e-5;
+        let jt = belt::tangent_jacobian(&q, &p, t);
+        let fd_q = (slip(th + h, t) - slip(th - h, t)) / (2.0 * h);
+        let fd_t = (slip(th, t + h) - slip(th, t - h)) / (2.0 * h);
+        assert!((jt[(0, 0)] - fd_q).abs() < 1e-9, "{} vs {fd_q}", jt[(0, 0)]);
+        let a0 = belt::tangent_jacobian_t(&q, &p, t);
+        assert!((a0[0] - fd_t).abs() < 1e-9);
+        // The velocity-form row is the same slip velocity.
+        let v = |th: f64, thd: f64, t: f64| {
+            let q = SVector::<f64, 1>::new(th);
+            let qd = SVector::<f64, 1>::new(thd);
+            belt::tangent_jacobian(&q, &p, t) * qd + belt::tangent_jacobian_t(&q, &p, t)
+        };
+        let vt = v(th, thd, t);
+        let exact = p.l * th.cos() * thd - p.vb;
+        assert!((vt[0] - exact).abs() < 1e-12 && (vt[1] - exact).abs() < 1e-12);
+        // v̇_t = J_t q̈ − γ_t: the derivative of v_t along (q̇, q̈, 1).
+        let gamma = belt::tangent_gamma(&q, &qd, &p, t);
+        let vp = v(th + h * thd, thd + h * thdd, t + h);
+        let vm = v(th - h * thd, thd - h * thdd, t - h);
+        let jt = belt::tangent_jacobian(&q, &p, t);
+        for r in 0..2 {
+            let fd = (vp[r] - vm[r]) / (2.0 * h);
+            let sym = jt[(r, 0)] * thdd - gamma[r];
+            assert!(
+                (fd - sym).abs() < 1e-7 * (1.0 + fd.abs()),
+                "row {r}: {fd} vs {sym}"
+            );
+        }
+    }
+}
+
+/// The spatial contact's two slip rows against central differences.
+#[test]
+fn spatial_slip_rows_match_central_differences() {
+    let mut rng = mechgen_test_support::rng(37);
+    let p = spatial::Params::default();
+    let slip = |q: &V3| V2::new(q[0] + p.sx * q[2], q[1] + p.sy * q[2]);
+    for _ in 0..20 {
+        let q = V3::from_fn(|_, _| rng.random_range(-1.0..1.0));
+        let jt = spatial::tangent_jacobian(&q, &p, 0.0);
+        let h = 1e-6;
+        for j in 0..3 {
+            let mut e = V3::zeros();
+            e[j] = h;
+            let fd = (slip(&(q + e)) - slip(&(q - e))) / (2.0 * h);
+            for r in 0..2 {
+                assert!((jt[(r, j)] - fd[r]).abs() < 1e-9);
+            }
+        }
+        assert_eq!(spatial::tangent_gamma(&q, &q, &p, 0.0), V2::zeros());
+    }
+}
+
+fn incline_state(th: f64, s: f64, v: f64) -> (V2, V2) {
+    let (c, sn) = (th.cos(), th.sin());
+    (V2::new(c * s, sn * s), V2::new(c * v, sn * v))
+}
+
+/// Along the slope (the slip coordinate).
+fn along(th: f64, q: &V2) -> f64 {
+    th.cos() * q[0] + th.sin() * q[1]
+}
+
+/// tan θ ≤ μ: the block stays where it is put, to 1e-12 m over 10 s, on the
+/// error-controlled route; the sticking force is `m g sin θ` within the cone.
+#[test]
+fn block_on_a_shallow_incline_stays_at_rest() {
+    let mut rng = mechgen_test_support::rng(1);
+    for _ in 0..6 {
+        let th: f64 = rng.random_range(0.01..0.5f64.atan() - 1e-3);
+        let p = incline::Params {
+            th,
+            ..Default::default()
+        };
+        let s0: f64 = rng.random_range(-1.0..1.0);
+        let (q0, qd0) = incline_state(th, s0, 0.0);
+        let opts = FrictionOptions::default();
+        let s = friction_accelerations::<incline::Model, 2, 0, 2, 1, 1>(&q0, &qd0, &p, 0.0, &opts)
+            .expect("solve");
+        assert_eq!(s.modes, vec![ContactMode::Stick]);
+        // Up the slope (+tangent), holding the weight's component.
+        let ft = s.tangential[0];
+        let exact = p.m * p.g * th.sin();
+        assert!((ft - exact).abs() <= 1e-12 * exact, "{ft} vs {exact}");
+        let lam = s.normal[0];
+        assert!((lam - p.m * p.g * th.cos()).abs() <= 1e-12 * lam);
+        let tr = simulate_friction_adaptive::<incline::Model, 2, 0, 2, 1, 1>(
+            &q0,
+            &qd0,
+            &p,
+            0.0,
+            10.0,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let q1 = tr.q.last().expect("end");
+        assert!((q1 - q0).norm() <= 1e-12, "moved {:e}", (q1 - q0).norm());
+        assert!(tr.events.is_empty());
+    }
+}
+
+/// tan θ > μ: the block slides down with `g (sin θ − μ cos θ)`, to 1e-10 relative, in the
+/// solver and over 2 s of the error-controlled route (`s = a t² / 2`).
+#[test]
+fn block_on_a_steep_incline_slides_with_the_exact_acceleration() {
+    let mut rng = mechgen_test_support::rng(2);
+    for _ in 0..6 {
+        let th: f64 = rng.random_range(0.5f64.atan() + 1e-2..1.4);
+        let p = incline::Params {
+            th,
+            ..Default::default()
+        };
+        let a = p.g * (th.sin() - 0.5 * th.cos());
+        let s0: f64 = rng.random_range(-1.0..1.0);
+        for v0 in [0.0, -0.7] {
+            let (q0, qd0) = incline_state(th, s0, v0);
+            let s = friction_accelerations::<incline::Model, 2, 0, 2, 1, 1>(
+                &q0,
+                &qd0,
+                &p,
+                0.0,
+                &Default::default(),
+            )
+            .expect("solve");
+            assert!(matches!(s.modes[0], ContactMode::Slide(_)));
+            let acc = along(th, &s.qdd);
+            assert!((acc + a).abs() <= 1e-10 * a, "{acc} vs {}", -a);
+            let tr = simulate_friction_adaptive::<incline::Model, 2, 0, 2, 1, 1>(
+                &q0,
+                &qd0,
+                &p,
+                0.0,
+                2.0,
+                &AdaptiveFrictionOptions::default(),
+            )
+            .expect("simulate");
+            let q1 = tr.q.last().expect("end");
+            let exact = s0 + v0 * 2.0 - 0.5 * a * 4.0;
+            let got = along(th, q1);
+            assert!(
+                (got - exact).abs() <= 1e-10 * (exact.abs() + 1.0),
+                "{got} vs {exact}"
+            );
+        }
+    }
+}
+
+/// A block launched at `v₀` on a level floor stops at `v₀ / (μ g)` after `v₀² / (2 μ g)`
+/// (the stop event, 1e-8 relative), and stays there.
+#[test]
+fn block_launched_on_a_level_floor_stops_at_the_exact_time_and_distance() {
+    let mut rng = mechgen_test_support::rng(3);
+    let mu = 0.5;
+    for _ in 0..6 {
+        let g: f64 = rng.random_range(1.0..20.0);
+        let v0: f64 = rng.random_range(0.1..5.0) * if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+        let p = incline::Params {
+            th: 0.0,
+            g,
+            ..Default::default()
+        };
+        let x0: f64 = rng.random_range(-1.0..1.0);
+        let (q0, qd0) = (V2::new(x0, 0.0), V2::new(v0, 0.0));
+        let t_stop = v0.abs() / (mu * g);
+        let tr = simulate_friction_adaptive::<incline::Model, 2, 0, 2, 1, 1>(
+            &q0,
+            &qd0,
+            &p,
+            0.0,
+            2.0 * t_stop,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let &(te, k, kind) = tr.events.first().expect("a stop event");
+        assert_eq!((k, kind), (0, FrictionEvent::Stop));
+        assert!((te - t_stop).abs() <= 1e-8 * t_stop, "{te} vs {t_stop}");
+        let i = tr.t.iter().position(|&t| t == te).expect("event recorded");
+        let d = tr.q[i][0] - x0;
+        let exact = v0 * v0.abs() / (2.0 * mu * g);
+        assert!((d - exact).abs() <= 1e-8 * exact.abs(), "{d} vs {exact}");
+        // At rest afterwards, where it stopped.
+        let q1 = tr.q.last().expect("end");
+        assert!(
+            (q1[0] - tr.q[i][0]).abs() <= 1e-12,
+            "crept {:e}",
+            q1[0] - tr.q[i][0]
+        );
+        assert_eq!(tr.events.len(), 1);
+    }
+}
+
+/// A disc (`k = 1/2`) and a ball's planar section (`k = 2/5`) launched sliding without spin:
+/// the slip ends at `t = v₀ / (μ g (1 + 1/k))` with speed `v₀ / (1 + k)` (2 v₀ / 3 and
+/// 5 v₀ / 7), 1e-8 relative, and they roll on at that speed without slipping.
+#[test]
+fn disc_and_ball_launched_sliding_end_rolling_at_the_exact_time_and_speed() {
+    let mut rng = mechgen_test_support::rng(4);
+    let mu = 0.3;
+    for k in [0.5, 0.4] {
+        for _ in 0..4 {
+            let r: f64 = rng.random_range(0.05..1.0);
+            let g: f64 = rng.random_range(1.0..20.0);
+            let v0: f64 = rng.random_range(0.5..5.0);
+            let p = roller::Params {
+                r,
+                k,
+                g,
+                ..Default::default()
+            };
+            let q0 = V3::new(0.0, r, 0.0);
+            let qd0 = V3::new(v0, 0.0, 0.0);
+            let t_roll = v0 / (mu * g * (1.0 + 1.0 / k));
+            let tr = simulate_friction_adaptive::<roller::Model, 3, 0, 3, 1, 1>(
+                &q0,
+                &qd0,
+                &p,
+                0.0,
+                3.0 * t_roll,
+                &AdaptiveFrictionOptions::default(),
+            )
+            .expect("simulate");
+            let &(te, _, kind) = tr.events.first().expect("the slip ends");
+            assert_eq!(kind, FrictionEvent::Stop);
+            assert!((te - t_roll).abs() <= 1e-8 * t_roll, "{te} vs {t_roll}");
+            let i = tr.t.iter().position(|&t| t == te).expect("event recorded");
+            let v = tr.qd[i][0];
+            let exact = v0 / (1.0 + k);
+            assert!((v - exact).abs() <= 1e-8 * exact, "{v} vs {exact}");
+            // Rolling: speed kept, no slip.
+            let (q1, qd1) = (tr.q.last().expect("end"), tr.qd.last().expect("end"));
+            assert!((qd1[0] - exact).abs() <= 1e-10 * exact);
+            assert!((qd1[0] + r * qd1[2]).abs() <= 1e-12 * exact);
+            assert!((q1[1] - r).abs() <= 1e-12);
+            assert_eq!(tr.events.len(), 1);
+        }
+    }
+}
+
+/// `friction_accelerations` rejects bad options with an error.
+#[test]
+fn bad_options_are_errors() {
+    let p = incline::Params::default();
+    let opts = FrictionOptions {
+        slip_tol: f64::NAN,
+        ..Default::default()
+    };
+    let r = friction_accelerations::<incline::Model, 2, 0, 2, 1, 1>(
+        &V2::zeros(),
+        &V2::zeros(),
+        &p,
+        0.0,
+        &opts,
+    );
+    assert!(matches!(r, Err(FrictionError::Contact(_))));
+    let _ = <incline::Model as Inequalities<2, 0, 2, 1>>::INEQUALITY_NAMES;
+}
