@@ -84,6 +84,37 @@ mechgen::mechanism! {
     }
 }
 
+mechgen::mechanism! {
+    /// A block at rest on a level floor, pushed by a force growing as `c t`.
+    pub mod pushed {
+        param m = 2.0;
+        param c = 3.0;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.0;
+        body block { mass = m, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        force x = c * t;
+        inequality floor: y >= 0.0, friction = 0.5, tangent = x;
+    }
+}
+
+mechgen::mechanism! {
+    /// Painlevé's rod: a uniform rod of half-length `l`, centre `(x, y)`, angle `th` above
+    /// the floor, its lower end `(x − l cos th, y − l sin th)` on the rough floor.
+    pub mod rod {
+        param l = 0.5;
+        param m = 1.0;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.0;
+        coord th = 0.5;
+        body bar { mass = m, inertia = m * l * l / 3.0, frame = frame(vec2(x, y), th) }
+        gravity = vec2(0.0, -g);
+        inequality end: y - l * sin(th) >= 0.0, friction = 3.0, tangent = x - l * cos(th);
+    }
+}
+
 type V2 = SVector<f64, 2>;
 type V3 = SVector<f64, 3>;
 
@@ -369,4 +400,100 @@ fn bad_options_are_errors() {
     );
     assert!(matches!(r, Err(FrictionError::Contact(_))));
     let _ = <incline::Model as Inequalities<2, 0, 2, 1>>::INEQUALITY_NAMES;
+}
+
+/// A block at rest pushed by `c t` sticks until `c t* = μ m g`, then slides with
+/// `x = c (t − t*)³ / (6 m)`: the stick → slide event at `t*` and the position at the end,
+/// 1e-8 relative.
+#[test]
+fn pushed_block_starts_sliding_at_the_exact_time() {
+    let mut rng = mechgen_test_support::rng(5);
+    for _ in 0..5 {
+        let m: f64 = rng.random_range(0.5..5.0);
+        let c: f64 = rng.random_range(0.5..10.0);
+        let g: f64 = rng.random_range(1.0..20.0);
+        let p = pushed::Params { m, c, g };
+        let t_slip = 0.5 * m * g / c;
+        let t1 = 1.5 * t_slip;
+        let tr = simulate_friction_adaptive::<pushed::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::zeros(),
+            &p,
+            0.0,
+            t1,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let &(te, _, kind) = tr.events.first().expect("the block slips");
+        assert_eq!(kind, FrictionEvent::Slip);
+        assert!((te - t_slip).abs() <= 1e-8 * t_slip, "{te} vs {t_slip}");
+        let i = tr.t.iter().position(|&t| t == te).expect("event recorded");
+        assert!(
+            tr.q[i][0].abs() <= 1e-12,
+            "crept {:e} before slipping",
+            tr.q[i][0]
+        );
+        let x1 = tr.q.last().expect("end")[0];
+        let exact = c * (t1 - t_slip).powi(3) / (6.0 * m);
+        assert!((x1 - exact).abs() <= 1e-8 * exact, "{x1} vs {exact}");
+    }
+}
+
+/// Painlevé's rod sliding on its lower end: where `1 + 3 cos θ (cos θ + μ s sin θ) > 0`
+/// (`s` the slip's sign) the accelerations are the closed form `N = m (g − l sin θ θ̇²) /
+/// (1 + 3 cos θ (cos θ + μ s sin θ))`, `m ẍ = −μ s N`, `m l² θ̈ / 3 = l (−cos θ N − μ s sin θ
+/// N)` (1e-10 relative); where it is negative (and `g > l sin θ θ̇²`) no contact force
+/// satisfies Coulomb's law and the solve says so.
+#[test]
+fn painleve_rod_consistent_and_inconsistent() {
+    let mut rng = mechgen_test_support::rng(6);
+    let p = rod::Params::default();
+    let (l, m, g, mu) = (p.l, p.m, p.g, 3.0);
+    let (mut consistent, mut inconsistent) = (0, 0);
+    for _ in 0..200 {
+        let th: f64 = rng.random_range(0.05..1.5);
+        let thd: f64 = rng.random_range(-1.0..1.0);
+        let vt: f64 = rng.random_range(0.1..2.0) * if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+        let sgn = vt.signum();
+        let (c, sn) = (th.cos(), th.sin());
+        // On the floor, the end's normal velocity zero: ẏ = l cos θ θ̇; ẋ from the slip.
+        let q = V3::new(0.3, l * sn, th);
+        let qd = V3::new(vt - l * sn * thd, l * c * thd, thd);
+        let coef = 1.0 + 3.0 * c * (c + mu * sgn * sn);
+        let rhs = g - l * sn * thd * thd;
+        let r = friction_accelerations::<rod::Model, 3, 0, 3, 1, 1>(
+            &q,
+            &qd,
+            &p,
+            0.0,
+            &Default::default(),
+        );
+        if coef > 1e-3 && rhs > 0.0 {
+            let s = r.expect("consistent");
+            let n = m * rhs / coef;
+            let ft = -mu * sgn * n;
+            let exact = V3::new(
+                ft / m,
+                n / m - g,
+                3.0 / (m * l * l) * (-l * c * n + l * sn * ft),
+            );
+            assert!(
+                (s.qdd - exact).norm() <= 1e-10 * exact.norm(),
+                "{} vs {exact}",
+                s.qdd
+            );
+            assert!((s.normal[0] - n).abs() <= 1e-10 * n);
+            consistent += 1;
+        } else if coef < -1e-3 && rhs > 0.0 {
+            assert!(
+                matches!(r, Err(FrictionError::Inconsistent { .. })),
+                "{r:?}"
+            );
+            inconsistent += 1;
+        }
+    }
+    assert!(
+        consistent > 20 && inconsistent > 20,
+        "{consistent} {inconsistent}"
+    );
 }
