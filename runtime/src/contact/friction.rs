@@ -919,7 +919,7 @@ where
         let leaving: [bool; NI] = std::array::from_fn(|k| g[k].abs() <= tol && vn[k] > vtol);
         let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
         let (modes, _, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
-        if modes.iter().any(|m| *m == ContactMode::Stick) {
+        if modes.contains(&ContactMode::Stick) {
             qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &modes)?;
         }
         out.phases.push((t, modes.clone()));
