@@ -68,8 +68,8 @@ mechgen::mechanism! {
 }
 
 mechgen::mechanism! {
-    /// A spatial contact: a particle on the plane `z = h(x, y)` tilted by `(sx, sy)`, its
-    /// slip given by two components in the plane.
+    /// A spatial contact: a particle on the plane `z = sx x + sy y`, its slip given by two
+    /// components (not an orthonormal pair: for the derivative check only).
     pub mod spatial {
         param sx = 0.2;
         param sy = -0.1;
@@ -112,6 +112,24 @@ mechgen::mechanism! {
         body bar { mass = m, inertia = m * l * l / 3.0, frame = frame(vec2(x, y), th) }
         gravity = vec2(0.0, -g);
         inequality end: y - l * sin(th) >= 0.0, friction = 3.0, tangent = x - l * cos(th);
+    }
+}
+
+mechgen::mechanism! {
+    /// A particle on the level plane `z = 0` (a spatial contact), pushed by `(fx, fy)`.
+    pub mod level {
+        param m = 1.0;
+        param fx = 0.0;
+        param fy = 0.0;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.0;
+        coord z = 0.0;
+        body p { mass = m, com = vec3(x, y, z) }
+        gravity = vec3(0.0, 0.0, -g);
+        force x = fx;
+        force y = fy;
+        inequality floor: z >= 0.0, friction = 0.6, tangent = vec2(x, y);
     }
 }
 
@@ -496,4 +514,73 @@ fn painleve_rod_consistent_and_inconsistent() {
         consistent > 20 && inconsistent > 20,
         "{consistent} {inconsistent}"
     );
+}
+
+/// The spatial cone: a particle on a level plane pushed horizontally by `F` sticks while
+/// `|F| ≤ μ m g` (the disc, not a box: diagonal forces too) and otherwise slides along `F`
+/// with `(|F| − μ m g) / m`; launched at `v₀` in any direction it stops at `|v₀| / (μ g)`
+/// after `|v₀|² / (2 μ g)` along `v₀` (1e-8).
+#[test]
+fn spatial_contact_has_the_disc_cone() {
+    let mut rng = mechgen_test_support::rng(7);
+    let mu = 0.6;
+    for _ in 0..20 {
+        let m: f64 = rng.random_range(0.5..3.0);
+        let g = 9.81;
+        let ang: f64 = rng.random_range(0.0..std::f64::consts::TAU);
+        let ratio: f64 = rng.random_range(0.2..2.0);
+        if (ratio - 1.0).abs() < 1e-3 {
+            continue;
+        }
+        let f = ratio * mu * m * g;
+        let p = level::Params {
+            m,
+            fx: f * ang.cos(),
+            fy: f * ang.sin(),
+            g,
+        };
+        let s = friction_accelerations::<level::Model, 3, 0, 3, 1, 2>(
+            &V3::zeros(),
+            &V3::zeros(),
+            &p,
+            0.0,
+            &Default::default(),
+        )
+        .expect("solve");
+        let a = if ratio <= 1.0 {
+            0.0
+        } else {
+            (f - mu * m * g) / m
+        };
+        let exact = V3::new(a * ang.cos(), a * ang.sin(), 0.0);
+        assert!(
+            (s.qdd - exact).norm() <= 1e-10 * (1.0 + a),
+            "{} vs {exact}",
+            s.qdd
+        );
+        assert_eq!(s.modes[0] == ContactMode::Stick, ratio <= 1.0);
+    }
+    let p = level::Params::default();
+    for _ in 0..5 {
+        let ang: f64 = rng.random_range(0.0..std::f64::consts::TAU);
+        let v0: f64 = rng.random_range(0.5..4.0);
+        let qd0 = V3::new(v0 * ang.cos(), v0 * ang.sin(), 0.0);
+        let t_stop = v0 / (mu * p.g);
+        let tr = simulate_friction_adaptive::<level::Model, 3, 0, 3, 1, 2>(
+            &V3::zeros(),
+            &qd0,
+            &p,
+            0.0,
+            2.0 * t_stop,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let &(te, _, kind) = tr.events.first().expect("a stop");
+        assert_eq!(kind, FrictionEvent::Stop);
+        assert!((te - t_stop).abs() <= 1e-8 * t_stop, "{te} vs {t_stop}");
+        let d = v0 * v0 / (2.0 * mu * p.g);
+        let q1 = tr.q.last().expect("end");
+        let exact = V3::new(d * ang.cos(), d * ang.sin(), 0.0);
+        assert!((q1 - exact).norm() <= 1e-8 * d, "{q1} vs {exact}");
+    }
 }
