@@ -133,6 +133,36 @@ mechgen::mechanism! {
     }
 }
 
+mechgen::mechanism! {
+    #![generic]
+    /// The roller as a `#![generic]` module (the slip rows over any scalar).
+    pub mod roller_generic {
+        param r = 0.2;
+        param m = 1.5;
+        param g = 9.81;
+        coord x = 0.0;
+        coord y = 0.2;
+        coord phi = 0.0;
+        body wheel { mass = m, inertia = 0.5 * m * r * r, frame = frame(vec2(x, y), phi) }
+        gravity = vec2(0.0, -g);
+        inequality floor: y - r >= 0.0, friction = 0.3, tangent = der(x) + r * der(phi);
+    }
+}
+
+mechgen::mechanism! {
+    #![scalar = f32]
+    /// The incline in single precision (functions and constants only).
+    pub mod incline_f32 {
+        param th = 0.3;
+        coord x = 0.0;
+        coord y = 0.0;
+        body block { mass = 1.0, com = vec2(x, y) }
+        gravity = vec2(0.0, -9.81);
+        inequality slope: -sin(th) * x + cos(th) * y >= 0.0, friction = 0.5,
+            tangent = cos(th) * x + sin(th) * y;
+    }
+}
+
 type V2 = SVector<f64, 2>;
 type V3 = SVector<f64, 3>;
 
@@ -583,4 +613,18 @@ fn spatial_contact_has_the_disc_cone() {
         let exact = V3::new(d * ang.cos(), d * ang.sin(), 0.0);
         assert!((q1 - exact).norm() <= 1e-8 * d, "{q1} vs {exact}");
     }
+}
+
+/// The `#![generic]` and `#![scalar = f32]` modules carry the same friction items.
+#[test]
+fn generic_and_single_precision_modules_have_the_slip_rows() {
+    let q = V3::new(0.3, 0.2, 1.1);
+    let pg = roller_generic::Params::default();
+    let jt = roller_generic::tangent_jacobian(&q, &pg, 0.0);
+    assert_eq!((jt[(0, 0)], jt[(0, 1)], jt[(0, 2)]), (1.0, 0.0, pg.r));
+    assert_eq!(roller_generic::FRICTION, [0.3]);
+    let pf = incline_f32::Params::default();
+    let jt = incline_f32::tangent_jacobian(&SVector::<f32, 2>::zeros(), &pf, 0.0);
+    assert!((jt[(0, 0)] - pf.th.cos()).abs() < 1e-6 && (jt[(0, 1)] - pf.th.sin()).abs() < 1e-6);
+    assert_eq!(incline_f32::FRICTION, [0.5f32]);
 }
