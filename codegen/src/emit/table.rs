@@ -308,7 +308,7 @@ pub(crate) enum Trait {
     Dynamics,
     /// `runtime::Inequalities` (models with dynamics and inequality constraints).
     Inequalities,
-    /// `runtime::contact::Friction` (models with dynamics and a frictional contact).
+    /// `runtime::Friction` (models with dynamics and a frictional contact).
     Friction,
 }
 

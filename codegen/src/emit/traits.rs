@@ -58,7 +58,7 @@ pub(crate) fn model_impls(
         TokenStream::new()
     } else {
         quote! {
-            impl #krate::runtime::contact::Friction<NQ, NC, DOF, NI, NT> for Model {
+            impl #krate::runtime::Friction<NQ, NC, DOF, NI, NT> for Model {
                 const FRICTION: [#ty; NI] = FRICTION;
                 const TANGENT_CONTACT: [usize; NT] = TANGENT_CONTACT;
                 #friction

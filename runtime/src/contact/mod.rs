@@ -28,10 +28,12 @@ use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 mod adaptive;
 mod friction;
 mod linearise;
+/// The friction data a model provides ([`crate::Friction`], here for the solvers' callers).
+pub use crate::mechanism::Friction;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
 pub use friction::{
     friction_accelerations, friction_accelerations_with_modes, simulate_friction_adaptive,
-    AdaptiveFrictionOptions, ContactMode, Friction, FrictionError, FrictionEvent, FrictionOptions,
+    AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent, FrictionOptions,
     FrictionSolve, FrictionTrajectory,
 };
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
