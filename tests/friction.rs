@@ -628,3 +628,61 @@ fn generic_and_single_precision_modules_have_the_slip_rows() {
     assert!((jt[(0, 0)] - pf.th.cos()).abs() < 1e-6 && (jt[(0, 1)] - pf.th.sin()).abs() < 1e-6);
     assert_eq!(incline_f32::FRICTION, [0.5f32]);
 }
+
+/// A block launched up an incline stops at `v₀ / (g (sin θ + μ cos θ))` (a `Stop` event,
+/// 1e-8); on a steep incline it then slides back down with `g (sin θ − μ cos θ)` (position
+/// at the end, 1e-8), on a shallow one it stays where it stopped (1e-12 m).
+#[test]
+fn block_launched_up_an_incline_stops_then_sticks_or_slides_back() {
+    let mut rng = mechgen_test_support::rng(8);
+    let mu = 0.5;
+    for steep in [false, true] {
+        for _ in 0..4 {
+            let th: f64 = if steep {
+                rng.random_range(0.5f64.atan() + 1e-2..1.3)
+            } else {
+                rng.random_range(0.05..0.5f64.atan() - 1e-2)
+            };
+            let p = incline::Params {
+                th,
+                ..Default::default()
+            };
+            let v0: f64 = rng.random_range(0.5..3.0);
+            let (q0, qd0) = incline_state(th, 0.0, v0);
+            let up = p.g * (th.sin() + mu * th.cos());
+            let t_stop = v0 / up;
+            let s_stop = v0 * v0 / (2.0 * up);
+            let t1 = 3.0 * t_stop;
+            let tr = simulate_friction_adaptive::<incline::Model, 2, 0, 2, 1, 1>(
+                &q0,
+                &qd0,
+                &p,
+                0.0,
+                t1,
+                &AdaptiveFrictionOptions::default(),
+            )
+            .expect("simulate");
+            let &(te, _, kind) = tr.events.first().expect("a stop");
+            assert_eq!(kind, FrictionEvent::Stop);
+            assert!((te - t_stop).abs() <= 1e-8 * t_stop, "{te} vs {t_stop}");
+            let i = tr.t.iter().position(|&t| t == te).expect("event recorded");
+            let at_stop = along(th, &tr.q[i]);
+            assert!(
+                (at_stop - s_stop).abs() <= 1e-8 * s_stop,
+                "{at_stop} vs {s_stop}"
+            );
+            let end = along(th, tr.q.last().expect("end"));
+            if steep {
+                let down = p.g * (th.sin() - mu * th.cos());
+                let exact = s_stop - 0.5 * down * (t1 - t_stop).powi(2);
+                assert!(
+                    (end - exact).abs() <= 1e-8 * exact.abs().max(s_stop),
+                    "{end} vs {exact}"
+                );
+            } else {
+                assert!((end - at_stop).abs() <= 1e-12, "crept {:e}", end - at_stop);
+            }
+            assert_eq!(tr.events.len(), 1);
+        }
+    }
+}
