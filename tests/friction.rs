@@ -8,8 +8,8 @@
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::contact::{
-    friction_accelerations, simulate_friction_adaptive, AdaptiveFrictionOptions, ContactMode,
-    Friction, FrictionError, FrictionEvent, FrictionOptions,
+    friction_accelerations, friction_impact, simulate_friction_adaptive, AdaptiveFrictionOptions,
+    ContactMode, Friction, FrictionError, FrictionEvent, FrictionOptions,
 };
 use mechgen::runtime::Inequalities;
 use rand::RngExt;
@@ -685,4 +685,92 @@ fn block_launched_up_an_incline_stops_then_sticks_or_slides_back() {
             assert_eq!(tr.events.len(), 1);
         }
     }
+}
+
+/// A disc (`I = m r² / 2`, plastic contact) hitting the floor at `v_n` while moving at `u`
+/// and spinning at `ω`: the slip `u + r ω` is stopped by the tangential impulse `P = −(u + r
+/// ω) / (1/m + r²/I)` when `|P| ≤ μ m v_n`, and otherwise `P = −μ m v_n sign(u + r ω)`;
+/// then `u⁺ = u + P/m`, `ω⁺ = ω + r P / I`, `v⁺ = 0` (1e-12). On the adaptive route the
+/// same disc dropped from a height gets that impact at its touchdown.
+#[test]
+fn impacts_with_friction_stick_or_slide_within_the_cone() {
+    let mut rng = mechgen_test_support::rng(9);
+    let mu = 0.3;
+    let (mut sticks, mut slides) = (0, 0);
+    for _ in 0..40 {
+        let r: f64 = rng.random_range(0.05..1.0);
+        let m: f64 = rng.random_range(0.5..3.0);
+        let p = roller::Params {
+            r,
+            m,
+            k: 0.5,
+            ..Default::default()
+        };
+        let inertia = 0.5 * m * r * r;
+        let vn: f64 = rng.random_range(0.5..5.0);
+        let u: f64 = rng.random_range(-3.0..3.0);
+        let w: f64 = rng.random_range(-20.0..20.0);
+        let q = V3::new(0.0, r, 0.0);
+        let qd = V3::new(u, -vn, w);
+        let s =
+            friction_impact::<roller::Model, 3, 0, 3, 1, 1>(&q, &qd, &p, 0.0, &Default::default())
+                .expect("impact");
+        let slip = u + r * w;
+        let p_stick = -slip / (1.0 / m + r * r / inertia);
+        let cone = mu * m * vn;
+        let pt = if p_stick.abs() <= cone {
+            sticks += 1;
+            p_stick
+        } else {
+            slides += 1;
+            -cone * slip.signum()
+        };
+        let exact = V3::new(pt / m, vn, r * pt / inertia);
+        assert!(
+            (s.qdd - exact).norm() <= 1e-12 * (1.0 + exact.norm()),
+            "{} vs {exact}",
+            s.qdd
+        );
+        assert!((s.normal[0] - m * vn).abs() <= 1e-12 * m * vn);
+    }
+    assert!(sticks > 5 && slides > 5, "{sticks} {slides}");
+    // Dropped from height h with spin: the impact at touchdown, then the motion from there.
+    let p = roller::Params::default();
+    let h = 0.3;
+    let (u, w) = (1.0, 30.0);
+    let tr = simulate_friction_adaptive::<roller::Model, 3, 0, 3, 1, 1>(
+        &V3::new(0.0, p.r + h, 0.0),
+        &V3::new(u, 0.0, w),
+        &p,
+        0.0,
+        2.0,
+        &AdaptiveFrictionOptions::default(),
+    )
+    .expect("simulate");
+    let &(te, _, kind) = tr.events.first().expect("touchdown");
+    assert_eq!(kind, FrictionEvent::Touch);
+    let t_fall = (2.0 * h / p.g).sqrt();
+    assert!((te - t_fall).abs() <= 1e-8 * t_fall, "{te} vs {t_fall}");
+    assert_eq!(tr.impacts, 1);
+    // Just after the impact (the next recorded state starts the next phase at te).
+    let vn = p.g * t_fall;
+    let inertia = p.k * p.m * p.r * p.r;
+    let slip = u + p.r * w;
+    let p_stick = -slip / (1.0 / p.m + p.r * p.r / inertia);
+    let pt = if p_stick.abs() <= 0.3 * p.m * vn {
+        p_stick
+    } else {
+        -0.3 * p.m * vn * slip.signum()
+    };
+    let (u1, w1) = (u + pt / p.m, w + p.r * pt / inertia);
+    // Afterwards it slides until it rolls, keeping its angular momentum about the contact
+    // point, `I ω − m r u`: rolling (`ω = −v / r`) at `v = (m u1 − I w1 / r) / (m + I / r²)`.
+    let v_roll = (p.m * u1 - inertia * w1 / p.r) / (p.m + inertia / (p.r * p.r));
+    let qd1 = tr.qd.last().expect("end");
+    assert!(
+        (qd1[0] - v_roll).abs() <= 1e-8 * v_roll.abs().max(1.0),
+        "{} vs {v_roll}",
+        qd1[0]
+    );
+    assert!((qd1[0] + p.r * qd1[2]).abs() <= 1e-10, "still slipping");
 }

@@ -32,12 +32,13 @@
 //! opposite to the force that sticking would need (exact where the contact's tangential
 //! response is isotropic, as for a ball on a plane); its slide→stick event is the slip
 //! velocity's component along the direction it had when the phase started reaching zero
-//! (exact for straight slip paths). Impacts are frictionless (the existing impact law, no
-//! tangential impulse).
+//! (exact for straight slip paths). Impacts ([`friction_impact`]) use Newton's restitution
+//! on the normal velocity and a one-shot Coulomb law on the tangential impulse (not Routh's
+//! integration along the impact).
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{contact_accelerations, dmat, dvec, impact_with, ContactOptions};
+use super::{contact_accelerations, dmat, dvec, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
@@ -570,6 +571,74 @@ where
     Ok(finish(modes.to_vec(), sol, 1))
 }
 
+/// The impact at `(q, q̇)` with Coulomb friction: the velocity change `Δq̇` (in `qdd`), the
+/// normal impulses (in `normal`) and the tangential impulses (in `tangential`) of the active
+/// contacts. Each contact's post-impact normal velocity is at least `−e v_n` (`v_n < 0` the
+/// approach; `e` its restitution), its tangential impulse inside the cone `|P_t| ≤ μ P_n`,
+/// and either its post-impact slip is zero (sticking) or the impulse is `−μ P_n u` with the
+/// post-impact slip along `u` (maximal dissipation), by the same enumeration of modes as
+/// [`friction_accelerations`] on impulses. A one-shot Coulomb law with Newton's
+/// restitution: it dissipates for `e = 0`; with `e > 0` and friction the combination is
+/// not guaranteed to (Kane's example), which is not checked.
+pub fn friction_impact<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &FrictionOptions,
+) -> Result<FrictionSolve<NQ>, FrictionError>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    check(opts)?;
+    impact_modes::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts, &[false; NI])
+}
+
+/// [`friction_impact`] with the contacts marked `plastic` taken with restitution 0.
+fn impact_modes<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &FrictionOptions,
+    plastic: &[bool; NI],
+) -> Result<FrictionSolve<NQ>, FrictionError>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    let mut pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    // On impulses: M Δq̇ = impulses, C_J Δq̇ = −(C_J q̇ + C_t), J_n Δq̇ = −v_n − e min(v_n, 0)
+    // (equality on closed contacts, a lower bound on open ones), J_t Δq̇ = −v_t on sticking
+    // slip rows; with the slip "at rest" so that a sliding contact's post-impact slip is
+    // checked along its direction.
+    let vn = dvec(&(M::inequality_jacobian(q, p, t) * qd + M::inequality_jacobian_t(q, p, t)));
+    let cv = dvec(&(M::jacobian(q, p, t) * qd + M::jacobian_t(q, p, t)));
+    pb.f.fill(0.0);
+    pb.dc = -cv;
+    pb.dg = DVector::from_fn(NI, |k, _| {
+        let e = if plastic[k] { 0.0 } else { M::RESTITUTION[k] };
+        -vn[k] - e * vn[k].min(0.0)
+    });
+    pb.dt = -pb.vt.clone();
+    pb.vt.fill(0.0);
+    let (modes, sol, solves) = enumerate(&pb, opts, &[false; NI], &[false; NI])?;
+    Ok(finish(modes, sol, solves))
+}
+
 fn check(opts: &FrictionOptions) -> Result<(), FrictionError> {
     if !(opts.contact.active_tol > 0.0 && opts.contact.active_tol.is_finite()) {
         return Err(ContactError::InvalidOptions("active_tol must be positive and finite").into());
@@ -618,7 +687,7 @@ impl Default for AdaptiveFrictionOptions {
 /// What ended a phase of [`simulate_friction_adaptive`] at a contact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrictionEvent {
-    /// An open contact reached its boundary (an impact follows).
+    /// An open contact reached its boundary (an impact with friction follows).
     Touch,
     /// A closed contact's normal force reached zero (lift-off).
     Release,
@@ -641,7 +710,7 @@ pub struct FrictionTrajectory<const NQ: usize> {
     pub events: Vec<(f64, usize, FrictionEvent)>,
     /// Each phase's start time and contact modes.
     pub phases: Vec<(f64, Vec<ContactMode>)>,
-    /// Impacts applied (frictionless impulses).
+    /// Impacts applied (with friction: [`friction_impact`]).
     pub impacts: usize,
 }
 
@@ -798,7 +867,7 @@ where
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with Coulomb friction at the contacts, on
 /// DOPRI5: each phase keeps its contact modes (an exact, smooth right-hand side), and the
 /// mode changes are events located on the dense output — a contact touching
-/// ([`FrictionEvent::Touch`], a frictionless impact follows), releasing
+/// ([`FrictionEvent::Touch`], an impact with friction follows, [`friction_impact`]), releasing
 /// ([`FrictionEvent::Release`]), a sticking contact's force reaching `μ λ_n`
 /// ([`FrictionEvent::Slip`]) and a sliding contact's slip velocity reaching zero
 /// ([`FrictionEvent::Stop`]). At each phase start the modes are chosen again by
@@ -873,8 +942,9 @@ where
             let plastic: [bool; NI] = std::array::from_fn(|k| {
                 vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * opts.rest_height
             });
-            let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, copts, &plastic)?;
-            if !imp.handled.is_empty() {
+            let imp =
+                impact_modes::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction, &plastic)?;
+            if imp.normal.iter().any(|&l| l != 0.0) {
                 out.impacts += 1;
             }
             qd += imp.qdd;

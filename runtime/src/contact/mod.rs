@@ -32,9 +32,9 @@ mod linearise;
 pub use crate::mechanism::Friction;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
 pub use friction::{
-    friction_accelerations, friction_accelerations_with_modes, simulate_friction_adaptive,
-    AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent, FrictionOptions,
-    FrictionSolve, FrictionTrajectory,
+    friction_accelerations, friction_accelerations_with_modes, friction_impact,
+    simulate_friction_adaptive, AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent,
+    FrictionOptions, FrictionSolve, FrictionTrajectory,
 };
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 
