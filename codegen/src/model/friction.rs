@@ -14,14 +14,15 @@ use crate::expr::Sym;
 
 impl Lowerer {
     /// The friction coefficient and the slip rows of one scalar inequality (`vector`: the
-    /// inequality has several components, which cannot share one contact's friction).
+    /// inequality has several components, which cannot share one contact's friction;
+    /// `inputs[i]`: the name of parameter `i` if it is an input).
     pub(super) fn contact_friction(
         &mut self,
         name: &syn::Ident,
         friction: Option<&Expr>,
         tangent: Option<&Expr>,
         vector: bool,
-        inputs: &[bool],
+        inputs: &[Option<String>],
     ) -> Result<(f64, Vec<Tangent>)> {
         let (f, t) = match (friction, tangent) {
             (None, None) => return Ok((0.0, Vec::new())),
@@ -79,15 +80,16 @@ impl Lowerer {
         let mut rows = Vec::new();
         for e in comps {
             let syms = self.arena.symbols(&[e]);
-            if let Some(Sym::Param(i)) = syms
-                .iter()
-                .find(|s| matches!(s, Sym::Param(i) if inputs.get(*i as usize) == Some(&true)))
-            {
-                let _ = i;
+            if let Some(name) = syms.iter().find_map(|s| match s {
+                Sym::Param(i) => inputs.get(*i as usize).and_then(|n| n.as_deref()),
+                _ => None,
+            }) {
                 return Err(Error::spanned(
                     t,
-                    "an input cannot be used in a tangent (only in `force` and \
-                     `generalized_force`)",
+                    format!(
+                        "the input `{name}` cannot be used in a tangent (only in `force` and \
+                         `generalized_force`)"
+                    ),
                 ));
             }
             let velocity = syms.iter().any(|s| matches!(s, Sym::Vel(_)));

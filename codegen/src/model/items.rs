@@ -189,7 +189,11 @@ impl Lowerer {
             }
             None => 0.0,
         };
-        let inputs: Vec<bool> = parts.params.iter().map(|p| p.input).collect();
+        let inputs: Vec<Option<String>> = parts
+            .params
+            .iter()
+            .map(|p| p.input.then(|| p.name.clone()))
+            .collect();
         let (mu, tangents) =
             self.contact_friction(name, friction, tangent, lc.len() > 1, &inputs)?;
         let base = super::scope::plain(name);
