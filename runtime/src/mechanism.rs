@@ -193,6 +193,35 @@ pub trait Inequalities<const NQ: usize, const NC: usize, const DOF: usize, const
     ) -> SVector<f64, NI>;
 }
 
+/// The friction data of a model with frictional contacts: each inequality's friction
+/// coefficient and the slip velocities `v_t = J_t q̇ + a₀` of the frictional contacts (one
+/// row per planar contact, two per spatial one). Implemented by the generated `Model` of a
+/// module with `friction = μ, tangent = v` on an inequality.
+pub trait Friction<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+>: Inequalities<NQ, NC, DOF, NI>
+{
+    /// Coulomb friction coefficient of each inequality (0: frictionless).
+    const FRICTION: [f64; NI];
+    /// The inequality (contact) each slip row belongs to (ascending).
+    const TANGENT_CONTACT: [usize; NT];
+    /// `J_t`, the slip rows' Jacobian.
+    fn tangent_jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NT, NQ>;
+    /// `a₀`, the part of the slip velocities free of `q̇`.
+    fn tangent_jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NT>;
+    /// `γ_t` of `v̇_t = J_t q̈ − γ_t`.
+    fn tangent_gamma(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NT>;
+}
+
 /// The inequality functions and the constraint Jacobian of a `#![generic]` module with
 /// inequalities, over any scalar: what the contact step's Jacobians
 /// ([`contact_step_jacobians`](crate::contact::contact_step_jacobians)) evaluate with dual

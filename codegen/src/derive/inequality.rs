@@ -15,6 +15,13 @@ pub struct InequalityDerivatives {
     pub jacobian_t: Vec<ExprId>,
     /// `γ_g = −(J_g q̇)_q q̇ − 2 g_qt q̇ − g_tt` (`NI` entries of `q`, `q̇`, `p`, `t`).
     pub gamma: Vec<ExprId>,
+    /// `J_t`, the slip rows of the frictional contacts, in order (`NT × NQ`, sparse; empty
+    /// without friction).
+    pub tangent_jacobian: SymMatrix,
+    /// `a₀` of the slip velocity `v_t = J_t q̇ + a₀` (`NT` entries).
+    pub tangent_t: Vec<ExprId>,
+    /// `γ_t = −d(J_t q̇ + a₀)/dt` with `q̇` held: `v̇_t = J_t q̈ − γ_t` (`NT` entries).
+    pub tangent_gamma: Vec<ExprId>,
 }
 
 /// The derivatives of `model.inequalities`.
@@ -25,9 +32,19 @@ pub fn inequalities(model: &Model, arena: &mut Arena) -> InequalityDerivatives {
     let jacobian = rows_jacobian(a, nq, &rows);
     let jacobian_t: Vec<ExprId> = rows.iter().map(|&e| a.diff(e, Sym::Time)).collect();
     let gamma = rows_gamma(a, &jacobian, &jacobian_t);
+    let mut tangent_jacobian = SymMatrix::new(nq);
+    let mut tangent_t = Vec::new();
+    for t in model.inequalities.iter().flat_map(|g| &g.tangents) {
+        tangent_jacobian.push_row(a, t.row.clone());
+        tangent_t.push(t.rest);
+    }
+    let tangent_gamma = rows_gamma(a, &tangent_jacobian, &tangent_t);
     InequalityDerivatives {
         jacobian,
         jacobian_t,
         gamma,
+        tangent_jacobian,
+        tangent_t,
+        tangent_gamma,
     }
 }

@@ -73,6 +73,24 @@ pub(crate) fn items(
                     pub const RESTITUTION: [#ty; NI] = [#(#e),*];
                 });
             }
+            Entry::Friction(mu, contact) => {
+                let nt = idx(contact.len());
+                let mu: Vec<TokenStream> = mu
+                    .iter()
+                    .map(|m| opts.scalar.literal(*m).unwrap_or_default())
+                    .collect();
+                let contact = contact.iter().map(|&k| idx(k));
+                let ty = &opts.scalar.ty;
+                items.extend(quote! {
+                    /// Coulomb friction coefficient of each inequality constraint (0: frictionless).
+                    pub const FRICTION: [#ty; NI] = [#(#mu),*];
+                    /// Number of slip rows of the frictional contacts (one per planar contact, two
+                    /// per spatial one).
+                    pub const NT: usize = #nt;
+                    /// The inequality (contact) each slip row belongs to.
+                    pub const TANGENT_CONTACT: [usize; NT] = [#(#contact),*];
+                });
+            }
             Entry::OutputNames(names) => {
                 let no = idx(names.len());
                 items.extend(quote! {

@@ -138,6 +138,8 @@ pub(crate) enum Dim {
     No,
     /// `NI`, the inequality constraints.
     Ni,
+    /// `NT`, the slip rows of the frictional contacts.
+    Nt,
     /// `NP`, the parameters.
     Np,
 }
@@ -151,6 +153,7 @@ impl Dim {
             Dim::Dof => quote!(DOF),
             Dim::No => quote!(NO),
             Dim::Ni => quote!(NI),
+            Dim::Nt => quote!(NT),
             Dim::Np => quote!(NP),
         }
     }
@@ -305,6 +308,8 @@ pub(crate) enum Trait {
     Dynamics,
     /// `runtime::Inequalities` (models with dynamics and inequality constraints).
     Inequalities,
+    /// `runtime::Friction` (models with dynamics and a frictional contact).
+    Friction,
 }
 
 /// One generated straight-line function.
@@ -349,6 +354,9 @@ pub(crate) enum Entry {
     OutputNames(Vec<String>),
     /// `NI`, `INEQUALITY_NAMES` and `RESTITUTION`: the inequality constraints, in order.
     InequalityNames(Vec<(String, f64)>),
+    /// `FRICTION`, `NT` and `TANGENT_CONTACT`: each inequality's friction coefficient and the
+    /// contact of each slip row (models with a frictional contact).
+    Friction(Vec<f64>, Vec<usize>),
     /// `NP`, the number of parameters (the columns of `forces_jacobian_p`).
     ParamCount(usize),
     /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
@@ -824,6 +832,82 @@ fn inequality_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         nonzeros_vec(&d.gamma, arena),
     );
     f.implements = tr("inequality_gamma", 3);
+    out.push(Entry::Function(f));
+    friction_fns(c, d, out);
+}
+
+/// The slip rows of the frictional contacts: `FRICTION`, `NT`, `TANGENT_CONTACT`,
+/// `tangent_jacobian`, `tangent_jacobian_t` and `tangent_gamma`, when some inequality has
+/// friction.
+fn friction_fns(
+    c: &Ctx<'_>,
+    d: &crate::derive::inequality::InequalityDerivatives,
+    out: &mut Vec<Entry>,
+) {
+    let model = c.model;
+    let contact: Vec<usize> = model
+        .inequalities
+        .iter()
+        .enumerate()
+        .flat_map(|(k, g)| g.tangents.iter().map(move |_| k))
+        .collect();
+    if contact.is_empty() {
+        return;
+    }
+    let nt = contact.len();
+    let nq = c.nq;
+    let order = &c.order;
+    let arena = c.arena;
+    let tr = |name: &'static str, rank: u8| {
+        if c.an.dynamics.is_some() {
+            method(Trait::Friction, name, rank)
+        } else {
+            None
+        }
+    };
+    out.push(Entry::Friction(
+        model.inequalities.iter().map(|g| g.friction).collect(),
+        contact,
+    ));
+    let mut f = plain(
+        "tangent_jacobian",
+        format!(
+            " Jacobian `J_t` of the frictional contacts' slip velocities `v_t = J_t q̇ + a₀` \
+             ({nt} × {nq}; row `r` belongs to contact `TANGENT_CONTACT[r]`; structural zeros \
+             are not written).\n\n Column order: {order}."
+        ),
+        Inputs::Position,
+        Shape::Matrix(Dim::Nt, Dim::Nq),
+        "m",
+        d.tangent_jacobian
+            .nonzeros()
+            .map(|(i, j, e)| (e, (i, j)))
+            .unzip(),
+    );
+    f.implements = tr("tangent_jacobian", 0);
+    out.push(Entry::Function(f));
+    let mut f = plain(
+        "tangent_jacobian_t",
+        format!(" The part `a₀` of the slip velocities free of `q̇` ({nt} entries)."),
+        Inputs::Position,
+        Shape::Vector(Dim::Nt),
+        "v",
+        nonzeros_vec(&d.tangent_t, arena),
+    );
+    f.implements = tr("tangent_jacobian_t", 1);
+    out.push(Entry::Function(f));
+    let mut f = plain(
+        "tangent_gamma",
+        format!(
+            " Right-hand side `γ_t` of the slip accelerations: `v̇_t = J_t q̈ − γ_t` ({nt} \
+             entries)."
+        ),
+        Inputs::PositionVelocity,
+        Shape::Vector(Dim::Nt),
+        "g",
+        nonzeros_vec(&d.tangent_gamma, arena),
+    );
+    f.implements = tr("tangent_gamma", 2);
     out.push(Entry::Function(f));
 }
 

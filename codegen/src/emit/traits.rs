@@ -25,6 +25,7 @@ pub(crate) fn model_impls(
     let atlas = atlas_methods(table, opts);
     let dynamics = methods(table, Trait::Dynamics, opts);
     let inequalities = methods(table, Trait::Inequalities, opts);
+    let friction = methods(table, Trait::Friction, opts);
     let charts: Vec<TokenStream> = table
         .iter()
         .filter_map(|e| match e {
@@ -50,6 +51,17 @@ pub(crate) fn model_impls(
                 const INEQUALITY_NAMES: [&'static str; NI] = INEQUALITY_NAMES;
                 const RESTITUTION: [#ty; NI] = RESTITUTION;
                 #inequalities
+            }
+        }
+    };
+    let friction_impl = if friction.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            impl #krate::runtime::Friction<NQ, NC, DOF, NI, NT> for Model {
+                const FRICTION: [#ty; NI] = FRICTION;
+                const TANGENT_CONTACT: [usize; NT] = TANGENT_CONTACT;
+                #friction
             }
         }
     };
@@ -89,6 +101,7 @@ pub(crate) fn model_impls(
         #mass_nonzeros
         #dynamics_impl
         #inequalities_impl
+        #friction_impl
         #(#charts)*
     }
 }

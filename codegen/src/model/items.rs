@@ -132,7 +132,14 @@ impl Lowerer {
                 name,
                 condition,
                 restitution,
-            } => self.inequality(name, condition, restitution.as_deref(), parts),
+                friction,
+                tangent,
+            } => self.inequality(
+                name,
+                condition,
+                [restitution, friction, tangent].map(|o| o.as_deref()),
+                parts,
+            ),
             Item::GeneralizedForce { entries } => {
                 for f in entries {
                     let i = self.scope.coord_index(&f.name)?;
@@ -144,13 +151,13 @@ impl Lowerer {
         }
     }
 
-    /// `inequality NAME: lhs >= rhs (, restitution = e)?;` (or `<=`): `lhs − rhs ≥ 0` per
+    /// `inequality NAME: lhs >= rhs (, restitution = e)? (, friction = μ, tangent = v)?;` (or `<=`): `lhs − rhs ≥ 0` per
     /// component, named `NAME` or `NAME_x`, `NAME_y` (, `NAME_z`).
     fn inequality(
         &mut self,
         name: &syn::Ident,
         condition: &Expr,
-        restitution: Option<&Expr>,
+        [restitution, friction, tangent]: [Option<&Expr>; 3],
         parts: &mut Parts,
     ) -> Result<()> {
         const SHAPE: &str =
@@ -182,6 +189,13 @@ impl Lowerer {
             }
             None => 0.0,
         };
+        let inputs: Vec<Option<String>> = parts
+            .params
+            .iter()
+            .map(|p| p.input.then(|| p.name.clone()))
+            .collect();
+        let (mu, tangents) =
+            self.contact_friction(name, friction, tangent, lc.len() > 1, &inputs)?;
         let base = super::scope::plain(name);
         for (k, (&x, &y)) in lc.iter().zip(&rc).enumerate() {
             let g = if flip {
@@ -205,6 +219,8 @@ impl Lowerer {
                 name: n,
                 expr: g,
                 restitution: e,
+                friction: mu,
+                tangents: tangents.clone(),
                 span: name.span(),
             });
         }

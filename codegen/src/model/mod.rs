@@ -10,6 +10,7 @@ mod call;
 pub mod dynamics;
 mod formulas;
 mod frame;
+mod friction;
 mod items;
 mod joint;
 mod lower;
@@ -188,8 +189,21 @@ pub struct Inequality {
     pub expr: ExprId,
     /// Restitution coefficient `e ∈ [0, 1]` of impacts on it.
     pub restitution: f64,
+    /// Coulomb friction coefficient `μ ≥ 0` (0 and no tangents: frictionless).
+    pub friction: f64,
+    /// The slip rows of a frictional contact (one planar, two spatial; empty otherwise).
+    pub tangents: Vec<Tangent>,
     /// Span of its name.
     pub span: Span,
+}
+
+/// One slip component of a frictional contact: the slip velocity `v_t = J_t q̇ + a₀`.
+#[derive(Clone, Debug)]
+pub struct Tangent {
+    /// The structurally nonzero entries of `J_t`, by coordinate (ascending).
+    pub row: Vec<(usize, ExprId)>,
+    /// `a₀`, the part free of velocities.
+    pub rest: ExprId,
 }
 
 /// One scalar output (`output tip = vec2(…);` gives `tip_x` and `tip_y`): an expression of

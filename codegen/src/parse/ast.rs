@@ -44,6 +44,8 @@ mod kw {
     syn::custom_keyword!(output);
     syn::custom_keyword!(inequality);
     syn::custom_keyword!(restitution);
+    syn::custom_keyword!(friction);
+    syn::custom_keyword!(tangent);
     syn::custom_keyword!(joint);
     syn::custom_keyword!(velocity_constraint);
     syn::custom_keyword!(frame);
@@ -194,7 +196,8 @@ pub enum Item {
         /// Entries.
         entries: Vec<Field>,
     },
-    /// `inequality NAME: lhs >= rhs (, restitution = e)?;`
+    /// `inequality NAME: lhs >= rhs (, restitution = e)? (, friction = μ)? (, tangent =
+    /// v)?;` (the options in any order)
     Inequality {
         /// Name.
         name: Ident,
@@ -202,6 +205,11 @@ pub enum Item {
         condition: Expr,
         /// Restitution coefficient of impacts on it (default 0: plastic).
         restitution: Option<Box<Expr>>,
+        /// Coulomb friction coefficient of the contact (default: frictionless).
+        friction: Option<Box<Expr>>,
+        /// The contact's slip: a scalar (planar) or `vec2` (spatial) whose rate, or which as
+        /// a velocity expression in `der(q)` itself, is the tangential slip velocity.
+        tangent: Option<Box<Expr>>,
     },
     /// `joint NAME = kind(args);`: constraint equations between two frames (`revolute(A,
     /// B)`, …) or points (`distance(p, q, l)`, …).
@@ -442,19 +450,42 @@ impl Parse for Item {
             let name: Ident = input.parse()?;
             input.parse::<Token![:]>()?;
             let condition = input.parse()?;
-            let restitution = if input.peek(Token![,]) {
+            let mut restitution = None;
+            let mut friction = None;
+            let mut tangent = None;
+            while input.peek(Token![,]) {
                 input.parse::<Token![,]>()?;
-                input.parse::<kw::restitution>()?;
+                let la = input.lookahead1();
+                let (slot, key) = if la.peek(kw::restitution) {
+                    input.parse::<kw::restitution>()?;
+                    (&mut restitution, "restitution")
+                } else if la.peek(kw::friction) {
+                    input.parse::<kw::friction>()?;
+                    (&mut friction, "friction")
+                } else if la.peek(kw::tangent) {
+                    input.parse::<kw::tangent>()?;
+                    (&mut tangent, "tangent")
+                } else {
+                    return Err(la.error());
+                };
+                let at = input.span();
                 input.parse::<Token![=]>()?;
-                Some(Box::new(input.parse()?))
-            } else {
-                None
-            };
+                let value: Expr = input.parse()?;
+                if slot.is_some() {
+                    return Err(syn::Error::new(
+                        at,
+                        format!("`{key}` is given twice for this inequality"),
+                    ));
+                }
+                *slot = Some(Box::new(value));
+            }
             semi(input, "inequality")?;
             Ok(Item::Inequality {
                 name,
                 condition,
                 restitution,
+                friction,
+                tangent,
             })
         } else if la.peek(kw::joint) {
             input.parse::<kw::joint>()?;

@@ -147,7 +147,13 @@ where
 
 /// `q` moved by one minimum-norm Gauss–Newton step onto `C = 0` and `g_k = 0` for the
 /// contacts within `tol` of their boundary (unchanged when there are none).
-fn onto_boundaries<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
+pub(super) fn onto_boundaries<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
@@ -185,7 +191,7 @@ where
 }
 
 /// The contacts whose impact is too slow to bounce higher than `rest_height`: plastic.
-fn resting<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
+pub(super) fn resting<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
     q: &SVector<f64, NQ>,
     qd: &SVector<f64, NQ>,
     p: &M::Params,

@@ -26,8 +26,16 @@
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
 mod adaptive;
+mod friction;
 mod linearise;
+/// The friction data a model provides ([`crate::Friction`], here for the solvers' callers).
+pub use crate::mechanism::Friction;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
+pub use friction::{
+    friction_accelerations, friction_accelerations_with_modes, friction_impact,
+    simulate_friction_adaptive, AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent,
+    FrictionOptions, FrictionSolve, FrictionTrajectory,
+};
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 
 use crate::error::ContactError;
