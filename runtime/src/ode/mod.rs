@@ -157,9 +157,9 @@ pub trait OdeSystem<S: OdeState> {
     ) -> Result<StepControl, Self::Error> {
         Ok(StepControl::Continue)
     }
-    /// Event functions of the state (`None`, the default: no events). [`dopri5`] and [`dop853`] stop at
-    /// the first time inside an accepted step where a component positive at the step's start
-    /// reaches zero, located by bisection on the step's dense output ([`Solution::event`]
+    /// Event functions of the state (`None`, the default: no events). [`dopri5`] and
+    /// [`dop853`] stop at the first time inside an accepted step where a component positive
+    /// at the step's start reaches zero, located by bisection on the step's dense output ([`Solution::event`]
     /// names the component; [`Solution::stopped`] holds the time and the projected state).
     fn events(&mut self, _t: f64, _y: &S) -> Result<Option<Vec<f64>>, Self::Error> {
         Ok(None)
@@ -193,18 +193,18 @@ where
 pub struct Stats {
     /// Accepted steps.
     pub steps: usize,
-    /// Rejected steps (error too large, non-finite stage, or — [`dopri5`], [`dop853`] — a projection
-    /// that moved the state by more than the tolerance).
+    /// Rejected steps (error too large, non-finite stage, or — [`dopri5`], [`dop853`] — a
+    /// projection that moved the state by more than the tolerance).
     pub rejected: usize,
     /// Evaluations of the right-hand side.
     pub rhs_calls: usize,
     /// Calls of [`OdeSystem::project`].
     pub projections: usize,
-    /// [`dopri5`], [`dop853`]: steps rejected because the post-step projection moved the state by more
-    /// than the local error tolerance (counted in `rejected` too).
+    /// [`dopri5`], [`dop853`]: steps rejected because the post-step projection moved the
+    /// state by more than the local error tolerance (counted in `rejected` too).
     pub projection_rejections: usize,
-    /// [`dopri5`], [`dop853`]: the largest post-step projection correction of an accepted step, in the
-    /// weighted RMS norm of the error test (`≤ 1`: within the tolerance). [`rk4`]: the same
+    /// [`dopri5`], [`dop853`]: the largest post-step projection correction of an accepted
+    /// step, in the weighted RMS norm of the error test (`≤ 1`: within the tolerance). [`rk4`]: the same
     /// norm with `rtol = 1e-6`, `atol = 1e-9` (reported only; a fixed step cannot react).
     pub max_projection: f64,
 }
