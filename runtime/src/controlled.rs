@@ -10,7 +10,7 @@ use crate::assemble::assemble_min_norm;
 use crate::error::SimError;
 use crate::lagrange::lagrange_qdd;
 use crate::mechanism::Dynamics;
-use crate::ode::{dopri5, rk4, OdeSystem, Pair};
+use crate::ode::{dop853, dopri5, rk4, OdeSystem, Pair};
 use crate::simulate::{
     add_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator,
     SimOptions, SimStats, Trajectory,
@@ -237,6 +237,7 @@ where
     sys.project(t0, &mut y0)?;
     let sol = match &opts.integrator {
         Integrator::Dopri5(o) => dopri5(&mut sys, t0, y0, &grid[1..], o)?,
+        Integrator::Dop853(o) => dop853(&mut sys, t0, y0, &grid[1..], o)?,
         Integrator::Rk4(o) => rk4(&mut sys, t0, y0, &grid[1..], o)?,
     };
     let mut traj = Trajectory {

@@ -21,12 +21,16 @@ use nalgebra::SVector;
 
 use crate::ali3p::{simulate_ali3p, Adaptive, Ali3pOptions};
 use crate::error::{OdeError, SimError};
+
+mod accuracy;
 use crate::mechanism::{Dynamics, Mechanism};
 use crate::ode::Dopri5Options;
 use crate::simulate::{
     add_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator, RankDrop,
     SimOptions, SimStats, Trajectory,
 };
+use accuracy::control;
+pub use accuracy::{Accuracy, GlobalError};
 
 /// The state a simulation starts from: time, coordinates and their velocities.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -127,6 +131,9 @@ pub struct Options {
     pub ali3p: Ali3pOptions,
     /// [`Route::Ali3p`]: take `ali3p.h` as a fixed step instead of step-size control.
     pub ali3p_fixed_step: bool,
+    /// What the tolerances bound: the global error at the outputs by default
+    /// ([`Accuracy::Control`]), or only the error of each step ([`Accuracy::Local`]).
+    pub accuracy: Accuracy,
 }
 
 impl Default for Options {
@@ -142,7 +149,7 @@ impl Default for Options {
             sim: SimOptions {
                 // Ten million steps: a stiff model at rtol 1e-12 (IFToMM A05) takes more
                 // than the integrator's own default of 1e5 over 10 s.
-                integrator: Integrator::Dopri5(Dopri5Options {
+                integrator: Integrator::Dop853(Dopri5Options {
                     max_steps: 10_000_000,
                     ..Dopri5Options::default()
                 }),
@@ -150,6 +157,7 @@ impl Default for Options {
             },
             ali3p: Ali3pOptions::default(),
             ali3p_fixed_step: false,
+            accuracy: Accuracy::default(),
         }
     }
 }
@@ -187,6 +195,9 @@ pub struct Simulation<const NQ: usize, const NC: usize> {
     /// The stretches in time order and the route of each (one for a run without
     /// hand-overs).
     pub stretches: Vec<Stretch>,
+    /// The estimated global error at the outputs and whether it meets the tolerances
+    /// (`None` with [`Accuracy::Local`] or a fixed-step integrator).
+    pub global_error: Option<GlobalError>,
 }
 
 impl<const NQ: usize, const NC: usize> std::ops::Deref for Simulation<NQ, NC> {
@@ -251,8 +262,33 @@ where
     if !(start.q.iter().all(|x| x.is_finite()) && start.qd.iter().all(|x| x.is_finite())) {
         return Err(SimError::InvalidInput("the start state must be finite"));
     }
+    let fixed_step = matches!(opts.sim.integrator, Integrator::Rk4(_))
+        || (opts.route == Route::Ali3p && opts.ali3p_fixed_step);
+    let first = one_run::<M, NQ, NC, DOF>(p, start, t_end, &grid, opts)?;
+    let max_runs = match opts.accuracy {
+        _ if fixed_step => return Ok(first),
+        Accuracy::Local => return Ok(first),
+        Accuracy::Estimate => 2,
+        Accuracy::Control { max_runs } => max_runs.max(2),
+    };
+    Ok(control::<M, NQ, NC, DOF>(
+        p, start, t_end, &grid, opts, first, max_runs,
+    ))
+}
+
+/// One simulation at the options' tolerances.
+fn one_run<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    p: &M::Params,
+    start: &State<NQ>,
+    t_end: f64,
+    grid: &[f64],
+    opts: &Options,
+) -> Result<Simulation<NQ, NC>, SimError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
     if opts.route != Route::Auto {
-        let trajectory = run_route::<M, NQ, NC, DOF>(opts.route, p, start, t_end, &grid, opts)?;
+        let trajectory = run_route::<M, NQ, NC, DOF>(opts.route, p, start, t_end, grid, opts)?;
         return Ok(Simulation {
             trajectory,
             stretches: vec![Stretch {
@@ -261,9 +297,10 @@ where
                 route: opts.route,
                 reason: None,
             }],
+            global_error: None,
         });
     }
-    auto::<M, NQ, NC, DOF>(p, start, t_end, &grid, opts)
+    auto::<M, NQ, NC, DOF>(p, start, t_end, grid, opts)
 }
 
 /// The output times strictly inside `(a, b)` of the full grid.
@@ -289,6 +326,11 @@ where
             let mut sim = opts.sim.clone();
             sim.integrator = match sim.integrator {
                 Integrator::Dopri5(d) => Integrator::Dopri5(Dopri5Options {
+                    rtol: opts.rtol,
+                    atol: opts.atol,
+                    ..d
+                }),
+                Integrator::Dop853(d) => Integrator::Dop853(Dopri5Options {
                     rtol: opts.rtol,
                     atol: opts.atol,
                     ..d
@@ -534,5 +576,6 @@ where
     Ok(Simulation {
         trajectory: joined.traj,
         stretches,
+        global_error: None,
     })
 }

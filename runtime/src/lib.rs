@@ -82,7 +82,7 @@ pub mod velocity;
 pub use csv::write_csv;
 pub use dual::Dual;
 #[cfg(feature = "std")]
-pub use entry::{simulate, Options, Route, Simulation, State, Stretch};
+pub use entry::{simulate, Accuracy, GlobalError, Options, Route, Simulation, State, Stretch};
 #[cfg(feature = "std")]
 pub use error::{
     AssemblyError, ContactError, DynamicsError, KinematicsError, Located, OdeError, SimError,

@@ -149,6 +149,12 @@ pub struct RunOptions {
     /// projection route steps over the point on the branch its velocity continues; the
     /// Lagrange route carries on without holding a branch).
     pub rank_drop: runtime::simulate::RankDrop,
+    /// [`Route::Auto`]: what the tolerances bound ([`runtime::Options::accuracy`]; the
+    /// runtime's default, [`runtime::Accuracy::Control`], in [`RunOptions::full`]).
+    pub accuracy: runtime::Accuracy,
+    /// [`Route::Auto`]: the integrator of the projection and Lagrange routes (its tolerances
+    /// set from `rtol`, `atol`); `None`: the runtime's default.
+    pub auto_integrator: Option<Integrator>,
 }
 
 /// The fixed step of the ALI3-P route per problem (s). A02: 2e-3, the high-precision level
@@ -187,6 +193,8 @@ impl RunOptions {
             ali3p_rtol: None,
             tangent_reuse: runtime::ali3p::Ali3pOptions::default().tangent_reuse,
             rank_drop,
+            accuracy: runtime::Accuracy::default(),
+            auto_integrator: None,
         }
     }
 }
@@ -215,8 +223,17 @@ pub struct Report {
     pub energy_change: Option<f64>,
     /// Largest `‖C(q)‖` before a projection.
     pub max_residual: f64,
-    /// Integrator counters.
+    /// Integrator counters (of the returned run).
     pub ode: Stats,
+    /// Right-hand sides over all runs ([`Route::Auto`] with a global-error estimate makes
+    /// two or more; else `ode.rhs_calls`): the cost of the result.
+    pub rhs_total: usize,
+    /// [`Route::Auto`]: the runtime's estimate of the global error and whether it meets the
+    /// tolerances ([`runtime::Simulation::global_error`]).
+    pub global_error: Option<runtime::GlobalError>,
+    /// [`Route::Auto`]: the stretches handed to another route than the projection method,
+    /// with the route and the reason ([`runtime::Simulation::stretches`]).
+    pub handovers: Vec<runtime::Stretch>,
     /// Newton iterations of the projections.
     pub newton_iterations: usize,
     /// Right-hand sides that used a numeric null-space basis.
@@ -269,7 +286,7 @@ fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
     p: &M::Params,
     opts: &RunOptions,
     steps: usize,
-) -> Result<(Trajectory<NQ, NC>, Duration), (SimError, Duration)>
+) -> Result<Ran<NQ, NC>, (SimError, Duration)>
 where
     M: Dynamics<NQ, NC, DOF> + Default,
 {
@@ -291,18 +308,31 @@ where
             for (k, &i) in M::INDEPENDENT.iter().enumerate() {
                 qd0[i] = u0[k];
             }
-            let o = runtime::Options {
+            let mut o = runtime::Options {
                 rtol: opts.rtol,
                 atol: opts.atol,
                 output_times: sim.output_times.clone(),
+                accuracy: opts.accuracy,
                 ..runtime::Options::default()
             };
+            if let Some(integrator) = opts.auto_integrator {
+                o.sim.integrator = integrator;
+            }
             let state = runtime::State::new(0.0, *q0, qd0);
-            runtime::simulate(M::default(), p, &state, opts.t_end, &o).map(|s| s.trajectory)
+            runtime::simulate(M::default(), p, &state, opts.t_end, &o).map(|s| {
+                let handovers = s
+                    .stretches
+                    .iter()
+                    .filter(|x| x.reason.is_some())
+                    .cloned()
+                    .collect();
+                (s.trajectory, s.global_error, handovers)
+            })
         }
         Route::Projection => runtime::simulate::simulate_projection::<M, NQ, NC, DOF>(
             q0, u0, p, 0.0, opts.t_end, &sim,
-        ),
+        )
+        .map(|t| (t, None, Vec::new())),
         Route::Lagrange => {
             // The initial velocity keeps its independent part (the route projects it).
             let mut qd0 = SVector::<f64, NQ>::zeros();
@@ -312,6 +342,7 @@ where
             runtime::simulate::simulate_lagrange::<M, NQ, NC, DOF>(
                 q0, &qd0, p, 0.0, opts.t_end, &sim,
             )
+            .map(|t| (t, None, Vec::new()))
         }
         Route::Ali3p => {
             let mut qd0 = SVector::<f64, NQ>::zeros();
@@ -330,21 +361,37 @@ where
                 ..runtime::ali3p::Ali3pOptions::default()
             };
             runtime::ali3p::simulate_ali3p::<M, NQ, NC, DOF>(q0, &qd0, p, 0.0, opts.t_end, &o)
+                .map(|t| (t, None, Vec::new()))
         }
     };
     let wall = start.elapsed();
-    r.map(|t| (t, wall)).map_err(|e| (e, wall))
+    r.map(|(traj, global, handovers)| Ran {
+        traj,
+        global,
+        handovers,
+        wall,
+    })
+    .map_err(|e| (e, wall))
+}
+
+/// A completed simulation: its trajectory, the runtime's global-error estimate
+/// ([`Route::Auto`]) and its wall time.
+struct Ran<const NQ: usize, const NC: usize> {
+    traj: Trajectory<NQ, NC>,
+    global: Option<runtime::GlobalError>,
+    handovers: Vec<runtime::Stretch>,
+    wall: Duration,
 }
 
 /// Builds the report from a trajectory, the quantity and its reference at the outputs.
 fn report<const NQ: usize, const NC: usize>(
     problem: Problem,
     route: Route,
-    traj: &Trajectory<NQ, NC>,
-    wall: Duration,
+    ran: &Ran<NQ, NC>,
     quantity: impl Fn(f64, &SVector<f64, NQ>, &SVector<f64, NQ>) -> Vec<f64>,
     reference: &[Vec<f64>],
 ) -> Report {
+    let (traj, wall) = (&ran.traj, ran.wall);
     let mut error: f64 = 0.0;
     let mut value = Vec::new();
     for (k, t) in traj.t.iter().enumerate() {
@@ -378,6 +425,9 @@ fn report<const NQ: usize, const NC: usize>(
         energy_change: s.energy_change,
         max_residual: s.max_residual,
         ode: s.ode,
+        rhs_total: ran.global.as_ref().map_or(s.ode.rhs_calls, |g| g.rhs_calls),
+        global_error: ran.global.clone(),
+        handovers: ran.handovers.clone(),
         newton_iterations: s.newton_iterations,
         numeric_fallbacks: s.numeric_fallbacks,
         partition_switches: s.partition_switches,
@@ -503,16 +553,15 @@ pub fn run(problem: Problem, route: Route, opts: &RunOptions) -> Result<Report, 
             use a01 as m;
             let p = m::Params::default();
             let q0 = SVector::from(m::NOMINAL_Q);
-            let (traj, wall) =
-                simulate::<m::Model, 2, 1, 1>(route, &q0, &SVector::zeros(), &p, opts, steps)
-                    .map_err(|e| err(problem, route, e))?;
+            let ran = simulate::<m::Model, 2, 1, 1>(route, &q0, &SVector::zeros(), &p, opts, steps)
+                .map_err(|e| err(problem, route, e))?;
+            let traj = &ran.traj;
             let reference: Vec<Vec<f64>> =
                 traj.t.iter().map(|&t| a01_exact(t, &p).to_vec()).collect();
             Ok(report(
                 problem,
                 route,
-                &traj,
-                wall,
+                &ran,
                 |_, q, _| vec![q[0], q[1]],
                 &reference,
             ))
@@ -522,9 +571,9 @@ pub fn run(problem: Problem, route: Route, opts: &RunOptions) -> Result<Report, 
             use andrews as m;
             let p = m::Params::default();
             let q0 = SVector::from(m::NOMINAL_Q);
-            let (traj, wall) =
-                simulate::<m::Model, 7, 6, 1>(route, &q0, &SVector::zeros(), &p, opts, steps)
-                    .map_err(|e| err(problem, route, e))?;
+            let ran = simulate::<m::Model, 7, 6, 1>(route, &q0, &SVector::zeros(), &p, opts, steps)
+                .map_err(|e| err(problem, route, e))?;
+            let traj = &ran.traj;
             // Only the end time has a published reference; t = 0 is the initial value.
             let mut reference: Vec<Vec<f64>> =
                 traj.q.iter().map(|q| q.as_slice().to_vec()).collect();
@@ -536,8 +585,7 @@ pub fn run(problem: Problem, route: Route, opts: &RunOptions) -> Result<Report, 
             Ok(report(
                 problem,
                 route,
-                &traj,
-                wall,
+                &ran,
                 |_, q, _| q.as_slice().to_vec(),
                 &reference,
             ))
@@ -546,16 +594,15 @@ pub fn run(problem: Problem, route: Route, opts: &RunOptions) -> Result<Report, 
             use a04 as m;
             let p = m::Params::default();
             let q0 = SVector::from(m::NOMINAL_Q);
-            let (traj, wall) =
-                simulate::<m::Model, 5, 5, 1>(route, &q0, &SVector::zeros(), &p, opts, steps)
-                    .map_err(|e| err(problem, route, e))?;
+            let ran = simulate::<m::Model, 5, 5, 1>(route, &q0, &SVector::zeros(), &p, opts, steps)
+                .map_err(|e| err(problem, route, e))?;
+            let traj = &ran.traj;
             let e0 = m::energy(&traj.q[0], &traj.qd[0], &p, 0.0);
             let reference = vec![vec![e0]; traj.t.len()];
             Ok(report(
                 problem,
                 route,
-                &traj,
-                wall,
+                &ran,
                 |t, q, qd| vec![m::energy(q, qd, &p, t)],
                 &reference,
             ))
@@ -565,15 +612,15 @@ pub fn run(problem: Problem, route: Route, opts: &RunOptions) -> Result<Report, 
             let p = m::Params::default();
             let q0 = SVector::from(m::NOMINAL_Q);
             let u0 = SVector::<f64, 4>::new(2.0 * std::f64::consts::PI, 0.0, 0.0, 0.0);
-            let (traj, wall) = simulate::<m::Model, 4, 0, 4>(route, &q0, &u0, &p, opts, steps)
+            let ran = simulate::<m::Model, 4, 0, 4>(route, &q0, &u0, &p, opts, steps)
                 .map_err(|e| err(problem, route, e))?;
+            let traj = &ran.traj;
             let l0 = a05_angular_momentum(&traj.q[0], &traj.qd[0], &p);
             let reference = vec![vec![l0]; traj.t.len()];
             Ok(report(
                 problem,
                 route,
-                &traj,
-                wall,
+                &ran,
                 |_, q, qd| vec![a05_angular_momentum(q, qd, &p)],
                 &reference,
             ))
@@ -590,21 +637,21 @@ fn run_a02(n: usize, route: Route, opts: &RunOptions, steps: usize) -> Result<Re
             let q0 = SVector::from(m::NOMINAL_Q);
             // ẋ_B0 = −sin θ0 · θ̇0 = 1 m/s at θ0 = π/2.
             let u0 = SVector::<f64, 1>::new(-1.0);
-            let (traj, wall) = simulate::<m::Model, $nq, $nc, 1>(route, &q0, &u0, &p, opts, steps)
+            let ran = simulate::<m::Model, $nq, $nc, 1>(route, &q0, &u0, &p, opts, steps)
                 .map_err(|e| err(problem, route, e))?;
+            let traj = &ran.traj;
             let exact = a02_branch(n, p.g, &traj.t[1..]).map_err(|message| RunError {
                 problem,
                 route,
                 message: format!("reference: {message}"),
-                wall,
+                wall: ran.wall,
             })?;
             let mut reference = vec![vec![0.0, 1.0]];
             reference.extend(exact.iter().map(|y| vec![y[0].cos(), y[0].sin()]));
             Ok(report(
                 problem,
                 route,
-                &traj,
-                wall,
+                &ran,
                 |_, q, _| vec![q[0].cos(), q[0].sin()],
                 &reference,
             ))
@@ -739,8 +786,9 @@ pub fn a05_energies(
     let p = m::Params::default();
     let q0 = SVector::from(m::NOMINAL_Q);
     let u0 = SVector::<f64, 4>::new(2.0 * std::f64::consts::PI, 0.0, 0.0, 0.0);
-    let (traj, wall) = simulate::<m::Model, 4, 0, 4>(route, &q0, &u0, &p, opts, outputs.max(1))
+    let ran = simulate::<m::Model, 4, 0, 4>(route, &q0, &u0, &p, opts, outputs.max(1))
         .map_err(|e| err(problem, route, e))?;
+    let traj = &ran.traj;
     let mut out = Vec::with_capacity(traj.t.len());
     for (k, &t) in traj.t.iter().enumerate() {
         let (q, qd) = (&traj.q[k], &traj.qd[k]);
@@ -750,7 +798,7 @@ pub fn a05_energies(
                 problem,
                 route,
                 message: format!("non-finite energy {e} at t = {t}"),
-                wall,
+                wall: ran.wall,
             });
         }
         out.push(A05Output {

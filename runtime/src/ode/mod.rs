@@ -1,7 +1,10 @@
-//! Explicit ODE integrators: fixed-step classical Runge–Kutta ([`rk4`]) and adaptive
-//! Dormand–Prince 5(4) with dense output ([`dopri5`]).
+//! Explicit ODE integrators: fixed-step classical Runge–Kutta ([`rk4`]), adaptive
+//! Dormand–Prince 5(4) with dense output ([`dopri5`]) and adaptive Dormand–Prince 8(5,3)
+//! with dense output ([`dop853`], fewer right-hand sides at tight tolerances). The two
+//! adaptive methods share one driver (step-size control, projection, outputs, events) and
+//! one options struct ([`Dopri5Options`]).
 //!
-//! Both are generic over a small state trait [`OdeState`] (implemented for
+//! All are generic over a small state trait [`OdeState`] (implemented for
 //! `SVector<f64, N>`, `DVector<f64>`, `Vec<f64>` and the two-block [`Pair`]) so that a
 //! fixed-size state never allocates in a step. A system is anything implementing
 //! [`OdeSystem`]: a closure `FnMut(f64, &S) -> Result<S, E>` works directly; implement the
@@ -154,9 +157,9 @@ pub trait OdeSystem<S: OdeState> {
     ) -> Result<StepControl, Self::Error> {
         Ok(StepControl::Continue)
     }
-    /// Event functions of the state (`None`, the default: no events). [`dopri5`] stops at
-    /// the first time inside an accepted step where a component positive at the step's start
-    /// reaches zero, located by bisection on the step's dense output ([`Solution::event`]
+    /// Event functions of the state (`None`, the default: no events). [`dopri5`] and
+    /// [`dop853`] stop at the first time inside an accepted step where a component positive
+    /// at the step's start reaches zero, located by bisection on the step's dense output ([`Solution::event`]
     /// names the component; [`Solution::stopped`] holds the time and the projected state).
     fn events(&mut self, _t: f64, _y: &S) -> Result<Option<Vec<f64>>, Self::Error> {
         Ok(None)
@@ -190,18 +193,18 @@ where
 pub struct Stats {
     /// Accepted steps.
     pub steps: usize,
-    /// Rejected steps (error too large, non-finite stage, or — [`dopri5`] — a projection
-    /// that moved the state by more than the tolerance).
+    /// Rejected steps (error too large, non-finite stage, or — [`dopri5`], [`dop853`] — a
+    /// projection that moved the state by more than the tolerance).
     pub rejected: usize,
     /// Evaluations of the right-hand side.
     pub rhs_calls: usize,
     /// Calls of [`OdeSystem::project`].
     pub projections: usize,
-    /// [`dopri5`]: steps rejected because the post-step projection moved the state by more
-    /// than the local error tolerance (counted in `rejected` too).
+    /// [`dopri5`], [`dop853`]: steps rejected because the post-step projection moved the
+    /// state by more than the local error tolerance (counted in `rejected` too).
     pub projection_rejections: usize,
-    /// [`dopri5`]: the largest post-step projection correction of an accepted step, in the
-    /// weighted RMS norm of the error test (`≤ 1`: within the tolerance). [`rk4`]: the same
+    /// [`dopri5`], [`dop853`]: the largest post-step projection correction of an accepted
+    /// step, in the weighted RMS norm of the error test (`≤ 1`: within the tolerance). [`rk4`]: the same
     /// norm with `rtol = 1e-6`, `atol = 1e-9` (reported only; a fixed step cannot react).
     pub max_projection: f64,
 }
@@ -224,7 +227,7 @@ pub struct Solution<S> {
     pub event: Option<usize>,
 }
 
-/// Options of [`dopri5`].
+/// Options of [`dopri5`] and [`dop853`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Dopri5Options {
     /// Relative tolerance (per component).
@@ -354,8 +357,11 @@ fn wrms<S: OdeState>(x: &S, a: &S, b: &S, rtol: f64, atol: f64) -> f64 {
     (sum / n).sqrt()
 }
 
+mod dop853;
 mod dopri5;
+mod driver;
 mod rk4;
 
+pub use dop853::dop853;
 pub use dopri5::dopri5;
 pub use rk4::rk4;

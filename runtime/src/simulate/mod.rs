@@ -27,7 +27,7 @@ use crate::null_space::{
     DEFAULT_PIVOT_THRESHOLD,
 };
 use crate::ode::{
-    dopri5, rk4, Dopri5Options, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
+    dop853, dopri5, rk4, Dopri5Options, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
 };
 use crate::projection::{multipliers, projection_accelerations_in};
 use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent_in};
@@ -66,6 +66,9 @@ pub const MAX_SWITCHES_PER_STEP: usize = 4;
 pub enum Integrator {
     /// Adaptive Dormand–Prince 5(4).
     Dopri5(Dopri5Options),
+    /// Adaptive Dormand–Prince 8(5,3) (the same options; fewer right-hand sides at tight
+    /// tolerances).
+    Dop853(Dopri5Options),
     /// Fixed-step classical Runge–Kutta.
     Rk4(Rk4Options),
 }
@@ -369,6 +372,7 @@ where
 {
     match integrator {
         Integrator::Dopri5(o) => dopri5(sys, t0, y0, grid, o).map_err(SimError::from),
+        Integrator::Dop853(o) => dop853(sys, t0, y0, grid, o).map_err(SimError::from),
         Integrator::Rk4(o) => rk4(sys, t0, y0, grid, o).map_err(SimError::from),
     }
 }

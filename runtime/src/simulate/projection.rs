@@ -11,7 +11,7 @@ pub(super) fn integrator_scale<const NQ: usize>(
     q: &SVector<f64, NQ>,
 ) -> f64 {
     match integrator {
-        Integrator::Dopri5(o) => {
+        Integrator::Dopri5(o) | Integrator::Dop853(o) => {
             let s = o.atol + o.rtol * q.amin();
             if s.is_finite() {
                 s
@@ -31,7 +31,7 @@ pub(super) fn within_scale<const NQ: usize>(
     q: &SVector<f64, NQ>,
 ) -> bool {
     match integrator {
-        Integrator::Dopri5(o) => dq
+        Integrator::Dopri5(o) | Integrator::Dop853(o) => dq
             .iter()
             .zip(q.iter())
             .all(|(d, x)| d.abs() <= o.atol + o.rtol * x.abs()),
