@@ -13,6 +13,7 @@ mod items;
 mod joint;
 mod lower;
 mod lower_expr;
+mod rotation;
 mod scope;
 mod source;
 pub mod value;
