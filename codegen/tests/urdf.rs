@@ -148,3 +148,52 @@ fn mimic_is_a_constraint_and_names_are_identifiers() {
         .unwrap_or_else(|e| panic!("{}\n{}", e.message, imported.mech));
     assert_eq!((g.modules[0].nq, g.modules[0].nc), (2, 1));
 }
+
+/// Origins of whole quarter turns (`1.5707963267948966`, as URDF files write π/2) are
+/// written as exact matrices: each equal to nalgebra's `from_euler_angles` rounded to
+/// integers; other angles (`1.57079632679`) stay `rpy(…)`.
+#[test]
+fn quarter_turn_origins_are_exact_matrices() {
+    use nalgebra::Rotation3;
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    for k in 0..64 {
+        let turns = [k % 4, k / 4 % 4, k / 16].map(|t| t as f64 - 1.0);
+        let rpy = turns.map(|t| t * half_pi);
+        let joint = format!(
+            "  <joint name=\"j\" type=\"fixed\"><parent link=\"base\"/><child link=\"arm\"/>\n    <origin xyz=\"0 0 1\" rpy=\"{:?} {:?} {:?}\"/></joint>",
+            rpy[0], rpy[1], rpy[2]
+        );
+        let mech =
+            to_mech(&robot(&joint), &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let want = Rotation3::from_euler_angles(rpy[0], rpy[1], rpy[2]);
+        let at = mech
+            .find("let arm_frame")
+            .and_then(|s| mech[s..].find("mat3(").map(|m| s + m + 5));
+        let Some(at) = at else {
+            // The identity (no turn) needs no matrix.
+            assert!(turns.iter().all(|t| t.rem_euclid(4.0) == 0.0), "{mech}");
+            continue;
+        };
+        let end = at + mech[at..].find(')').unwrap_or(0);
+        let got: Vec<f64> = mech[at..end]
+            .split(", ")
+            .map(|x| x.parse().unwrap_or(f64::NAN))
+            .collect();
+        for i in 0..3 {
+            for j in 0..3 {
+                assert_eq!(
+                    got[3 * i + j],
+                    want[(i, j)].round(),
+                    "rpy {rpy:?}: entry ({i}, {j})"
+                );
+                assert!((got[3 * i + j] - want[(i, j)]).abs() < 1e-15);
+            }
+        }
+    }
+    let joint = "  <joint name=\"j\" type=\"fixed\"><parent link=\"base\"/><child link=\"arm\"/>\n    <origin rpy=\"1.57079632679 0 0\"/></joint>";
+    let mech = to_mech(&robot(joint), &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        mech.contains("base_frame * rpy(1.57079632679, 0.0, 0.0)"),
+        "{mech}"
+    );
+}

@@ -618,6 +618,60 @@ fn vec3(v: [f64; 3]) -> String {
     format!("vec3({}, {}, {})", num(v[0]), num(v[1]), num(v[2]))
 }
 
+/// The quarter turns `k` with `a = k π/2` up to the rounding of `π/2` itself (`|a − k π/2|
+/// ≤ 1e-15`: the literal `1.5707963267948966` is one, `1.57079632679` is not), if `a` is one.
+fn quarter_turns(a: f64) -> Option<i64> {
+    let k = (a / std::f64::consts::FRAC_PI_2).round();
+    ((a - k * std::f64::consts::FRAC_PI_2).abs() <= 1e-15).then_some(k as i64)
+}
+
+/// A rotation `rpy(r, p, y)` as text: when every angle is a whole number of quarter turns
+/// (up to the rounding of `π/2`), the exact matrix of zeros and ones (`cos(π/2)` rounds
+/// to 6e-17, which would fill every product with terms of that size: a difference of
+/// 1e-16 relative, against dense expressions), else `rpy(…)`.
+fn rotation(rpy: [f64; 3]) -> String {
+    let turns: Option<Vec<i64>> = rpy.iter().map(|&a| quarter_turns(a)).collect();
+    let Some(turns) = turns else {
+        return format!("rpy({}, {}, {})", num(rpy[0]), num(rpy[1]), num(rpy[2]));
+    };
+    // cos and sin of k quarter turns.
+    let cs = |k: i64| match k.rem_euclid(4) {
+        0 => (1i64, 0i64),
+        1 => (0, 1),
+        2 => (-1, 0),
+        _ => (0, -1),
+    };
+    let axis = |i: usize, k: i64| {
+        let (c, s) = cs(k);
+        let mut m = [[0i64; 3]; 3];
+        let (a, b) = ((i + 1) % 3, (i + 2) % 3);
+        m[i][i] = 1;
+        m[a][a] = c;
+        m[b][b] = c;
+        m[a][b] = -s;
+        m[b][a] = s;
+        m
+    };
+    let mul = |x: [[i64; 3]; 3], y: [[i64; 3]; 3]| {
+        let mut out = [[0i64; 3]; 3];
+        for (i, row) in out.iter_mut().enumerate() {
+            for (j, e) in row.iter_mut().enumerate() {
+                *e = (0..3).map(|k| x[i][k] * y[k][j]).sum();
+            }
+        }
+        out
+    };
+    let m = mul(mul(axis(2, turns[2]), axis(1, turns[1])), axis(0, turns[0]));
+    let entries: Vec<String> = m.iter().flatten().map(|&e| num(e as f64)).collect();
+    format!(
+        "mat3({}) /* rpy({}, {}, {}) */",
+        entries.join(", "),
+        num(rpy[0]),
+        num(rpy[1]),
+        num(rpy[2])
+    )
+}
+
 /// A placement as a factor of a frame product (`None`: the identity).
 fn placement(o: &Origin) -> Option<String> {
     let moves = o.xyz.iter().any(|&x| x != 0.0);
@@ -625,19 +679,8 @@ fn placement(o: &Origin) -> Option<String> {
     match (moves, turns) {
         (false, false) => None,
         (_, false) => Some(format!("translate({})", vec3(o.xyz))),
-        (false, true) => Some(format!(
-            "rpy({}, {}, {})",
-            num(o.rpy[0]),
-            num(o.rpy[1]),
-            num(o.rpy[2])
-        )),
-        (_, true) => Some(format!(
-            "frame({}, rpy({}, {}, {}))",
-            vec3(o.xyz),
-            num(o.rpy[0]),
-            num(o.rpy[1]),
-            num(o.rpy[2])
-        )),
+        (false, true) => Some(rotation(o.rpy)),
+        (_, true) => Some(format!("frame({}, {})", vec3(o.xyz), rotation(o.rpy))),
     }
 }
 
