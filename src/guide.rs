@@ -75,7 +75,9 @@
 //! tan asin acos atan atan2 sqrt exp ln abs powi` (call or method form); `vec2`, `vec3`,
 //! `.x .y .z`, `dot`, `cross`, `norm`, `norm_squared`, `rotate2d`, `rot_x/rot_y/rot_z`,
 //! `mat3`; `der(q)` (and `der(e)` of any expression, `velocity(F, p)`) in forces and velocity
-//! constraints.
+//! constraints. Rotations as robot descriptions give them: `rpy(r, p, y)` (URDF's
+//! `Rz(y) Ry(p) Rx(r)`), `quat(w, x, y, z)` (normalised) and `axis_angle(axis, θ)` (about any
+//! axis, normalised: a joint's rotation); `mechgen import robot.urdf` writes a robot's `.mech`.
 //!
 //! Frames and joints: `translate(v)`, `rot(θ)`, `frame(origin, angle or R)` build rigid
 //! placements, `*` composes them, `F.point(v)` / `F.apply(v)` map points and directions,
