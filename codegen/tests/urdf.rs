@@ -197,3 +197,11 @@ fn quarter_turn_origins_are_exact_matrices() {
         "{mech}"
     );
 }
+
+/// Names go into comments of the text: a line break in one is an error, not code.
+#[test]
+fn control_characters_in_names_are_errors() {
+    let e = error("<robot name=\"r\">\n  <link name=\"a&#10;coord x = 1.0;\"/>\n</robot>");
+    assert!(e.message.contains("control character"), "{e}");
+    assert_eq!(e.line, 2);
+}

@@ -250,6 +250,32 @@ fn attr<'a>(doc: &Document, n: Node<'a, '_>, name: &str) -> Result<&'a str, Impo
     })
 }
 
+/// An optional name attribute: names go into comments of the `.mech` text, so a control
+/// character (a line break) in one is an error.
+fn name_attr<'a>(
+    doc: &Document,
+    n: Node<'a, '_>,
+    name: &str,
+) -> Result<Option<&'a str>, ImportError> {
+    match n.attribute(name) {
+        Some(s) if s.chars().any(char::is_control) => Err(err_at(
+            doc,
+            n,
+            format!(
+                "the `{name}` of <{}> holds a control character: {s:?}",
+                n.tag_name().name()
+            ),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// A required name attribute (see [`name_attr`]).
+fn required_name(doc: &Document, n: Node, name: &str) -> Result<String, ImportError> {
+    name_attr(doc, n, name)?;
+    attr(doc, n, name).map(str::to_string)
+}
+
 /// A finite number.
 fn number(doc: &Document, n: Node, what: &str, s: &str) -> Result<f64, ImportError> {
     match s.trim().parse::<f64>() {
@@ -337,7 +363,7 @@ fn read_robot(doc: &Document) -> Result<Robot, ImportError> {
             ),
         ));
     }
-    let name = root.attribute("name").unwrap_or("robot").to_string();
+    let name = name_attr(doc, root, "name")?.unwrap_or("robot").to_string();
     let mut robot = Robot {
         name,
         links: Vec::new(),
@@ -377,7 +403,7 @@ fn read_robot(doc: &Document) -> Result<Robot, ImportError> {
 }
 
 fn read_link(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Link, ImportError> {
-    let name = attr(doc, n, "name")?.to_string();
+    let name = required_name(doc, n, "name")?;
     let mut inertial = None;
     for c in elements(n) {
         check_namespace(doc, c)?;
@@ -476,7 +502,7 @@ fn read_inertial(
 }
 
 fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, ImportError> {
-    let name = attr(doc, n, "name")?.to_string();
+    let name = required_name(doc, n, "name")?;
     let ty = attr(doc, n, "type")?;
     let kind = match ty {
         "revolute" => Kind::Revolute,
@@ -517,8 +543,8 @@ fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, I
     for c in elements(n) {
         check_namespace(doc, c)?;
         match c.tag_name().name() {
-            "parent" => parent = Some(attr(doc, c, "link")?.to_string()),
-            "child" => child = Some(attr(doc, c, "link")?.to_string()),
+            "parent" => parent = Some(required_name(doc, c, "link")?),
+            "child" => child = Some(required_name(doc, c, "link")?),
             "origin" => joint.origin = origin(doc, c)?,
             "axis" => joint.axis = triple(doc, c, "xyz", [1.0, 0.0, 0.0])?,
             "limit" => {
@@ -568,7 +594,7 @@ fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, I
             "mimic" => {
                 let (l, col) = pos(doc, c);
                 joint.mimic = Some(Mimic {
-                    joint: attr(doc, c, "joint")?.to_string(),
+                    joint: required_name(doc, c, "joint")?,
                     multiplier: number_attr(doc, c, "multiplier", 1.0)?,
                     offset: number_attr(doc, c, "offset", 0.0)?,
                     line: l,
