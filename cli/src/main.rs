@@ -6,6 +6,7 @@
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
 //! mechgen stats [FILE.mech | -] [--seed N] [--equations] [--latex]
 //! mechgen check [FILE.mech | -] [--seed N]
+//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent]
 //! ```
 //! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
 //! with no subcommand, prints what it produced: the demo).
@@ -70,6 +71,24 @@ enum Command {
     Stats(StatsArgs),
     /// Report errors and notes; write nothing (exit status 1 on an error).
     Check(Input),
+    /// Import a robot description (URDF) as `.mech` text to read, edit and generate.
+    Import(ImportArgs),
+}
+
+/// `mechgen import`: the robot file, where to write, how to name.
+#[derive(Args, Debug, Default)]
+struct ImportArgs {
+    /// The URDF file (`-`: standard input).
+    file: PathBuf,
+    /// Write the `.mech` text there (default: standard output).
+    #[arg(short, long, value_name = "OUT.mech")]
+    output: Option<PathBuf>,
+    /// The module's name (default: the robot's name).
+    #[arg(long, value_name = "NAME")]
+    module: Option<String>,
+    /// Keep `<mimic>` joints independent (default: an exact constraint on each).
+    #[arg(long)]
+    mimic_independent: bool,
 }
 
 /// Where the mechanism comes from and how it is generated.
@@ -307,8 +326,60 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
+        Some(Command::Import(args)) => run_import(&args),
         None => run_generate(&cli.generate, true),
     }
+}
+
+/// `mechgen import ROBOT.urdf [-o ROBOT.mech]`: the URDF as `.mech` text; the elements not
+/// imported as notes on standard error.
+fn run_import(args: &ImportArgs) -> ExitCode {
+    use mechgen_codegen::import::urdf::{import, ImportOptions};
+    let stdin = args.file.as_os_str() == "-";
+    let text = if stdin {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
+    } else {
+        std::fs::read_to_string(&args.file)
+    };
+    let text = match text {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return ExitCode::from(1);
+        }
+    };
+    let opts = ImportOptions {
+        module: args.module.clone(),
+        mimic_constraints: !args.mimic_independent,
+        ..ImportOptions::default()
+    };
+    let imported = match import(&text, &opts) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {}:{e}", args.file.display());
+            return ExitCode::from(1);
+        }
+    };
+    for n in &imported.notes {
+        eprintln!("note: {}:{}: {}", args.file.display(), n.line, n.message);
+    }
+    match &args.output {
+        Some(out) => {
+            if let Err(e) = std::fs::write(out, &imported.mech) {
+                eprintln!("error: {}: {e}", out.display());
+                return ExitCode::from(1);
+            }
+            eprintln!(
+                "wrote {} (module `{}`, {} coordinates)",
+                out.display(),
+                imported.module,
+                imported.coords.len()
+            );
+        }
+        None => emit!("{}", imported.mech),
+    }
+    ExitCode::SUCCESS
 }
 
 /// `mechgen [generate] ...`; `demo`: no subcommand was named (no file then means the

@@ -19,6 +19,7 @@ pub mod derive;
 pub mod emit;
 #[doc(hidden)]
 pub mod expr;
+pub mod import;
 #[doc(hidden)]
 pub mod model;
 #[doc(hidden)]

@@ -164,7 +164,7 @@ fn unknown_function_suggests_the_nearest() {
         &src,
         &[
             "unknown function `sinn`; did you mean `sin`? supported functions: sin, cos, tan",
-            "rot_z, rot_quat, mat3, translate, rot, frame, point, apply, inverse, der, velocity",
+            "rot_z, rot_quat, rpy, quat, axis_angle, mat3, translate, rot, frame, point, apply, inverse, der, velocity",
         ],
         "let crank",
         "sinn",

@@ -40,6 +40,13 @@ pub(super) enum Builtin {
     /// `rot_quat(w, x, y, z)`: the 3×3 rotation of the unit quaternion `w + x i + y j + z k`
     /// (the caller constrains `w² + x² + y² + z² = 1`).
     RotQuat,
+    /// `rpy(r, p, y)`: URDF's roll–pitch–yaw rotation `Rz(y) Ry(p) Rx(r)`.
+    Rpy,
+    /// `quat(w, x, y, z)`: the rotation of the quaternion, normalised (an error for the
+    /// constant zero quaternion).
+    Quat,
+    /// `axis_angle(axis, θ)`: the rotation by `θ` about a 3-vector axis (normalised).
+    AxisAngle,
     /// `mat3(row0, row1, row2)` (three 3-vectors) or `mat3(a00, a01, …, a22)` (nine
     /// scalars, row by row): a 3×3 matrix (an inertia tensor, a rotation).
     Mat3,
@@ -66,7 +73,7 @@ pub(super) enum Builtin {
 
 impl Builtin {
     /// Every function of the language, in the order error messages list them.
-    pub(super) const ALL: [Builtin; 32] = [
+    pub(super) const ALL: [Builtin; 35] = [
         Builtin::Func(Func::Sin),
         Builtin::Func(Func::Cos),
         Builtin::Func(Func::Tan),
@@ -90,6 +97,9 @@ impl Builtin {
         Builtin::RotY,
         Builtin::RotZ,
         Builtin::RotQuat,
+        Builtin::Rpy,
+        Builtin::Quat,
+        Builtin::AxisAngle,
         Builtin::Mat3,
         Builtin::Translate,
         Builtin::Rot,
@@ -119,6 +129,9 @@ impl Builtin {
             Builtin::RotY => "rot_y",
             Builtin::RotZ => "rot_z",
             Builtin::RotQuat => "rot_quat",
+            Builtin::Rpy => "rpy",
+            Builtin::Quat => "quat",
+            Builtin::AxisAngle => "axis_angle",
             Builtin::Mat3 => "mat3",
             Builtin::Translate => "translate",
             Builtin::Rot => "rot",
@@ -153,9 +166,10 @@ impl Builtin {
             | Builtin::Frame
             | Builtin::Point
             | Builtin::Apply
-            | Builtin::Velocity => 2,
-            Builtin::Vec3 | Builtin::Mat3 => 3,
-            Builtin::RotQuat => 4,
+            | Builtin::Velocity
+            | Builtin::AxisAngle => 2,
+            Builtin::Vec3 | Builtin::Mat3 | Builtin::Rpy => 3,
+            Builtin::RotQuat | Builtin::Quat => 4,
         }
     }
 
@@ -201,7 +215,8 @@ mod tests {
         assert_eq!(
             function_list(),
             "sin, cos, tan, asin, acos, atan, atan2, sqrt, exp, ln, abs, powi, vec2, vec3, dot, \
-             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, rot_quat, mat3, translate, \
+             cross, norm, norm_squared, rotate2d, rot_x, rot_y, rot_z, rot_quat, rpy, quat, \
+             axis_angle, mat3, translate, \
              rot, frame, point, apply, inverse, der, velocity"
         );
     }

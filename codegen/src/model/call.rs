@@ -8,6 +8,7 @@ use syn::{Expr, Ident, Lit, UnOp};
 use super::builtin::{function_list, Builtin, MAX_POWI};
 use super::frame;
 use super::lower::Lowerer;
+use super::rotation;
 use super::value::{self, Value};
 use crate::error::joined;
 use crate::error::{nearest, Error, Result};
@@ -159,6 +160,23 @@ impl Lowerer {
             Builtin::RotQuat => {
                 let (w, x, y, z) = (scalar(0)?, scalar(1)?, scalar(2)?, scalar(3)?);
                 Ok(Value::Mat3(frame::quaternion(a, [w, x, y, z])))
+            }
+            Builtin::Rpy => {
+                let (r, p, y) = (scalar(0)?, scalar(1)?, scalar(2)?);
+                Ok(Value::Mat3(rotation::rpy(a, r, p, y)))
+            }
+            Builtin::Quat => {
+                let q = [scalar(0)?, scalar(1)?, scalar(2)?, scalar(3)?];
+                Ok(Value::Mat3(rotation::quat(a, q, span)?))
+            }
+            Builtin::AxisAngle => {
+                let th = scalar(1)?;
+                Ok(Value::Mat3(rotation::axis_angle(
+                    a,
+                    &vals[0],
+                    th,
+                    joined(args[0]),
+                )?))
             }
             Builtin::Translate => frame::translate(a, &vals[0], joined(args[0])),
             Builtin::Rot => Ok(frame::rot(a, scalar(0)?)),

@@ -15,6 +15,7 @@ mod items;
 mod joint;
 mod lower;
 mod lower_expr;
+mod rotation;
 mod scope;
 mod source;
 pub mod value;

@@ -1,0 +1,74 @@
+//! `mechgen import`: a URDF file to `.mech` text that `mechgen check` accepts, the same
+//! text as the library's `to_mech`; notes and errors on standard error with the file's line.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const CLI: &str = env!("CARGO_BIN_EXE_mechgen");
+
+fn ur5() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/robots/models/ur_description/ur5_robot.urdf")
+}
+
+#[test]
+fn import_writes_mech_that_checks() {
+    let dir = std::env::temp_dir().join(format!("mechgen-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let out = dir.join("ur5.mech");
+    let run = Command::new(CLI)
+        .args(["import"])
+        .arg(ur5())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.status.success(), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("ur5_robot.urdf:7: <gazebo> ignored"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("module `ur5`, 6 coordinates"), "{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+    let urdf = std::fs::read_to_string(ur5()).unwrap_or_else(|e| panic!("{e}"));
+    let lib = mechgen_codegen::import::urdf::to_mech(&urdf, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text, lib);
+    let check = Command::new(CLI)
+        .arg("check")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        stdout.contains("ok: module `ur5`: NQ = 6, NC = 0"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn import_error_is_located() {
+    let dir = std::env::temp_dir().join(format!("mechgen-import-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.join("bad.urdf");
+    std::fs::write(
+        &file,
+        "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"/>\n<joint name=\"j\" type=\"floating\"><parent link=\"a\"/><child link=\"b\"/></joint>\n</robot>\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = Command::new(CLI)
+        .arg("import")
+        .arg(&file)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("bad.urdf:4:1: joint `j`: `floating` joints are not supported yet"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

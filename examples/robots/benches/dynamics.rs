@@ -1,0 +1,123 @@
+//! Forward dynamics of the imported robots per call — `mass_matrix` + `forces` + a
+//! Cholesky solve — and each part alone, at 1,000 random states (fixed seed).
+//!
+//! `cargo bench -p robots --bench dynamics` prints nanoseconds per call (best of 5 passes).
+//! For instruction counts, `-- --calls K ROBOT WHAT` runs `K` calls of one function only
+//! (`WHAT`: `fd`, `mass_matrix` or `forces`); under `valgrind --tool=callgrind`, the count
+//! with `K = 1000` minus the count with `K = 0`, over 1,000, is the instructions per call
+//! (the commands and figures are in `bench/RESULTS.md`, beside Pinocchio's `aba`, `crba`
+//! and `nonLinearEffects` measured the same way by `benches/pinocchio.cpp`).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use mechgen::nalgebra::{SMatrix, SVector};
+use robots::{forward_dynamics, panda, ur5};
+
+/// States per pass.
+const STATES: usize = 1000;
+
+/// A small deterministic generator (splitmix64) for the states: uniform in [-a, a).
+struct Rng(u64);
+
+impl Rng {
+    fn uniform(&mut self, a: f64) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        a * (2.0 * ((z >> 11) as f64 / (1u64 << 53) as f64) - 1.0)
+    }
+}
+
+/// One robot's functions (parameters at their defaults).
+struct Robot<const N: usize> {
+    name: &'static str,
+    mass_matrix: fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
+    forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
+}
+
+type States<const N: usize> = Vec<(SVector<f64, N>, SVector<f64, N>, SVector<f64, N>)>;
+
+fn states<const N: usize>() -> States<N> {
+    let mut r = Rng(35);
+    (0..STATES)
+        .map(|_| {
+            (
+                SVector::from_fn(|_, _| r.uniform(3.0)),
+                SVector::from_fn(|_, _| r.uniform(2.0)),
+                SVector::from_fn(|_, _| r.uniform(10.0)),
+            )
+        })
+        .collect()
+}
+
+/// `calls` calls of `what` over the states; returns a checksum (so nothing is optimised out).
+fn run<const N: usize>(robot: &Robot<N>, s: &States<N>, what: &str, calls: usize) -> f64 {
+    let mut sum = 0.0;
+    for k in 0..calls {
+        let (q, v, tau) = &s[k % s.len()];
+        let (q, v, tau) = (black_box(q), black_box(v), black_box(tau));
+        sum += match what {
+            "mass_matrix" => (robot.mass_matrix)(q)[(0, 0)],
+            "forces" => (robot.forces)(q, v)[0],
+            _ => {
+                let m = (robot.mass_matrix)(q);
+                let f = (robot.forces)(q, v);
+                forward_dynamics(m, &f, tau).map_or(f64::NAN, |a| a[0])
+            }
+        };
+    }
+    black_box(sum)
+}
+
+fn time<const N: usize>(robot: &Robot<N>) {
+    let s = states::<N>();
+    for what in ["fd", "mass_matrix", "forces"] {
+        run(robot, &s, what, STATES);
+        let best = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                run(robot, &s, what, STATES);
+                t.elapsed().as_secs_f64() / STATES as f64
+            })
+            .fold(f64::INFINITY, f64::min);
+        println!("| {} | {what} | {:.0} |", robot.name, best * 1e9);
+    }
+}
+
+fn ur5() -> Robot<6> {
+    Robot {
+        name: "ur5",
+        mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
+        forces: |q, v| ur5::forces(q, v, &ur5::Params::default(), 0.0),
+    }
+}
+
+fn panda() -> Robot<9> {
+    Robot {
+        name: "panda",
+        mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
+        forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(k) = args.iter().position(|a| a == "--calls") {
+        let calls: usize = args.get(k + 1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let robot = args.get(k + 2).map_or("ur5", String::as_str);
+        let what = args.get(k + 3).map_or("fd", String::as_str);
+        let sum = match robot {
+            "panda" => run(&panda(), &states(), what, calls),
+            _ => run(&ur5(), &states(), what, calls),
+        };
+        println!("{robot} {what} x{calls}: checksum {sum}");
+        return;
+    }
+    println!("| robot | call | ns per call |");
+    println!("| --- | --- | ---: |");
+    time(&ur5());
+    time(&panda());
+}

@@ -1,0 +1,55 @@
+//! Imports the robots of `models/` from their URDF files (`mechgen_codegen::import::urdf`)
+//! and generates a module for each into `OUT_DIR` (`<name>.rs`, with the imported
+//! `<name>.mech` beside it for reading, and `stats.txt`: generation time and lines).
+
+use std::path::{Path, PathBuf};
+
+use mechgen_codegen::import::urdf::{import, ImportOptions};
+use mechgen_codegen::{file_options, generate_file_text};
+
+/// The robots: module name, URDF file under `models/`, mimic joints as constraints.
+const ROBOTS: [(&str, &str, bool); 2] = [
+    ("ur5", "ur_description/ur5_robot.urdf", true),
+    // Pinocchio's default model keeps the mimic finger joint independent: so does this one.
+    ("panda", "panda_description/panda.urdf", false),
+];
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let out = PathBuf::from(std::env::var("OUT_DIR").map_err(|e| format!("OUT_DIR: {e}"))?);
+    let mut stats = String::new();
+    for (name, file, mimic) in ROBOTS {
+        let path = Path::new("models").join(file);
+        println!("cargo:rerun-if-changed={}", path.display());
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let opts = ImportOptions {
+            module: Some(name.to_string()),
+            mimic_constraints: mimic,
+            ..ImportOptions::default()
+        };
+        let imported = import(&text, &opts).map_err(|e| format!("{}:{e}", path.display()))?;
+        let mech = out.join(format!("{name}.mech"));
+        std::fs::write(&mech, &imported.mech).map_err(|e| format!("{}: {e}", mech.display()))?;
+        let t = std::time::Instant::now();
+        let (_, rust) = generate_file_text(&mech, &imported.mech, &file_options(None, None))
+            .map_err(|e| e.to_string())?;
+        // Generation time (import excluded) and size, for bench/RESULTS.md.
+        stats.push_str(&format!(
+            "{name}: generated in {:.1} ms, {} lines\n",
+            t.elapsed().as_secs_f64() * 1e3,
+            rust.lines().count()
+        ));
+        let dest = out.join(format!("{name}.rs"));
+        std::fs::write(&dest, rust).map_err(|e| format!("{}: {e}", dest.display()))?;
+    }
+    let dest = out.join("stats.txt");
+    std::fs::write(&dest, stats).map_err(|e| format!("{}: {e}", dest.display()))?;
+    Ok(())
+}
