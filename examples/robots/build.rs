@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use mechgen_codegen::import::urdf::{import, ImportOptions};
-use mechgen_codegen::{file_options, generate_file_text};
+use mechgen_codegen::{generate_file_text, Options};
 
 /// The robots: module name, URDF file under `models/`, mimic joints as constraints.
 const ROBOTS: [(&str, &str, bool); 2] = [
@@ -38,7 +38,7 @@ fn run() -> Result<(), String> {
         let mech = out.join(format!("{name}.mech"));
         std::fs::write(&mech, &imported.mech).map_err(|e| format!("{}: {e}", mech.display()))?;
         let t = std::time::Instant::now();
-        let (_, rust) = generate_file_text(&mech, &imported.mech, &file_options(None, None))
+        let (_, rust) = generate_file_text(&mech, &imported.mech, &Options::for_files())
             .map_err(|e| e.to_string())?;
         // Generation time (import excluded) and size, for bench/RESULTS.md.
         stats.push_str(&format!(
