@@ -46,9 +46,9 @@ fn main() -> Result<(), FrictionError> {
     // 1. The box on the level floor, launched at v0.
     let p = boxed::Params::default();
     let v0 = 3.0;
-    let tr = simulate_friction_adaptive::<boxed::Model, 2, 0, 2, 1, 1>(
+    let tr = simulate_friction_adaptive::<boxed::Model, _, _, _, _, _>(
         &SVector::zeros(),
-        &SVector::<f64, 2>::new(v0, 0.0),
+        &SVector::from([v0, 0.0]),
         &p,
         0.0,
         2.0,
@@ -70,9 +70,9 @@ fn main() -> Result<(), FrictionError> {
     // 2. The ball launched sliding without spin.
     let p = ball::Params::default();
     let mu = 0.2;
-    let tr = simulate_friction_adaptive::<ball::Model, 3, 0, 3, 1, 1>(
-        &SVector::<f64, 3>::new(0.0, p.r, 0.0),
-        &SVector::<f64, 3>::new(v0, 0.0, 0.0),
+    let tr = simulate_friction_adaptive::<ball::Model, _, _, _, _, _>(
+        &SVector::from([0.0, p.r, 0.0]),
+        &SVector::from([v0, 0.0, 0.0]),
         &p,
         0.0,
         1.0,
@@ -111,7 +111,7 @@ fn main() -> Result<(), FrictionError> {
             th,
             ..Default::default()
         };
-        let s = friction_accelerations::<boxed::Model, 2, 0, 2, 1, 1>(
+        let s = friction_accelerations::<boxed::Model, _, _, _, _, _>(
             &SVector::zeros(),
             &SVector::zeros(),
             &p,
