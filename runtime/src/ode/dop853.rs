@@ -585,22 +585,7 @@ impl<S: OdeState> Method<S> for Dp853 {
 
     /// `y + s (ydiff + s1 (bspl + s (r4 + s1 (r5 + s (r6 + s1 (r7 + s r8))))))`,
     /// `s1 = 1 − s`.
-    fn interpolate(y: &S, [ydiff, bspl, r4, r5, r6, r7, r8]: &[S; 7], s: f64) -> S {
-        let s1 = 1.0 - s;
-        let mut acc = r7.clone();
-        acc.axpy(s, r8);
-        let mut next = r6.clone();
-        next.axpy(s1, &acc);
-        let mut acc = r5.clone();
-        acc.axpy(s, &next);
-        let mut next = r4.clone();
-        next.axpy(s1, &acc);
-        let mut acc = bspl.clone();
-        acc.axpy(s, &next);
-        let mut next = ydiff.clone();
-        next.axpy(s1, &acc);
-        let mut out = y.clone();
-        out.axpy(s, &next);
-        out
+    fn interpolate(y: &S, dense: &[S; 7], s: f64) -> S {
+        super::driver::interpolate_alternating(y, dense, s)
     }
 }

@@ -109,8 +109,9 @@ impl<S: OdeState> Method<S> for Dp5 {
         Ok(dense_coefficients(h, y, y1, k1, k3, k4, k5, k6, k7))
     }
 
+    /// `y + s (ydiff + s1 (bspl + s (r4 + s1 r5)))`, `s1 = 1 − s`.
     fn interpolate(y: &S, dense: &[S; 4], s: f64) -> S {
-        interpolate(y, dense, s)
+        super::driver::interpolate_alternating(y, dense, s)
     }
 }
 
@@ -203,19 +204,4 @@ fn dense_coefficients<S: OdeState>(
     r5.axpy(h * D6, k6);
     r5.axpy(h * D7, k7);
     [ydiff, bspl, r4, r5]
-}
-
-/// The dense output at the fraction `s` of the step from `y`:
-/// `y + s (ydiff + s1 (bspl + s (r4 + s1 r5)))`, `s1 = 1 − s`.
-fn interpolate<S: OdeState>(y: &S, [ydiff, bspl, r4, r5]: &[S; 4], s: f64) -> S {
-    let s1 = 1.0 - s;
-    let mut inner = r4.clone();
-    inner.axpy(s1, r5);
-    let mut mid = bspl.clone();
-    mid.axpy(s, &inner);
-    let mut outer = ydiff.clone();
-    outer.axpy(s1, &mid);
-    let mut out = y.clone();
-    out.axpy(s, &outer);
-    out
 }

@@ -450,3 +450,23 @@ fn initial_step<S: OdeState, Sys: OdeSystem<S>>(
     };
     Ok((100.0 * h0).min(h1).min(h_limit))
 }
+
+/// The Dormand–Prince dense output at the fraction `s` of a step from `y`, from its
+/// coefficients `c`: `y + s (c₀ + s₁ (c₁ + s (c₂ + s₁ (c₃ + …))))`, `s₁ = 1 − s` (the
+/// factor in front of `cᵢ` is `s` for even `i`, `s₁` for odd; Hairer's `contd5`/`contd8`).
+pub(super) fn interpolate_alternating<S: OdeState>(y: &S, c: &[S], s: f64) -> S {
+    let s1 = 1.0 - s;
+    let factor = |i: usize| if i.is_multiple_of(2) { s } else { s1 };
+    let Some((last, rest)) = c.split_last() else {
+        return y.clone();
+    };
+    let mut acc = last.clone();
+    for (i, ci) in rest.iter().enumerate().rev() {
+        let mut next = ci.clone();
+        next.axpy(factor(i + 1), &acc);
+        acc = next;
+    }
+    let mut out = y.clone();
+    out.axpy(factor(0), &acc);
+    out
+}
