@@ -80,6 +80,43 @@ fn written_sizes(line: &str) -> bool {
 /// The shipped examples, the README and the guide show the public API: no test-support
 /// helpers in the examples, and no sizes written out in a call (`SVector::<f64, 3>`,
 /// `::<M, 3, 2, 1>`) anywhere: sizes follow from the model type.
+/// Every file of `examples/` (sources, tests, manifests, build scripts; not build output):
+/// the example crates use the public API only, their tests included — the engine's checks of
+/// the example mechanisms live in `tests/models`.
+#[test]
+fn no_test_support_anywhere_in_examples() {
+    fn walk(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("a directory") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    walk(&path, found);
+                }
+            } else if ["rs", "toml"]
+                .iter()
+                .any(|e| path.extension().is_some_and(|x| x == *e))
+            {
+                found.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
+        &mut files,
+    );
+    assert!(files.len() >= 20, "{files:?}");
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("a file's text");
+        assert!(
+            !text.contains("mechgen_test_support") && !text.contains("mechgen-test-support"),
+            "{} uses the test-support crate",
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn examples_readme_and_guide_write_no_sizes() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -93,7 +130,7 @@ fn examples_readme_and_guide_write_no_sizes() {
         v
     };
     let mut examples = listing("examples", "rs");
-    // The example crates' programs (their tests may use the shared checks).
+    // The example crates' programs.
     examples.extend(
         ["seven_body", "stewart_platform"]
             .map(|c| root.join("examples").join(c).join("src/main.rs")),

@@ -1,20 +1,15 @@
 //! Generates the Stewart platform module from `stewart.mech`, exactly as a user's crate
-//! would: `mechgen-build` as a build-dependency, output included from `OUT_DIR`; and the
-//! same platform written with a loop over its legs (`stewart_loop.mech`) and with frames
-//! and joints (`stewart_frames.mech`). Also `stewart_auto`: `stewart.mech` without its
-//! `independent` line (the analysis chooses; tests/auto_independent.rs).
+//! would: `mechgen-build` as a build-dependency, output included from `OUT_DIR`. Also
+//! `stewart_auto`: `stewart.mech` without its `independent` line (the analysis chooses;
+//! tests/auto_independent.rs). The engine's checks of this module and of the same platform
+//! written with a loop over its legs (`stewart_loop.mech`) and with frames and joints
+//! (`stewart_frames.mech`) are in `tests/models`.
 
 use std::path::PathBuf;
 
 fn main() {
     if let Err(e) = mechgen_build::Builder::new()
         .file("stewart.mech")
-        .file("stewart_loop.mech")
-        .file("stewart_frames.mech")
-        // The generic family: exact step Jacobians by dual numbers (tests/step.rs).
-        .generic(true)
-        // The derivatives of the dynamics terms: step Jacobians composed from them.
-        .derivatives(true)
         .generate()
     {
         eprintln!("{e}");

@@ -9,7 +9,7 @@ type M = m::Model;
 const NQ: usize = m::NQ;
 const NC: usize = m::NC;
 const DOF: usize = m::DOF;
-const SOURCE: &str = include_str!("../stewart.mech");
+const SOURCE: &str = include_str!("../../../examples/stewart_platform/stewart.mech");
 
 #[test]
 fn sizes() {

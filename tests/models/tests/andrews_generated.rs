@@ -12,7 +12,7 @@ type M = m::Model;
 const NQ: usize = m::NQ;
 const NC: usize = m::NC;
 const DOF: usize = m::DOF;
-const SOURCE: &str = include_str!("../andrews.mech");
+const SOURCE: &str = include_str!("../../../examples/seven_body/andrews.mech");
 
 #[test]
 fn sizes() {
