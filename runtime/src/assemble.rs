@@ -59,6 +59,32 @@ pub struct Assembly<const NQ: usize> {
 
 const LINE_SEARCH_HALVINGS: usize = 30;
 
+/// The Newton step `q − α x` with the largest `α` among 1, ½, ¼, … (at most
+/// [`LINE_SEARCH_HALVINGS`] halvings) whose residual norm is finite and below `norm`: the new
+/// coordinates, their residual and its norm, or `None` where no such step exists.
+fn line_search<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    x: &SVector<f64, NQ>,
+    norm: f64,
+    p: &M::Params,
+    t: f64,
+) -> Option<(SVector<f64, NQ>, SVector<f64, NC>, f64)>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let mut alpha = 1.0;
+    for _ in 0..LINE_SEARCH_HALVINGS {
+        let q_try = q - x * alpha;
+        let c_try = M::residual(&q_try, p, t);
+        let n_try = c_try.norm();
+        if n_try.is_finite() && n_try < norm {
+            return Some((q_try, c_try, n_try));
+        }
+        alpha *= 0.5;
+    }
+    None
+}
+
 /// Solves `C(q, p, t) = 0` for the dependent coordinates starting from `q0`, whose
 /// independent coordinates are kept.
 ///
@@ -432,21 +458,9 @@ where
                 used_numeric = true;
                 continue;
             };
-            let mut alpha = 1.0;
-            for _ in 0..LINE_SEARCH_HALVINGS {
-                let q_try = q - x * alpha;
-                let c_try = M::residual(&q_try, p, t);
-                let n_try = c_try.norm();
-                if n_try.is_finite() && n_try < norm {
-                    q = q_try;
-                    c = c_try;
-                    norm = n_try;
-                    accepted = true;
-                    break;
-                }
-                alpha *= 0.5;
-            }
-            if accepted {
+            if let Some((q_new, c_new, n_new)) = line_search::<M, NQ, NC, DOF>(&q, &x, norm, p, t) {
+                (q, c, norm) = (q_new, c_new, n_new);
+                accepted = true;
                 break;
             }
             if numeric {
@@ -631,23 +645,9 @@ where
             .ok_or_else(|| not_converged(iterations, norm, &c, &q))?;
         let x = SVector::<f64, NQ>::from_fn(|i, _| x[(i, 0)]);
         iterations += 1;
-        let mut alpha = 1.0;
-        let mut accepted = false;
-        for _ in 0..LINE_SEARCH_HALVINGS {
-            let q_try = q - x * alpha;
-            let c_try = M::residual(&q_try, p, t);
-            let n_try = c_try.norm();
-            if n_try.is_finite() && n_try < norm {
-                q = q_try;
-                c = c_try;
-                norm = n_try;
-                accepted = true;
-                break;
-            }
-            alpha *= 0.5;
-        }
-        if !accepted {
+        let Some((q_new, c_new, n_new)) = line_search::<M, NQ, NC, DOF>(&q, &x, norm, p, t) else {
             return Err(not_converged(iterations, norm, &c, &q));
-        }
+        };
+        (q, c, norm) = (q_new, c_new, n_new);
     }
 }

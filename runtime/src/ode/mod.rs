@@ -43,61 +43,35 @@ pub trait OdeState: Clone {
     fn components(&self) -> impl Iterator<Item = f64> + '_;
 }
 
-impl<const N: usize> OdeState for SVector<f64, N> {
-    fn dim(&self) -> usize {
-        N
-    }
-    fn axpy(&mut self, a: f64, x: &Self) {
-        for (s, xi) in self.iter_mut().zip(x.iter()) {
-            *s += a * xi;
+/// `OdeState` for a vector type of `f64` with `len`, `iter` and `iter_mut`: the same
+/// arithmetic for each.
+macro_rules! ode_state_for_vector {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        impl<$($generics)*> OdeState for $ty {
+            fn dim(&self) -> usize {
+                self.len()
+            }
+            fn axpy(&mut self, a: f64, x: &Self) {
+                for (s, xi) in self.iter_mut().zip(x.iter()) {
+                    *s += a * xi;
+                }
+            }
+            fn scale(&mut self, a: f64) {
+                for s in self.iter_mut() {
+                    *s *= a;
+                }
+            }
+            fn components(&self) -> impl Iterator<Item = f64> + '_ {
+                self.iter().copied()
+            }
         }
-    }
-    fn scale(&mut self, a: f64) {
-        for s in self.iter_mut() {
-            *s *= a;
-        }
-    }
-    fn components(&self) -> impl Iterator<Item = f64> + '_ {
-        self.iter().copied()
-    }
+    )*};
 }
 
-impl OdeState for DVector<f64> {
-    fn dim(&self) -> usize {
-        self.len()
-    }
-    fn axpy(&mut self, a: f64, x: &Self) {
-        for (s, xi) in self.iter_mut().zip(x.iter()) {
-            *s += a * xi;
-        }
-    }
-    fn scale(&mut self, a: f64) {
-        for s in self.iter_mut() {
-            *s *= a;
-        }
-    }
-    fn components(&self) -> impl Iterator<Item = f64> + '_ {
-        self.iter().copied()
-    }
-}
-
-impl OdeState for Vec<f64> {
-    fn dim(&self) -> usize {
-        self.len()
-    }
-    fn axpy(&mut self, a: f64, x: &Self) {
-        for (s, xi) in self.iter_mut().zip(x.iter()) {
-            *s += a * xi;
-        }
-    }
-    fn scale(&mut self, a: f64) {
-        for s in self.iter_mut() {
-            *s *= a;
-        }
-    }
-    fn components(&self) -> impl Iterator<Item = f64> + '_ {
-        self.iter().copied()
-    }
+ode_state_for_vector! {
+    [const N: usize] SVector<f64, N>;
+    [] DVector<f64>;
+    [] Vec<f64>;
 }
 
 /// A state made of two fixed-size blocks, e.g. coordinates and velocities.
