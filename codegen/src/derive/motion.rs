@@ -35,15 +35,21 @@ fn dot(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> ExprId {
     sum(a, terms)
 }
 
-/// Total time derivative of `e` along `q̇` (velocity symbols) and `t`, with `q̈ = 0`.
+/// Total time derivative of `e` along `q̇` (velocity symbols) and `t`, with `q̈ = 0`: one
+/// forward tangent pass over `e`'s DAG (`q_k → q̇_k`, `t → 1`, velocities held) that takes
+/// the partial derivative `∂n/∂q_k · q̇_k` at every node `n` depending on one coordinate
+/// only ([`Arena::tangent_sharing_partials`]). A body's velocity and acceleration then share
+/// the single-joint partials of the Jacobian at the leaves and the tangents of the frames
+/// along the chain above them — the parent's velocity propagated link by link, as in a
+/// recursive Newton–Euler pass — where a sum of partial derivatives
+/// (`Σ_k ∂e/∂q_k q̇_k`, [`time_derivative_over`]) rebuilds the chain once per coordinate
+/// (the Panda's `forces`: 8,869 instructions instead of 32,387).
 pub fn time_derivative(a: &mut Arena, e: ExprId, nq: usize) -> ExprId {
-    let coords: Vec<usize> = a
-        .coords_of(e)
-        .into_iter()
-        .map(|k| k as usize)
-        .filter(|&k| k < nq)
-        .collect();
-    time_derivative_over(a, e, &coords)
+    a.tangent_sharing_partials(e, &mut |a, s| match s {
+        Sym::Coord(k) if (k as usize) < nq => Some(a.sym(Sym::Vel(k))),
+        Sym::Time => Some(a.constant(1.0)),
+        _ => None,
+    })
 }
 
 /// Total time derivative of `e`, which depends on the coordinates `coords` only (and

@@ -70,7 +70,127 @@ impl Arena {
     }
 }
 
+/// Which of the directed symbols a node depends on: none, exactly one, or several.
+#[derive(Clone, Copy, PartialEq)]
+enum Reach {
+    None,
+    One(Sym),
+    Many,
+}
+
 impl Arena {
+    /// [`Arena::tangent_with`], except that a node depending on exactly one directed symbol
+    /// `s` takes `∂node/∂s · dir(s)`: the partial derivative [`Arena::diff`] builds (and the
+    /// Jacobian already holds), so only the nodes that combine several symbols go through
+    /// the product and chain rules. A total time derivative of a body's position then shares
+    /// the Jacobian's single-joint partials at the leaves and the tangent recursion along the
+    /// chain above them. Equal in value to [`Arena::tangent_with`].
+    ///
+    /// ```
+    /// use mechgen_codegen::expr::{Arena, Sym};
+    /// let mut a = Arena::new();
+    /// let (x, y) = (a.sym(Sym::Coord(0)), a.sym(Sym::Coord(1)));
+    /// let (sx, sy) = (a.sin(x), a.sin(y));
+    /// let e = a.mul(sx, sy);
+    /// let d = a.tangent_sharing_partials(e, &mut |a, s| match s {
+    ///     Sym::Coord(k) => Some(a.sym(Sym::Vel(k))),
+    ///     _ => None,
+    /// });
+    /// let at = |s: Sym| match s {
+    ///     Sym::Coord(0) => 0.3, Sym::Coord(_) => 0.7, Sym::Vel(0) => 2.0, _ => -1.5,
+    /// };
+    /// let want = 0.3f64.cos() * 2.0 * 0.7f64.sin() + 0.3f64.sin() * 0.7f64.cos() * -1.5;
+    /// assert!((a.eval(&[d], &at)[0] - want).abs() < 1e-15);
+    /// // The single-coordinate factor's derivative is the partial derivative node itself.
+    /// let dsx = a.diff(sx, Sym::Coord(0));
+    /// assert!(a.reachable(&[d])[dsx.index()]);
+    /// ```
+    pub fn tangent_sharing_partials(
+        &mut self,
+        e: ExprId,
+        dir: &mut dyn FnMut(&mut Arena, Sym) -> Option<ExprId>,
+    ) -> ExprId {
+        // The nodes under `e` in creation order (children before parents).
+        let mut under = Vec::new();
+        let mut seen: FxHashMap<ExprId, ()> = FxHashMap::default();
+        let mut stack = vec![e];
+        while let Some(id) = stack.pop() {
+            if seen.insert(id, ()).is_some() {
+                continue;
+            }
+            under.push(id);
+            stack.extend(self.node(id).children());
+        }
+        under.sort_unstable();
+        let mut dirs: FxHashMap<Sym, Option<ExprId>> = FxHashMap::default();
+        let mut reach: FxHashMap<ExprId, Reach> = FxHashMap::default();
+        for &id in &under {
+            let r = match self.node(id) {
+                Node::Sym(s) => {
+                    let d = match dirs.get(&s) {
+                        Some(&d) => d,
+                        None => {
+                            let d = dir(self, s);
+                            dirs.insert(s, d);
+                            d
+                        }
+                    };
+                    if d.is_some() {
+                        Reach::One(s)
+                    } else {
+                        Reach::None
+                    }
+                }
+                n => n
+                    .children()
+                    .fold(Reach::None, |acc, c| match (acc, reach[&c]) {
+                        (x, Reach::None) | (Reach::None, x) => x,
+                        (Reach::One(a), Reach::One(b)) if a == b => Reach::One(a),
+                        _ => Reach::Many,
+                    }),
+            };
+            reach.insert(id, r);
+        }
+        // Which nodes need a tangent: `e`, and the children of every node that combines
+        // several symbols.
+        let mut needed: FxHashMap<ExprId, ()> = FxHashMap::default();
+        needed.insert(e, ());
+        for &id in under.iter().rev() {
+            if needed.contains_key(&id) && reach[&id] == Reach::Many {
+                for c in self.node(id).children() {
+                    needed.insert(c, ());
+                }
+            }
+        }
+        let mut memo: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        for &id in &under {
+            if !needed.contains_key(&id) {
+                continue;
+            }
+            let d = match reach[&id] {
+                Reach::None => self.constant(0.0),
+                Reach::One(s) => match (self.node(id), dirs[&s]) {
+                    (Node::Sym(_), Some(ds)) => ds,
+                    (_, Some(ds)) => {
+                        let partial = self.diff(id, s);
+                        self.mul(partial, ds)
+                    }
+                    // `One(s)` only for symbols with a direction.
+                    (_, None) => self.constant(0.0),
+                },
+                Reach::Many => {
+                    let mut tc = [id; 2];
+                    for (k, c) in self.node(id).children().enumerate() {
+                        tc[k] = memo[&c];
+                    }
+                    self.chain(id, tc)
+                }
+            };
+            memo.insert(id, d);
+        }
+        memo[&e]
+    }
+
     /// The gradient `∂e/∂q_k` for the coordinates `coords` (returned in that order), by
     /// one reverse (adjoint) pass over the nodes under `e`: the cost is the size of `e`'s
     /// DAG, where one forward derivative per coordinate costs that size per coordinate
