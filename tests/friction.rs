@@ -774,3 +774,74 @@ fn impacts_with_friction_stick_or_slide_within_the_cone() {
     );
     assert!((qd1[0] + p.r * qd1[2]).abs() <= 1e-10, "still slipping");
 }
+
+mechgen::mechanism! {
+    /// A block on a rough floor, pushed along it by `fx` and lifted by a force growing as
+    /// `c t`: its normal force `m g − c t` reaches zero at `t = m g / c`.
+    pub mod lifted {
+        param m = 1.5;
+        param g = 9.81;
+        param c = 10.0;
+        param fx = 0.0;
+        coord x = 0.0;
+        coord y = 0.0;
+        body block { mass = m, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        force x = fx;
+        force y = c * t;
+        inequality floor: y >= 0.0, friction = 0.5, tangent = x;
+    }
+}
+
+/// A block lifted off the floor by `c t` leaves it at `m g / c` (1e-10 relative), labelled
+/// `Release` whether it was sticking (no push: its friction force and its cone both reach
+/// zero then) or sliding (launched along the floor, unpushed): the event is named by the
+/// condition that crossed, not by the contact's mode; and it then rises as
+/// `c (t − t_off)³ / (6 m)` (1e-9; the floor does not hold on to it).
+#[test]
+fn lift_off_is_a_release_whether_sticking_or_sliding() {
+    let mut rng = mechgen_test_support::rng(21);
+    for i in 0..6 {
+        let p = lifted::Params {
+            c: rng.random_range(5.0..40.0),
+            ..Default::default()
+        };
+        let t_off = p.m * p.g / p.c;
+        // Sliding: fast enough not to stop before lift-off (μ g t_off < v0).
+        let v0 = if i % 2 == 0 {
+            0.0
+        } else {
+            2.0 * 0.5 * p.g * t_off
+        };
+        let tr = simulate_friction_adaptive::<lifted::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::new(v0, 0.0),
+            &p,
+            0.0,
+            1.2 * t_off,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let &(te, k, kind) = tr.events.first().expect("a lift-off");
+        assert_eq!(
+            (k, kind),
+            (0, FrictionEvent::Release),
+            "v0 = {v0}: {:?}",
+            tr.events
+        );
+        assert!((te - t_off).abs() <= 1e-10 * t_off, "{te} vs {t_off}");
+        let first = if v0 == 0.0 {
+            ContactMode::Stick
+        } else {
+            ContactMode::Slide(vec![1.0])
+        };
+        assert_eq!(tr.phases[0].1, vec![first]);
+        assert_eq!(tr.phases[1].1, vec![ContactMode::Open]);
+        // Then it rises with `m ÿ = c (t − t_off)`: `y = c (t − t_off)³ / (6 m)`.
+        let t1 = 1.2 * t_off;
+        let y = tr.q.last().expect("end")[1];
+        let exact = p.c * (t1 - t_off).powi(3) / (6.0 * p.m);
+        assert!((y - exact).abs() <= 1e-9 * exact, "{y} vs {exact}");
+        assert_eq!(tr.events.len(), 1, "{:?}", tr.events);
+    }
+}
