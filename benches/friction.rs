@@ -7,6 +7,12 @@
 //! `cargo bench -p mechgen --bench friction`; with `-- --calls N --only
 //! frictionless|stick|slide`, only `N` solves of one kind, for `valgrind --tool=callgrind`
 //! (instructions per call: the difference of two runs' totals over the difference of `N`).
+//!
+//! `-- --side-by-side`: the block launched on a level floor (`μ = 0.5`) and the ball launched
+//! sliding (`μ = 0.2`, `r = 0.11`), `v₀ = 3`, as `bench/mujoco/friction.py` simulates them
+//! with MuJoCo: each event's error against the exact answer and the CPU time per simulated
+//! second (the thread's CPU time from `/proc/thread-self/schedstat`, the best of 7 samples
+//! of 0.2 s of repeated runs of 2 simulated seconds; wall time where that file is missing).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -55,8 +61,109 @@ fn per_call(n: usize, f: &mut dyn FnMut()) -> f64 {
     t0.elapsed().as_secs_f64() / n as f64 * 1e9
 }
 
+/// The thread's CPU time in seconds (`/proc/thread-self/schedstat`'s first field, in ns),
+/// or `None` where the file is missing.
+fn cpu_time() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// The time of one call of `f`, in seconds: the best of `repeats` samples, each of as many
+/// calls as take 0.2 s (the scheduler updates the CPU time at its ticks), by CPU time (else
+/// wall time).
+fn best_time(repeats: usize, f: &mut dyn FnMut()) -> f64 {
+    let w0 = Instant::now();
+    let mut calls = 0usize;
+    while w0.elapsed().as_secs_f64() < 0.05 {
+        f();
+        calls += 1;
+    }
+    let n = (calls * 4).max(1);
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats {
+        let (c0, w0) = (cpu_time(), Instant::now());
+        for _ in 0..n {
+            f();
+        }
+        let dt = match (c0, cpu_time()) {
+            (Some(a), Some(b)) if b > a => b - a,
+            _ => w0.elapsed().as_secs_f64(),
+        };
+        best = best.min(dt / n as f64);
+    }
+    best
+}
+
+/// The block and the ball of `bench/mujoco/friction.py`, on the error-controlled route.
+fn side_by_side() {
+    let opts = AdaptiveFrictionOptions::default();
+    let t1 = 2.0;
+    let v0 = 3.0;
+    println!("| problem | route | time error | distance/speed error | CPU µs per simulated s |");
+    println!("| --- | --- | ---: | ---: | ---: |");
+    // The block: stops at v0/(mu g) after v0²/(2 mu g).
+    let p = rough::Params::default();
+    let mu = rough::FRICTION[0];
+    let run = || {
+        simulate_friction_adaptive::<rough::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::new(v0, 0.0),
+            &p,
+            0.0,
+            t1,
+            &opts,
+        )
+        .expect("simulate")
+    };
+    let tr = run();
+    let (te, _, _) = tr.events[0];
+    let i = tr.t.iter().position(|&t| t == te).unwrap_or(0);
+    let (t_exact, d_exact) = (v0 / (mu * p.g), v0 * v0 / (2.0 * mu * p.g));
+    let cpu = best_time(7, &mut || {
+        black_box(run());
+    });
+    println!(
+        "| block | mechgen DOPRI5 rtol 1e-10, located events | {:.1e} | {:.1e} | {:.0} |",
+        (te - t_exact).abs() / t_exact,
+        (tr.q[i][0] - d_exact).abs() / d_exact,
+        cpu / t1 * 1e6
+    );
+    // The ball: rolls from 2 v0/(7 mu g) at 5 v0/7.
+    let p = ball::Params::default();
+    let mu = ball::FRICTION[0];
+    let run = || {
+        simulate_friction_adaptive::<ball::Model, 3, 0, 3, 1, 1>(
+            &SVector::<f64, 3>::new(0.0, p.r, 0.0),
+            &SVector::<f64, 3>::new(v0, 0.0, 0.0),
+            &p,
+            0.0,
+            t1,
+            &opts,
+        )
+        .expect("simulate")
+    };
+    let tr = run();
+    let (te, _, _) = tr.events[0];
+    let i = tr.t.iter().position(|&t| t == te).unwrap_or(0);
+    let (t_exact, v_exact) = (2.0 * v0 / (7.0 * mu * p.g), 5.0 * v0 / 7.0);
+    let cpu = best_time(7, &mut || {
+        black_box(run());
+    });
+    println!(
+        "| ball | mechgen DOPRI5 rtol 1e-10, located events | {:.1e} | {:.1e} | {:.0} |",
+        (te - t_exact).abs() / t_exact,
+        (tr.qd[i][0] - v_exact).abs() / v_exact,
+        cpu / t1 * 1e6
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--side-by-side") {
+        side_by_side();
+        return;
+    }
     let calls = args
         .iter()
         .position(|a| a == "--calls")
