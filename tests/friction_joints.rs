@@ -349,13 +349,24 @@ fn block_launched_on_a_level_rail_stops_at_the_exact_time_and_distance() {
 /// equation in `θ̈`, increasing (its slope is at least `I_O − μ r m l > 0`), solved by
 /// bisection.
 fn pendulum_reduced(p: &pinned::Params, mu_r: f64, th: f64, w: f64) -> (f64, f64) {
+    pendulum_reduced_sliding(p, mu_r, th, w, w.signum())
+}
+
+/// [`pendulum_reduced`] with the friction's sign `σ` given (sliding along `σ` at speed `ω`).
+fn pendulum_reduced_sliding(
+    p: &pinned::Params,
+    mu_r: f64,
+    th: f64,
+    w: f64,
+    sigma: f64,
+) -> (f64, f64) {
     let io = p.ic + p.m * p.l * p.l;
     let n = |a: f64| {
         let nx = p.m * p.l * (a * th.cos() - w * w * th.sin());
         let ny = p.m * p.l * (a * th.sin() + w * w * th.cos()) + p.m * p.g;
         (nx * nx + ny * ny).sqrt()
     };
-    let f = |a: f64| io * a + p.m * p.g * p.l * th.sin() + mu_r * w.signum() * n(a);
+    let f = |a: f64| io * a + p.m * p.g * p.l * th.sin() + mu_r * sigma * n(a);
     let (mut lo, mut hi) = (-1e4, 1e4);
     assert!(f(lo) < 0.0 && f(hi) > 0.0);
     for _ in 0..200 {
@@ -679,5 +690,160 @@ fn painleve_rod_on_a_rail_consistent_and_inconsistent() {
     assert!(
         inconsistent >= 3 && consistent >= 10,
         "{inconsistent}, {consistent}"
+    );
+}
+
+mechgen::mechanism! {
+    #![generic]
+    /// The rail as a `#![generic]` module.
+    pub mod rail_generic {
+        param th = 0.3;
+        coord x = 0.0;
+        coord y = 0.0;
+        body block { mass = 2.0, com = vec2(x, y) }
+        gravity = vec2(0.0, -9.81);
+        constraint rail: -sin(th) * x + cos(th) * y == 0.0, friction = 0.5,
+            slip = cos(th) * x + sin(th) * y;
+    }
+}
+
+mechgen::mechanism! {
+    #![scalar = f32]
+    /// The pin in single precision (functions and constants only).
+    pub mod pinned_f32 {
+        param l = 0.4;
+        coord x = 0.0;
+        coord y = -0.4;
+        coord phi = 0.0;
+        body rod { mass = 1.5, inertia = 0.02, frame = frame(vec2(x, y), phi) }
+        gravity = vec2(0.0, -9.81);
+        constraint pin: vec2(x - l * sin(phi), y + l * cos(phi)) == vec2(0.0, 0.0),
+            friction = 0.3, slip = phi, radius = 0.05;
+    }
+}
+
+/// The `#![generic]` and `#![scalar = f32]` modules carry the same joint-friction items, and
+/// the generic one solves as the plain one does.
+#[test]
+fn generic_and_single_precision_modules_have_the_joint_friction_items() {
+    let q = V2::new(0.3, 0.2);
+    let pg = rail_generic::Params::default();
+    let js = rail_generic::slip_jacobian(&q, &pg, 0.0);
+    assert_eq!((js[(0, 0)], js[(0, 1)]), (pg.th.cos(), pg.th.sin()));
+    assert_eq!(rail_generic::JOINT_FRICTION, [0.5]);
+    let s = joint_friction_accelerations::<rail_generic::Model, 2, 1, 1, 1>(
+        &V2::zeros(),
+        &V2::zeros(),
+        &pg,
+        0.0,
+        &JointFrictionOptions::default(),
+    )
+    .expect("solve");
+    assert_eq!(s.modes, vec![JointMode::Stick]);
+    let pf = pinned_f32::Params::default();
+    let js = pinned_f32::slip_jacobian(&SVector::<f32, 3>::zeros(), &pf, 0.0);
+    assert_eq!((js[(0, 0)], js[(0, 1)], js[(0, 2)]), (0.0f32, 0.0, 1.0));
+    assert_eq!(pinned_f32::JOINT_FRICTION, [0.3f32]);
+    assert_eq!(pinned_f32::FRICTION_RADIUS, [0.05f32]);
+    assert_eq!(pinned_f32::FRICTION_ROWS, [(0, 2)]);
+}
+
+/// The pendulum with pin friction released at rest beyond its sticking angle swings to a stop:
+/// the first `Stop` (time and angle) of the error-controlled route against the reduced
+/// equation integrated by classical RK4 (step 1e-4 s) with the stop located by a cubic
+/// Hermite root, to 1e-8; then the swings continue (or stick) as the enumeration decides, and
+/// the fixed point's iteration limit is an error when it is too small.
+#[test]
+fn pendulum_with_pin_friction_stops_where_the_reduced_equation_does() {
+    let mut rng = mechgen_test_support::rng(19);
+    let mu_r = pinned::JOINT_FRICTION[0] * pinned::FRICTION_RADIUS[0];
+    for _ in 0..3 {
+        let p = pinned::Params {
+            l: rng.random_range(0.2..0.5),
+            ..Default::default()
+        };
+        let th0: f64 = rng.random_range(0.5..1.5);
+        let q0 = V3::new(p.l * th0.sin(), -p.l * th0.cos(), th0);
+        let tr = simulate_joint_friction_adaptive::<pinned::Model, 3, 2, 1, 1>(
+            &q0,
+            &V3::zeros(),
+            &p,
+            0.0,
+            1.0,
+            &AdaptiveJointFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let &(te, _, kind) = tr.events.first().expect("a stop");
+        assert_eq!(kind, JointFrictionEvent::Stop);
+        let i = tr.t.iter().position(|&t| t == te).expect("event recorded");
+        let th_e = tr.q[i][2];
+        // The reduced equation from rest: ω < 0 until it stops; the friction's sign is held
+        // at that of the first swing (the smooth continuation through the stop, so that the
+        // last step and its interpolant see no switch).
+        let f = |th: f64, w: f64| pendulum_reduced_sliding(&p, mu_r, th, w, -1.0).0;
+        let h = 1e-4;
+        let (mut t, mut th, mut w) = (0.0, th0, 0.0f64);
+        let (t_ref, th_ref) = loop {
+            let k1 = (w, f(th, w));
+            let k2 = (
+                w + 0.5 * h * k1.1,
+                f(th + 0.5 * h * k1.0, w + 0.5 * h * k1.1),
+            );
+            let k3 = (
+                w + 0.5 * h * k2.1,
+                f(th + 0.5 * h * k2.0, w + 0.5 * h * k2.1),
+            );
+            let k4 = (w + h * k3.1, f(th + h * k3.0, w + h * k3.1));
+            let th1 = th + h / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0);
+            let w1 = w + h / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1);
+            if t > 0.0 && w1 >= 0.0 {
+                // ω's cubic Hermite interpolant on the step (ω' = θ̈), its root by bisection.
+                let (a0, a1) = (f(th, w), f(th1, w1));
+                let hw = |s: f64| {
+                    let (s2, s3) = (s * s, s * s * s);
+                    (2.0 * s3 - 3.0 * s2 + 1.0) * w
+                        + (s3 - 2.0 * s2 + s) * h * a0
+                        + (-2.0 * s3 + 3.0 * s2) * w1
+                        + (s3 - s2) * h * a1
+                };
+                let (mut lo, mut hi) = (0.0, 1.0);
+                for _ in 0..60 {
+                    let mid = 0.5 * (lo + hi);
+                    if hw(mid) < 0.0 {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                let s = 0.5 * (lo + hi);
+                // θ by the Hermite interpolant of θ (θ' = ω).
+                let (s2, s3) = (s * s, s * s * s);
+                let th_s = (2.0 * s3 - 3.0 * s2 + 1.0) * th
+                    + (s3 - 2.0 * s2 + s) * h * w
+                    + (-2.0 * s3 + 3.0 * s2) * th1
+                    + (s3 - s2) * h * w1;
+                break (t + s * h, th_s);
+            }
+            t += h;
+            th = th1;
+            w = w1;
+            assert!(t < 1.0, "the reduced pendulum did not stop");
+        };
+        assert!((te - t_ref).abs() <= 1e-8, "{te} vs {t_ref}");
+        assert!((th_e - th_ref).abs() <= 1e-8, "{th_e} vs {th_ref}");
+    }
+    // Too few fixed-point iterations for a sliding pin: an error, not a wrong answer.
+    let p = pinned::Params::default();
+    let th: f64 = 1.0;
+    let q = V3::new(p.l * th.sin(), -p.l * th.cos(), th);
+    let qd = V3::new(p.l * th.cos() * 2.0, p.l * th.sin() * 2.0, 2.0);
+    let few = JointFrictionOptions {
+        max_iterations: 1,
+        ..Default::default()
+    };
+    let e = joint_friction_accelerations::<pinned::Model, 3, 2, 1, 1>(&q, &qd, &p, 0.0, &few);
+    assert!(
+        matches!(e, Err(JointFrictionError::NoConvergence { joint: 0, .. })),
+        "{e:?}"
     );
 }
