@@ -8,6 +8,11 @@
 //! frictionless|stick|slide`, only `N` solves of one kind, for `valgrind --tool=callgrind`
 //! (instructions per call: the difference of two runs' totals over the difference of `N`).
 //!
+//! `-- --joints`: dry friction in a joint, one `joint_friction_accelerations` solve of a slider
+//! crank with a rough slider (sliding, and sticking at rest) against `lagrange_accelerations`
+//! of the same model (which ignores the friction) in the same run; with `--calls N --only
+//! joint_free|joint_slide|joint_stick` for callgrind.
+//!
 //! `-- --side-by-side`: the block launched on a level floor (`μ = 0.5`) and the ball launched
 //! sliding (`μ = 0.2`, `r = 0.11`), `v₀ = 3`, as `bench/mujoco/friction.py` simulates them
 //! with MuJoCo: each event's error against the exact answer and the CPU time per simulated
@@ -19,9 +24,11 @@ use std::time::Instant;
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::contact::{
-    contact_accelerations, friction_accelerations, simulate_friction_adaptive,
-    AdaptiveFrictionOptions, ContactOptions, FrictionOptions,
+    contact_accelerations, friction_accelerations, joint_friction_accelerations,
+    simulate_friction_adaptive, AdaptiveFrictionOptions, ContactOptions, FrictionOptions,
+    JointFrictionOptions,
 };
+use mechgen::runtime::lagrange::lagrange_accelerations;
 
 mechgen::mechanism! {
     /// A block on a level floor with friction.
@@ -51,7 +58,89 @@ mechgen::mechanism! {
     }
 }
 
+mechgen::mechanism! {
+    /// A slider crank with a rough slider (`ys = 0` the rail's normal) and a crank torque.
+    pub mod rough_crank {
+        param a = 0.1;
+        param b = 0.3;
+        param tau = 0.2;
+        param g = 9.81;
+        coord th = 0.3;
+        coord ph = -0.1;
+        coord s = 0.39;
+        coord ys = 0.0;
+        body crank { mass = 0.5, inertia = 0.001, frame = frame(vec2(0.5 * a * cos(th), 0.5 * a * sin(th)), th) }
+        body rod {
+            mass = 0.8,
+            inertia = 0.006,
+            frame = frame(vec2(a * cos(th) + 0.5 * b * cos(ph), a * sin(th) + 0.5 * b * sin(ph)), ph)
+        }
+        body slider { mass = 1.2, com = vec2(s, ys) }
+        gravity = vec2(0.0, -g);
+        force th = tau;
+        constraint a * vec2(cos(th), sin(th)) + b * vec2(cos(ph), sin(ph)) == vec2(s, ys);
+        constraint rail: ys == 0.0, friction = 0.3, slip = s;
+    }
+}
+
 type V2 = SVector<f64, 2>;
+type V4 = SVector<f64, 4>;
+
+/// The crank's state at angle `th` turning at `w` (rod and slider assembled).
+fn crank_state(p: &rough_crank::Params, th: f64, w: f64) -> (V4, V4) {
+    let ph = -(p.a * th.sin() / p.b).asin();
+    let s = p.a * th.cos() + p.b * ph.cos();
+    let phd = -p.a * th.cos() * w / (p.b * ph.cos());
+    let sd = -p.a * th.sin() * w - p.b * ph.sin() * phd;
+    (V4::new(th, ph, s, 0.0), V4::new(w, phd, sd, 0.0))
+}
+
+/// One solve of the rough slider crank (`kind`: `joint_free` the Lagrange route without the
+/// friction, `joint_slide` moving, `joint_stick` at rest) repeated `n` times, in ns per call.
+fn joints(n: usize, kind: &str) -> f64 {
+    let p = rough_crank::Params::default();
+    let (q, qd) = crank_state(&p, 1.0, 3.0);
+    let rest = V4::zeros();
+    let o = JointFrictionOptions::default();
+    match kind {
+        "joint_free" => per_call(n, &mut || {
+            let _ = black_box(
+                lagrange_accelerations::<rough_crank::Model, 4, 3, 1>(
+                    black_box(&q),
+                    black_box(&qd),
+                    &p,
+                    0.0,
+                    None,
+                )
+                .map(|s| s.qdd),
+            );
+        }),
+        "joint_stick" => per_call(n, &mut || {
+            let _ = black_box(
+                joint_friction_accelerations::<rough_crank::Model, 4, 3, 1, 1>(
+                    black_box(&q),
+                    black_box(&rest),
+                    &p,
+                    0.0,
+                    &o,
+                )
+                .map(|s| s.qdd),
+            );
+        }),
+        _ => per_call(n, &mut || {
+            let _ = black_box(
+                joint_friction_accelerations::<rough_crank::Model, 4, 3, 1, 1>(
+                    black_box(&q),
+                    black_box(&qd),
+                    &p,
+                    0.0,
+                    &o,
+                )
+                .map(|s| s.qdd),
+            );
+        }),
+    }
+}
 
 fn per_call(n: usize, f: &mut dyn FnMut()) -> f64 {
     let t0 = Instant::now();
@@ -164,6 +253,11 @@ fn main() {
         side_by_side();
         return;
     }
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let calls = args
         .iter()
         .position(|a| a == "--calls")
@@ -215,6 +309,28 @@ fn main() {
             .map(|s| s.qdd),
         );
     };
+    if let (Some(n), Some(k)) = (calls, only.as_deref()) {
+        if k.starts_with("joint_") {
+            joints(n, k);
+            return;
+        }
+    }
+    if args.iter().any(|a| a == "--joints") {
+        let free = joints(n, "joint_free");
+        let slide = joints(n, "joint_slide");
+        let stick = joints(n, "joint_stick");
+        println!("one solve, rough slider crank (ns per call; ratio to lagrange_accelerations):");
+        println!("  lagrange_accelerations (no friction)  {free:8.1}  1.00");
+        println!(
+            "  joint friction, sliding               {slide:8.1}  {:.2}",
+            slide / free
+        );
+        println!(
+            "  joint friction, sticking              {stick:8.1}  {:.2}",
+            stick / free
+        );
+        return;
+    }
     if calls.is_some() {
         // One kind only (`--only frictionless|stick|slide`), for callgrind.
         match args
