@@ -847,3 +847,36 @@ fn pendulum_with_pin_friction_stops_where_the_reduced_equation_does() {
         "{e:?}"
     );
 }
+
+/// Started exactly at the slip onset `t* = μ m g / k` (the sticking force at its cone, within
+/// rounding), the pushed block does not stay stuck: it slips at once and moves as
+/// `k (t − t*)³ / (6 m)` (1e-8 relative at `1.5 t*`).
+#[test]
+fn started_at_the_cone_the_block_slips_at_once() {
+    let mut rng = mechgen_test_support::rng(20);
+    let mu = rail::JOINT_FRICTION[0];
+    for _ in 0..6 {
+        let g: f64 = rng.random_range(1.0..20.0);
+        let k: f64 = rng.random_range(1.0..30.0);
+        let p = rail::Params {
+            th: 0.0,
+            g,
+            k,
+            ..Default::default()
+        };
+        let t_star = mu * p.m * g / k;
+        let t1 = 1.5 * t_star;
+        let tr = simulate_joint_friction_adaptive::<rail::Model, 2, 1, 1, 1>(
+            &V2::zeros(),
+            &V2::zeros(),
+            &p,
+            t_star,
+            t1,
+            &AdaptiveJointFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let x = tr.q.last().expect("end")[0];
+        let exact = k * (t1 - t_star).powi(3) / (6.0 * p.m);
+        assert!((x - exact).abs() <= 1e-8 * exact, "{x} vs {exact}: {:?}", tr.phases);
+    }
+}

@@ -696,6 +696,12 @@ where
     /// The normal directions: one-row signs fixed, vector ones the last fixed point.
     nhat: Vec<Vec<f64>>,
     armed: [bool; NS],
+    /// Added to each joint's friction (`2k`) and normal (`2k + 1`) event functions: the
+    /// consistency tolerance where the phase started with the condition met only within it
+    /// (a sticking force at its cone, a one-row normal at zero), so that the event fires once
+    /// the condition fails by more than the tolerance instead of never (the function would
+    /// start at or below zero, where no crossing is seen); else 0.
+    offset: Vec<[f64; 2]>,
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
@@ -738,7 +744,9 @@ where
             match self.modes[k] {
                 JointMode::Free => out.extend([1.0, 1.0]),
                 JointMode::Stick => {
-                    out.push(pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs());
+                    out.push(
+                        pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs() + self.offset[k][0],
+                    );
                     out.push(1.0);
                 }
                 JointMode::Slide(sigma) => {
@@ -748,7 +756,7 @@ where
                     }
                     out.push(if self.armed[k] { along } else { 1.0 });
                     out.push(if pb.rows[k].1 == 1 {
-                        g[0] * self.nhat[k][0]
+                        g[0] * self.nhat[k][0] + self.offset[k][1]
                     } else {
                         1.0
                     });
@@ -871,12 +879,30 @@ where
             qd = hold_velocities::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &modes)?;
         }
         out.phases.push((t, modes.clone()));
+        let tol = opts.friction.tendency_tol * pb.scale();
+        let offset = (0..NS)
+            .map(|k| {
+                let g = pb.group(&sol.lambda, k);
+                let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let cone = pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs();
+                let along: f64 = g.iter().zip(&sol.nhat[k]).map(|(x, y)| x * y).sum();
+                [
+                    if modes[k] == JointMode::Stick && cone <= 0.0 {
+                        tol
+                    } else {
+                        0.0
+                    },
+                    if along <= 0.0 { tol } else { 0.0 },
+                ]
+            })
+            .collect();
         let mut sys = Phase::<M, NQ, NC, DOF, NS> {
             p,
             opts,
             modes,
             nhat: sol.nhat,
             armed: [false; NS],
+            offset,
         };
         let dopts = Dopri5Options { h0, ..opts.dopri5 };
         let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
