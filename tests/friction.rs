@@ -845,3 +845,60 @@ fn lift_off_is_a_release_whether_sticking_or_sliding() {
         assert_eq!(tr.events.len(), 1, "{:?}", tr.events);
     }
 }
+
+/// Started exactly at its slip onset `t* = μ m g / c` (the sticking force at the cone, within
+/// rounding), the pushed block slips at once and moves as `c (t − t*)³ / (6 m)` (1e-8
+/// relative at `1.5 t*`), and a block lifted by `c t` started at its lift-off time leaves the
+/// floor as `c (t − t_off)³ / (6 m)`: a condition met only within the tolerance at a phase's
+/// start still ends the phase.
+#[test]
+fn started_at_a_boundary_the_contact_changes_at_once() {
+    let mut rng = mechgen_test_support::rng(22);
+    for _ in 0..5 {
+        let m: f64 = rng.random_range(0.5..5.0);
+        let c: f64 = rng.random_range(0.5..10.0);
+        let g: f64 = rng.random_range(1.0..20.0);
+        let p = pushed::Params { m, c, g };
+        let t_slip = 0.5 * m * g / c;
+        let t1 = 1.5 * t_slip;
+        let tr = simulate_friction_adaptive::<pushed::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::zeros(),
+            &p,
+            t_slip,
+            t1,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let x1 = tr.q.last().expect("end")[0];
+        let exact = c * (t1 - t_slip).powi(3) / (6.0 * m);
+        assert!(
+            (x1 - exact).abs() <= 1e-8 * exact,
+            "{x1} vs {exact}: {:?}",
+            tr.phases
+        );
+        let p = lifted::Params {
+            m,
+            c: 4.0 * c,
+            g,
+            fx: 0.0,
+        };
+        let t_off = m * g / p.c;
+        let tr = simulate_friction_adaptive::<lifted::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::zeros(),
+            &p,
+            t_off,
+            1.5 * t_off,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let y1 = tr.q.last().expect("end")[1];
+        let exact = p.c * (0.5 * t_off).powi(3) / (6.0 * m);
+        assert!(
+            (y1 - exact).abs() <= 1e-8 * exact,
+            "{y1} vs {exact}: {:?}",
+            tr.phases
+        );
+    }
+}

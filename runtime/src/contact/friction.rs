@@ -732,6 +732,12 @@ struct Phase<
     /// Open contacts clear of their boundary, sliding contacts clear of rest.
     armed: [bool; NI],
     leaving: [bool; NI],
+    /// Added to each contact's normal (`2k`) and friction (`2k + 1`) event functions: the
+    /// consistency tolerance where the phase started with the condition met only within it
+    /// (a normal force at zero, a sticking force at its cone), so that the event fires once
+    /// the condition fails by more than the tolerance instead of never (the function would
+    /// start at or below zero, where no crossing is seen); else 0.
+    offset: Vec<[f64; 2]>,
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
@@ -799,8 +805,8 @@ where
                     (s.normal[k], if self.armed[k] { along } else { 1.0 })
                 }
             };
-            out.push(normal);
-            out.push(friction);
+            out.push(normal + self.offset[k][0]);
+            out.push(friction + self.offset[k][1]);
         }
         Ok(Some(out))
     }
@@ -970,7 +976,31 @@ where
         let leaving: [bool; NI] =
             std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));
         let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
-        let (modes, _, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
+        let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
+        let ttol = opts.friction.contact.tendency_tol * pb.scale();
+        let offset = (0..NI)
+            .map(|k| {
+                let ft = pb.rows[k]
+                    .iter()
+                    .map(|&r| sol.tangential[r] * sol.tangential[r])
+                    .sum::<f64>()
+                    .sqrt();
+                let closed = modes[k] != ContactMode::Open;
+                let cone = pb.mu[k] * sol.normal[k] - ft;
+                [
+                    if closed && sol.normal[k] <= 0.0 {
+                        ttol
+                    } else {
+                        0.0
+                    },
+                    if modes[k] == ContactMode::Stick && cone <= 0.0 {
+                        ttol
+                    } else {
+                        0.0
+                    },
+                ]
+            })
+            .collect();
         if modes.contains(&ContactMode::Stick) {
             qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &modes)?;
         }
@@ -981,6 +1011,7 @@ where
             armed: std::array::from_fn(|k| g[k] > tol || leaving[k]),
             leaving,
             modes,
+            offset,
         };
         let dopts = Dopri5Options { h0, ..opts.dopri5 };
         let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
