@@ -481,7 +481,9 @@ fn enumerate(
 ) -> Result<(Vec<JointMode>, Sol), JointFrictionError> {
     let ns = pb.mu.len();
     let tol = opts.tendency_tol * pb.scale();
-    let start = initial_normals(pb)?;
+    // The frictionless reaction's directions, solved for only when an assignment slides.
+    let mut start: Option<Vec<Vec<f64>>> = None;
+    let one_row = |k: usize| pb.rows[k].1 == 1 && pb.mu[k] > 0.0;
     let cands: Vec<Vec<JointMode>> = (0..ns)
         .map(|k| candidates(pb, k, !no_stick[k], opts.slip_tol))
         .collect();
@@ -490,39 +492,52 @@ fn enumerate(
         .iter()
         .enumerate()
         .try_fold(1usize, |acc, (k, c)| {
-            let signs = if pb.rows[k].1 == 1 && pb.mu[k] > 0.0 {
-                2
-            } else {
-                1
-            };
-            acc.checked_mul(c.len() * signs)
+            acc.checked_mul(c.len() * if one_row(k) { 2 } else { 1 })
         })
         .filter(|&n| n <= opts.max_combinations)
         .ok_or(JointFrictionError::TooManyJoints { t: pb.t })?;
     let mut modes = vec![JointMode::Free; ns];
+    let mut flip = vec![false; ns];
     let mut stuck = None;
     for mut code in 0..total {
-        let mut nhat = start.clone();
         for k in 0..ns {
             let n = cands[k].len();
             modes[k] = cands[k][code % n];
             code /= n;
-            if pb.rows[k].1 == 1 && pb.mu[k] > 0.0 {
-                if code % 2 == 1 {
-                    nhat[k][0] = -nhat[k][0];
-                }
+            flip[k] = false;
+            if one_row(k) {
+                flip[k] = code % 2 == 1;
                 code /= 2;
             }
         }
         // A one-row sign only matters while sliding: skip the flipped duplicates.
-        let flipped = (0..ns).any(|k| {
-            pb.rows[k].1 == 1
-                && !matches!(modes[k], JointMode::Slide(_))
-                && nhat[k][0] != start[k][0]
-        });
-        if flipped {
+        if (0..ns).any(|k| flip[k] && !matches!(modes[k], JointMode::Slide(_))) {
             continue;
         }
+        let nhat = if modes.iter().any(|m| matches!(m, JointMode::Slide(_))) {
+            let base = match &start {
+                Some(s) => s.clone(),
+                None => {
+                    let s = initial_normals(pb)?;
+                    start = Some(s.clone());
+                    s
+                }
+            };
+            base.into_iter()
+                .zip(&flip)
+                .map(|(n, &f)| if f { n.iter().map(|x| -x).collect() } else { n })
+                .collect()
+        } else {
+            // Unused: no joint slides.
+            pb.rows
+                .iter()
+                .map(|&(_, n)| {
+                    let mut e = vec![0.0; n];
+                    e[0] = 1.0;
+                    e
+                })
+                .collect()
+        };
         match pb.solve(&modes, nhat, opts)? {
             Ok(sol) => {
                 if pb.valid(&modes, &sol, tol, opts.slip_tol) {
