@@ -877,6 +877,10 @@ fn started_at_the_cone_the_block_slips_at_once() {
         .expect("simulate");
         let x = tr.q.last().expect("end")[0];
         let exact = k * (t1 - t_star).powi(3) / (6.0 * p.m);
-        assert!((x - exact).abs() <= 1e-8 * exact, "{x} vs {exact}: {:?}", tr.phases);
+        assert!(
+            (x - exact).abs() <= 1e-8 * exact,
+            "{x} vs {exact}: {:?}",
+            tr.phases
+        );
     }
 }
