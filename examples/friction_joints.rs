@@ -82,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         output_times: (1..600).map(|k| k as f64 * t1 / 600.0).collect(),
         ..Default::default()
     };
-    let tr = simulate_joint_friction_adaptive::<rough_crank::Model, 4, 3, 1, 1>(
+    let tr = simulate_joint_friction_adaptive::<rough_crank::Model, _, _, _, _>(
         &q0, &qd0, &p, 0.0, t1, &opts,
     )?;
     println!(
@@ -102,7 +102,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let pp = pushed::Params::default();
     let z = SVector::zeros();
-    let tr = simulate_joint_friction_adaptive::<pushed::Model, 2, 1, 1, 1>(
+    let tr = simulate_joint_friction_adaptive::<pushed::Model, _, _, _, _>(
         &z,
         &z,
         &pp,
@@ -135,7 +135,7 @@ fn plot(
         tr.t.iter()
             .zip(tr.q.iter().zip(&tr.qd))
             .map(|(&t, (q, qd))| {
-                joint_friction_accelerations::<rough_crank::Model, 4, 3, 1, 1>(
+                joint_friction_accelerations::<rough_crank::Model, _, _, _, _>(
                     q,
                     qd,
                     p,

@@ -902,3 +902,32 @@ fn started_at_a_boundary_the_contact_changes_at_once() {
         );
     }
 }
+
+/// A block launched slower than twice `slip_tol` (but faster than it) still stops at
+/// `v₀ / (μ g)`: its stop is watched from the start of the phase.
+#[test]
+fn a_slow_launch_still_stops() {
+    let p = pushed::Params {
+        c: 0.0,
+        ..Default::default()
+    };
+    let opts = AdaptiveFrictionOptions::default();
+    let v0 = 1.5 * opts.friction.slip_tol;
+    let tr = simulate_friction_adaptive::<pushed::Model, 2, 0, 2, 1, 1>(
+        &V2::zeros(),
+        &V2::new(v0, 0.0),
+        &p,
+        0.0,
+        1.0,
+        &opts,
+    )
+    .expect("simulate");
+    assert_eq!(tr.phases[0].1, vec![ContactMode::Slide(vec![1.0])]);
+    let &(te, _, kind) = tr.events.first().expect("a stop");
+    assert_eq!(kind, FrictionEvent::Stop);
+    let t_stop = v0 / (0.5 * p.g);
+    assert!((te - t_stop).abs() <= 1e-6 * t_stop, "{te} vs {t_stop}");
+    let x1 = tr.q.last().expect("end")[0];
+    assert!(x1.abs() <= 1e-15, "{x1}");
+    assert_eq!(tr.phases.last().expect("phase").1, vec![ContactMode::Stick]);
+}

@@ -884,3 +884,34 @@ fn started_at_the_cone_the_block_slips_at_once() {
         );
     }
 }
+
+/// A block launched slower than twice `slip_tol` (but faster than it: it starts sliding)
+/// still stops: its stop is watched from the start (it used to be armed only once the slip
+/// exceeded `2 slip_tol`, and the block then slid on backwards, pushed by its friction).
+#[test]
+fn a_slow_launch_still_stops() {
+    let p = rail::Params {
+        th: 0.0,
+        ..Default::default()
+    };
+    let opts = AdaptiveJointFrictionOptions::default();
+    let v0 = 1.5 * opts.friction.slip_tol;
+    let mu = rail::JOINT_FRICTION[0];
+    let tr = simulate_joint_friction_adaptive::<rail::Model, 2, 1, 1, 1>(
+        &V2::zeros(),
+        &V2::new(v0, 0.0),
+        &p,
+        0.0,
+        1.0,
+        &opts,
+    )
+    .expect("simulate");
+    assert_eq!(tr.phases[0].1, vec![JointMode::Slide(1.0)]);
+    let &(te, _, kind) = tr.events.first().expect("a stop");
+    assert_eq!(kind, JointFrictionEvent::Stop);
+    let t_stop = v0 / (mu * p.g);
+    assert!((te - t_stop).abs() <= 1e-6 * t_stop, "{te} vs {t_stop}");
+    let x1 = tr.q.last().expect("end")[0];
+    assert!(x1.abs() <= 1e-15, "{x1}");
+    assert_eq!(tr.phases.last().expect("phase").1, vec![JointMode::Stick]);
+}

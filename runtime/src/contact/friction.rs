@@ -978,6 +978,7 @@ where
         let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
         let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
         let ttol = opts.friction.contact.tendency_tol * pb.scale();
+        let vt0 = M::tangent_jacobian(&q, p, t) * qd + M::tangent_jacobian_t(&q, p, t);
         let offset = (0..NI)
             .map(|k| {
                 let ft = pb.rows[k]
@@ -1008,7 +1009,21 @@ where
         let mut sys = Phase::<M, NQ, NC, DOF, NI, NT> {
             p,
             opts,
-            armed: std::array::from_fn(|k| g[k] > tol || leaving[k]),
+            // Open contacts clear of their boundary watch it at once; a contact sliding at the
+            // start (faster than `slip_tol`) watches its stop at once, one leaving rest once
+            // its slip exceeds twice that.
+            armed: std::array::from_fn(|k| {
+                g[k] > tol
+                    || leaving[k]
+                    || match &modes[k] {
+                        ContactMode::Slide(u) => {
+                            let along: f64 =
+                                pb.rows[k].iter().zip(u).map(|(&r, &ur)| ur * vt0[r]).sum();
+                            along > opts.friction.slip_tol
+                        }
+                        _ => false,
+                    }
+            }),
             leaving,
             modes,
             offset,

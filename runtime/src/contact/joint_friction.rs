@@ -894,6 +894,8 @@ where
             qd = hold_velocities::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &modes)?;
         }
         out.phases.push((t, modes.clone()));
+        let modes_armed = modes.clone();
+        let vs0 = M::slip_jacobian(&q, p, t) * qd + M::slip_jacobian_t(&q, p, t);
         let tol = opts.friction.tendency_tol * pb.scale();
         let offset = (0..NS)
             .map(|k| {
@@ -916,7 +918,12 @@ where
             opts,
             modes,
             nhat: sol.nhat,
-            armed: [false; NS],
+            // A joint sliding at the start (faster than `slip_tol`) watches its stop at once;
+            // one leaving rest, once its slip exceeds twice that.
+            armed: std::array::from_fn(|k| match modes_armed[k] {
+                JointMode::Slide(sigma) => sigma * vs0[k] > opts.friction.slip_tol,
+                _ => false,
+            }),
             offset,
         };
         let dopts = Dopri5Options { h0, ..opts.dopri5 };
