@@ -774,3 +774,160 @@ fn impacts_with_friction_stick_or_slide_within_the_cone() {
     );
     assert!((qd1[0] + p.r * qd1[2]).abs() <= 1e-10, "still slipping");
 }
+
+mechgen::mechanism! {
+    /// A block on a rough floor, pushed along it by `fx` and lifted by a force growing as
+    /// `c t`: its normal force `m g − c t` reaches zero at `t = m g / c`.
+    pub mod lifted {
+        param m = 1.5;
+        param g = 9.81;
+        param c = 10.0;
+        param fx = 0.0;
+        coord x = 0.0;
+        coord y = 0.0;
+        body block { mass = m, com = vec2(x, y) }
+        gravity = vec2(0.0, -g);
+        force x = fx;
+        force y = c * t;
+        inequality floor: y >= 0.0, friction = 0.5, tangent = x;
+    }
+}
+
+/// A block lifted off the floor by `c t` leaves it at `m g / c` (1e-10 relative), labelled
+/// `Release` whether it was sticking (no push: its friction force and its cone both reach
+/// zero then) or sliding (launched along the floor, unpushed): the event is named by the
+/// condition that crossed, not by the contact's mode; and it then rises as
+/// `c (t − t_off)³ / (6 m)` (1e-9; the floor does not hold on to it).
+#[test]
+fn lift_off_is_a_release_whether_sticking_or_sliding() {
+    let mut rng = mechgen_test_support::rng(21);
+    for i in 0..6 {
+        let p = lifted::Params {
+            c: rng.random_range(5.0..40.0),
+            ..Default::default()
+        };
+        let t_off = p.m * p.g / p.c;
+        // Sliding: fast enough not to stop before lift-off (μ g t_off < v0).
+        let v0 = if i % 2 == 0 {
+            0.0
+        } else {
+            2.0 * 0.5 * p.g * t_off
+        };
+        let tr = simulate_friction_adaptive::<lifted::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::new(v0, 0.0),
+            &p,
+            0.0,
+            1.2 * t_off,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let &(te, k, kind) = tr.events.first().expect("a lift-off");
+        assert_eq!(
+            (k, kind),
+            (0, FrictionEvent::Release),
+            "v0 = {v0}: {:?}",
+            tr.events
+        );
+        assert!((te - t_off).abs() <= 1e-10 * t_off, "{te} vs {t_off}");
+        let first = if v0 == 0.0 {
+            ContactMode::Stick
+        } else {
+            ContactMode::Slide(vec![1.0])
+        };
+        assert_eq!(tr.phases[0].1, vec![first]);
+        assert_eq!(tr.phases[1].1, vec![ContactMode::Open]);
+        // Then it rises with `m ÿ = c (t − t_off)`: `y = c (t − t_off)³ / (6 m)`.
+        let t1 = 1.2 * t_off;
+        let y = tr.q.last().expect("end")[1];
+        let exact = p.c * (t1 - t_off).powi(3) / (6.0 * p.m);
+        assert!((y - exact).abs() <= 1e-9 * exact, "{y} vs {exact}");
+        assert_eq!(tr.events.len(), 1, "{:?}", tr.events);
+    }
+}
+
+/// Started exactly at its slip onset `t* = μ m g / c` (the sticking force at the cone, within
+/// rounding), the pushed block slips at once and moves as `c (t − t*)³ / (6 m)` (1e-8
+/// relative at `1.5 t*`), and a block lifted by `c t` started at its lift-off time leaves the
+/// floor as `c (t − t_off)³ / (6 m)`: a condition met only within the tolerance at a phase's
+/// start still ends the phase.
+#[test]
+fn started_at_a_boundary_the_contact_changes_at_once() {
+    let mut rng = mechgen_test_support::rng(22);
+    for _ in 0..5 {
+        let m: f64 = rng.random_range(0.5..5.0);
+        let c: f64 = rng.random_range(0.5..10.0);
+        let g: f64 = rng.random_range(1.0..20.0);
+        let p = pushed::Params { m, c, g };
+        let t_slip = 0.5 * m * g / c;
+        let t1 = 1.5 * t_slip;
+        let tr = simulate_friction_adaptive::<pushed::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::zeros(),
+            &p,
+            t_slip,
+            t1,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let x1 = tr.q.last().expect("end")[0];
+        let exact = c * (t1 - t_slip).powi(3) / (6.0 * m);
+        assert!(
+            (x1 - exact).abs() <= 1e-8 * exact,
+            "{x1} vs {exact}: {:?}",
+            tr.phases
+        );
+        let p = lifted::Params {
+            m,
+            c: 4.0 * c,
+            g,
+            fx: 0.0,
+        };
+        let t_off = m * g / p.c;
+        let tr = simulate_friction_adaptive::<lifted::Model, 2, 0, 2, 1, 1>(
+            &V2::zeros(),
+            &V2::zeros(),
+            &p,
+            t_off,
+            1.5 * t_off,
+            &AdaptiveFrictionOptions::default(),
+        )
+        .expect("simulate");
+        let y1 = tr.q.last().expect("end")[1];
+        let exact = p.c * (0.5 * t_off).powi(3) / (6.0 * m);
+        assert!(
+            (y1 - exact).abs() <= 1e-8 * exact,
+            "{y1} vs {exact}: {:?}",
+            tr.phases
+        );
+    }
+}
+
+/// A block launched slower than twice `slip_tol` (but faster than it) still stops at
+/// `v₀ / (μ g)`: its stop is watched from the start of the phase.
+#[test]
+fn a_slow_launch_still_stops() {
+    let p = pushed::Params {
+        c: 0.0,
+        ..Default::default()
+    };
+    let opts = AdaptiveFrictionOptions::default();
+    let v0 = 1.5 * opts.friction.slip_tol;
+    let tr = simulate_friction_adaptive::<pushed::Model, 2, 0, 2, 1, 1>(
+        &V2::zeros(),
+        &V2::new(v0, 0.0),
+        &p,
+        0.0,
+        1.0,
+        &opts,
+    )
+    .expect("simulate");
+    assert_eq!(tr.phases[0].1, vec![ContactMode::Slide(vec![1.0])]);
+    let &(te, _, kind) = tr.events.first().expect("a stop");
+    assert_eq!(kind, FrictionEvent::Stop);
+    let t_stop = v0 / (0.5 * p.g);
+    assert!((te - t_stop).abs() <= 1e-6 * t_stop, "{te} vs {t_stop}");
+    let x1 = tr.q.last().expect("end")[0];
+    assert!(x1.abs() <= 1e-15, "{x1}");
+    assert_eq!(tr.phases.last().expect("phase").1, vec![ContactMode::Stick]);
+}

@@ -132,6 +132,7 @@ fn module(
         charts: &charts,
         dynamics: after.dynamics.as_ref(),
         inequalities: after.inequalities.as_ref(),
+        joint_slips: after.joint_slips.as_ref(),
         outputs: after.outputs.as_ref(),
     };
     let (tokens, mut stats) = emit::module(&model, &arena, &analysis, eopts)?;

@@ -48,3 +48,31 @@ pub fn inequalities(model: &Model, arena: &mut Arena) -> InequalityDerivatives {
         tangent_gamma,
     }
 }
+
+/// The slip velocities `v_s = J_s q̇ + s₀` of the joints with dry friction and their
+/// acceleration terms, as DAG roots.
+#[derive(Clone, Debug)]
+pub struct JointSlipDerivatives {
+    /// `J_s` (`NS × NQ`, sparse; one row per joint with friction).
+    pub jacobian: SymMatrix,
+    /// `s₀`, the part of the slip velocities free of `q̇` (`NS` entries).
+    pub slip_t: Vec<ExprId>,
+    /// `γ_s = −d(J_s q̇ + s₀)/dt` with `q̇` held: `v̇_s = J_s q̈ − γ_s` (`NS` entries).
+    pub gamma: Vec<ExprId>,
+}
+
+/// The derivatives of `model.joint_friction`'s slips.
+pub fn joint_slips(model: &Model, arena: &mut Arena) -> JointSlipDerivatives {
+    let mut jacobian = SymMatrix::new(model.coords.len());
+    let mut slip_t = Vec::new();
+    for j in &model.joint_friction {
+        jacobian.push_row(arena, j.slip.row.clone());
+        slip_t.push(j.slip.rest);
+    }
+    let gamma = rows_gamma(arena, &jacobian, &slip_t);
+    JointSlipDerivatives {
+        jacobian,
+        slip_t,
+        gamma,
+    }
+}

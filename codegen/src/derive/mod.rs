@@ -61,6 +61,8 @@ pub struct Pivoted {
     pub outputs: Option<outputs::OutputDerivatives>,
     /// The inequality constraints' derivatives, when the model has any.
     pub inequalities: Option<inequality::InequalityDerivatives>,
+    /// The slips of the joints with dry friction, when the model has any.
+    pub joint_slips: Option<inequality::JointSlipDerivatives>,
     /// The equations of motion and their derivatives, when the model has dynamics.
     pub dynamics: Option<Dynamics>,
 }
@@ -79,6 +81,8 @@ pub fn pivoted(
     let outputs = (!model.outputs.is_empty()).then(|| outputs::outputs(model, arena, basis));
     let inequalities =
         (!model.inequalities.is_empty()).then(|| inequality::inequalities(model, arena));
+    let joint_slips =
+        (!model.joint_friction.is_empty()).then(|| inequality::joint_slips(model, arena));
     let dynamics = eom.map(|eom| {
         let derivatives = derivatives.then(|| {
             sensitivity::dynamics_derivatives(
@@ -96,6 +100,7 @@ pub fn pivoted(
     Pivoted {
         outputs,
         inequalities,
+        joint_slips,
         dynamics,
     }
 }

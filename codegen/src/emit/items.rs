@@ -91,6 +91,31 @@ pub(crate) fn items(
                     pub const TANGENT_CONTACT: [usize; NT] = [#(#contact),*];
                 });
             }
+            Entry::JointFriction(joints) => {
+                let ns = idx(joints.len());
+                let lit = |x: f64| opts.scalar.literal(x).unwrap_or_default();
+                let names = joints.iter().map(|j| &j.name);
+                let mu = joints.iter().map(|j| lit(j.mu));
+                let radius = joints.iter().map(|j| lit(j.radius));
+                let rows = joints.iter().map(|j| {
+                    let (a, n) = (idx(j.rows.0), idx(j.rows.1));
+                    quote!((#a, #n))
+                });
+                let ty = &opts.scalar.ty;
+                items.extend(quote! {
+                    /// Number of joints with dry friction (`constraint NAME: …, friction = μ, slip = v`).
+                    pub const NS: usize = #ns;
+                    /// Names of the joints with dry friction, in source order.
+                    pub const JOINT_FRICTION_NAMES: [&str; NS] = [#(#names),*];
+                    /// Coulomb friction coefficient of each joint.
+                    pub const JOINT_FRICTION: [#ty; NS] = [#(#mu),*];
+                    /// The radius scaling each joint's normal force (friction `μ r ‖N‖`).
+                    pub const FRICTION_RADIUS: [#ty; NS] = [#(#radius),*];
+                    /// Each joint's normal: its first constraint row and number of rows (their
+                    /// multipliers are the reaction `N`).
+                    pub const FRICTION_ROWS: [(usize, usize); NS] = [#(#rows),*];
+                });
+            }
             Entry::OutputNames(names) => {
                 let no = idx(names.len());
                 items.extend(quote! {

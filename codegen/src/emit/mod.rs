@@ -47,6 +47,8 @@ pub struct Analysis<'a> {
     pub dynamics: Option<&'a crate::derive::Dynamics>,
     /// `J_g`, `∂g/∂t` and `γ_g` of the inequality constraints, when the model has any.
     pub inequalities: Option<&'a crate::derive::inequality::InequalityDerivatives>,
+    /// `J_s`, `s₀` and `γ_s` of the joints' slips, when the model has dry friction in joints.
+    pub joint_slips: Option<&'a crate::derive::inequality::JointSlipDerivatives>,
     /// The named outputs' derivatives and manipulator Jacobian, when the model has any.
     pub outputs: Option<&'a crate::derive::outputs::OutputDerivatives>,
 }

@@ -14,6 +14,9 @@ use crate::expr::{Arena, ExprId};
 use crate::model::Model;
 use crate::pivot::scale::unsigned;
 
+mod joint_friction;
+pub(crate) use joint_friction::JointFrictionConst;
+
 /// The arguments a generated function takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Inputs {
@@ -140,6 +143,8 @@ pub(crate) enum Dim {
     Ni,
     /// `NT`, the slip rows of the frictional contacts.
     Nt,
+    /// `NS`, the joints with dry friction.
+    Ns,
     /// `NP`, the parameters.
     Np,
 }
@@ -154,6 +159,7 @@ impl Dim {
             Dim::No => quote!(NO),
             Dim::Ni => quote!(NI),
             Dim::Nt => quote!(NT),
+            Dim::Ns => quote!(NS),
             Dim::Np => quote!(NP),
         }
     }
@@ -310,6 +316,8 @@ pub(crate) enum Trait {
     Inequalities,
     /// `runtime::Friction` (models with dynamics and a frictional contact).
     Friction,
+    /// `runtime::contact::JointFriction` (models with dynamics and dry friction in joints).
+    JointFriction,
 }
 
 /// One generated straight-line function.
@@ -357,6 +365,9 @@ pub(crate) enum Entry {
     /// `FRICTION`, `NT` and `TANGENT_CONTACT`: each inequality's friction coefficient and the
     /// contact of each slip row (models with a frictional contact).
     Friction(Vec<f64>, Vec<usize>),
+    /// `NS`, `JOINT_FRICTION_NAMES`, `JOINT_FRICTION`, `FRICTION_RADIUS` and
+    /// `FRICTION_ROWS`: the joints with dry friction (models with any).
+    JointFriction(Vec<JointFrictionConst>),
     /// `NP`, the number of parameters (the columns of `forces_jacobian_p`).
     ParamCount(usize),
     /// The atlas: `NCHARTS`, `CHARTS`, `null_space_atlas` and `null_space`, dispatching
@@ -455,6 +466,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
     acceleration_fns(&c, &mut out);
     output_fns(&c, &mut out);
     inequality_fns(&c, &mut out);
+    joint_friction::joint_friction_fns(&c, &mut out);
     derivative_fns(&c, &mut out);
     out
 }

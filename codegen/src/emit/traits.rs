@@ -26,6 +26,7 @@ pub(crate) fn model_impls(
     let dynamics = methods(table, Trait::Dynamics, opts);
     let inequalities = methods(table, Trait::Inequalities, opts);
     let friction = methods(table, Trait::Friction, opts);
+    let joint_friction = methods(table, Trait::JointFriction, opts);
     let charts: Vec<TokenStream> = table
         .iter()
         .filter_map(|e| match e {
@@ -62,6 +63,19 @@ pub(crate) fn model_impls(
                 const FRICTION: [#ty; NI] = FRICTION;
                 const TANGENT_CONTACT: [usize; NT] = TANGENT_CONTACT;
                 #friction
+            }
+        }
+    };
+    let joint_friction_impl = if joint_friction.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            impl #krate::runtime::contact::JointFriction<NQ, NC, DOF, NS> for Model {
+                const JOINT_FRICTION_NAMES: [&'static str; NS] = JOINT_FRICTION_NAMES;
+                const JOINT_FRICTION: [#ty; NS] = JOINT_FRICTION;
+                const FRICTION_RADIUS: [#ty; NS] = FRICTION_RADIUS;
+                const FRICTION_ROWS: [(usize, usize); NS] = FRICTION_ROWS;
+                #joint_friction
             }
         }
     };
@@ -102,6 +116,7 @@ pub(crate) fn model_impls(
         #dynamics_impl
         #inequalities_impl
         #friction_impl
+        #joint_friction_impl
         #(#charts)*
     }
 }

@@ -60,20 +60,32 @@ impl Lowerer {
                 format!("the friction coefficient must be finite and ≥ 0, found {mu}"),
             ));
         }
+        let shape = "a scalar (planar contact) or a `vec2` (spatial contact)";
+        let rows = self.slip_rows(t, "tangent", (2, shape), inputs)?;
+        Ok((mu, rows))
+    }
+
+    /// The slip rows of `t` (a `tangent` or a joint's `slip`, named `what` in errors; at
+    /// most `max` components, else an error saying it must be `shape`): one per scalar
+    /// component, each `J q̇ + a₀`, from a velocity expression linear in `der(q)` or from a
+    /// coordinate expression (its rate).
+    pub(super) fn slip_rows(
+        &mut self,
+        t: &Expr,
+        what: &str,
+        (max, shape): (usize, &str),
+        inputs: &[Option<String>],
+    ) -> Result<Vec<Tangent>> {
         self.allow_velocity = true;
         let value = self.expr(t);
         self.allow_velocity = false;
         let value = value?;
         let comps = match value.components() {
-            Some(c) if c.len() <= 2 => c,
+            Some(c) if c.len() <= max => c,
             _ => {
                 return Err(Error::spanned(
                     t,
-                    format!(
-                        "the tangent must be a scalar (planar contact) or a `vec2` (spatial \
-                         contact), found {}",
-                        value.kind()
-                    ),
+                    format!("the {what} must be {shape}, found {}", value.kind()),
                 ))
             }
         };
@@ -87,7 +99,7 @@ impl Lowerer {
                 return Err(Error::spanned(
                     t,
                     format!(
-                        "the input `{name}` cannot be used in a tangent (only in `force` and \
+                        "the input `{name}` cannot be used in a {what} (only in `force` and \
                          `generalized_force`)"
                     ),
                 ));
@@ -106,7 +118,7 @@ impl Lowerer {
                         {
                             return Err(Error::spanned(
                                 t,
-                                "a tangent in `der(q)` must be linear in the velocities",
+                                format!("a {what} in `der(q)` must be linear in the velocities"),
                             ));
                         }
                         row.push((i as usize, coef));
@@ -127,12 +139,112 @@ impl Lowerer {
             if row.is_empty() {
                 return Err(Error::new(
                     joined(t),
-                    "the tangent involves no coordinate (or velocity): it cannot be a slip",
+                    format!("the {what} involves no coordinate (or velocity): it cannot be a slip"),
                 ));
             }
             row.sort_by_key(|&(i, _)| i);
             rows.push(Tangent { row, rest });
         }
-        Ok((mu, rows))
+        Ok(rows)
+    }
+}
+impl Lowerer {
+    /// Dry friction in the joint of `constraint NAME: lhs == rhs, friction = μ, slip = v
+    /// (, radius = r)?;`: the constraint's `rows` (first, count) are the joint's normal,
+    /// their multipliers its reaction. Without `friction` the constraint is plain (and may
+    /// have no name, `slip` or `radius`).
+    pub(super) fn joint_friction(
+        &mut self,
+        name: Option<&syn::Ident>,
+        [friction, slip, radius]: [Option<&Expr>; 3],
+        rows: (usize, usize),
+        parts: &mut super::items::Parts<'_>,
+    ) -> Result<()> {
+        let Some(f) = friction else {
+            if let Some(e) = slip.or(radius) {
+                return Err(Error::spanned(
+                    e,
+                    "`slip` and `radius` are only used with a friction coefficient: add \
+                     `friction = μ`",
+                ));
+            }
+            if let Some(n) = name {
+                return Err(Error::spanned(
+                    n,
+                    "a constraint's name is only used with dry friction: add `friction = μ, \
+                     slip = v`, or drop the name",
+                ));
+            }
+            return Ok(());
+        };
+        let Some(name) = name else {
+            return Err(Error::spanned(
+                f,
+                "a constraint with friction needs a name: `constraint NAME: lhs == rhs, \
+                 friction = μ, slip = v;`",
+            ));
+        };
+        let base = super::scope::plain(name);
+        let Some(t) = slip else {
+            return Err(Error::spanned(
+                f,
+                format!(
+                    "friction in `{base}` needs the joint's slip: add `slip = v`, the sliding \
+                     velocity in `der(q)` (e.g. `der(s)`) or a coordinate expression whose rate \
+                     it is (`s`; a pin's relative angle `th2 - th1`)"
+                ),
+            ));
+        };
+        let mu = self.constant(f, "the friction coefficient")?;
+        if !(mu >= 0.0 && mu.is_finite()) {
+            return Err(Error::spanned(
+                f,
+                format!("the friction coefficient must be finite and ≥ 0, found {mu}"),
+            ));
+        }
+        let r = match radius {
+            Some(e) => {
+                let r = self.constant(e, "the friction radius")?;
+                if !(r > 0.0 && r.is_finite()) {
+                    return Err(Error::spanned(
+                        e,
+                        format!("the friction radius must be finite and > 0, found {r}"),
+                    ));
+                }
+                r
+            }
+            None => 1.0,
+        };
+        let inputs: Vec<Option<String>> = parts
+            .params
+            .iter()
+            .map(|p| p.input.then(|| p.name.clone()))
+            .collect();
+        let shape = "a scalar (the joint's one sliding direction)";
+        let mut slips = self.slip_rows(t, "slip", (1, shape), &inputs)?;
+        let Some(slip) = slips.pop() else {
+            return Err(Error::spanned(t, format!("the slip must be {shape}")));
+        };
+        if parts.joint_friction.iter().any(|j| j.name == base) {
+            return Err(Error::spanned(
+                name,
+                format!("the friction of `{base}` is declared twice"),
+            ));
+        }
+        if parts.inequalities.iter().any(|g| g.name == base) {
+            return Err(Error::spanned(
+                name,
+                format!("`{base}` already names an inequality"),
+            ));
+        }
+        parts.joint_friction.push(super::JointFriction {
+            name: base,
+            rows,
+            friction: mu,
+            radius: r,
+            slip,
+            span: name.span(),
+        });
+        Ok(())
     }
 }

@@ -44,11 +44,28 @@ pub(super) struct Parts<'m> {
     pub(super) outputs: Vec<super::Output>,
     /// Inequality constraints, one per scalar component.
     pub(super) inequalities: Vec<super::Inequality>,
+    /// Dry friction in joints, in order.
+    pub(super) joint_friction: Vec<super::JointFriction>,
     /// The gravity expression, for the dimension check against the bodies.
     gravity_expr: Option<&'m Expr>,
 }
 
 impl Parts<'_> {
+    /// Dry friction in joints is simulated without contacts: a model with both is refused
+    /// (at the first joint's friction) rather than have the contact solvers ignore it.
+    pub(super) fn check_joint_friction(&self, errors: &mut Errors) {
+        if let (Some(j), Some(g)) = (self.joint_friction.first(), self.inequalities.first()) {
+            errors.push(Error::new(
+                j.span,
+                format!(
+                    "dry friction in joints (`{}`) cannot be combined with inequality \
+                     constraints (`{}`) yet: the contact solvers would ignore it",
+                    j.name, g.name
+                ),
+            ));
+        }
+    }
+
     /// Gravity acts on every body: its dimension must be each body's (one error at most).
     pub(super) fn check_gravity(&self, errors: &mut Errors) {
         let (Some(g), Some(gexpr)) = (&self.dynamics.gravity, self.gravity_expr) else {
@@ -97,7 +114,23 @@ impl Lowerer {
                 }
                 self.scope.declare(name, Kind::Let, v, 0)
             }
-            Item::Constraint { equation } => self.constraint(equation, parts),
+            Item::Constraint {
+                name,
+                equation,
+                friction,
+                slip,
+                radius,
+            } => {
+                let first = parts.constraints.len();
+                self.constraint(equation, parts)?;
+                let rows = (first, parts.constraints.len() - first);
+                self.joint_friction(
+                    name.as_ref(),
+                    [friction, slip, radius].map(|o| o.as_deref()),
+                    rows,
+                    parts,
+                )
+            }
             Item::Independent {
                 chart: None,
                 names,

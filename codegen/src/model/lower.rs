@@ -70,6 +70,7 @@ pub fn lower(module: &ast::Module) -> Result<(Model, Arena)> {
         }
     }
     parts.check_gravity(&mut errors);
+    parts.check_joint_friction(&mut errors);
     errors.finish()?;
     if parts.coords.is_empty() {
         return Err(Error::new(
@@ -96,6 +97,7 @@ pub fn lower(module: &ast::Module) -> Result<(Model, Arena)> {
         dynamics: parts.dynamics,
         outputs: parts.outputs,
         inequalities: parts.inequalities,
+        joint_friction: parts.joint_friction,
     };
     Ok((model, l.arena))
 }

@@ -116,6 +116,28 @@ pub struct Model {
     pub outputs: Vec<Output>,
     /// Inequality constraints `g(q, p, t) ≥ 0`, one per scalar component, in order.
     pub inequalities: Vec<Inequality>,
+    /// Dry friction in joints (`constraint NAME: lhs == rhs, friction = μ, slip = v;`), in
+    /// source order.
+    pub joint_friction: Vec<JointFriction>,
+}
+
+/// Dry (Coulomb) friction in a joint: the rows `rows.0 .. rows.0 + rows.1` of the
+/// constraints are the joint's normal (their multipliers the reaction `N`), and the friction
+/// opposes the slip `v = J_s q̇ + s₀` with magnitude `μ r ‖N‖` while it slides.
+#[derive(Clone, Debug)]
+pub struct JointFriction {
+    /// Its name (the constraint's).
+    pub name: String,
+    /// The first constraint row of the group and the number of rows.
+    pub rows: (usize, usize),
+    /// Coulomb friction coefficient `μ ≥ 0`.
+    pub friction: f64,
+    /// The radius `r > 0` scaling the normal force (1 unless given).
+    pub radius: f64,
+    /// The slip velocity.
+    pub slip: Tangent,
+    /// Span of its name.
+    pub span: Span,
 }
 
 /// One scalar velocity constraint `Σ_k A_k(q, t) q̇_k + a₀(q, t) = 0` (`lhs − rhs` of the

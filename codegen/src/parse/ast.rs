@@ -46,6 +46,8 @@ mod kw {
     syn::custom_keyword!(restitution);
     syn::custom_keyword!(friction);
     syn::custom_keyword!(tangent);
+    syn::custom_keyword!(slip);
+    syn::custom_keyword!(radius);
     syn::custom_keyword!(joint);
     syn::custom_keyword!(velocity_constraint);
     syn::custom_keyword!(frame);
@@ -137,10 +139,21 @@ pub enum Item {
         /// Value.
         value: Expr,
     },
-    /// `constraint lhs == rhs;`
+    /// `constraint lhs == rhs;`, or with dry friction in the joint whose reaction it is:
+    /// `constraint NAME: lhs == rhs, friction = μ, slip = v (, radius = r)?;` (the options
+    /// in any order).
     Constraint {
+        /// The name (only with friction: it names the friction group).
+        name: Option<Ident>,
         /// The whole equation as written.
         equation: Expr,
+        /// Coulomb friction coefficient of the joint (default: frictionless).
+        friction: Option<Box<Expr>>,
+        /// The joint's slip: a scalar whose rate (or which, as a velocity expression in
+        /// `der(q)`, itself) is the sliding velocity the friction opposes.
+        slip: Option<Box<Expr>>,
+        /// The radius scaling the normal force (a pin's friction torque is `μ r |N|`).
+        radius: Option<Box<Expr>>,
     },
     /// `velocity_constraint lhs == rhs;`: a constraint linear in the velocities `der(q)`
     /// (rolling without slipping, a knife edge).
@@ -380,9 +393,51 @@ impl Parse for Item {
             Ok(Item::Frame { name, value })
         } else if la.peek(kw::constraint) {
             input.parse::<kw::constraint>()?;
+            let name = if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+                let name: Ident = input.parse()?;
+                input.parse::<Token![:]>()?;
+                Some(name)
+            } else {
+                None
+            };
             let equation = input.parse()?;
+            let mut friction = None;
+            let mut slip = None;
+            let mut radius = None;
+            while input.peek(Token![,]) {
+                input.parse::<Token![,]>()?;
+                let la = input.lookahead1();
+                let (slot, key) = if la.peek(kw::friction) {
+                    input.parse::<kw::friction>()?;
+                    (&mut friction, "friction")
+                } else if la.peek(kw::slip) {
+                    input.parse::<kw::slip>()?;
+                    (&mut slip, "slip")
+                } else if la.peek(kw::radius) {
+                    input.parse::<kw::radius>()?;
+                    (&mut radius, "radius")
+                } else {
+                    return Err(la.error());
+                };
+                let at = input.span();
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                if slot.is_some() {
+                    return Err(syn::Error::new(
+                        at,
+                        format!("`{key}` is given twice for this constraint"),
+                    ));
+                }
+                *slot = Some(Box::new(value));
+            }
             semi(input, "constraint")?;
-            Ok(Item::Constraint { equation })
+            Ok(Item::Constraint {
+                name,
+                equation,
+                friction,
+                slip,
+                radius,
+            })
         } else if la.peek(kw::velocity_constraint) {
             input.parse::<kw::velocity_constraint>()?;
             let equation = input.parse()?;

@@ -179,7 +179,7 @@ impl Drop for ast::Item {
             | ast::Item::Const { value: e, .. }
             | ast::Item::Let { value: e, .. }
             | ast::Item::Frame { value: e, .. }
-            | ast::Item::Constraint { equation: e }
+            | ast::Item::Constraint { equation: e, .. }
             | ast::Item::Joint { value: e, .. }
             | ast::Item::VelocityConstraint { equation: e }
             | ast::Item::Gravity { value: e, .. }

@@ -732,6 +732,12 @@ struct Phase<
     /// Open contacts clear of their boundary, sliding contacts clear of rest.
     armed: [bool; NI],
     leaving: [bool; NI],
+    /// Added to each contact's normal (`2k`) and friction (`2k + 1`) event functions: the
+    /// consistency tolerance where the phase started with the condition met only within it
+    /// (a normal force at zero, a sticking force at its cone), so that the event fires once
+    /// the condition fails by more than the tolerance instead of never (the function would
+    /// start at or below zero, where no crossing is seen); else 0.
+    offset: Vec<[f64; 2]>,
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
@@ -766,37 +772,43 @@ where
         let tol = self.opts.friction.contact.active_tol;
         let slip_tol = self.opts.friction.slip_tol;
         let rows = |k: usize| (0..NT).filter(move |&r| M::TANGENT_CONTACT[r] == k);
-        Ok(Some(
-            (0..NI)
-                .map(|k| match &self.modes[k] {
-                    ContactMode::Open => {
-                        if g[k] > 2.0 * tol {
-                            self.armed[k] = true;
-                        }
-                        if self.leaving[k] {
-                            g[k] + 0.5 * tol
-                        } else if self.armed[k] {
-                            g[k]
-                        } else {
-                            1.0
-                        }
+        // Two event functions per contact: `2k` its normal condition (an open contact's gap:
+        // `Touch`; a closed one's force: `Release`), `2k + 1` its friction condition (a
+        // sticking force reaching the cone: `Slip`; a sliding contact's slip reaching zero:
+        // `Stop`), so that each event is named by the condition that caused it.
+        let mut out = Vec::with_capacity(2 * NI);
+        for k in 0..NI {
+            let (normal, friction) = match &self.modes[k] {
+                ContactMode::Open => {
+                    if g[k] > 2.0 * tol {
+                        self.armed[k] = true;
                     }
-                    ContactMode::Closed => s.normal[k],
-                    ContactMode::Stick => {
-                        let ft = rows(k).map(|r| s.tangential[r].powi(2)).sum::<f64>().sqrt();
-                        s.normal[k].min(M::FRICTION[k] * s.normal[k] - ft)
+                    let gap = if self.leaving[k] {
+                        g[k] + 0.5 * tol
+                    } else if self.armed[k] {
+                        g[k]
+                    } else {
+                        1.0
+                    };
+                    (gap, 1.0)
+                }
+                ContactMode::Closed => (s.normal[k], 1.0),
+                ContactMode::Stick => {
+                    let ft = rows(k).map(|r| s.tangential[r].powi(2)).sum::<f64>().sqrt();
+                    (s.normal[k], M::FRICTION[k] * s.normal[k] - ft)
+                }
+                ContactMode::Slide(u) => {
+                    let along: f64 = rows(k).zip(u).map(|(r, &ur)| ur * vt[r]).sum();
+                    if along > 2.0 * slip_tol {
+                        self.armed[k] = true;
                     }
-                    ContactMode::Slide(u) => {
-                        let along: f64 = rows(k).zip(u).map(|(r, &ur)| ur * vt[r]).sum();
-                        if along > 2.0 * slip_tol {
-                            self.armed[k] = true;
-                        }
-                        let stop = if self.armed[k] { along } else { 1.0 };
-                        s.normal[k].min(stop)
-                    }
-                })
-                .collect(),
-        ))
+                    (s.normal[k], if self.armed[k] { along } else { 1.0 })
+                }
+            };
+            out.push(normal + self.offset[k][0]);
+            out.push(friction + self.offset[k][1]);
+        }
+        Ok(Some(out))
     }
 }
 
@@ -925,6 +937,10 @@ where
     };
     record(&mut out, t, &q, qd);
     let mut no_stick = [false; NI];
+    // A contact whose normal force just reached zero (`Release`) starts the next phase open:
+    // at the event its force is zero to rounding, and re-enumerating would let it close again
+    // with a force of −0 (tolerated) that then grows negative unseen (a floor that holds on).
+    let mut released = [false; NI];
     let mut events = 0usize;
     let mut h0 = opts.dopri5.h0;
     loop {
@@ -957,9 +973,35 @@ where
         let g = M::inequality(&q, p, t);
         let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
         let vtol = 1e-9 * (1.0 + vn.amax());
-        let leaving: [bool; NI] = std::array::from_fn(|k| g[k].abs() <= tol && vn[k] > vtol);
+        let leaving: [bool; NI] =
+            std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));
         let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
-        let (modes, _, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
+        let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
+        let ttol = opts.friction.contact.tendency_tol * pb.scale();
+        let vt0 = M::tangent_jacobian(&q, p, t) * qd + M::tangent_jacobian_t(&q, p, t);
+        let offset = (0..NI)
+            .map(|k| {
+                let ft = pb.rows[k]
+                    .iter()
+                    .map(|&r| sol.tangential[r] * sol.tangential[r])
+                    .sum::<f64>()
+                    .sqrt();
+                let closed = modes[k] != ContactMode::Open;
+                let cone = pb.mu[k] * sol.normal[k] - ft;
+                [
+                    if closed && sol.normal[k] <= 0.0 {
+                        ttol
+                    } else {
+                        0.0
+                    },
+                    if modes[k] == ContactMode::Stick && cone <= 0.0 {
+                        ttol
+                    } else {
+                        0.0
+                    },
+                ]
+            })
+            .collect();
         if modes.contains(&ContactMode::Stick) {
             qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &modes)?;
         }
@@ -967,9 +1009,24 @@ where
         let mut sys = Phase::<M, NQ, NC, DOF, NI, NT> {
             p,
             opts,
-            armed: std::array::from_fn(|k| g[k] > tol || leaving[k]),
+            // Open contacts clear of their boundary watch it at once; a contact sliding at the
+            // start (faster than `slip_tol`) watches its stop at once, one leaving rest once
+            // its slip exceeds twice that.
+            armed: std::array::from_fn(|k| {
+                g[k] > tol
+                    || leaving[k]
+                    || match &modes[k] {
+                        ContactMode::Slide(u) => {
+                            let along: f64 =
+                                pb.rows[k].iter().zip(u).map(|(&r, &ur)| ur * vt0[r]).sum();
+                            along > opts.friction.slip_tol
+                        }
+                        _ => false,
+                    }
+            }),
             leaving,
             modes,
+            offset,
         };
         let dopts = Dopri5Options { h0, ..opts.dopri5 };
         let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
@@ -983,20 +1040,25 @@ where
             }
         }
         match (sol.stopped, sol.event) {
-            (Some((te, ye)), Some(k)) => {
+            (Some((te, ye)), Some(e)) => {
                 events += 1;
                 if events > opts.max_events {
                     return Err(ContactError::TooManyEvents { t: te }.into());
                 }
-                let kind = match &sys.modes[k] {
-                    ContactMode::Open => FrictionEvent::Touch,
-                    ContactMode::Closed => FrictionEvent::Release,
-                    ContactMode::Stick => FrictionEvent::Slip,
-                    ContactMode::Slide(_) => FrictionEvent::Stop,
+                // By the condition that crossed (see `Phase::events`).
+                let k = e / 2;
+                let kind = match (&sys.modes[k], e % 2) {
+                    (ContactMode::Open, _) => FrictionEvent::Touch,
+                    (_, 0) => FrictionEvent::Release,
+                    (ContactMode::Stick, _) => FrictionEvent::Slip,
+                    _ => FrictionEvent::Stop,
                 };
                 no_stick = [false; NI];
-                if kind == FrictionEvent::Slip {
-                    no_stick[k] = true;
+                released = [false; NI];
+                match kind {
+                    FrictionEvent::Slip => no_stick[k] = true,
+                    FrictionEvent::Release => released[k] = true,
+                    _ => {}
                 }
                 let steps = sol.stats.steps.max(1) as f64;
                 h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));

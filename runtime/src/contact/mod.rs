@@ -27,6 +27,7 @@ use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
 mod adaptive;
 mod friction;
+mod joint_friction;
 mod linearise;
 /// The friction data a model provides ([`crate::Friction`], here for the solvers' callers).
 pub use crate::mechanism::Friction;
@@ -35,6 +36,11 @@ pub use friction::{
     friction_accelerations, friction_accelerations_with_modes, friction_impact,
     simulate_friction_adaptive, AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent,
     FrictionOptions, FrictionSolve, FrictionTrajectory,
+};
+pub use joint_friction::{
+    joint_friction_accelerations, simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions,
+    JointFriction, JointFrictionError, JointFrictionEvent, JointFrictionOptions,
+    JointFrictionSolve, JointFrictionTrajectory, JointMode,
 };
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 

@@ -1,0 +1,976 @@
+//! Dry (Coulomb) friction in joints (`constraint NAME: lhs == rhs, friction = μ, slip = v
+//! (, radius = r)?;`).
+//!
+//! **Model.** A joint with friction names a group `G` of constraint rows (one equation, or
+//! the components of a vector equation): their multipliers `λ_G` are the joint's reaction
+//! `N`, and its slip `v = J_s q̇ + s₀` the relative velocity the friction opposes. Sliding
+//! (`v ≠ 0`, or leaving rest along `σ = ±1`), the friction is the generalised force
+//! `−μ r ‖λ_G‖ σ J_sᵀ` (`r` the radius: a pin's friction torque is `μ r ‖N‖`; 1 by
+//! default). Sticking, `v̇ = 0` is one more row of the system with its multiplier `λ_t` (the
+//! generalised friction force along `J_sᵀ`), valid while `|λ_t| ≤ μ r ‖λ_G‖`.
+//!
+//! **Solve.** With each joint's mode (stick, slide along `σ`) and each sliding joint's
+//! normal direction `n̂` fixed, `‖λ_G‖ = n̂ᵀ λ_G` makes the system linear:
+//! `M q̈ − C_Jᵀ λ − Σ_stick J_sᵀ λ_t + Σ_slide μ r σ J_sᵀ n̂ᵀ λ_G = f`, `C_J q̈ = γ`,
+//! `J_s q̈ = γ_s` on the sticking joints. For a one-row group `n̂ = ±1`: both signs are
+//! tried and the solution is consistent when `n̂ λ_G ≥ 0`. For a vector group (a pin's two
+//! or three force components) `n̂ ← λ_G / ‖λ_G‖` is iterated to a fixed point (a contraction
+//! when the friction is small against the inertia; [`JointFrictionOptions::max_iterations`]
+//! bounds it, and non-convergence is [`JointFrictionError::NoConvergence`]). The modes are
+//! enumerated in a fixed order (stick, slide `+`, slide `−`: sticking preferred), and the
+//! first consistent assignment is taken; none consistent is the Painlevé-type inconsistency,
+//! [`JointFrictionError::Inconsistent`], never a silent answer. Where several are consistent
+//! (the indeterminate case) the first in that order is taken, the normal signs first tried
+//! being those of the frictionless reaction.
+//!
+//! **Simulation.** [`simulate_joint_friction_adaptive`] integrates each phase (fixed modes
+//! and one-row normal signs: a smooth right-hand side) with DOPRI5 and locates on the dense
+//! output a sticking joint's force reaching `μ r ‖N‖` ([`JointFrictionEvent::Slip`]), a
+//! sliding joint's slip reaching zero ([`JointFrictionEvent::Stop`]) and a one-row normal
+//! changing sign ([`JointFrictionEvent::Reverse`]). A sticking joint's slip acceleration is
+//! zero to rounding (an equality of the solve) and its slip velocity is set to zero when it
+//! starts sticking, so sticking does not creep.
+
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
+
+use super::{dmat, dvec};
+use crate::mechanism::Dynamics;
+use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
+
+/// The dry-friction data of a model with friction in its joints (generated for `constraint
+/// NAME: lhs == rhs, friction = μ, slip = v;` in a model with dynamics): `NS` joints, each
+/// with its normal rows, coefficient, radius and slip velocity `v_s = J_s q̇ + s₀`.
+pub trait JointFriction<const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>:
+    Dynamics<NQ, NC, DOF>
+{
+    /// The joints' names (their constraints').
+    const JOINT_FRICTION_NAMES: [&'static str; NS];
+    /// Coulomb friction coefficient `μ ≥ 0` of each joint.
+    const JOINT_FRICTION: [f64; NS];
+    /// The radius `r > 0` scaling each joint's normal force (the friction is `μ r ‖N‖`).
+    const FRICTION_RADIUS: [f64; NS];
+    /// Each joint's normal: its first constraint row and number of rows.
+    const FRICTION_ROWS: [(usize, usize); NS];
+    /// `J_s`, the slips' Jacobian.
+    fn slip_jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NS, NQ>;
+    /// `s₀`, the part of the slip velocities free of `q̇`.
+    fn slip_jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NS>;
+    /// `γ_s` of `v̇_s = J_s q̈ − γ_s`.
+    fn slip_gamma(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NS>;
+}
+
+/// The state of one joint's friction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointMode {
+    /// Frictionless (`μ = 0`).
+    Free,
+    /// Sticking: the slip held (`v̇ = 0`), the friction force free within `μ r ‖N‖`.
+    Stick,
+    /// Sliding along `σ = ±1`: the friction force is `−μ r ‖N‖ σ`.
+    Slide(f64),
+}
+
+/// Options of the joint-friction solver and simulator.
+#[derive(Clone, Copy, Debug)]
+pub struct JointFrictionOptions {
+    /// Baumgarte's `α` (velocity feedback `2α`) and `β` (position feedback `β²`) on the
+    /// constraints.
+    pub baumgarte: (f64, f64),
+    /// A joint whose slip speed is at most this may stick; above it, it slides along its slip.
+    pub slip_tol: f64,
+    /// Tolerance of the consistency checks, relative to the largest of `|f|`, `|γ|`, `|γ_s|`
+    /// and 1.
+    pub tendency_tol: f64,
+    /// Most fixed-point iterations on a vector normal's direction.
+    pub max_iterations: usize,
+    /// The fixed point is reached when no normal direction moves by more than this.
+    pub iteration_tol: f64,
+    /// Most mode assignments tried in one solve before [`JointFrictionError::TooManyJoints`].
+    pub max_combinations: usize,
+}
+
+impl Default for JointFrictionOptions {
+    fn default() -> Self {
+        Self {
+            baumgarte: (0.0, 0.0),
+            slip_tol: 1e-9,
+            tendency_tol: 1e-12,
+            max_iterations: 100,
+            iteration_tol: 1e-15,
+            max_combinations: 4096,
+        }
+    }
+}
+
+/// Errors of the joint-friction solver and simulator.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JointFrictionError {
+    /// No mode assignment satisfies Coulomb's law (the Painlevé-type inconsistency of a
+    /// joint whose friction is too large for its geometry).
+    Inconsistent {
+        /// Time.
+        t: f64,
+        /// The joints that have friction.
+        joints: Vec<usize>,
+    },
+    /// The fixed point on a vector normal's direction did not converge.
+    NoConvergence {
+        /// Time.
+        t: f64,
+        /// The joint.
+        joint: usize,
+    },
+    /// More mode assignments than [`JointFrictionOptions::max_combinations`].
+    TooManyJoints {
+        /// Time.
+        t: f64,
+    },
+    /// The system of the equations of motion is singular.
+    Singular {
+        /// Time.
+        t: f64,
+    },
+    /// A model function returned a non-finite value, or the state became non-finite.
+    NonFinite {
+        /// Time.
+        t: f64,
+    },
+    /// The integrator failed (step size underflow, too many steps).
+    Integrator {
+        /// Time.
+        t: f64,
+    },
+    /// More events than the options allow.
+    TooManyEvents {
+        /// Time.
+        t: f64,
+    },
+    /// Unusable options or arguments.
+    InvalidOptions(&'static str),
+}
+
+impl std::fmt::Display for JointFrictionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JointFrictionError::Inconsistent { t, joints } => write!(
+                f,
+                "no joint forces satisfy Coulomb's law at t = {t} (joints {joints:?}): the \
+                 friction is too large for the configuration (Painlevé-type inconsistency)"
+            ),
+            JointFrictionError::NoConvergence { t, joint } => write!(
+                f,
+                "the direction of joint {joint}'s reaction did not converge at t = {t} \
+                 (friction too large against the inertia; raise max_iterations)"
+            ),
+            JointFrictionError::TooManyJoints { t } => write!(
+                f,
+                "too many mode assignments of the joints with friction at t = {t} (raise \
+                 JointFrictionOptions::max_combinations)"
+            ),
+            JointFrictionError::Singular { t } => {
+                write!(f, "singular equations of motion at t = {t}")
+            }
+            JointFrictionError::NonFinite { t } => write!(f, "non-finite values at t = {t}"),
+            JointFrictionError::Integrator { t } => write!(f, "the integrator failed at t = {t}"),
+            JointFrictionError::TooManyEvents { t } => write!(f, "too many events at t = {t}"),
+            JointFrictionError::InvalidOptions(why) => write!(f, "invalid options: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for JointFrictionError {}
+
+/// The result of one joint-friction solve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointFrictionSolve<const NQ: usize> {
+    /// Accelerations `q̈`.
+    pub qdd: SVector<f64, NQ>,
+    /// The mode of each joint.
+    pub modes: Vec<JointMode>,
+    /// The constraint multipliers `λ` (`M q̈ = f + C_Jᵀ λ + friction`).
+    pub lambda: Vec<f64>,
+    /// Each joint's normal force `‖λ_G‖` (before the radius).
+    pub normal: Vec<f64>,
+    /// Each joint's friction force along `J_sᵀ` (sticking: `λ_t`; sliding: `−μ r ‖N‖ σ`).
+    pub friction: Vec<f64>,
+    /// Linear solves made.
+    pub solves: usize,
+}
+
+/// The data of one problem at `(q, q̇, t)`.
+struct Pb {
+    m: DMatrix<f64>,
+    f: DVector<f64>,
+    cj: DMatrix<f64>,
+    dc: DVector<f64>,
+    js: DMatrix<f64>,
+    ds: DVector<f64>,
+    vs: DVector<f64>,
+    mu: Vec<f64>,
+    radius: Vec<f64>,
+    rows: Vec<(usize, usize)>,
+    t: f64,
+}
+
+/// One linear solve's accelerations, multipliers and sticking forces.
+type Linear = (DVector<f64>, DVector<f64>, Vec<f64>);
+
+/// The solution of one mode assignment.
+struct Sol {
+    a: DVector<f64>,
+    lambda: DVector<f64>,
+    /// Sticking joints' `λ_t` (0 elsewhere).
+    stick: Vec<f64>,
+    /// Each joint's normal direction used.
+    nhat: Vec<Vec<f64>>,
+    solves: usize,
+}
+
+impl Pb {
+    fn new<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &M::Params,
+        t: f64,
+        opts: &JointFrictionOptions,
+    ) -> Result<Self, JointFrictionError>
+    where
+        M: JointFriction<NQ, NC, DOF, NS>,
+    {
+        let (alpha, beta) = opts.baumgarte;
+        let cj = M::jacobian(q, p, t);
+        let w = cj * qd + M::jacobian_t(q, p, t);
+        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+        let js = M::slip_jacobian(q, p, t);
+        let vs = js * qd + M::slip_jacobian_t(q, p, t);
+        let pb = Pb {
+            m: dmat(&M::mass_matrix(q, p, t)),
+            f: dvec(&M::forces(q, qd, p, t)),
+            cj: dmat(&cj),
+            dc: dvec(&dc),
+            js: dmat(&js),
+            ds: dvec(&M::slip_gamma(q, qd, p, t)),
+            vs: dvec(&vs),
+            mu: M::JOINT_FRICTION.to_vec(),
+            radius: M::FRICTION_RADIUS.to_vec(),
+            rows: M::FRICTION_ROWS.to_vec(),
+            t,
+        };
+        let finite = crate::linalg::finite;
+        let all = [
+            pb.m.as_slice(),
+            pb.f.as_slice(),
+            pb.cj.as_slice(),
+            pb.dc.as_slice(),
+            pb.js.as_slice(),
+            pb.ds.as_slice(),
+            pb.vs.as_slice(),
+        ];
+        if !all.iter().all(|s| finite(s)) {
+            return Err(JointFrictionError::NonFinite { t });
+        }
+        if pb.rows.iter().any(|&(a, n)| n == 0 || a + n > NC) {
+            return Err(JointFrictionError::InvalidOptions(
+                "a joint's normal rows lie outside the constraints",
+            ));
+        }
+        Ok(pb)
+    }
+
+    fn scale(&self) -> f64 {
+        self.f
+            .amax()
+            .max(self.dc.amax())
+            .max(self.ds.amax())
+            .max(1.0)
+    }
+
+    /// `λ_G` of joint `k`.
+    fn group(&self, lambda: &DVector<f64>, k: usize) -> Vec<f64> {
+        let (a, n) = self.rows[k];
+        lambda.rows(a, n).iter().copied().collect()
+    }
+
+    /// The linear solve for `modes` with the sliding joints' normal directions `nhat`.
+    fn linear(&self, modes: &[JointMode], nhat: &[Vec<f64>]) -> Result<Linear, JointFrictionError> {
+        let nq = self.m.nrows();
+        let nc = self.cj.nrows();
+        let stick: Vec<usize> = (0..modes.len())
+            .filter(|&k| modes[k] == JointMode::Stick)
+            .collect();
+        let n = nq + nc + stick.len();
+        let mut k = DMatrix::<f64>::zeros(n, n);
+        let mut rhs = DVector::<f64>::zeros(n);
+        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
+        rhs.rows_mut(0, nq).copy_from(&self.f);
+        for i in 0..nc {
+            for j in 0..nq {
+                k[(nq + i, j)] = self.cj[(i, j)];
+                k[(j, nq + i)] = -self.cj[(i, j)];
+            }
+            rhs[nq + i] = self.dc[i];
+        }
+        for (s, &g) in modes.iter().enumerate() {
+            if let JointMode::Slide(sigma) = g {
+                let c = self.mu[s] * self.radius[s] * sigma;
+                let (a, _) = self.rows[s];
+                for (i, &ni) in nhat[s].iter().enumerate() {
+                    for j in 0..nq {
+                        k[(j, nq + a + i)] += c * self.js[(s, j)] * ni;
+                    }
+                }
+            }
+        }
+        for (c, &s) in stick.iter().enumerate() {
+            let row = nq + nc + c;
+            for j in 0..nq {
+                k[(row, j)] = self.js[(s, j)];
+                k[(j, row)] = -self.js[(s, j)];
+            }
+            rhs[row] = self.ds[s];
+        }
+        let t = self.t;
+        let x = match k.clone().lu().solve(&rhs) {
+            Some(x) if x.iter().all(|v| v.is_finite()) => x,
+            _ => {
+                let svd =
+                    crate::linalg::svd(k.clone()).ok_or(JointFrictionError::Singular { t })?;
+                let x = svd
+                    .solve(&rhs, 1e-12 * svd.singular_values.max())
+                    .map_err(|_| JointFrictionError::Singular { t })?;
+                let res = (&k * &x - &rhs).norm();
+                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
+                    return Err(JointFrictionError::Singular { t });
+                }
+                x
+            }
+        };
+        let mut st = vec![0.0; modes.len()];
+        for (c, &s) in stick.iter().enumerate() {
+            st[s] = x[nq + nc + c];
+        }
+        Ok((x.rows(0, nq).into_owned(), x.rows(nq, nc).into_owned(), st))
+    }
+
+    /// The solution of `modes` with the sliding vector normals iterated to their fixed
+    /// point from `nhat` (one-row normals are kept as given). `Ok(None)`: a vector normal
+    /// vanished or did not converge (reported as `Err` only by the caller, when no other
+    /// assignment is consistent).
+    fn solve(
+        &self,
+        modes: &[JointMode],
+        mut nhat: Vec<Vec<f64>>,
+        opts: &JointFrictionOptions,
+    ) -> Result<Result<Sol, usize>, JointFrictionError> {
+        let vector: Vec<usize> = (0..modes.len())
+            .filter(|&k| matches!(modes[k], JointMode::Slide(_)) && self.rows[k].1 > 1)
+            .collect();
+        let limit = if vector.is_empty() {
+            1
+        } else {
+            opts.max_iterations.max(1)
+        };
+        for solves in 1..=limit {
+            let (a, lambda, stick) = self.linear(modes, &nhat)?;
+            let mut moved = 0.0f64;
+            for &k in &vector {
+                let g = self.group(&lambda, k);
+                let n = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+                if !(n > 0.0 && n.is_finite()) {
+                    continue;
+                }
+                let new: Vec<f64> = g.iter().map(|x| x / n).collect();
+                let d = new
+                    .iter()
+                    .zip(&nhat[k])
+                    .map(|(x, y)| (x - y) * (x - y))
+                    .sum::<f64>()
+                    .sqrt();
+                moved = moved.max(d);
+                nhat[k] = new;
+            }
+            if moved <= opts.iteration_tol {
+                return Ok(Ok(Sol {
+                    a,
+                    lambda,
+                    stick,
+                    nhat,
+                    solves,
+                }));
+            }
+        }
+        Ok(Err(vector.first().copied().unwrap_or(0)))
+    }
+
+    /// Whether `sol` of `modes` satisfies Coulomb's law.
+    fn valid(&self, modes: &[JointMode], sol: &Sol, tol: f64, slip_tol: f64) -> bool {
+        (0..modes.len()).all(|k| {
+            let n = self.group(&sol.lambda, k);
+            let norm = n.iter().map(|x| x * x).sum::<f64>().sqrt();
+            match modes[k] {
+                JointMode::Free => true,
+                JointMode::Stick => sol.stick[k].abs() <= self.mu[k] * self.radius[k] * norm + tol,
+                JointMode::Slide(sigma) => {
+                    // The normal's sign as assumed (a one-row group; a vector group's
+                    // direction is its fixed point).
+                    let along: f64 = n.iter().zip(&sol.nhat[k]).map(|(x, y)| x * y).sum();
+                    if along < -tol {
+                        return false;
+                    }
+                    if self.vs[k].abs() > slip_tol {
+                        return true;
+                    }
+                    // From rest: the slip must accelerate along σ.
+                    let acc = (self.js.row(k) * &sol.a)[0] - self.ds[k];
+                    sigma * acc >= -tol
+                }
+            }
+        })
+    }
+}
+
+/// The modes of joint `k`, preferred first.
+fn candidates(pb: &Pb, k: usize, stick_allowed: bool, slip_tol: f64) -> Vec<JointMode> {
+    if pb.mu[k] == 0.0 {
+        return vec![JointMode::Free];
+    }
+    let v = pb.vs[k];
+    if v.abs() > slip_tol {
+        return vec![JointMode::Slide(v.signum())];
+    }
+    let mut out = Vec::new();
+    if stick_allowed {
+        out.push(JointMode::Stick);
+    }
+    out.push(JointMode::Slide(1.0));
+    out.push(JointMode::Slide(-1.0));
+    out
+}
+
+/// The normal directions to start from: those of the frictionless reaction (`+1`, or the
+/// first axis, where it vanishes).
+fn initial_normals(pb: &Pb) -> Result<Vec<Vec<f64>>, JointFrictionError> {
+    let free = vec![JointMode::Free; pb.mu.len()];
+    let none: Vec<Vec<f64>> = pb.rows.iter().map(|&(_, n)| vec![0.0; n]).collect();
+    let (_, lambda, _) = pb.linear(&free, &none)?;
+    Ok((0..pb.mu.len())
+        .map(|k| {
+            let g = pb.group(&lambda, k);
+            let n = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if n > 0.0 && n.is_finite() {
+                g.iter().map(|x| x / n).collect()
+            } else {
+                let mut e = vec![0.0; g.len()];
+                e[0] = 1.0;
+                e
+            }
+        })
+        .collect())
+}
+
+/// The enumeration: the first consistent assignment of modes (and one-row normal signs).
+fn enumerate(
+    pb: &Pb,
+    opts: &JointFrictionOptions,
+    no_stick: &[bool],
+) -> Result<(Vec<JointMode>, Sol), JointFrictionError> {
+    let ns = pb.mu.len();
+    let tol = opts.tendency_tol * pb.scale();
+    // The frictionless reaction's directions, solved for only when an assignment slides.
+    let mut start: Option<Vec<Vec<f64>>> = None;
+    let one_row = |k: usize| pb.rows[k].1 == 1 && pb.mu[k] > 0.0;
+    let cands: Vec<Vec<JointMode>> = (0..ns)
+        .map(|k| candidates(pb, k, !no_stick[k], opts.slip_tol))
+        .collect();
+    // One-row sliding joints also choose their normal's sign (two ways each).
+    let total = cands
+        .iter()
+        .enumerate()
+        .try_fold(1usize, |acc, (k, c)| {
+            acc.checked_mul(c.len() * if one_row(k) { 2 } else { 1 })
+        })
+        .filter(|&n| n <= opts.max_combinations)
+        .ok_or(JointFrictionError::TooManyJoints { t: pb.t })?;
+    let mut modes = vec![JointMode::Free; ns];
+    let mut flip = vec![false; ns];
+    let mut stuck = None;
+    for mut code in 0..total {
+        for k in 0..ns {
+            let n = cands[k].len();
+            modes[k] = cands[k][code % n];
+            code /= n;
+            flip[k] = false;
+            if one_row(k) {
+                flip[k] = code % 2 == 1;
+                code /= 2;
+            }
+        }
+        // A one-row sign only matters while sliding: skip the flipped duplicates.
+        if (0..ns).any(|k| flip[k] && !matches!(modes[k], JointMode::Slide(_))) {
+            continue;
+        }
+        let nhat = if modes.iter().any(|m| matches!(m, JointMode::Slide(_))) {
+            let base = match &start {
+                Some(s) => s.clone(),
+                None => {
+                    let s = initial_normals(pb)?;
+                    start = Some(s.clone());
+                    s
+                }
+            };
+            base.into_iter()
+                .zip(&flip)
+                .map(|(n, &f)| if f { n.iter().map(|x| -x).collect() } else { n })
+                .collect()
+        } else {
+            // Unused: no joint slides.
+            pb.rows
+                .iter()
+                .map(|&(_, n)| {
+                    let mut e = vec![0.0; n];
+                    e[0] = 1.0;
+                    e
+                })
+                .collect()
+        };
+        match pb.solve(&modes, nhat, opts)? {
+            Ok(sol) => {
+                if pb.valid(&modes, &sol, tol, opts.slip_tol) {
+                    return Ok((modes, sol));
+                }
+            }
+            Err(k) => stuck = Some(k),
+        }
+    }
+    match stuck {
+        Some(joint) => Err(JointFrictionError::NoConvergence { t: pb.t, joint }),
+        None => Err(JointFrictionError::Inconsistent {
+            t: pb.t,
+            joints: (0..ns).filter(|&k| pb.mu[k] > 0.0).collect(),
+        }),
+    }
+}
+
+fn finish<const NQ: usize>(pb: &Pb, modes: Vec<JointMode>, sol: Sol) -> JointFrictionSolve<NQ> {
+    let ns = modes.len();
+    let normal: Vec<f64> = (0..ns)
+        .map(|k| {
+            pb.group(&sol.lambda, k)
+                .iter()
+                .map(|x| x * x)
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect();
+    let friction = (0..ns)
+        .map(|k| match modes[k] {
+            JointMode::Free => 0.0,
+            JointMode::Stick => sol.stick[k],
+            JointMode::Slide(sigma) => {
+                let along: f64 = pb
+                    .group(&sol.lambda, k)
+                    .iter()
+                    .zip(&sol.nhat[k])
+                    .map(|(x, y)| x * y)
+                    .sum();
+                -pb.mu[k] * pb.radius[k] * sigma * along
+            }
+        })
+        .collect();
+    JointFrictionSolve {
+        qdd: SVector::<f64, NQ>::from_iterator(sol.a.iter().copied()),
+        modes,
+        lambda: sol.lambda.iter().copied().collect(),
+        normal,
+        friction,
+        solves: sol.solves,
+    }
+}
+
+fn check(opts: &JointFrictionOptions) -> Result<(), JointFrictionError> {
+    if !(opts.slip_tol >= 0.0 && opts.slip_tol.is_finite()) {
+        return Err(JointFrictionError::InvalidOptions(
+            "slip_tol must be non-negative and finite",
+        ));
+    }
+    if !(opts.tendency_tol >= 0.0 && opts.tendency_tol.is_finite()) {
+        return Err(JointFrictionError::InvalidOptions(
+            "tendency_tol must be non-negative and finite",
+        ));
+    }
+    if !(opts.iteration_tol >= 0.0 && opts.iteration_tol.is_finite()) {
+        return Err(JointFrictionError::InvalidOptions(
+            "iteration_tol must be non-negative and finite",
+        ));
+    }
+    if !(opts.baumgarte.0.is_finite() && opts.baumgarte.1.is_finite()) {
+        return Err(JointFrictionError::InvalidOptions(
+            "the Baumgarte terms must be finite",
+        ));
+    }
+    Ok(())
+}
+
+/// The accelerations with dry friction in the joints at `(q, q̇, t)`: the first consistent
+/// mode assignment (see the module's documentation), sticking preferred.
+///
+/// Errors: [`JointFrictionError::Inconsistent`] when no assignment satisfies Coulomb's law,
+/// [`JointFrictionError::NoConvergence`], [`JointFrictionError::TooManyJoints`],
+/// [`JointFrictionError::Singular`], [`JointFrictionError::NonFinite`] and
+/// [`JointFrictionError::InvalidOptions`].
+pub fn joint_friction_accelerations<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NS: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    opts: &JointFrictionOptions,
+) -> Result<JointFrictionSolve<NQ>, JointFrictionError>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    check(opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NS>(q, qd, p, t, opts)?;
+    let (modes, sol) = enumerate(&pb, opts, &[false; NS])?;
+    Ok(finish(&pb, modes, sol))
+}
+
+/// Options of [`simulate_joint_friction_adaptive`].
+#[derive(Clone, Debug)]
+pub struct AdaptiveJointFrictionOptions {
+    /// The solver's options.
+    pub friction: JointFrictionOptions,
+    /// The integrator's tolerances and step limits.
+    pub dopri5: Dopri5Options,
+    /// Times at which to report the state besides `t0`, `t1` and the events (ascending,
+    /// inside `(t0, t1)`).
+    pub output_times: Vec<f64>,
+    /// Most events over the whole run before [`JointFrictionError::TooManyEvents`].
+    pub max_events: usize,
+}
+
+impl Default for AdaptiveJointFrictionOptions {
+    fn default() -> Self {
+        Self {
+            friction: JointFrictionOptions::default(),
+            dopri5: Dopri5Options {
+                rtol: 1e-10,
+                atol: 1e-12,
+                ..Dopri5Options::default()
+            },
+            output_times: Vec::new(),
+            max_events: 10_000,
+        }
+    }
+}
+
+/// What ended a phase of [`simulate_joint_friction_adaptive`] at a joint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointFrictionEvent {
+    /// A sticking joint's friction force reached `μ r ‖N‖` (stick → slide).
+    Slip,
+    /// A sliding joint's slip velocity reached zero (slide → stick or reversal).
+    Stop,
+    /// A sliding one-row joint's normal force changed sign.
+    Reverse,
+}
+
+/// A simulated motion with dry friction in joints.
+#[derive(Clone, Debug, Default)]
+pub struct JointFrictionTrajectory<const NQ: usize> {
+    /// Times: `t0`, the output times, each event and `t1`.
+    pub t: Vec<f64>,
+    /// Coordinates.
+    pub q: Vec<SVector<f64, NQ>>,
+    /// Velocities.
+    pub qd: Vec<SVector<f64, NQ>>,
+    /// The events: time, joint and kind.
+    pub events: Vec<(f64, usize, JointFrictionEvent)>,
+    /// Each phase's start time and joint modes.
+    pub phases: Vec<(f64, Vec<JointMode>)>,
+}
+
+/// One smooth phase: fixed modes and one-row normal signs.
+struct Phase<'a, M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    p: &'a M::Params,
+    opts: &'a AdaptiveJointFrictionOptions,
+    modes: Vec<JointMode>,
+    /// The normal directions: one-row signs fixed, vector ones the last fixed point.
+    nhat: Vec<Vec<f64>>,
+    armed: [bool; NS],
+    /// Added to each joint's friction (`2k`) and normal (`2k + 1`) event functions: the
+    /// consistency tolerance where the phase started with the condition met only within it
+    /// (a sticking force at its cone, a one-row normal at zero), so that the event fires once
+    /// the condition fails by more than the tolerance instead of never (the function would
+    /// start at or below zero, where no crossing is seen); else 0.
+    offset: Vec<[f64; 2]>,
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
+    Phase<'_, M, NQ, NC, DOF, NS>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    fn solve(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<(Pb, Sol), JointFrictionError> {
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(&y.a, &y.b, self.p, t, &self.opts.friction)?;
+        match pb.solve(&self.modes, self.nhat.clone(), &self.opts.friction)? {
+            Ok(sol) => {
+                self.nhat.clone_from(&sol.nhat);
+                Ok((pb, sol))
+            }
+            Err(joint) => Err(JointFrictionError::NoConvergence { t, joint }),
+        }
+    }
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize> OdeSystem<Pair<NQ, NQ>>
+    for Phase<'_, M, NQ, NC, DOF, NS>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    type Error = JointFrictionError;
+    fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, JointFrictionError> {
+        let (_, sol) = self.solve(t, y)?;
+        Ok(Pair::new(
+            y.b,
+            SVector::<f64, NQ>::from_iterator(sol.a.iter().copied()),
+        ))
+    }
+    fn events(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Option<Vec<f64>>, JointFrictionError> {
+        let (pb, sol) = self.solve(t, y)?;
+        let slip_tol = self.opts.friction.slip_tol;
+        let mut out = Vec::with_capacity(2 * NS);
+        for k in 0..NS {
+            let g = pb.group(&sol.lambda, k);
+            let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+            match self.modes[k] {
+                JointMode::Free => out.extend([1.0, 1.0]),
+                JointMode::Stick => {
+                    out.push(
+                        pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs() + self.offset[k][0],
+                    );
+                    out.push(1.0);
+                }
+                JointMode::Slide(sigma) => {
+                    let along = sigma * pb.vs[k];
+                    if along > 2.0 * slip_tol {
+                        self.armed[k] = true;
+                    }
+                    out.push(if self.armed[k] { along } else { 1.0 });
+                    out.push(if pb.rows[k].1 == 1 {
+                        g[0] * self.nhat[k][0] + self.offset[k][1]
+                    } else {
+                        1.0
+                    });
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// `q̇` with the constraints' velocity rows and the sticking joints' slips set to zero by
+/// the smallest change in kinetic energy (`Δq̇ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ (−A q̇ − a₀)`).
+fn hold_velocities<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    modes: &[JointMode],
+) -> Result<SVector<f64, NQ>, JointFrictionError>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    let cj = M::jacobian(q, p, t);
+    let ct = M::jacobian_t(q, p, t);
+    let js = M::slip_jacobian(q, p, t);
+    let st = M::slip_jacobian_t(q, p, t);
+    let mut rows: Vec<(Vec<f64>, f64)> = (0..NC)
+        .map(|i| (cj.row(i).iter().copied().collect(), ct[i]))
+        .collect();
+    for (k, m) in modes.iter().enumerate() {
+        if *m == JointMode::Stick {
+            rows.push((js.row(k).iter().copied().collect(), st[k]));
+        }
+    }
+    if rows.is_empty() {
+        return Ok(*qd);
+    }
+    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+    let m = dmat(&M::mass_matrix(q, p, t));
+    let minv_at = m
+        .lu()
+        .solve(&a.transpose())
+        .ok_or(JointFrictionError::Singular { t })?;
+    let s = &a * &minv_at;
+    let svd = crate::linalg::svd(s).ok_or(JointFrictionError::Singular { t })?;
+    let lam = svd
+        .solve(&r, 1e-12 * svd.singular_values.max())
+        .map_err(|_| JointFrictionError::Singular { t })?;
+    let out = qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied());
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(JointFrictionError::NonFinite { t })
+    }
+}
+
+/// Simulates from `(q0, q̇0)` over `[t0, t1]` with dry friction in the joints, on DOPRI5:
+/// each phase keeps its joint modes and one-row normal signs (a smooth right-hand side),
+/// and the changes are events located on the dense output ([`JointFrictionEvent`]). At each
+/// phase start the modes are chosen again by [`joint_friction_accelerations`]' enumeration
+/// (a joint that just slipped may not stick at once), and a sticking joint's slip velocity
+/// (at most `slip_tol`) is set to zero with the constraints' velocity rows.
+///
+/// Errors: as [`joint_friction_accelerations`], [`JointFrictionError::TooManyEvents`] past
+/// `max_events`, [`JointFrictionError::Integrator`] when the integrator fails and
+/// [`JointFrictionError::InvalidOptions`].
+pub fn simulate_joint_friction_adaptive<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NS: usize,
+>(
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t0: f64,
+    t1: f64,
+    opts: &AdaptiveJointFrictionOptions,
+) -> Result<JointFrictionTrajectory<NQ>, JointFrictionError>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    check(&opts.friction)?;
+    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
+        return Err(JointFrictionError::InvalidOptions("need finite t0 < t1"));
+    }
+    let mut grid: Vec<f64> = opts
+        .output_times
+        .iter()
+        .copied()
+        .filter(|&x| x > t0 && x < t1)
+        .collect();
+    if grid.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(JointFrictionError::InvalidOptions(
+            "output times must be strictly ascending",
+        ));
+    }
+    grid.push(t1);
+    let mut out = JointFrictionTrajectory::<NQ>::default();
+    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
+    let record = |out: &mut JointFrictionTrajectory<NQ>, t: f64, q: &SVector<f64, NQ>, qd| {
+        out.t.push(t);
+        out.q.push(*q);
+        out.qd.push(qd);
+    };
+    record(&mut out, t, &q, qd);
+    let mut no_stick = [false; NS];
+    let mut events = 0usize;
+    let mut h0 = opts.dopri5.h0;
+    loop {
+        let rest: Vec<f64> = grid.iter().copied().filter(|&x| x > t).collect();
+        if rest.is_empty() {
+            break;
+        }
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &opts.friction)?;
+        let (modes, sol) = enumerate(&pb, &opts.friction, &no_stick)?;
+        if modes.contains(&JointMode::Stick) {
+            qd = hold_velocities::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &modes)?;
+        }
+        out.phases.push((t, modes.clone()));
+        let modes_armed = modes.clone();
+        let vs0 = M::slip_jacobian(&q, p, t) * qd + M::slip_jacobian_t(&q, p, t);
+        let tol = opts.friction.tendency_tol * pb.scale();
+        let offset = (0..NS)
+            .map(|k| {
+                let g = pb.group(&sol.lambda, k);
+                let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let cone = pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs();
+                let along: f64 = g.iter().zip(&sol.nhat[k]).map(|(x, y)| x * y).sum();
+                [
+                    if modes[k] == JointMode::Stick && cone <= 0.0 {
+                        tol
+                    } else {
+                        0.0
+                    },
+                    if along <= 0.0 { tol } else { 0.0 },
+                ]
+            })
+            .collect();
+        let mut sys = Phase::<M, NQ, NC, DOF, NS> {
+            p,
+            opts,
+            modes,
+            nhat: sol.nhat,
+            // A joint sliding at the start (faster than `slip_tol`) watches its stop at once;
+            // one leaving rest, once its slip exceeds twice that.
+            armed: std::array::from_fn(|k| match modes_armed[k] {
+                JointMode::Slide(sigma) => sigma * vs0[k] > opts.friction.slip_tol,
+                _ => false,
+            }),
+            offset,
+        };
+        let dopts = Dopri5Options { h0, ..opts.dopri5 };
+        let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
+            crate::error::OdeError::System { source, .. } => source,
+            crate::error::OdeError::NonFinite { t } => JointFrictionError::NonFinite { t },
+            crate::error::OdeError::StepSizeUnderflow { t, .. }
+            | crate::error::OdeError::MaxSteps { t, .. } => JointFrictionError::Integrator { t },
+            _ => JointFrictionError::Integrator { t },
+        })?;
+        for (tt, y) in sol.t.iter().zip(&sol.y) {
+            if *tt != t1 {
+                record(&mut out, *tt, &y.a, y.b);
+            }
+        }
+        match (sol.stopped, sol.event) {
+            (Some((te, ye)), Some(e)) => {
+                events += 1;
+                if events > opts.max_events {
+                    return Err(JointFrictionError::TooManyEvents { t: te });
+                }
+                let k = e / 2;
+                let kind = if e % 2 == 1 {
+                    JointFrictionEvent::Reverse
+                } else if sys.modes[k] == JointMode::Stick {
+                    JointFrictionEvent::Slip
+                } else {
+                    JointFrictionEvent::Stop
+                };
+                no_stick = [false; NS];
+                if kind == JointFrictionEvent::Slip {
+                    no_stick[k] = true;
+                }
+                let steps = sol.stats.steps.max(1) as f64;
+                h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));
+                t = te;
+                q = ye.a;
+                qd = ye.b;
+                out.events.push((t, k, kind));
+                record(&mut out, t, &q, qd);
+            }
+            _ => {
+                let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
+                record(&mut out, t1, &last.a, last.b);
+                break;
+            }
+        }
+    }
+    Ok(out)
+}

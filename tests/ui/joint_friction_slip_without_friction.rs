@@ -1,0 +1,10 @@
+mechgen::mechanism! {
+    pub mod block {
+        coord x = 0.0;
+        coord y = 0.0;
+        body b { mass = 1.0, com = vec2(x, y) }
+        constraint y == 0.0, slip = x;
+    }
+}
+
+fn main() {}
