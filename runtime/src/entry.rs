@@ -241,8 +241,9 @@ impl<const NQ: usize, const NC: usize> Simulation<NQ, NC> {
 /// (`src/guide.rs` of the `mechgen` crate has this as a running example.)
 ///
 /// Errors: [`SimError::InvalidInput`] for unusable input (times, options, a non-finite
-/// start); otherwise the last route's error where no route passes a stretch, or after
-/// [`Options::max_handovers`] hand-overs.
+/// start); [`SimError::NotSmooth`] for a model with inequality constraints or joint friction
+/// (naming the `contact` function that simulates it); otherwise the last route's error where
+/// no route passes a stretch, or after [`Options::max_handovers`] hand-overs.
 pub fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
     _model: M,
     p: &M::Params,
@@ -253,6 +254,9 @@ pub fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
+    if let Some((route, names)) = M::NOT_SMOOTH {
+        return Err(SimError::NotSmooth { route, names });
+    }
     let grid = output_grid(start.t, t_end, &opts.output_times)?;
     if !(opts.rtol.is_finite() && opts.rtol > 0.0 && opts.atol.is_finite() && opts.atol > 0.0) {
         return Err(SimError::InvalidInput(
@@ -372,7 +376,9 @@ where
 /// the input, which no other route passes.
 fn failure_time(e: &SimError) -> Option<f64> {
     match e {
-        SimError::InvalidInput(_) | SimError::OffManifold { .. } => None,
+        SimError::InvalidInput(_) | SimError::NotSmooth { .. } | SimError::OffManifold { .. } => {
+            None
+        }
         SimError::Assembly { t, .. }
         | SimError::PartitionCrossed { t_prev: t, .. }
         | SimError::NoHealthyPartition { t, .. }

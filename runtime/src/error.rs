@@ -456,6 +456,15 @@ impl<E: std::error::Error + 'static> std::error::Error for OdeError<E> {
 pub enum SimError {
     /// Unusable input (time span, output times, options).
     InvalidInput(&'static str),
+    /// The model has inequality constraints or dry friction in joints, which the smooth
+    /// routes of [`crate::simulate()`] do not carry ([`crate::Dynamics::NOT_SMOOTH`]).
+    NotSmooth {
+        /// The runtime function that simulates the model (`contact::simulate_contact_adaptive`,
+        /// `contact::simulate_friction_adaptive` or `contact::simulate_joint_friction_adaptive`).
+        route: &'static str,
+        /// The inequality constraints or frictional joints.
+        names: &'static [&'static str],
+    },
     /// Assembly of the initial configuration or a post-step projection failed.
     Assembly {
         /// Time of the failing projection.
@@ -565,6 +574,12 @@ impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::InvalidInput(why) => write!(f, "invalid simulation input: {why}"),
+            SimError::NotSmooth { route, names } => write!(
+                f,
+                "the model has inequality constraints or joint friction ({}), which simulate's \
+                 routes do not carry: simulate it with mechgen::runtime::{route}",
+                names.join(", ")
+            ),
             // The assembly error is the source, not repeated here.
             SimError::Assembly { t, .. } => write!(f, "projection onto C = 0 at t = {t} failed"),
             // Transparent wrappers: the inner error's text, and its source.

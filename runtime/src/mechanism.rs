@@ -101,6 +101,13 @@ pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
     /// so that the runtime's products with `M` skip the others (the Stewart platform's
     /// `24 × 24` matrix has 66 of 576); an entry outside the list must be zero.
     const MASS_NONZEROS: Option<&'static [(usize, usize)]> = None;
+    /// What the smooth routes of [`simulate`](crate::simulate()) cannot carry: `None` (the
+    /// default) for a model of equality constraints only, or the runtime function that
+    /// simulates the model and the names of its inequality constraints or frictional joints.
+    /// Generated models with `inequality` items or joint friction set it, and `simulate`
+    /// refuses them with [`SimError::NotSmooth`](crate::SimError::NotSmooth) naming that
+    /// function, rather than simulate them as if the inequalities were not there.
+    const NOT_SMOOTH: Option<(&'static str, &'static [&'static str])> = None;
     /// Generalised mass matrix `M(q, p, t)` (symmetric, `NQ × NQ`).
     fn mass_matrix(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NQ, NQ>;
     /// Generalised forces `f(q, q̇, p, t)`: applied forces plus the quadratic-velocity

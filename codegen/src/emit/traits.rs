@@ -79,6 +79,11 @@ pub(crate) fn model_impls(
             }
         }
     };
+    let not_smooth = not_smooth(
+        !inequalities.is_empty(),
+        !friction.is_empty(),
+        !joint_friction.is_empty(),
+    );
     let (mass_nonzeros, dynamics_impl) = if dynamics.is_empty() {
         (TokenStream::new(), TokenStream::new())
     } else {
@@ -87,6 +92,7 @@ pub(crate) fn model_impls(
             quote! {
                 impl #krate::runtime::Dynamics<NQ, NC, DOF> for Model {
                     const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
+                    #not_smooth
                     #dynamics
                 }
             },
@@ -216,6 +222,34 @@ pub(crate) fn chart_type(name: &str) -> proc_macro2::Ident {
     format_ident!("{}", crate::model::chart_item_names(name).0)
 }
 
+/// `Dynamics::NOT_SMOOTH` for a model with inequalities (with or without friction at them)
+/// or joint friction: the runtime function that simulates it and the constraints'
+/// names, so that `simulate` refuses it rather than drop them. Nothing otherwise.
+fn not_smooth(inequalities: bool, friction: bool, joint_friction: bool) -> TokenStream {
+    let (route, names) = if joint_friction {
+        (
+            "contact::simulate_joint_friction_adaptive",
+            quote!(JOINT_FRICTION_NAMES),
+        )
+    } else if friction {
+        (
+            "contact::simulate_friction_adaptive",
+            quote!(INEQUALITY_NAMES),
+        )
+    } else if inequalities {
+        (
+            "contact::simulate_contact_adaptive",
+            quote!(INEQUALITY_NAMES),
+        )
+    } else {
+        return TokenStream::new();
+    };
+    quote! {
+        const NOT_SMOOTH: Option<(&'static str, &'static [&'static str])> =
+            Some((#route, &#names));
+    }
+}
+
 /// The type of a named chart and its impls of `Mechanism`, `Dynamics` and `Inequalities`:
 /// the model's functions, with the chart's `INDEPENDENT_NAME`, `null_space_NAME` and
 /// `solve_dependent_NAME`.
@@ -240,10 +274,16 @@ fn chart_impls(
     let mechanism = methods_calling(table, Trait::Mechanism, opts, &call);
     let dynamics = methods_calling(table, Trait::Dynamics, opts, &call);
     let inequalities = methods_calling(table, Trait::Inequalities, opts, &call);
+    let not_smooth = not_smooth(
+        !inequalities.is_empty(),
+        !methods_calling(table, Trait::Friction, opts, &call).is_empty(),
+        !methods_calling(table, Trait::JointFriction, opts, &call).is_empty(),
+    );
     let dynamics_impl = (!dynamics.is_empty()).then(|| {
         quote! {
             impl #krate::runtime::Dynamics<NQ, NC, DOF> for #t {
                 const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
+                #not_smooth
                 #dynamics
             }
         }

@@ -526,6 +526,10 @@ pub mod ramp {
     pub const MASS_NONZEROS: [(usize, usize); 2] = [(0, 0), (1, 1)];
     impl ::mechgen::runtime::Dynamics<NQ, NC, DOF> for Model {
         const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
+        const NOT_SMOOTH: Option<(&'static str, &'static [&'static str])> = Some((
+            "contact::simulate_contact_adaptive",
+            &INEQUALITY_NAMES,
+        ));
         #[inline]
         fn mass_matrix(
             q: &SVector<f64, NQ>,
