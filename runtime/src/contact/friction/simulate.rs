@@ -1,0 +1,438 @@
+//! The error-controlled simulation with frictional contacts: smooth phases of fixed contact
+//! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
+//! stop), impacts with friction between them.
+
+use crate::contact::{contact_accelerations, dmat, dvec, ContactOptions};
+use crate::error::ContactError;
+use crate::mechanism::Friction;
+use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
+use nalgebra::{DMatrix, DVector, SVector};
+
+use super::*;
+
+/// Options of [`simulate_friction_adaptive`].
+#[derive(Clone, Debug)]
+pub struct AdaptiveFrictionOptions {
+    /// The frictional solver's options.
+    pub friction: FrictionOptions,
+    /// The integrator's tolerances and step limits.
+    pub dopri5: Dopri5Options,
+    /// Times at which to report the state besides `t0`, `t1` and the events (ascending,
+    /// inside `(t0, t1)`).
+    pub output_times: Vec<f64>,
+    /// An impact slower than `v² < 2 |a_n| rest_height` is plastic (as in
+    /// [`AdaptiveContactOptions::rest_height`](crate::contact::AdaptiveContactOptions::rest_height)).
+    pub rest_height: f64,
+    /// Most events over the whole run before [`ContactError::TooManyEvents`].
+    pub max_events: usize,
+}
+
+impl Default for AdaptiveFrictionOptions {
+    fn default() -> Self {
+        Self {
+            friction: FrictionOptions::default(),
+            dopri5: Dopri5Options {
+                rtol: 1e-10,
+                atol: 1e-12,
+                ..Dopri5Options::default()
+            },
+            output_times: Vec::new(),
+            rest_height: 1e-6,
+            max_events: 10_000,
+        }
+    }
+}
+
+/// What ended a phase of [`simulate_friction_adaptive`] at a contact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrictionEvent {
+    /// An open contact reached its boundary (an impact with friction follows).
+    Touch,
+    /// A closed contact's normal force reached zero (lift-off).
+    Release,
+    /// A sticking contact's force reached its cone (stick → slide).
+    Slip,
+    /// A sliding contact's slip velocity reached zero (slide → stick or reversal).
+    Stop,
+}
+
+/// A simulated motion with frictional contacts.
+#[derive(Clone, Debug, Default)]
+pub struct FrictionTrajectory<const NQ: usize> {
+    /// Times: `t0`, the output times, each event and `t1`.
+    pub t: Vec<f64>,
+    /// Coordinates.
+    pub q: Vec<SVector<f64, NQ>>,
+    /// Velocities.
+    pub qd: Vec<SVector<f64, NQ>>,
+    /// The events: time, contact and kind.
+    pub events: Vec<(f64, usize, FrictionEvent)>,
+    /// Each phase's start time and contact modes.
+    pub phases: Vec<(f64, Vec<ContactMode>)>,
+    /// Impacts applied (with friction: [`friction_impact`]).
+    pub impacts: usize,
+}
+
+/// One smooth phase: fixed contact modes, one event function per contact.
+struct Phase<
+    'a,
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+> where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    p: &'a M::Params,
+    opts: &'a AdaptiveFrictionOptions,
+    modes: Vec<ContactMode>,
+    /// Open contacts clear of their boundary, sliding contacts clear of rest.
+    armed: [bool; NI],
+    leaving: [bool; NI],
+    /// Added to each contact's normal (`2k`) and friction (`2k + 1`) event functions: the
+    /// consistency tolerance where the phase started with the condition met only within it
+    /// (a normal force at zero, a sticking force at its cone), so that the event fires once
+    /// the condition fails by more than the tolerance instead of never (the function would
+    /// start at or below zero, where no crossing is seen); else 0.
+    offset: Vec<[f64; 2]>,
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
+    OdeSystem<Pair<NQ, NQ>> for Phase<'_, M, NQ, NC, DOF, NI, NT>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    type Error = FrictionError;
+    fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, FrictionError> {
+        let s = friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
+            &y.a,
+            &y.b,
+            self.p,
+            t,
+            &self.opts.friction,
+            &self.modes,
+        )?;
+        Ok(Pair::new(y.b, s.qdd))
+    }
+    fn events(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Option<Vec<f64>>, FrictionError> {
+        let s = friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
+            &y.a,
+            &y.b,
+            self.p,
+            t,
+            &self.opts.friction,
+            &self.modes,
+        )?;
+        let g = M::inequality(&y.a, self.p, t);
+        let vt =
+            M::tangent_jacobian(&y.a, self.p, t) * y.b + M::tangent_jacobian_t(&y.a, self.p, t);
+        let tol = self.opts.friction.contact.active_tol;
+        let slip_tol = self.opts.friction.slip_tol;
+        let rows = |k: usize| (0..NT).filter(move |&r| M::TANGENT_CONTACT[r] == k);
+        // Two event functions per contact: `2k` its normal condition (an open contact's gap:
+        // `Touch`; a closed one's force: `Release`), `2k + 1` its friction condition (a
+        // sticking force reaching the cone: `Slip`; a sliding contact's slip reaching zero:
+        // `Stop`), so that each event is named by the condition that caused it.
+        let mut out = Vec::with_capacity(2 * NI);
+        for k in 0..NI {
+            let (normal, friction) = match &self.modes[k] {
+                ContactMode::Open => {
+                    if g[k] > 2.0 * tol {
+                        self.armed[k] = true;
+                    }
+                    let gap = if self.leaving[k] {
+                        g[k] + 0.5 * tol
+                    } else if self.armed[k] {
+                        g[k]
+                    } else {
+                        1.0
+                    };
+                    (gap, 1.0)
+                }
+                ContactMode::Closed => (s.normal[k], 1.0),
+                ContactMode::Stick => {
+                    let ft = rows(k).map(|r| s.tangential[r].powi(2)).sum::<f64>().sqrt();
+                    (s.normal[k], M::FRICTION[k] * s.normal[k] - ft)
+                }
+                ContactMode::Slide(u) => {
+                    let along: f64 = rows(k).zip(u).map(|(r, &ur)| ur * vt[r]).sum();
+                    if along > 2.0 * slip_tol {
+                        self.armed[k] = true;
+                    }
+                    (s.normal[k], if self.armed[k] { along } else { 1.0 })
+                }
+            };
+            out.push(normal + self.offset[k][0]);
+            out.push(friction + self.offset[k][1]);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// `q̇` with the velocity rows of the equality constraints, the closed contacts' normal
+/// velocities and the sticking contacts' slip velocities set to zero by the smallest change
+/// in kinetic energy (`Δq̇ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ (−A q̇ − a₀)`).
+fn hold_velocities<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    modes: &[ContactMode],
+) -> Result<SVector<f64, NQ>, FrictionError>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    let cj = M::jacobian(q, p, t);
+    let ct = M::jacobian_t(q, p, t);
+    let jg = M::inequality_jacobian(q, p, t);
+    let gt = M::inequality_jacobian_t(q, p, t);
+    let jt = M::tangent_jacobian(q, p, t);
+    let tt = M::tangent_jacobian_t(q, p, t);
+    let mut rows: Vec<(Vec<f64>, f64)> = Vec::new();
+    for i in 0..NC {
+        rows.push((cj.row(i).iter().copied().collect(), ct[i]));
+    }
+    for k in 0..NI {
+        if modes[k] != ContactMode::Open {
+            rows.push((jg.row(k).iter().copied().collect(), gt[k]));
+        }
+        if modes[k] == ContactMode::Stick {
+            for r in (0..NT).filter(|&r| M::TANGENT_CONTACT[r] == k) {
+                rows.push((jt.row(r).iter().copied().collect(), tt[r]));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Ok(*qd);
+    }
+    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+    let m = dmat(&M::mass_matrix(q, p, t));
+    let minv_at = m
+        .lu()
+        .solve(&a.transpose())
+        .ok_or(ContactError::Singular { t })?;
+    let s = &a * &minv_at;
+    let svd = crate::linalg::svd(s.clone()).ok_or(ContactError::Singular { t })?;
+    let lam = svd
+        .solve(&r, 1e-12 * svd.singular_values.max())
+        .map_err(|_| ContactError::Singular { t })?;
+    let dq = minv_at * lam;
+    let out = qd + SVector::<f64, NQ>::from_iterator(dq.iter().copied());
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(ContactError::NonFinite { t }.into())
+    }
+}
+
+/// Simulates from `(q0, q̇0)` over `[t0, t1]` with Coulomb friction at the contacts, on
+/// DOPRI5: each phase keeps its contact modes (an exact, smooth right-hand side), and the
+/// mode changes are events located on the dense output — a contact touching
+/// ([`FrictionEvent::Touch`], an impact with friction follows, [`friction_impact`]), releasing
+/// ([`FrictionEvent::Release`]), a sticking contact's force reaching `μ λ_n`
+/// ([`FrictionEvent::Slip`]) and a sliding contact's slip velocity reaching zero
+/// ([`FrictionEvent::Stop`]). At each phase start the modes are chosen again by
+/// [`friction_accelerations`]' enumeration (a contact that just slipped may not stick at
+/// once), and a sticking contact's slip velocity (at most `slip_tol`) is set to zero.
+///
+/// Errors: as [`friction_accelerations`], [`ContactError::TooManyEvents`] past
+/// `max_events`, [`ContactError::InvalidOptions`], and [`ContactError::Singular`] when the
+/// integrator fails.
+pub fn simulate_friction_adaptive<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+>(
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t0: f64,
+    t1: f64,
+    opts: &AdaptiveFrictionOptions,
+) -> Result<FrictionTrajectory<NQ>, FrictionError>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    check(&opts.friction)?;
+    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
+        return Err(ContactError::InvalidOptions("need finite t0 < t1").into());
+    }
+    if !(opts.rest_height >= 0.0 && opts.rest_height.is_finite()) {
+        return Err(
+            ContactError::InvalidOptions("rest_height must be non-negative and finite").into(),
+        );
+    }
+    let mut grid: Vec<f64> = opts
+        .output_times
+        .iter()
+        .copied()
+        .filter(|&x| x > t0 && x < t1)
+        .collect();
+    if grid.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(ContactError::InvalidOptions("output times must be strictly ascending").into());
+    }
+    grid.push(t1);
+    let copts = &opts.friction.contact;
+    let tol = copts.active_tol;
+    let mut out = FrictionTrajectory::<NQ>::default();
+    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
+    let record = |out: &mut FrictionTrajectory<NQ>, t: f64, q: &SVector<f64, NQ>, qd| {
+        out.t.push(t);
+        out.q.push(*q);
+        out.qd.push(qd);
+    };
+    record(&mut out, t, &q, qd);
+    let mut no_stick = [false; NI];
+    // A contact whose normal force just reached zero (`Release`) starts the next phase open:
+    // at the event its force is zero to rounding, and re-enumerating would let it close again
+    // with a force of −0 (tolerated) that then grows negative unseen (a floor that holds on).
+    let mut released = [false; NI];
+    let mut events = 0usize;
+    let mut h0 = opts.dopri5.h0;
+    loop {
+        // An active contact approaching: the (frictionless) impact first.
+        let g = M::inequality(&q, p, t);
+        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+        let vtol = 1e-12 * (1.0 + vn.amax());
+        if (0..NI).any(|k| g[k].abs() <= tol && vn[k] < -vtol) {
+            let free = ContactOptions {
+                active_tol: -1.0,
+                ..*copts
+            };
+            let s = contact_accelerations::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &[], &free)?;
+            let an = M::inequality_jacobian(&q, p, t) * s.qdd - M::inequality_gamma(&q, &qd, p, t);
+            let plastic: [bool; NI] = std::array::from_fn(|k| {
+                vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * opts.rest_height
+            });
+            let imp =
+                impact_modes::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction, &plastic)?;
+            if imp.normal.iter().any(|&l| l != 0.0) {
+                out.impacts += 1;
+            }
+            qd += imp.qdd;
+        }
+        q = crate::contact::adaptive::onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
+        let rest: Vec<f64> = grid.iter().copied().filter(|&x| x > t).collect();
+        if rest.is_empty() {
+            break;
+        }
+        let g = M::inequality(&q, p, t);
+        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+        let vtol = 1e-9 * (1.0 + vn.amax());
+        let leaving: [bool; NI] =
+            std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));
+        let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
+        let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
+        let ttol = opts.friction.contact.tendency_tol * pb.scale();
+        let vt0 = M::tangent_jacobian(&q, p, t) * qd + M::tangent_jacobian_t(&q, p, t);
+        let offset = (0..NI)
+            .map(|k| {
+                let ft = pb.rows[k]
+                    .iter()
+                    .map(|&r| sol.tangential[r] * sol.tangential[r])
+                    .sum::<f64>()
+                    .sqrt();
+                let closed = modes[k] != ContactMode::Open;
+                let cone = pb.mu[k] * sol.normal[k] - ft;
+                [
+                    if closed && sol.normal[k] <= 0.0 {
+                        ttol
+                    } else {
+                        0.0
+                    },
+                    if modes[k] == ContactMode::Stick && cone <= 0.0 {
+                        ttol
+                    } else {
+                        0.0
+                    },
+                ]
+            })
+            .collect();
+        if modes.contains(&ContactMode::Stick) {
+            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &modes)?;
+        }
+        out.phases.push((t, modes.clone()));
+        let mut sys = Phase::<M, NQ, NC, DOF, NI, NT> {
+            p,
+            opts,
+            // Open contacts clear of their boundary watch it at once; a contact sliding at the
+            // start (faster than `slip_tol`) watches its stop at once, one leaving rest once
+            // its slip exceeds twice that.
+            armed: std::array::from_fn(|k| {
+                g[k] > tol
+                    || leaving[k]
+                    || match &modes[k] {
+                        ContactMode::Slide(u) => {
+                            let along: f64 =
+                                pb.rows[k].iter().zip(u).map(|(&r, &ur)| ur * vt0[r]).sum();
+                            along > opts.friction.slip_tol
+                        }
+                        _ => false,
+                    }
+            }),
+            leaving,
+            modes,
+            offset,
+        };
+        let dopts = Dopri5Options { h0, ..opts.dopri5 };
+        let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
+            crate::error::OdeError::System { source, .. } => source,
+            crate::error::OdeError::NonFinite { t } => ContactError::NonFinite { t }.into(),
+            _ => ContactError::Singular { t }.into(),
+        })?;
+        for (tt, y) in sol.t.iter().zip(&sol.y) {
+            if *tt != t1 {
+                record(&mut out, *tt, &y.a, y.b);
+            }
+        }
+        match (sol.stopped, sol.event) {
+            (Some((te, ye)), Some(e)) => {
+                events += 1;
+                if events > opts.max_events {
+                    return Err(ContactError::TooManyEvents { t: te }.into());
+                }
+                // By the condition that crossed (see `Phase::events`).
+                let k = e / 2;
+                let kind = match (&sys.modes[k], e % 2) {
+                    (ContactMode::Open, _) => FrictionEvent::Touch,
+                    (_, 0) => FrictionEvent::Release,
+                    (ContactMode::Stick, _) => FrictionEvent::Slip,
+                    _ => FrictionEvent::Stop,
+                };
+                no_stick = [false; NI];
+                released = [false; NI];
+                match kind {
+                    FrictionEvent::Slip => no_stick[k] = true,
+                    FrictionEvent::Release => released[k] = true,
+                    _ => {}
+                }
+                let steps = sol.stats.steps.max(1) as f64;
+                h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));
+                t = te;
+                q = ye.a;
+                qd = ye.b;
+                out.events.push((t, k, kind));
+                record(&mut out, t, &q, qd);
+            }
+            _ => {
+                let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
+                record(&mut out, t1, &last.a, last.b);
+                break;
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,339 @@
+//! The error-controlled simulation with dry friction in joints: smooth phases of fixed joint
+//! modes on DOPRI5, their ends located as events on its dense output (slip, stop, reversal of
+//! a one-row normal).
+
+use crate::contact::{dmat, dvec};
+use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
+use nalgebra::{DMatrix, DVector, SVector};
+
+use super::*;
+
+/// Options of [`simulate_joint_friction_adaptive`].
+#[derive(Clone, Debug)]
+pub struct AdaptiveJointFrictionOptions {
+    /// The solver's options.
+    pub friction: JointFrictionOptions,
+    /// The integrator's tolerances and step limits.
+    pub dopri5: Dopri5Options,
+    /// Times at which to report the state besides `t0`, `t1` and the events (ascending,
+    /// inside `(t0, t1)`).
+    pub output_times: Vec<f64>,
+    /// Most events over the whole run before [`JointFrictionError::TooManyEvents`].
+    pub max_events: usize,
+}
+
+impl Default for AdaptiveJointFrictionOptions {
+    fn default() -> Self {
+        Self {
+            friction: JointFrictionOptions::default(),
+            dopri5: Dopri5Options {
+                rtol: 1e-10,
+                atol: 1e-12,
+                ..Dopri5Options::default()
+            },
+            output_times: Vec::new(),
+            max_events: 10_000,
+        }
+    }
+}
+
+/// What ended a phase of [`simulate_joint_friction_adaptive`] at a joint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointFrictionEvent {
+    /// A sticking joint's friction force reached `μ r ‖N‖` (stick → slide).
+    Slip,
+    /// A sliding joint's slip velocity reached zero (slide → stick or reversal).
+    Stop,
+    /// A sliding one-row joint's normal force changed sign.
+    Reverse,
+}
+
+/// A simulated motion with dry friction in joints.
+#[derive(Clone, Debug, Default)]
+pub struct JointFrictionTrajectory<const NQ: usize> {
+    /// Times: `t0`, the output times, each event and `t1`.
+    pub t: Vec<f64>,
+    /// Coordinates.
+    pub q: Vec<SVector<f64, NQ>>,
+    /// Velocities.
+    pub qd: Vec<SVector<f64, NQ>>,
+    /// The events: time, joint and kind.
+    pub events: Vec<(f64, usize, JointFrictionEvent)>,
+    /// Each phase's start time and joint modes.
+    pub phases: Vec<(f64, Vec<JointMode>)>,
+}
+
+/// One smooth phase: fixed modes and one-row normal signs.
+struct Phase<'a, M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    p: &'a M::Params,
+    opts: &'a AdaptiveJointFrictionOptions,
+    modes: Vec<JointMode>,
+    /// The normal directions: one-row signs fixed, vector ones the last fixed point.
+    nhat: Vec<Vec<f64>>,
+    armed: [bool; NS],
+    /// Added to each joint's friction (`2k`) and normal (`2k + 1`) event functions: the
+    /// consistency tolerance where the phase started with the condition met only within it
+    /// (a sticking force at its cone, a one-row normal at zero), so that the event fires once
+    /// the condition fails by more than the tolerance instead of never (the function would
+    /// start at or below zero, where no crossing is seen); else 0.
+    offset: Vec<[f64; 2]>,
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
+    Phase<'_, M, NQ, NC, DOF, NS>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    fn solve(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<(Pb, Sol), JointFrictionError> {
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(&y.a, &y.b, self.p, t, &self.opts.friction)?;
+        match pb.solve(&self.modes, self.nhat.clone(), &self.opts.friction)? {
+            Ok(sol) => {
+                self.nhat.clone_from(&sol.nhat);
+                Ok((pb, sol))
+            }
+            Err(joint) => Err(JointFrictionError::NoConvergence { t, joint }),
+        }
+    }
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize> OdeSystem<Pair<NQ, NQ>>
+    for Phase<'_, M, NQ, NC, DOF, NS>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    type Error = JointFrictionError;
+    fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, JointFrictionError> {
+        let (_, sol) = self.solve(t, y)?;
+        Ok(Pair::new(
+            y.b,
+            SVector::<f64, NQ>::from_iterator(sol.a.iter().copied()),
+        ))
+    }
+    fn events(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Option<Vec<f64>>, JointFrictionError> {
+        let (pb, sol) = self.solve(t, y)?;
+        let slip_tol = self.opts.friction.slip_tol;
+        let mut out = Vec::with_capacity(2 * NS);
+        for k in 0..NS {
+            let g = pb.group(&sol.lambda, k);
+            let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+            match self.modes[k] {
+                JointMode::Free => out.extend([1.0, 1.0]),
+                JointMode::Stick => {
+                    out.push(
+                        pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs() + self.offset[k][0],
+                    );
+                    out.push(1.0);
+                }
+                JointMode::Slide(sigma) => {
+                    let along = sigma * pb.vs[k];
+                    if along > 2.0 * slip_tol {
+                        self.armed[k] = true;
+                    }
+                    out.push(if self.armed[k] { along } else { 1.0 });
+                    out.push(if pb.rows[k].1 == 1 {
+                        g[0] * self.nhat[k][0] + self.offset[k][1]
+                    } else {
+                        1.0
+                    });
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// `q̇` with the constraints' velocity rows and the sticking joints' slips set to zero by
+/// the smallest change in kinetic energy (`Δq̇ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ (−A q̇ − a₀)`).
+fn hold_velocities<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    modes: &[JointMode],
+) -> Result<SVector<f64, NQ>, JointFrictionError>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    let cj = M::jacobian(q, p, t);
+    let ct = M::jacobian_t(q, p, t);
+    let js = M::slip_jacobian(q, p, t);
+    let st = M::slip_jacobian_t(q, p, t);
+    let mut rows: Vec<(Vec<f64>, f64)> = (0..NC)
+        .map(|i| (cj.row(i).iter().copied().collect(), ct[i]))
+        .collect();
+    for (k, m) in modes.iter().enumerate() {
+        if *m == JointMode::Stick {
+            rows.push((js.row(k).iter().copied().collect(), st[k]));
+        }
+    }
+    if rows.is_empty() {
+        return Ok(*qd);
+    }
+    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+    let m = dmat(&M::mass_matrix(q, p, t));
+    let minv_at = m
+        .lu()
+        .solve(&a.transpose())
+        .ok_or(JointFrictionError::Singular { t })?;
+    let s = &a * &minv_at;
+    let svd = crate::linalg::svd(s).ok_or(JointFrictionError::Singular { t })?;
+    let lam = svd
+        .solve(&r, 1e-12 * svd.singular_values.max())
+        .map_err(|_| JointFrictionError::Singular { t })?;
+    let out = qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied());
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(JointFrictionError::NonFinite { t })
+    }
+}
+
+/// Simulates from `(q0, q̇0)` over `[t0, t1]` with dry friction in the joints, on DOPRI5:
+/// each phase keeps its joint modes and one-row normal signs (a smooth right-hand side),
+/// and the changes are events located on the dense output ([`JointFrictionEvent`]). At each
+/// phase start the modes are chosen again by [`joint_friction_accelerations`]' enumeration
+/// (a joint that just slipped may not stick at once), and a sticking joint's slip velocity
+/// (at most `slip_tol`) is set to zero with the constraints' velocity rows.
+///
+/// Errors: as [`joint_friction_accelerations`], [`JointFrictionError::TooManyEvents`] past
+/// `max_events`, [`JointFrictionError::Integrator`] when the integrator fails and
+/// [`JointFrictionError::InvalidOptions`].
+pub fn simulate_joint_friction_adaptive<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NS: usize,
+>(
+    q0: &SVector<f64, NQ>,
+    qd0: &SVector<f64, NQ>,
+    p: &M::Params,
+    t0: f64,
+    t1: f64,
+    opts: &AdaptiveJointFrictionOptions,
+) -> Result<JointFrictionTrajectory<NQ>, JointFrictionError>
+where
+    M: JointFriction<NQ, NC, DOF, NS>,
+{
+    check(&opts.friction)?;
+    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
+        return Err(JointFrictionError::InvalidOptions("need finite t0 < t1"));
+    }
+    let mut grid: Vec<f64> = opts
+        .output_times
+        .iter()
+        .copied()
+        .filter(|&x| x > t0 && x < t1)
+        .collect();
+    if grid.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(JointFrictionError::InvalidOptions(
+            "output times must be strictly ascending",
+        ));
+    }
+    grid.push(t1);
+    let mut out = JointFrictionTrajectory::<NQ>::default();
+    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
+    let record = |out: &mut JointFrictionTrajectory<NQ>, t: f64, q: &SVector<f64, NQ>, qd| {
+        out.t.push(t);
+        out.q.push(*q);
+        out.qd.push(qd);
+    };
+    record(&mut out, t, &q, qd);
+    let mut no_stick = [false; NS];
+    let mut events = 0usize;
+    let mut h0 = opts.dopri5.h0;
+    loop {
+        let rest: Vec<f64> = grid.iter().copied().filter(|&x| x > t).collect();
+        if rest.is_empty() {
+            break;
+        }
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &opts.friction)?;
+        let (modes, sol) = enumerate(&pb, &opts.friction, &no_stick)?;
+        if modes.contains(&JointMode::Stick) {
+            qd = hold_velocities::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &modes)?;
+        }
+        out.phases.push((t, modes.clone()));
+        let modes_armed = modes.clone();
+        let vs0 = M::slip_jacobian(&q, p, t) * qd + M::slip_jacobian_t(&q, p, t);
+        let tol = opts.friction.tendency_tol * pb.scale();
+        let offset = (0..NS)
+            .map(|k| {
+                let g = pb.group(&sol.lambda, k);
+                let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+                let cone = pb.mu[k] * pb.radius[k] * norm - sol.stick[k].abs();
+                let along: f64 = g.iter().zip(&sol.nhat[k]).map(|(x, y)| x * y).sum();
+                [
+                    if modes[k] == JointMode::Stick && cone <= 0.0 {
+                        tol
+                    } else {
+                        0.0
+                    },
+                    if along <= 0.0 { tol } else { 0.0 },
+                ]
+            })
+            .collect();
+        let mut sys = Phase::<M, NQ, NC, DOF, NS> {
+            p,
+            opts,
+            modes,
+            nhat: sol.nhat,
+            // A joint sliding at the start (faster than `slip_tol`) watches its stop at once;
+            // one leaving rest, once its slip exceeds twice that.
+            armed: std::array::from_fn(|k| match modes_armed[k] {
+                JointMode::Slide(sigma) => sigma * vs0[k] > opts.friction.slip_tol,
+                _ => false,
+            }),
+            offset,
+        };
+        let dopts = Dopri5Options { h0, ..opts.dopri5 };
+        let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
+            crate::error::OdeError::System { source, .. } => source,
+            crate::error::OdeError::NonFinite { t } => JointFrictionError::NonFinite { t },
+            crate::error::OdeError::StepSizeUnderflow { t, .. }
+            | crate::error::OdeError::MaxSteps { t, .. } => JointFrictionError::Integrator { t },
+            _ => JointFrictionError::Integrator { t },
+        })?;
+        for (tt, y) in sol.t.iter().zip(&sol.y) {
+            if *tt != t1 {
+                record(&mut out, *tt, &y.a, y.b);
+            }
+        }
+        match (sol.stopped, sol.event) {
+            (Some((te, ye)), Some(e)) => {
+                events += 1;
+                if events > opts.max_events {
+                    return Err(JointFrictionError::TooManyEvents { t: te });
+                }
+                let k = e / 2;
+                let kind = if e % 2 == 1 {
+                    JointFrictionEvent::Reverse
+                } else if sys.modes[k] == JointMode::Stick {
+                    JointFrictionEvent::Slip
+                } else {
+                    JointFrictionEvent::Stop
+                };
+                no_stick = [false; NS];
+                if kind == JointFrictionEvent::Slip {
+                    no_stick[k] = true;
+                }
+                let steps = sol.stats.steps.max(1) as f64;
+                h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));
+                t = te;
+                q = ye.a;
+                qd = ye.b;
+                out.events.push((t, k, kind));
+                record(&mut out, t, &q, qd);
+            }
+            _ => {
+                let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
+                record(&mut out, t1, &last.a, last.b);
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
