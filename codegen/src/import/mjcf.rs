@@ -447,15 +447,13 @@ enum EqKind {
         a1: V3,
         a2: V3,
     },
-    /// Body 2's pose relative to body 1 (`rel`), held at the point `anchor` of body 2
-    /// (frames: `b1 * f1`, `b2 * f2`, for sites).
+    /// The frames `b1 * f1` and `b2 * f2` held together: same origin (MuJoCo's weld point:
+    /// `relpose`'s position on body 1, `anchor` on body 2) and same orientation.
     Weld {
         b1: usize,
         b2: usize,
         f1: Box<Pose>,
         f2: Box<Pose>,
-        rel: Box<Pose>,
-        anchor: V3,
     },
     Joint {
         j1: usize,
@@ -1643,18 +1641,11 @@ fn equality_rows(kind: &EqKind, poses: &[Pose]) -> Vec<f64> {
         EqKind::Connect { b1, b2, a1, a2 } => {
             sub(poses[*b1].point(*a1), poses[*b2].point(*a2)).to_vec()
         }
-        EqKind::Weld {
-            b1,
-            b2,
-            f1,
-            f2,
-            rel,
-            anchor,
-        } => {
-            let target = poses[*b1].then(f1).then(rel);
+        EqKind::Weld { b1, b2, f1, f2 } => {
+            let target = poses[*b1].then(f1);
             let source = poses[*b2].then(f2);
             let e = target.inverse().then(&source).rot;
-            let mut rows = sub(source.point(*anchor), target.point(*anchor)).to_vec();
+            let mut rows = sub(target.pos, source.pos).to_vec();
             rows.extend([e[2][1] - e[1][2], e[0][2] - e[2][0], e[1][0] - e[0][1]]);
             rows
         }
@@ -1813,30 +1804,31 @@ fn read_equality<'a, 'i>(
                     b2,
                     f1: Box::new(f1),
                     f2: Box::new(f2),
-                    rel: Box::new(Pose::identity()),
-                    anchor: [0.0; 3],
                 }
             } else {
                 let b1 = body(r, "body1", true)?;
                 let b2 = body(r, "body2", false)?;
                 let anchor = r.triple(&el, "anchor", [0.0; 3])?;
                 let relpose = r.numbers(&el, "relpose", &[7])?;
-                let rel = match relpose {
+                // Body 2's weld point is `anchor`; body 1's is `relpose`'s position, and body
+                // 2's orientation relative to body 1 its quaternion.
+                let f1 = match relpose {
                     Some(v) if v[3..].iter().any(|&x| x != 0.0) => {
                         let q = qnormalize([v[3], v[4], v[5], v[6]])
                             .ok_or_else(|| r.err(n, "the quaternion of `relpose` is zero"))?;
                         Pose::new([v[0], v[1], v[2]], q)
                     }
-                    // A zero quaternion (the default): the relative pose as written.
-                    _ => poses[b1].inverse().then(&poses[b2]),
+                    // A zero quaternion (the default): both as the model is written.
+                    _ => poses[b1]
+                        .inverse()
+                        .then(&poses[b2])
+                        .then(&Pose::new(anchor, IDENTITY_Q)),
                 };
                 EqKind::Weld {
                     b1,
                     b2,
-                    f1: Box::new(Pose::identity()),
-                    f2: Box::new(Pose::identity()),
-                    rel: Box::new(rel),
-                    anchor,
+                    f1: Box::new(f1),
+                    f2: Box::new(Pose::new(anchor, IDENTITY_Q)),
                 }
             }
         }
@@ -2470,43 +2462,29 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
                     &live[k][..3],
                 );
             }
-            EqKind::Weld {
-                b1,
-                b2,
-                f1,
-                f2,
-                rel,
-                anchor,
-            } => {
+            EqKind::Weld { b1, b2, f1, f2 } => {
                 let _ = writeln!(
                     o,
                     "    // weld{label} (MJCF line {}): `{}` held at its pose relative to `{}`; the rotation rows are the skew part of the relative rotation (2 sin(angle) * axis).",
                     e.line, bodies[*b2].name, bodies[*b1].name
                 );
                 let base = e.name.as_deref().unwrap_or("weld");
-                let target = f1.then(rel);
                 let mut t = vec![frame[*b1].clone()];
-                t.extend(pose_factor(&target));
+                t.extend(pose_factor(f1));
                 let mut s = vec![frame[*b2].clone()];
                 s.extend(pose_factor(f2));
-                let (target, source) = if t.len() == 1 && s.len() == 1 {
-                    (t.join(" * "), s.join(" * "))
-                } else {
-                    let tn = namer.name(&format!("{base}_target"));
-                    let sn = namer.name(&format!("{base}_held"));
-                    let _ = writeln!(o, "    let {tn} = {};", t.join(" * "));
-                    let _ = writeln!(o, "    let {sn} = {};", s.join(" * "));
-                    (tn, sn)
-                };
-                let rel_name = namer.name(&format!("{base}_relative"));
-                let _ = writeln!(o, "    let {rel_name} = inverse({target}) * {source};");
-                let a = vec3(*anchor);
+                let tn = namer.name(&format!("{base}_target"));
+                let sn = namer.name(&format!("{base}_held"));
+                let _ = writeln!(o, "    let {tn} = {};", t.join(" * "));
+                let _ = writeln!(o, "    let {sn} = {};", s.join(" * "));
+                let rel = namer.name(&format!("{base}_relative"));
+                let _ = writeln!(o, "    let {rel} = inverse({tn}) * {sn};");
                 vector_rows(
                     &mut o,
                     &mut namer,
                     base,
-                    &format!("{source}.point({a})"),
-                    &format!("{target}.point({a})"),
+                    &format!("{tn}.origin"),
+                    &format!("{sn}.origin"),
                     &live[k][..3],
                 );
                 vector_rows(
@@ -2514,8 +2492,7 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
                     &mut namer,
                     &format!("{base}_turn"),
                     &format!(
-                        "vec3({r}.y_axis.z - {r}.z_axis.y, {r}.z_axis.x - {r}.x_axis.z, {r}.x_axis.y - {r}.y_axis.x)",
-                        r = rel_name
+                        "vec3({rel}.y_axis.z - {rel}.z_axis.y, {rel}.z_axis.x - {rel}.x_axis.z, {rel}.x_axis.y - {rel}.y_axis.x)"
                     ),
                     "vec3(0.0, 0.0, 0.0)",
                     &live[k][3..],

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Reference dynamics of the MJCF models in mjcf/ by MuJoCo, for tests/mujoco.rs.
+
+Writes data/mjcf_<model>.txt: at random states (q, v, ctrl), MuJoCo's joint-space mass matrix
+(`mj_fullM`: armature included), the bias forces `qfrc_bias` (Coriolis, centrifugal and
+gravity: M qacc + qfrc_bias = applied forces), the passive forces `qfrc_passive` (joint
+springs and dampers), the actuator forces `qfrc_actuator` and the residuals of the
+equality constraints (`efc_pos` of the equality rows: connect is anchor1 - anchor2 in the
+world; joint is y - y0 - poly(x - x0)).
+
+Then it simulates the closed loops of four_bar.xml and welded_arm.xml passively for 2 s with
+MuJoCo's soft equality constraints (default solref/solimp, the Euler and RK4 integrators at
+the model's 2 ms step) and writes the largest loop-closure violation and the wall time per
+simulated second to data/mjcf_mujoco_loops.txt: numbers for bench/RESULTS.md, not a test.
+
+Not run by CI (which has no Python): run it by hand after changing a model,
+    python3 -m venv /tmp/mjenv && /tmp/mjenv/bin/pip install mujoco numpy
+    /tmp/mjenv/bin/python examples/robots/reference_mujoco.py
+and commit the data files.
+"""
+
+import pathlib
+import time
+
+import mujoco
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+SAMPLES = 100
+MODELS = ["chain", "radian", "four_bar", "welded_arm"]
+
+
+def line(key, values):
+    return key + " " + " ".join(repr(float(x)) for x in np.ravel(values)) + "\n"
+
+
+def reference(k, name):
+    model = mujoco.MjModel.from_xml_path(str(HERE / "mjcf" / f"{name}.xml"))
+    data = mujoco.MjData(model)
+    assert model.nq == model.nv, "hinge and slide joints only"
+    rng = np.random.default_rng(35 + k)
+    names = [model.joint(i).name for i in range(model.njnt)]
+    hinge = model.jnt_type == mujoco.mjtJoint.mjJNT_HINGE
+    out = [
+        f"# {name}: MuJoCo {mujoco.__version__} reference, {SAMPLES} random states; written by reference_mujoco.py\n",
+        "names " + " ".join(names) + "\n",
+        line("gravity", model.opt.gravity),
+    ]
+    m = np.zeros((model.nv, model.nv))
+    for _ in range(SAMPLES):
+        spread = np.where(hinge, np.pi, 0.3)
+        q = model.qpos0 + rng.uniform(-spread, spread)
+        v = rng.uniform(-2.0, 2.0, model.nv)
+        ctrl = rng.uniform(-1.0, 1.0, model.nu)
+        data.qpos[:] = q
+        data.qvel[:] = v
+        data.ctrl[:] = ctrl
+        mujoco.mj_forward(model, data)
+        mujoco.mj_fullM(model, data, m)
+        eq = data.efc_type[: data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        out += [
+            "sample\n",
+            line("q", q),
+            line("v", v),
+            line("ctrl", ctrl),
+            line("M", m),
+            line("bias", data.qfrc_bias),
+            line("passive", data.qfrc_passive),
+            line("actuator", data.qfrc_actuator),
+            line("eq", data.efc_pos[: data.nefc][eq]),
+        ]
+    dest = HERE / "data" / f"mjcf_{name}.txt"
+    dest.write_text("".join(out))
+    print(f"{dest}: nq {model.nq}, {SAMPLES} samples")
+
+
+def consistent_velocity(model, data, given):
+    """The velocity that satisfies the equality constraints with the joints `given` (name:
+    velocity) at the given velocities (the independent velocities of tests/mujoco.rs)."""
+    mujoco.mj_forward(model, data)
+    eq = data.efc_type[: data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    j = data.efc_J[: data.nefc * model.nv].reshape(data.nefc, model.nv)[eq]
+    # Project onto the null space of the equality Jacobian.
+    _, s, vt = np.linalg.svd(j)
+    rank = int(np.sum(s > 1e-10 * s[0]))
+    null = vt[rank:].T
+    rows = [model.jnt_dofadr[model.joint(n).id] for n in given]
+    c = np.linalg.solve(null[rows], np.array(list(given.values())))
+    return null @ c
+
+
+def loops():
+    rows = []
+    for name, given in [("four_bar", {"crank": 4.0}), ("welded_arm", {"j7": 0.5, "gb": 1.0})]:
+        for integrator in ["Euler", "RK4"]:
+            model = mujoco.MjModel.from_xml_path(str(HERE / "mjcf" / f"{name}.xml"))
+            model.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+            # The import does not model contacts: neither does this run.
+            model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+            model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+            data = mujoco.MjData(model)
+            data.qvel[:] = consistent_velocity(model, data, given)
+            mujoco.mj_forward(model, data)
+            labels = []
+            for i in range(model.neq):
+                n = model.equality(i).name
+                if model.eq_type[i] == mujoco.mjtEq.mjEQ_WELD:
+                    labels += [f"{n}_position"] * 3 + [f"{n}_rotation"] * 3
+                elif model.eq_type[i] == mujoco.mjtEq.mjEQ_CONNECT:
+                    labels += [n] * 3
+                else:
+                    labels += [n]
+            worst = dict.fromkeys(labels, 0.0)
+            steps = int(round(2.0 / model.opt.timestep))
+            start = time.perf_counter()
+            for _ in range(steps):
+                mujoco.mj_step(model, data)
+                eq = data.efc_pos[: data.nefc][data.efc_type[: data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY]
+                for label, x in zip(labels, eq):
+                    worst[label] = max(worst[label], abs(float(x)))
+            wall = time.perf_counter() - start
+            per_eq = " ".join(f"{k} {v!r}" for k, v in worst.items())
+            rows.append(
+                f"{name} {integrator} dt {model.opt.timestep} wall_per_simulated_second {wall / 2.0!r} max_violation {per_eq}\n"
+            )
+            print(rows[-1], end="")
+    dest = HERE / "data" / "mjcf_mujoco_loops.txt"
+    dest.write_text(
+        f"# MuJoCo {mujoco.__version__}: passive 2 s runs from the model's pose (four_bar: crank at 4 rad/s; welded_arm: j7 at\n"
+        "# 0.5 rad/s, gb at 1 rad/s, as tests/mujoco.rs starts them), contacts disabled, soft equality constraints with default solref/solimp; largest |efc_pos| of the\n"
+        "# rows of each equality (metres; radians for the joint equality; the weld's rotation rows are a quaternion's vector part,\n# sin(angle/2) * axis) and wall seconds per simulated second. Written by\n"
+        "# reference_mujoco.py.\n" + "".join(rows)
+    )
+
+
+def main():
+    for k, name in enumerate(MODELS):
+        reference(k, name)
+    loops()
+
+
+if __name__ == "__main__":
+    main()
