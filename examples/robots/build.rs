@@ -17,7 +17,7 @@ const ROBOTS: [(&str, &str, bool); 2] = [
 ];
 
 /// The MJCF models under `mjcf/` (written for the tests; `tests/mujoco.rs`).
-const MJCF: [&str; 4] = ["chain", "radian", "four_bar", "welded_arm"];
+const MJCF: [&str; 5] = ["chain", "radian", "four_bar", "welded_arm", "ball_free"];
 
 fn main() {
     if let Err(e) = run() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reference dynamics of the MJCF models in mjcf/ by MuJoCo, for tests/mujoco.rs.
 
-Writes data/mjcf_<model>.txt: at random states (q, v, ctrl), MuJoCo's joint-space mass matrix
+Writes data/mjcf_<model>.txt: at random states (q: qpos, unit quaternions for ball and free
+joints; v: qvel, their angular velocities in the body's axes; ctrl), MuJoCo's mass matrix
 (`mj_fullM`: armature included), the bias forces `qfrc_bias` (Coriolis, centrifugal and
 gravity: M qacc + qfrc_bias = applied forces), the passive forces `qfrc_passive` (joint
 springs and dampers), the actuator forces `qfrc_actuator` and the residuals of the
@@ -27,20 +28,38 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 SAMPLES = 100
-MODELS = ["chain", "radian", "four_bar", "welded_arm"]
+MODELS = ["chain", "radian", "four_bar", "welded_arm", "ball_free"]
 
 
 def line(key, values):
     return key + " " + " ".join(repr(float(x)) for x in np.ravel(values)) + "\n"
 
 
+def random_qpos(model, rng):
+    """A random configuration: hinges within half a turn of qpos0, slides within 0.3 m, free
+    joints within 0.5 m, ball and free orientations uniformly random unit quaternions."""
+    q = model.qpos0.copy()
+    for j in range(model.njnt):
+        a = model.jnt_qposadr[j]
+        t = model.jnt_type[j]
+        if t == mujoco.mjtJoint.mjJNT_HINGE:
+            q[a] += rng.uniform(-np.pi, np.pi)
+        elif t == mujoco.mjtJoint.mjJNT_SLIDE:
+            q[a] += rng.uniform(-0.3, 0.3)
+        else:
+            if t == mujoco.mjtJoint.mjJNT_FREE:
+                q[a : a + 3] += rng.uniform(-0.5, 0.5, 3)
+                a += 3
+            u = rng.normal(size=4)
+            q[a : a + 4] = u / np.linalg.norm(u)
+    return q
+
+
 def reference(k, name):
     model = mujoco.MjModel.from_xml_path(str(HERE / "mjcf" / f"{name}.xml"))
     data = mujoco.MjData(model)
-    assert model.nq == model.nv, "hinge and slide joints only"
     rng = np.random.default_rng(35 + k)
     names = [model.joint(i).name for i in range(model.njnt)]
-    hinge = model.jnt_type == mujoco.mjtJoint.mjJNT_HINGE
     out = [
         f"# {name}: MuJoCo {mujoco.__version__} reference, {SAMPLES} random states; written by reference_mujoco.py\n",
         "names " + " ".join(names) + "\n",
@@ -48,8 +67,7 @@ def reference(k, name):
     ]
     m = np.zeros((model.nv, model.nv))
     for _ in range(SAMPLES):
-        spread = np.where(hinge, np.pi, 0.3)
-        q = model.qpos0 + rng.uniform(-spread, spread)
+        q = random_qpos(model, rng)
         v = rng.uniform(-2.0, 2.0, model.nv)
         ctrl = rng.uniform(-1.0, 1.0, model.nu)
         data.qpos[:] = q
@@ -71,7 +89,7 @@ def reference(k, name):
         ]
     dest = HERE / "data" / f"mjcf_{name}.txt"
     dest.write_text("".join(out))
-    print(f"{dest}: nq {model.nq}, {SAMPLES} samples")
+    print(f"{dest}: nq {model.nq}, nv {model.nv}, {SAMPLES} samples")
 
 
 def consistent_velocity(model, data, given):

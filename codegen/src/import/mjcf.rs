@@ -1,7 +1,9 @@
 //! MJCF import: a MuJoCo model (nested bodies, joints, inertials or geoms, equality
 //! constraints, motors) turned into readable `.mech` text — one coordinate per hinge or slide
-//! joint, one frame per body (`parent * placement * joint motions`), one mechgen body per
-//! body with mass, MuJoCo's gravity — that goes through the normal pipeline.
+//! joint (MuJoCo's `qpos`), a unit quaternion of four coordinates per ball joint and position
+//! plus quaternion per free joint, one frame per body (`parent * placement * joint
+//! motions`), one mechgen body per body with mass, MuJoCo's gravity — that goes through the
+//! normal pipeline.
 //!
 //! What MuJoCo closes with soft constraints, this import closes exactly: `<equality>`
 //! `connect`, `weld` and `joint` become `constraint` items, held to rounding by mechgen's
@@ -17,6 +19,10 @@
 //!   `balanceinertia`): spheres, capsules, cylinders, boxes and ellipsoids with `size` or
 //!   `fromto`, `density` or `mass` (a mesh or height field there is a located error naming the
 //!   body);
+//! - `ball` and `free` joints (and `<freejoint>`) as unit quaternions `(w, x, y, z)` with
+//!   the exact constraint `w² + x² + y² + z² = 1` and `rot_quat`, the free joint's position
+//!   in the world first (MuJoCo's `qpos` layout); their linear damping as a torque on the
+//!   angular velocity in the body's axes (and a force on the free joint's linear velocity);
 //! - `hinge` and `slide` joints with `axis`, `pos`, `ref` (the coordinate's value in the
 //!   model's pose, as `qpos0`), `stiffness` and `springref` (a spring force
 //!   `−(a x + b x² + c x³)`, `x = q − springref`), `damping` (`−(a v + b v|v| + c v³)`) and
@@ -32,8 +38,10 @@
 //! - `<actuator><motor joint=… gear=…>` as an `input` and the force `gear · input` on the
 //!   joint's coordinate.
 //!
-//! Not yet (a located error): `ball` and `free` joints, `tendon` and `flex` equalities,
-//! `<frame>`, `<replicate>`, `<attach>`, `<include>`, mocap bodies, gravity compensation.
+//! Not yet (a located error): stiffness and armature of ball and free joints, motors and
+//! joint equalities on them, `tendon` and `flex` equalities, `<frame>`, `<replicate>`,
+//! `<attach>`, `<include>`, mesh geoms for inertia, mocap bodies, gravity compensation, free
+//! joints with `align="true"`.
 //! Elements without dynamics here (geoms for contact, sites, cameras, lights, sensors,
 //! assets, solver settings, other actuators, joint friction loss) are listed as notes with
 //! their line, in the output's header and in [`Imported::notes`]; nothing is dropped
@@ -84,6 +92,8 @@ pub struct Imported {
     pub module: String,
     /// The coordinates in `mech` (one per hinge or slide joint, in tree order, MuJoCo's
     /// `qpos` order) with the MJCF joint each comes from.
+    /// (A ball joint has four, `NAME_w` … `NAME_z`; a free joint seven, `NAME_px`, `NAME_py`,
+    /// `NAME_pz`, then its quaternion.)
     pub coords: Vec<(String, String)>,
     /// The frame of each body in `mech` (a `let` name) with the MJCF body's name, in tree
     /// order (unnamed bodies: `body1`, `body2`, … by MuJoCo's body index).
@@ -372,6 +382,10 @@ impl<'a, 'i> El<'a, 'i> {
 enum JointKind {
     Hinge,
     Slide,
+    /// A unit quaternion `(w, x, y, z)`: four coordinates and their norm constraint.
+    Ball,
+    /// Position and unit quaternion of the body frame in the world: seven coordinates.
+    Free,
 }
 
 #[derive(Clone, Debug)]
@@ -1161,10 +1175,8 @@ fn read_body<'a, 'i>(
                 r.bodies[index].joints.push(j);
             }
             "freejoint" => {
-                return Err(r.err(
-                    c,
-                    format!("body `{name}`: free joints are not supported yet (a floating base needs quaternion coordinates)"),
-                ))
+                let j = read_joint(r, c, index, &class)?;
+                r.bodies[index].joints.push(j);
             }
             "inertial" => {
                 if inertial.is_some() {
@@ -1495,29 +1507,34 @@ fn geom_inertia<'a, 'i>(
     }))
 }
 
+/// A `<joint>` (with its defaults) or a `<freejoint>` (without: MuJoCo's shortcut ignores
+/// them) of body `body`.
 fn read_joint<'a, 'i>(
     r: &mut Reader<'a, 'i>,
     n: Node<'a, 'i>,
     body: usize,
     class: &str,
 ) -> Result<usize, ImportError> {
-    let el = r.el(n, class)?;
+    let freejoint = n.tag_name().name() == "freejoint";
+    let el = if freejoint {
+        El { chain: vec![n] }
+    } else {
+        r.el(n, class)?
+    };
     let name = match r.name_attr(n, "name")? {
         Some(s) => s.to_string(),
         None => format!("joint{}", r.joints.len()),
     };
-    let ty = el.get("type").map_or("hinge", |(t, _)| t);
+    let ty = if freejoint {
+        "free"
+    } else {
+        el.get("type").map_or("hinge", |(t, _)| t)
+    };
     let kind = match ty {
         "hinge" => JointKind::Hinge,
         "slide" => JointKind::Slide,
-        "ball" | "free" => {
-            return Err(r.err(
-                n,
-                format!(
-                "joint `{name}`: {ty} joints are not supported yet (hinge and slide joints only)"
-            ),
-            ))
-        }
+        "ball" => JointKind::Ball,
+        "free" => JointKind::Free,
         other => {
             return Err(r.err(
                 n,
@@ -1527,9 +1544,40 @@ fn read_joint<'a, 'i>(
             ))
         }
     };
+    let scalar = matches!(kind, JointKind::Hinge | JointKind::Slide);
     let axis = r.triple(&el, "axis", [0.0, 0.0, 1.0])?;
-    if norm(axis) < 1e-14 {
+    if scalar && norm(axis) < 1e-14 {
         return Err(r.err(n, format!("joint `{name}` has the zero axis")));
+    }
+    if kind == JointKind::Free {
+        if r.bodies[body].parent != 0 {
+            return Err(r.err(
+                n,
+                format!("joint `{name}`: a free joint is allowed in a child of the world only (MuJoCo's rule)"),
+            ));
+        }
+        if !r.bodies[body].joints.is_empty() {
+            return Err(r.err(
+                n,
+                format!("joint `{name}`: a free joint must be its body's only joint"),
+            ));
+        }
+        let align = el.get("align").map(|(v, _)| v);
+        if align == Some("true") {
+            return Err(r.err(
+                n,
+                format!("joint `{name}`: `align=\"true\"` (body frame moved to the inertial frame) is not supported"),
+            ));
+        }
+    } else if r.bodies[body]
+        .joints
+        .iter()
+        .any(|&j| r.joints[j].kind == JointKind::Free)
+    {
+        return Err(r.err(
+            n,
+            format!("joint `{name}`: its body has a free joint, which must be its only joint"),
+        ));
     }
     let compiler = r.compiler.clone();
     let angle = |x: f64| {
@@ -1550,6 +1598,16 @@ fn read_joint<'a, 'i>(
         return Err(r.err(
             n,
             format!("joint `{name}`: stiffness, damping and armature cannot be negative"),
+        ));
+    }
+    if !scalar
+        && (stiffness.iter().any(|&x| x != 0.0)
+            || armature != 0.0
+            || damping[1..].iter().any(|&x| x != 0.0))
+    {
+        return Err(r.err(
+            n,
+            format!("joint `{name}`: stiffness, armature and nonlinear damping of {ty} joints are not supported yet (linear damping is)"),
         ));
     }
     if let Some(sd) = r.numbers(&el, "springdamper", &[2])? {
@@ -1581,8 +1639,16 @@ fn read_joint<'a, 'i>(
         body,
         pos: r.triple(&el, "pos", [0.0; 3])?,
         axis,
-        reference: angle(r.scalar(&el, "ref", 0.0)?),
-        springref: angle(r.scalar(&el, "springref", 0.0)?),
+        reference: if scalar {
+            angle(r.scalar(&el, "ref", 0.0)?)
+        } else {
+            0.0
+        },
+        springref: if scalar {
+            angle(r.scalar(&el, "springref", 0.0)?)
+        } else {
+            0.0
+        },
         stiffness,
         damping,
         armature,
@@ -1607,18 +1673,26 @@ fn rest_poses(bodies: &[Body]) -> Vec<Pose> {
     poses
 }
 
-/// The pose of each body in the world with the joint coordinates `q` (MuJoCo's kinematics:
-/// each joint's motion after the body's placement, in the order of the joints).
-fn poses_at(bodies: &[Body], joints: &[Joint], q: &[f64]) -> Vec<Pose> {
+/// The pose of each body in the world with the joint coordinates `q` (per joint: one value,
+/// a quaternion for a ball joint, position and quaternion for a free joint; MuJoCo's
+/// kinematics: each joint's motion after the body's placement, in the order of the joints).
+fn poses_at(bodies: &[Body], joints: &[Joint], q: &[Vec<f64>]) -> Vec<Pose> {
     let mut poses = vec![Pose::identity(); bodies.len()];
     for k in 1..bodies.len() {
         let b = &bodies[k];
         let mut p = poses[b.parent].then(&Pose::new(b.pos, b.quat));
         for &j in &b.joints {
             let jt = &joints[j];
-            let x = q[j] - jt.reference;
+            let v = &q[j];
+            let x = v[0] - jt.reference;
             let u = scale(1.0 / norm(jt.axis), jt.axis);
+            let unit = |w: &[f64]| qnormalize([w[0], w[1], w[2], w[3]]).unwrap_or(IDENTITY_Q);
             p = match jt.kind {
+                JointKind::Ball => p
+                    .then(&Pose::new(jt.pos, IDENTITY_Q))
+                    .then(&Pose::new([0.0; 3], unit(v)))
+                    .then(&Pose::new(scale(-1.0, jt.pos), IDENTITY_Q)),
+                JointKind::Free => Pose::new([v[0], v[1], v[2]], unit(&v[3..])),
                 JointKind::Hinge => {
                     let (s, c) = (x / 2.0).sin_cos();
                     let turn = Pose::new([0.0; 3], [c, s * u[0], s * u[1], s * u[2]]);
@@ -1666,12 +1740,16 @@ fn live_rows(model: &Model) -> Result<Vec<Vec<bool>>, ImportError> {
             .wrapping_add(1_442_695_040_888_963_407);
         ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     };
-    let configs: Vec<Vec<f64>> = (0..8)
+    let configs: Vec<Vec<Vec<f64>>> = (0..8)
         .map(|_| {
             model
                 .joints
                 .iter()
-                .map(|j| j.reference + 3.0 * random())
+                .map(|j| match j.kind {
+                    JointKind::Hinge | JointKind::Slide => vec![j.reference + 3.0 * random()],
+                    JointKind::Ball => (0..4).map(|_| random()).collect(),
+                    JointKind::Free => (0..7).map(|_| random()).collect(),
+                })
                 .collect()
         })
         .collect();
@@ -1836,12 +1914,18 @@ fn read_equality<'a, 'i>(
             let joint = |r: &Reader<'a, 'i>, attr: &str| -> Result<Option<usize>, ImportError> {
                 el.get(attr)
                     .map(|(j, node)| {
-                        r.joint_index.get(j).copied().ok_or_else(|| {
-                            r.err(
-                                node,
-                                format!("<joint> equality: `{attr}` names `{j}`, which is not a joint of the model"),
-                            )
-                        })
+                        r.joint_index
+                            .get(j)
+                            .copied()
+                            .filter(|&k| {
+                                matches!(r.joints[k].kind, JointKind::Hinge | JointKind::Slide)
+                            })
+                            .ok_or_else(|| {
+                                r.err(
+                                    node,
+                                    format!("<joint> equality: `{attr}` names `{j}`, which is not a hinge or slide joint of the model"),
+                                )
+                            })
                     })
                     .transpose()
             };
@@ -1887,12 +1971,17 @@ fn read_actuator<'a, 'i>(
         );
         return Ok(None);
     };
-    let joint = r.joint_index.get(joint).copied().ok_or_else(|| {
-        r.err(
-            node,
-            format!("<motor>: `joint` names `{joint}`, which is not a hinge or slide joint of the model"),
-        )
-    })?;
+    let joint = r
+        .joint_index
+        .get(joint)
+        .copied()
+        .filter(|&j| matches!(r.joints[j].kind, JointKind::Hinge | JointKind::Slide))
+        .ok_or_else(|| {
+            r.err(
+                node,
+                format!("<motor>: `joint` names `{joint}`, which is not a hinge or slide joint of the model (motors on ball and free joints are not supported yet)"),
+            )
+        })?;
     let gear = r
         .numbers(&el, "gear", &[1, 2, 3, 4, 5, 6])?
         .map_or(1.0, |g| g[0]);
@@ -1973,8 +2062,21 @@ fn coordinate_axis(axis: V3) -> Option<(usize, f64)> {
     }
 }
 
-/// The motion of joint `j` with coordinate `q` as frame factors.
-fn motion(j: &Joint, q: &str) -> Vec<String> {
+/// The motion of joint `j` with its coordinates `qs` as frame factors (a free joint: the
+/// body's whole placement in the world).
+fn motion(j: &Joint, qs: &[String]) -> Vec<String> {
+    let pivot = |turn: String| {
+        if j.pos.iter().any(|&x| x != 0.0) {
+            vec![
+                format!("translate({})", vec3(j.pos)),
+                turn,
+                format!("translate({})", vec3(scale(-1.0, j.pos))),
+            ]
+        } else {
+            vec![turn]
+        }
+    };
+    let q = &qs[0];
     let value = if j.reference == 0.0 {
         q.to_string()
     } else if j.reference > 0.0 {
@@ -1990,20 +2092,18 @@ fn motion(j: &Joint, q: &str) -> Vec<String> {
         }
     };
     match j.kind {
+        JointKind::Ball => pivot(format!("rot_quat({})", qs.join(", "))),
+        JointKind::Free => vec![format!(
+            "frame(vec3({}), rot_quat({}))",
+            qs[..3].join(", "),
+            qs[3..].join(", ")
+        )],
         JointKind::Hinge => {
             let turn = match coordinate_axis(j.axis) {
                 Some((i, sign)) => format!("rot_{}({})", ["x", "y", "z"][i], signed(sign)),
                 None => format!("axis_angle({}, {value})", vec3(j.axis)),
             };
-            if j.pos.iter().any(|&x| x != 0.0) {
-                vec![
-                    format!("translate({})", vec3(j.pos)),
-                    turn,
-                    format!("translate({})", vec3(scale(-1.0, j.pos))),
-                ]
-            } else {
-                vec![turn]
-            }
+            pivot(turn)
         }
         JointKind::Slide => vec![match coordinate_axis(j.axis) {
             Some((i, sign)) => {
@@ -2086,10 +2186,36 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
     };
     let module = namer.name(opts.module.as_deref().unwrap_or(&model.name));
     let g = namer.name("gravity_vector");
+    for f in [
+        "quaternion_omega",
+        "quaternion_force_w",
+        "quaternion_force_v",
+    ] {
+        namer.used.insert(f.to_string());
+    }
     for c in ["x", "y", "z"] {
         namer.used.insert(format!("{g}_{c}"));
     }
-    let coord: Vec<String> = joints.iter().map(|j| namer.name(&j.name)).collect();
+    // Every joint's coordinates (MuJoCo's qpos order); `coord[j]`: the first (a hinge's or
+    // slide's only one).
+    let coords_of: Vec<Vec<String>> = joints
+        .iter()
+        .map(|j| match j.kind {
+            JointKind::Hinge | JointKind::Slide => vec![namer.name(&j.name)],
+            JointKind::Ball => ["w", "x", "y", "z"]
+                .iter()
+                .map(|c| namer.name(&format!("{}_{c}", j.name)))
+                .collect(),
+            JointKind::Free => ["px", "py", "pz", "w", "x", "y", "z"]
+                .iter()
+                .map(|c| namer.name(&format!("{}_{c}", j.name)))
+                .collect(),
+        })
+        .collect();
+    let coord: Vec<String> = coords_of.iter().map(|c| c[0].clone()).collect();
+    let quaternions = joints
+        .iter()
+        .any(|j| matches!(j.kind, JointKind::Ball | JointKind::Free));
     let frame: Vec<String> = bodies
         .iter()
         .map(|b| namer.name(&format!("{}_frame", b.name)))
@@ -2118,7 +2244,8 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
 
     // Joint equalities: the follower's nominal value.
     let mut nominal: Vec<f64> = joints.iter().map(|j| j.reference).collect();
-    let only_joint_equalities = !model.equalities.is_empty()
+    let only_joint_equalities = !quaternions
+        && !model.equalities.is_empty()
         && model
             .equalities
             .iter()
@@ -2229,6 +2356,32 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
             let _ = writeln!(o, "    input {input}; // {comment}{name_note}");
         }
     }
+    if joints
+        .iter()
+        .enumerate()
+        .any(|(j, jt)| matches!(jt.kind, JointKind::Ball | JointKind::Free) && damping[j].is_some())
+    {
+        let _ = writeln!(
+            o,
+            "    // A unit quaternion's angular velocity in the turned axes (omega = 2 conj(q) dq/dt), and the"
+        );
+        let _ = writeln!(
+            o,
+            "    // generalised forces on (w, x, y, z) of a torque tau in those axes (the power tau . omega)."
+        );
+        let _ = writeln!(
+            o,
+            "    fn quaternion_omega(w, x, y, z, dw, dx, dy, dz) -> vec3 {{ 2.0 * vec3(w * dx - dw * x - y * dz + z * dy, w * dy - dw * y - z * dx + x * dz, w * dz - dw * z - x * dy + y * dx) }}"
+        );
+        let _ = writeln!(
+            o,
+            "    fn quaternion_force_w(w, x, y, z, tau) -> scalar {{ -2.0 * dot(tau, vec3(x, y, z)) }}"
+        );
+        let _ = writeln!(
+            o,
+            "    fn quaternion_force_v(w, x, y, z, tau) -> vec3 {{ 2.0 * (w * tau + cross(vec3(x, y, z), tau)) }}"
+        );
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -2238,23 +2391,55 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
         let mut comment = match joint.kind {
             JointKind::Hinge => "hinge".to_string(),
             JointKind::Slide => "slide".to_string(),
+            JointKind::Ball => "ball joint, unit quaternion (w, x, y, z)".to_string(),
+            JointKind::Free => {
+                "free joint: position in the world, unit quaternion (w, x, y, z)".to_string()
+            }
         };
         let _ = write!(comment, " of body `{}`", bodies[joint.body].name);
         if let Some([lo, hi]) = joint.range {
-            let _ = write!(comment, ", range [{}, {}] (not enforced)", num(lo), num(hi));
+            if joint.kind == JointKind::Ball {
+                let _ = write!(comment, ", largest angle {} (not enforced)", num(hi));
+            } else {
+                let _ = write!(comment, ", range [{}, {}] (not enforced)", num(lo), num(hi));
+            }
         }
         if joint.reference != 0.0 {
             let _ = write!(comment, ", ref {}", num(joint.reference));
         }
-        if coord[j] != joint.name {
+        if coord[j] != joint.name && coords_of[j].len() == 1 {
             let _ = write!(comment, " (MJCF joint `{}`)", joint.name);
         }
+        let values: Vec<f64> = match joint.kind {
+            JointKind::Hinge | JointKind::Slide => vec![nominal[j]],
+            JointKind::Ball => IDENTITY_Q.to_vec(),
+            JointKind::Free => {
+                let b = &bodies[joint.body];
+                let mut v = b.pos.to_vec();
+                v.extend(b.quat);
+                v
+            }
+        };
+        for (k, (c, v)) in coords_of[j].iter().zip(values).enumerate() {
+            if k == 0 {
+                let _ = writeln!(o, "    coord {c} = {}; // {comment}", num(v));
+            } else {
+                let _ = writeln!(o, "    coord {c} = {};", num(v));
+            }
+        }
+    }
+    if quaternions {
         let _ = writeln!(
             o,
-            "    coord {} = {}; // {comment}",
-            coord[j],
-            num(nominal[j])
+            "    // Unit quaternions (ball and free joints): their norm held exactly."
         );
+        for (j, joint) in joints.iter().enumerate() {
+            if matches!(joint.kind, JointKind::Ball | JointKind::Free) {
+                let q = &coords_of[j][coords_of[j].len() - 4..];
+                let squares: Vec<String> = q.iter().map(|c| format!("{c} * {c}")).collect();
+                let _ = writeln!(o, "    constraint {} == 1.0;", squares.join(" + "));
+            }
+        }
     }
     if only_joint_equalities {
         let independent: Vec<&str> = (0..joints.len())
@@ -2274,17 +2459,26 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
     for k in 1..bodies.len() {
         let b = &bodies[k];
         let mut factors = vec![frame[b.parent].clone()];
-        factors.extend(placement(
-            b.pos,
-            rotation_factor(b.quat, b.quat_written, &b.rot_src),
-        ));
+        let free = b.joints.iter().any(|&j| joints[j].kind == JointKind::Free);
+        if !free {
+            factors.extend(placement(
+                b.pos,
+                rotation_factor(b.quat, b.quat_written, &b.rot_src),
+            ));
+        }
         for &j in &b.joints {
-            factors.extend(motion(&joints[j], &coord[j]));
+            factors.extend(motion(&joints[j], &coords_of[j]));
         }
         let js: Vec<String> = b
             .joints
             .iter()
-            .map(|&j| format!("{} {}", coord[j], vec3(joints[j].axis)))
+            .map(|&j| match joints[j].kind {
+                JointKind::Hinge | JointKind::Slide => {
+                    format!("{} {}", coord[j], vec3(joints[j].axis))
+                }
+                JointKind::Ball => format!("{} ball", joints[j].name),
+                JointKind::Free => format!("{} free", joints[j].name),
+            })
             .collect();
         let _ = writeln!(
             o,
@@ -2294,7 +2488,7 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
             if js.is_empty() {
                 ", welded".to_string()
             } else {
-                format!(", joints (axes): {}", js.join(", "))
+                format!(", joints: {}", js.join(", "))
             }
         );
         let _ = writeln!(o, "    let {} = {};", frame[k], factors.join(" * "));
@@ -2388,6 +2582,44 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
     }
     for (j, joint) in joints.iter().enumerate() {
         let q = &coord[j];
+        if matches!(joint.kind, JointKind::Ball | JointKind::Free) {
+            let Some(d) = &damping[j] else {
+                continue;
+            };
+            let cs = &coords_of[j];
+            let n = cs.len();
+            if joint.kind == JointKind::Free {
+                let _ = writeln!(
+                    o,
+                    "    // free joint `{}`: damping of the linear velocity (world axes) and of the angular velocity (body axes).",
+                    joint.name
+                );
+                for c in &cs[..3] {
+                    let _ = writeln!(o, "    force {c} = -{d} * der({c});");
+                }
+            } else {
+                let _ = writeln!(
+                    o,
+                    "    // ball joint `{}`: damping of the angular velocity (body axes).",
+                    joint.name
+                );
+            }
+            let quat = cs[n - 4..].join(", ");
+            let rates: Vec<String> = cs[n - 4..].iter().map(|c| format!("der({c})")).collect();
+            let tau = format!("-{d} * quaternion_omega({quat}, {})", rates.join(", "));
+            let _ = writeln!(
+                o,
+                "    force {} = quaternion_force_w({quat}, {tau});",
+                cs[n - 4]
+            );
+            for (c, axis) in cs[n - 3..].iter().zip(["x", "y", "z"]) {
+                let _ = writeln!(
+                    o,
+                    "    force {c} = quaternion_force_v({quat}, {tau}).{axis};"
+                );
+            }
+            continue;
+        }
         let mut terms = Vec::new();
         if let Some((k, r)) = &stiffness[j] {
             let x = format!("({q} - {r})");
@@ -2535,10 +2767,10 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
         mech: o,
         notes: model.notes.clone(),
         module,
-        coords: coord
+        coords: coords_of
             .iter()
             .zip(joints)
-            .map(|(c, j)| (c.clone(), j.name.clone()))
+            .flat_map(|(cs, j)| cs.iter().map(|c| (c.clone(), j.name.clone())))
             .collect(),
         frames: (1..bodies.len())
             .map(|k| (frame[k].clone(), bodies[k].name.clone()))

@@ -19,6 +19,7 @@ pub mod mjcf {
     include!(concat!(env!("OUT_DIR"), "/radian.rs"));
     include!(concat!(env!("OUT_DIR"), "/four_bar.rs"));
     include!(concat!(env!("OUT_DIR"), "/welded_arm.rs"));
+    include!(concat!(env!("OUT_DIR"), "/ball_free.rs"));
 }
 
 /// Forward dynamics of a tree: `q̈ = M(q)⁻¹ (f(q, q̇) + τ)` by a Cholesky factorisation of

@@ -13,12 +13,16 @@
 //!   u`) against MuJoCo's quaternion residual (`−sin(θ/2) u`) as `∓4 cos(θ/2)` times it;
 //!
 //! each within 1e-12 relative to the largest entry of the reference (max norm), after
-//! mapping MuJoCo's joint order to the coordinates by name. Then the closed loops simulated
-//! through the runtime's entry point keep their residual below 1e-10 over 2 s.
+//! mapping MuJoCo's joint order to the coordinates by name. Ball and free joints are unit
+//! quaternions here (four coordinates and their norm constraint) and angular velocities in
+//! MuJoCo: `q̇ = G(q) v`, so MuJoCo's mass matrix is `Gᵀ M G` and its forces
+//! `Gᵀ (f − M Ġ v)` (`ball_free_matches_mujoco`). Then the closed loops simulated through
+//! the runtime's entry point keep their residual below 1e-10 over 2 s.
 
+use mechgen::nalgebra::{DMatrix, DVector};
 use mechgen::nalgebra::{SMatrix, SVector};
 use mechgen::runtime::{simulate, Options, State};
-use robots::mjcf::{chain, four_bar, radian, welded_arm};
+use robots::mjcf::{ball_free, chain, four_bar, radian, welded_arm};
 
 /// Relative tolerance (max norm of the error over max norm of the reference).
 const TOL: f64 = 1e-12;
@@ -337,6 +341,113 @@ fn welded_arm_stays_welded() {
     let worst = worst_residual(&run.q, |q| welded_arm::residual(q, &p, 0.0));
     println!(
         "welded_arm: {} output points, largest residual {worst:.1e}",
+        run.q.len()
+    );
+    assert!(worst <= 1e-10, "residual {worst:e}");
+}
+
+/// The columns of `q ⊗ (0, ω)` in `ω`: `½ Q(q)` maps a body-axes angular velocity to the
+/// quaternion's rate.
+fn quat_rate(q: [f64; 4]) -> [[f64; 3]; 4] {
+    let [w, x, y, z] = q;
+    [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]].map(|r| r.map(|e| 0.5 * e))
+}
+
+/// `G(q)` of `ball_free`: its coordinates (root: position and quaternion; shoulder:
+/// quaternion; elbow; swivel: quaternion) from MuJoCo's velocities (root: linear in the
+/// world, angular in the body; shoulder: angular; elbow; swivel: angular). Linear in `q`,
+/// so `Ġ = G(q̇)` with the linear block zero.
+fn ball_free_g(q: &[f64], linear: f64) -> DMatrix<f64> {
+    let mut g = DMatrix::zeros(16, 13);
+    for i in 0..3 {
+        g[(i, i)] = linear;
+    }
+    // (first coordinate, first velocity) of each quaternion block.
+    for (c, v) in [(3, 3), (7, 6), (12, 10)] {
+        let b = quat_rate([q[c], q[c + 1], q[c + 2], q[c + 3]]);
+        for (i, row) in b.iter().enumerate() {
+            for (k, e) in row.iter().enumerate() {
+                g[(c + i, v + k)] = *e;
+            }
+        }
+    }
+    g[(11, 9)] = linear;
+    g
+}
+
+#[test]
+fn ball_free_matches_mujoco() {
+    assert_eq!(
+        ball_free::COORD_NAMES,
+        [
+            "root_px",
+            "root_py",
+            "root_pz",
+            "root_w",
+            "root_x",
+            "root_y",
+            "root_z",
+            "shoulder_w",
+            "shoulder_x",
+            "shoulder_y",
+            "shoulder_z",
+            "elbow",
+            "swivel_w",
+            "swivel_x",
+            "swivel_y",
+            "swivel_z"
+        ]
+    );
+    let r = reference("ball_free");
+    assert_eq!(r.names, ["root", "shoulder", "elbow", "swivel"]);
+    assert_eq!(r.samples.len(), 100);
+    let p = ball_free::Params::default();
+    let (mut worst_m, mut worst_f, mut worst_c) = (0.0f64, 0.0f64, 0.0f64);
+    for (i, s) in r.samples.iter().enumerate() {
+        let q = SVector::<f64, 16>::from_column_slice(&s.q);
+        let v = DVector::from_column_slice(&s.v);
+        let g = ball_free_g(&s.q, 1.0);
+        let qd = &g * &v;
+        // The norm constraints hold at the sample and its velocity.
+        worst_c = worst_c.max(ball_free::residual(&q, &p, 0.0).amax());
+        let qd = SVector::<f64, 16>::from_column_slice(qd.as_slice());
+        let m = ball_free::mass_matrix(&q, &p, 0.0);
+        let m = DMatrix::from_column_slice(16, 16, m.as_slice());
+        let f = ball_free::forces(&q, &qd, &p, 0.0);
+        let f = DVector::from_column_slice(f.as_slice());
+        let g_dot = ball_free_g(qd.as_slice(), 0.0);
+        let got_m = g.transpose() * &m * &g;
+        let got_f = g.transpose() * (f - &m * (g_dot * &v));
+        let want_m = DMatrix::from_row_slice(13, 13, &s.m);
+        let want_f: Vec<f64> = (0..13).map(|k| -s.bias[k] + s.passive[k]).collect();
+        let em = relative(got_m.as_slice(), want_m.as_slice(), 0.0);
+        let ef = relative(got_f.as_slice(), &want_f, 0.0);
+        assert!(em <= TOL, "sample {i}: mass matrix off by {em:e}");
+        assert!(ef <= TOL, "sample {i}: forces off by {ef:e}");
+        worst_m = worst_m.max(em);
+        worst_f = worst_f.max(ef);
+    }
+    assert!(
+        worst_c < 1e-14,
+        "the samples' quaternions are unit: {worst_c:e}"
+    );
+    println!("ball_free: largest relative errors: mass matrix {worst_m:.1e}, forces {worst_f:.1e}");
+}
+
+/// The floating torso with its arm and the ball pendulum, released with every joint
+/// turning: the three quaternions keep their norm to 1e-10 at 1000 output points over 2 s.
+#[test]
+fn ball_free_quaternions_stay_unit() {
+    let p = ball_free::Params::default();
+    let q0 = SVector::from(ball_free::NOMINAL_Q);
+    assert!(ball_free::residual(&q0, &p, 0.0).amax() < 1e-12);
+    let u = SVector::<f64, { ball_free::DOF }>::from_fn(|k, _| 0.5 + 0.1 * k as f64);
+    let start = State::from_independent(ball_free::Model, 0.0, q0, u);
+    let opts = Options::default().with_output_steps(0.0, 2.0, 1000);
+    let run = simulate(ball_free::Model, &p, &start, 2.0, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let worst = worst_residual(&run.q, |q| ball_free::residual(q, &p, 0.0));
+    println!(
+        "ball_free: {} output points, largest norm residual {worst:.1e}",
         run.q.len()
     );
     assert!(worst <= 1e-10, "residual {worst:e}");
