@@ -42,8 +42,23 @@ fn run() -> Result<(), String> {
         let imported = import(&text, &opts).map_err(|e| format!("{}:{e}", path.display()))?;
         generate(&out, name, &imported.mech, &mut stats)?;
     }
-    for name in MJCF {
-        let path = Path::new("mjcf").join(format!("{name}.xml"));
+    // Published MJCF robots, behind the crate's features (their generated modules are large:
+    // Cassie's is 110,000 lines, minutes of rustc).
+    let published = [(
+        "cassie",
+        "agility_cassie/cassie.xml",
+        "CARGO_FEATURE_CASSIE",
+    )];
+    let mut mjcf_files: Vec<(&str, PathBuf)> = MJCF
+        .iter()
+        .map(|name| (*name, Path::new("mjcf").join(format!("{name}.xml"))))
+        .collect();
+    for (name, file, feature) in published {
+        if std::env::var_os(feature).is_some() {
+            mjcf_files.push((name, Path::new("models").join(file)));
+        }
+    }
+    for (name, path) in mjcf_files {
         println!("cargo:rerun-if-changed={}", path.display());
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;

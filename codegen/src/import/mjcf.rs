@@ -2077,18 +2077,22 @@ fn motion(j: &Joint, qs: &[String]) -> Vec<String> {
         }
     };
     let q = &qs[0];
-    let value = if j.reference == 0.0 {
-        q.to_string()
-    } else if j.reference > 0.0 {
-        format!("({q} - {})", num(j.reference))
+    // The joint's displacement `q − ref`: bare as a lone argument, parenthesised in a product.
+    let (bare, value) = if j.reference == 0.0 {
+        (q.to_string(), q.to_string())
     } else {
-        format!("({q} + {})", num(-j.reference))
+        let d = if j.reference > 0.0 {
+            format!("{q} - {}", num(j.reference))
+        } else {
+            format!("{q} + {}", num(-j.reference))
+        };
+        (d.clone(), format!("({d})"))
     };
     let signed = |sign: f64| {
         if sign < 0.0 {
             format!("-{value}")
         } else {
-            value.clone()
+            bare.clone()
         }
     };
     match j.kind {
@@ -2101,7 +2105,7 @@ fn motion(j: &Joint, qs: &[String]) -> Vec<String> {
         JointKind::Hinge => {
             let turn = match coordinate_axis(j.axis) {
                 Some((i, sign)) => format!("rot_{}({})", ["x", "y", "z"][i], signed(sign)),
-                None => format!("axis_angle({}, {value})", vec3(j.axis)),
+                None => format!("axis_angle({}, {bare})", vec3(j.axis)),
             };
             pivot(turn)
         }
@@ -2220,7 +2224,10 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
         .iter()
         .map(|b| namer.name(&format!("{}_frame", b.name)))
         .collect();
-    let body_name: Vec<String> = bodies.iter().map(|b| namer.name(&b.name)).collect();
+    let body_name: Vec<String> = bodies
+        .iter()
+        .map(|b| namer.name_or(&b.name, "body"))
+        .collect();
     let param = |namer: &mut Namer, j: usize, what: &str| -> String {
         namer.name(&format!("{}_{what}", joints[j].name))
     };
@@ -2240,7 +2247,11 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
     let armature: Vec<Option<String>> = (0..joints.len())
         .map(|j| (joints[j].armature != 0.0).then(|| param(&mut namer, j, "armature")))
         .collect();
-    let inputs: Vec<String> = model.motors.iter().map(|m| namer.name(&m.name)).collect();
+    let inputs: Vec<String> = model
+        .motors
+        .iter()
+        .map(|m| namer.name_or(&m.name, "motor"))
+        .collect();
 
     // Joint equalities: the follower's nominal value.
     let mut nominal: Vec<f64> = joints.iter().map(|j| j.reference).collect();
@@ -2621,30 +2632,31 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
             continue;
         }
         let mut terms = Vec::new();
+        // Each term enters with a minus sign (a restoring spring, a dissipating damper).
         if let Some((k, r)) = &stiffness[j] {
             let x = format!("({q} - {r})");
-            terms.push(format!("-{k} * {x}"));
+            terms.push(format!("{k} * {x}"));
             if joint.stiffness[1] != 0.0 {
-                terms.push(format!("-{} * {x}.powi(2)", num(joint.stiffness[1])));
+                terms.push(format!("{} * {x}.powi(2)", num(joint.stiffness[1])));
             }
             if joint.stiffness[2] != 0.0 {
-                terms.push(format!("-{} * {x}.powi(3)", num(joint.stiffness[2])));
+                terms.push(format!("{} * {x}.powi(3)", num(joint.stiffness[2])));
             }
         }
         if let Some(d) = &damping[j] {
-            terms.push(format!("-{d} * der({q})"));
+            terms.push(format!("{d} * der({q})"));
         }
         if joint.damping[1] != 0.0 {
             terms.push(format!(
-                "-{} * der({q}) * abs(der({q}))",
+                "{} * der({q}) * abs(der({q}))",
                 num(joint.damping[1])
             ));
         }
         if joint.damping[2] != 0.0 {
-            terms.push(format!("-{} * der({q}).powi(3)", num(joint.damping[2])));
+            terms.push(format!("{} * der({q}).powi(3)", num(joint.damping[2])));
         }
         if !terms.is_empty() {
-            let _ = writeln!(o, "    force {q} = {};", terms.join(" "));
+            let _ = writeln!(o, "    force {q} = -{};", terms.join(" - "));
         }
     }
     for (m, input) in model.motors.iter().zip(&inputs) {

@@ -758,6 +758,29 @@ impl Namer {
     /// `raw` made an identifier (other characters become `_`, a leading digit gets a `_`
     /// prefix, keywords and reserved names a `_` suffix), made unique with `_2`, `_3`, ….
     pub(super) fn name(&mut self, raw: &str) -> String {
+        let s = Self::identifier(raw);
+        let mut out = s.clone();
+        let mut k = 2;
+        while self.used.contains(&out) {
+            out = format!("{s}_{k}");
+            k += 1;
+        }
+        self.used.insert(out.clone());
+        out
+    }
+
+    /// As [`Namer::name`], but a name already taken becomes `raw_suffix` first (a body
+    /// named like its joint: `knee_body` rather than `knee_2`).
+    pub(super) fn name_or(&mut self, raw: &str, suffix: &str) -> String {
+        if self.used.contains(&Self::identifier(raw)) {
+            self.name(&format!("{raw}_{suffix}"))
+        } else {
+            self.name(raw)
+        }
+    }
+
+    /// `raw` made an identifier (see [`Namer::name`]), not yet unique.
+    fn identifier(raw: &str) -> String {
         let mut s: String = raw
             .chars()
             .map(|c| {
@@ -781,14 +804,7 @@ impl Namer {
         {
             s.push('_');
         }
-        let mut out = s.clone();
-        let mut k = 2;
-        while self.used.contains(&out) {
-            out = format!("{s}_{k}");
-            k += 1;
-        }
-        self.used.insert(out.clone());
-        out
+        s
     }
 }
 

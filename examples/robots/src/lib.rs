@@ -20,6 +20,9 @@ pub mod mjcf {
     include!(concat!(env!("OUT_DIR"), "/four_bar.rs"));
     include!(concat!(env!("OUT_DIR"), "/welded_arm.rs"));
     include!(concat!(env!("OUT_DIR"), "/ball_free.rs"));
+    // Agility Cassie (MuJoCo Menagerie, `models/agility_cassie`), with the feature `cassie`.
+    #[cfg(feature = "cassie")]
+    include!(concat!(env!("OUT_DIR"), "/cassie.rs"));
 }
 
 /// Forward dynamics of a tree: `q̈ = M(q)⁻¹ (f(q, q̇) + τ)` by a Cholesky factorisation of

@@ -294,6 +294,7 @@ fn worst_residual<const N: usize, const C: usize>(
 #[test]
 fn four_bar_loop_stays_closed() {
     let p = four_bar::Params::default();
+    assert_eq!(four_bar::INDEPENDENT, [0], "the crank is independent");
     let q0 = SVector::from(four_bar::NOMINAL_Q);
     assert!(four_bar::residual(&q0, &p, 0.0).amax() < 1e-12);
     let start = State::from_independent(four_bar::Model, 0.0, q0, SVector::from([4.0]));
@@ -333,6 +334,8 @@ fn four_bar_loop_stays_closed() {
 #[test]
 fn welded_arm_stays_welded() {
     let p = welded_arm::Params::default();
+    // The independent coordinates the analysis chose: j7 and gb (the start below sets them).
+    assert_eq!(welded_arm::INDEPENDENT, [6, 8]);
     let q0 = SVector::from(welded_arm::NOMINAL_Q);
     assert!(welded_arm::residual(&q0, &p, 0.0).amax() < 1e-12);
     let start = State::from_independent(welded_arm::Model, 0.0, q0, SVector::from([0.5, 1.0]));
@@ -353,26 +356,121 @@ fn quat_rate(q: [f64; 4]) -> [[f64; 3]; 4] {
     [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]].map(|r| r.map(|e| 0.5 * e))
 }
 
-/// `G(q)` of `ball_free`: its coordinates (root: position and quaternion; shoulder:
-/// quaternion; elbow; swivel: quaternion) from MuJoCo's velocities (root: linear in the
-/// world, angular in the body; shoulder: angular; elbow; swivel: angular). Linear in `q`,
-/// so `Ġ = G(q̇)` with the linear block zero.
-fn ball_free_g(q: &[f64], linear: f64) -> DMatrix<f64> {
-    let mut g = DMatrix::zeros(16, 13);
-    for i in 0..3 {
-        g[(i, i)] = linear;
+/// `G(q)` of a model with the coordinates `names` (as the import names them: a free joint's
+/// `…_px, …_py, …_pz, …_w, …_x, …_y, …_z`, a ball joint's `…_w … …_z`, then one per hinge or
+/// slide): its coordinates' rates from MuJoCo's velocities (free: linear in the world,
+/// angular in the body; ball: angular in the body). Linear in `q`: `Ġ = G(q̇)` with the
+/// `linear` blocks zero.
+fn velocity_map(names: &[&str], q: &[f64], linear: f64) -> DMatrix<f64> {
+    let mut blocks = Vec::new();
+    let mut k = 0;
+    while k < names.len() {
+        let n = if names[k].ends_with("_px") {
+            7
+        } else if names[k].ends_with("_w") {
+            4
+        } else {
+            1
+        };
+        blocks.push((k, n));
+        k += n;
     }
-    // (first coordinate, first velocity) of each quaternion block.
-    for (c, v) in [(3, 3), (7, 6), (12, 10)] {
-        let b = quat_rate([q[c], q[c + 1], q[c + 2], q[c + 3]]);
-        for (i, row) in b.iter().enumerate() {
-            for (k, e) in row.iter().enumerate() {
-                g[(c + i, v + k)] = *e;
+    let nv: usize = blocks
+        .iter()
+        .map(|&(_, n)| match n {
+            7 => 6,
+            4 => 3,
+            _ => 1,
+        })
+        .sum();
+    let mut g = DMatrix::zeros(names.len(), nv);
+    let mut v = 0;
+    for (c, n) in blocks {
+        let quaternion = |g: &mut DMatrix<f64>, c: usize, v: usize| {
+            let b = quat_rate([q[c], q[c + 1], q[c + 2], q[c + 3]]);
+            for (i, row) in b.iter().enumerate() {
+                for (j, e) in row.iter().enumerate() {
+                    g[(c + i, v + j)] = *e;
+                }
+            }
+        };
+        match n {
+            7 => {
+                for i in 0..3 {
+                    g[(c + i, v + i)] = linear;
+                }
+                quaternion(&mut g, c + 3, v + 3);
+                v += 6;
+            }
+            4 => {
+                quaternion(&mut g, c, v);
+                v += 3;
+            }
+            _ => {
+                g[(c, v)] = linear;
+                v += 1;
             }
         }
     }
-    g[(11, 9)] = linear;
     g
+}
+
+/// Checks a model with ball or free joints against the reference `name` through `G`:
+/// `Gᵀ M G` against MuJoCo's mass matrix, `Gᵀ (f − M Ġ v)` against `−qfrc_bias +
+/// qfrc_passive`, the equality residuals (after the `norms` quaternion rows) against
+/// `efc_pos`; returns the largest relative errors.
+fn check_quaternions<const N: usize, const C: usize>(
+    name: &str,
+    names: &[&str; N],
+    model: Model<N, C>,
+    norms: usize,
+    samples: usize,
+) -> [f64; 3] {
+    let r = reference(name);
+    assert_eq!(r.samples.len(), samples, "{name}: samples");
+    let mut worst = [0.0f64; 3];
+    for (i, s) in r.samples.iter().enumerate() {
+        let q = SVector::<f64, N>::from_column_slice(&s.q);
+        let v = DVector::from_column_slice(&s.v);
+        let g = velocity_map(names, &s.q, 1.0);
+        let qd = &g * &v;
+        let qd = SVector::<f64, N>::from_column_slice(qd.as_slice());
+        let m = (model.mass_matrix)(&q);
+        let m = DMatrix::from_column_slice(N, N, m.as_slice());
+        let f = (model.forces)(&q, &qd, &s.ctrl);
+        let f = DVector::from_column_slice(f.as_slice());
+        let g_dot = velocity_map(names, qd.as_slice(), 0.0);
+        let got_m = g.transpose() * &m * &g;
+        let got_f = g.transpose() * (f - &m * (g_dot * &v));
+        let nv = g.ncols();
+        let want_m = DMatrix::from_row_slice(nv, nv, &s.m);
+        let want_f: Vec<f64> = (0..nv)
+            .map(|k| -s.bias[k] + s.passive[k] + s.actuator[k])
+            .collect();
+        let res = (model.residual)(&q);
+        // The samples' quaternions are unit: the norm rows vanish.
+        let got_e: Vec<f64> = res.as_slice().to_vec();
+        let mut want_e = vec![0.0; norms];
+        want_e.extend(&s.eq);
+        let errs = [
+            relative(got_m.as_slice(), want_m.as_slice(), 0.0),
+            relative(got_f.as_slice(), &want_f, 0.0),
+            relative(&got_e, &want_e, 1.0),
+        ];
+        for (w, (e, what)) in
+            worst
+                .iter_mut()
+                .zip(errs.iter().zip(["mass matrix", "forces", "residual"]))
+        {
+            assert!(*e <= TOL, "{name} sample {i}: {what} off by {e:e} relative");
+            *w = w.max(*e);
+        }
+    }
+    println!(
+        "{name}: largest relative errors: mass matrix {:.1e}, forces {:.1e}, residuals {:.1e}",
+        worst[0], worst[1], worst[2]
+    );
+    worst
 }
 
 #[test]
@@ -398,40 +496,23 @@ fn ball_free_matches_mujoco() {
             "swivel_z"
         ]
     );
-    let r = reference("ball_free");
-    assert_eq!(r.names, ["root", "shoulder", "elbow", "swivel"]);
-    assert_eq!(r.samples.len(), 100);
-    let p = ball_free::Params::default();
-    let (mut worst_m, mut worst_f, mut worst_c) = (0.0f64, 0.0f64, 0.0f64);
-    for (i, s) in r.samples.iter().enumerate() {
-        let q = SVector::<f64, 16>::from_column_slice(&s.q);
-        let v = DVector::from_column_slice(&s.v);
-        let g = ball_free_g(&s.q, 1.0);
-        let qd = &g * &v;
-        // The norm constraints hold at the sample and its velocity.
-        worst_c = worst_c.max(ball_free::residual(&q, &p, 0.0).amax());
-        let qd = SVector::<f64, 16>::from_column_slice(qd.as_slice());
-        let m = ball_free::mass_matrix(&q, &p, 0.0);
-        let m = DMatrix::from_column_slice(16, 16, m.as_slice());
-        let f = ball_free::forces(&q, &qd, &p, 0.0);
-        let f = DVector::from_column_slice(f.as_slice());
-        let g_dot = ball_free_g(qd.as_slice(), 0.0);
-        let got_m = g.transpose() * &m * &g;
-        let got_f = g.transpose() * (f - &m * (g_dot * &v));
-        let want_m = DMatrix::from_row_slice(13, 13, &s.m);
-        let want_f: Vec<f64> = (0..13).map(|k| -s.bias[k] + s.passive[k]).collect();
-        let em = relative(got_m.as_slice(), want_m.as_slice(), 0.0);
-        let ef = relative(got_f.as_slice(), &want_f, 0.0);
-        assert!(em <= TOL, "sample {i}: mass matrix off by {em:e}");
-        assert!(ef <= TOL, "sample {i}: forces off by {ef:e}");
-        worst_m = worst_m.max(em);
-        worst_f = worst_f.max(ef);
-    }
-    assert!(
-        worst_c < 1e-14,
-        "the samples' quaternions are unit: {worst_c:e}"
+    assert_eq!(
+        reference("ball_free").names,
+        ["root", "shoulder", "elbow", "swivel"]
     );
-    println!("ball_free: largest relative errors: mass matrix {worst_m:.1e}, forces {worst_f:.1e}");
+    check_quaternions(
+        "ball_free",
+        &ball_free::COORD_NAMES,
+        Model::<16, 3> {
+            names: ball_free::COORD_NAMES,
+            mass_matrix: |q| ball_free::mass_matrix(q, &ball_free::Params::default(), 0.0),
+            forces: |q, v, _| ball_free::forces(q, v, &ball_free::Params::default(), 0.0),
+            residual: |q| ball_free::residual(q, &ball_free::Params::default(), 0.0),
+            rows: vec![],
+        },
+        3,
+        100,
+    );
 }
 
 /// The floating torso with its arm and the ball pendulum, released with every joint
@@ -450,5 +531,63 @@ fn ball_free_quaternions_stay_unit() {
         "ball_free: {} output points, largest norm residual {worst:.1e}",
         run.q.len()
     );
+    assert!(worst <= 1e-10, "residual {worst:e}");
+}
+
+/// Agility Cassie from MuJoCo Menagerie, imported from its published file: 35 coordinates
+/// (a free pelvis, two ball joints in the achilles rods, 24 hinges), four `connect` loops,
+/// ten motors, joint springs, dampers and armature; against MuJoCo at 50 random states
+/// (feature `cassie`: `cargo test -p robots --features cassie --test mujoco cassie`).
+#[cfg(feature = "cassie")]
+#[test]
+fn cassie_matches_mujoco() {
+    use robots::mjcf::cassie;
+    let r = reference("cassie");
+    assert_eq!(r.names.len(), 23);
+    check_quaternions(
+        "cassie",
+        &cassie::COORD_NAMES,
+        Model::<35, 15> {
+            names: cassie::COORD_NAMES,
+            mass_matrix: |q| cassie::mass_matrix(q, &cassie::Params::default(), 0.0),
+            forces: |q, v, ctrl| {
+                let p = cassie::Params {
+                    left_hip_roll_motor: ctrl[0],
+                    left_hip_yaw_motor: ctrl[1],
+                    left_hip_pitch_motor: ctrl[2],
+                    left_knee_motor: ctrl[3],
+                    left_foot_motor: ctrl[4],
+                    right_hip_roll_motor: ctrl[5],
+                    right_hip_yaw_motor: ctrl[6],
+                    right_hip_pitch_motor: ctrl[7],
+                    right_knee_motor: ctrl[8],
+                    right_foot_motor: ctrl[9],
+                    ..cassie::Params::default()
+                };
+                cassie::forces(q, v, &p, 0.0)
+            },
+            residual: |q| cassie::residual(q, &cassie::Params::default(), 0.0),
+            rows: vec![],
+        },
+        3,
+        50,
+    );
+}
+
+/// Cassie's four loops and three quaternions stay exact over 0.05 s of passive motion from
+/// its model pose with the pelvis free (a debug build simulates slowly; the 2 s run is in
+/// `benches/loops.rs` with the feature).
+#[cfg(feature = "cassie")]
+#[test]
+fn cassie_loops_stay_closed() {
+    use robots::mjcf::cassie;
+    let p = cassie::Params::default();
+    let q0 = SVector::from(cassie::NOMINAL_Q);
+    assert!(cassie::residual(&q0, &p, 0.0).amax() < 1e-12);
+    let start = State::at_rest(0.0, q0);
+    let opts = Options::default().with_output_steps(0.0, 0.05, 10);
+    let run = simulate(cassie::Model, &p, &start, 0.05, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let worst = worst_residual(&run.q, |q| cassie::residual(q, &p, 0.0));
+    println!("cassie: largest residual over 0.05 s {worst:.1e}");
     assert!(worst <= 1e-10, "residual {worst:e}");
 }
