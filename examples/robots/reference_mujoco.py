@@ -93,7 +93,11 @@ def reference(k, name, samples=SAMPLES):
     for _ in range(samples):
         q = random_qpos(model, rng)
         v = rng.uniform(-2.0, 2.0, model.nv)
-        ctrl = rng.uniform(-1.0, 1.0, model.nu)
+        # Controls within each limited actuator's ctrlrange (MuJoCo clamps them; the import
+        # keeps ctrlrange as a comment and does not), else in [-1, 1].
+        lo = np.where(model.actuator_ctrllimited, model.actuator_ctrlrange[:, 0], -1.0)
+        hi = np.where(model.actuator_ctrllimited, model.actuator_ctrlrange[:, 1], 1.0)
+        ctrl = rng.uniform(lo, hi)
         data.qpos[:] = q
         data.qvel[:] = v
         data.ctrl[:] = ctrl
