@@ -1581,7 +1581,7 @@ fn read_joint<'a, 'i>(
     }
     let compiler = r.compiler.clone();
     let angle = |x: f64| {
-        if kind == JointKind::Hinge {
+        if matches!(kind, JointKind::Hinge | JointKind::Ball) {
             compiler.angle(x)
         } else {
             x
