@@ -368,7 +368,7 @@ fn errors_are_located() {
 fn ignored_elements_are_notes_with_lines() {
     let text = model(
         "    <light pos=\"0 0 3\"/>\n    <body name=\"arm\">\n      <joint name=\"j\" frictionloss=\"0.2\"/>\n      <geom size=\"0.1\"/>\n      <site name=\"s\"/>\n    </body>",
-        "  <sensor/>\n  <equality>\n    <joint joint1=\"j\" active=\"false\"/>\n  </equality>\n  <actuator>\n    <position joint=\"j\" kp=\"10\"/>\n  </actuator>",
+        "  <sensor/>\n  <equality>\n    <joint joint1=\"j\" active=\"false\"/>\n  </equality>\n  <actuator>\n    <general joint=\"j\" gainprm=\"10\"/>\n  </actuator>",
     );
     let imported = import(&text, &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     let lines: Vec<(u32, &str)> = imported
@@ -385,7 +385,7 @@ fn ignored_elements_are_notes_with_lines() {
             (7, "<site> kept as a place for equalities (no dynamics)"),
             (10, "<sensor> ignored (add outputs in the .mech)"),
             (12, "<joint> equality inactive (`active=\"false\"`): not imposed"),
-            (15, "<position> actuator ignored (motors only: add its force in the .mech)"),
+            (15, "<general> actuator ignored (motor, position and velocity actuators only: add its force in the .mech)"),
         ]
     );
     for n in &imported.notes {

@@ -35,8 +35,10 @@
 //!   pose, `(E₃₂ − E₂₃, E₁₃ − E₃₁, E₂₁ − E₁₂) = 2 sin θ · axis`: zero at the target, its
 //!   Jacobian there twice the relative angular velocity, three independent rows of equal
 //!   weight) and `joint` (the polynomial `polycoef` between two joints), each also with sites;
-//! - `<actuator><motor joint=… gear=…>` as an `input` and the force `gear · input` on the
-//!   joint's coordinate.
+//! - `<actuator>` `motor`, `position` (`kp`, `kv`) and `velocity` (`kv`) on a hinge or slide
+//!   joint as an `input` and the force on the joint's coordinate: `gear · u` for a motor,
+//!   `gear · (kp (u − L) − kv L̇)` and `gear · kv (u − L̇)` for the servos, `L = gear · q`
+//!   (MuJoCo's joint transmission); `ctrlrange` and `forcerange` as comments (not clamped).
 //!
 //! Not yet (a located error): stiffness and armature of ball and free joints, motors and
 //! joint equalities on them, `tendon` and `flex` equalities, `<frame>`, `<replicate>`,
@@ -98,7 +100,7 @@ pub struct Imported {
     /// The frame of each body in `mech` (a `let` name) with the MJCF body's name, in tree
     /// order (unnamed bodies: `body1`, `body2`, … by MuJoCo's body index).
     pub frames: Vec<(String, String)>,
-    /// The inputs in `mech` (one per imported motor) with the MJCF actuator's name.
+    /// The inputs in `mech` (one per imported actuator) with the MJCF actuator's name.
     pub inputs: Vec<(String, String)>,
 }
 
@@ -483,10 +485,23 @@ struct Equality {
     column: u32,
 }
 
+/// How an actuator turns its control `u` into a force on its length `L = gear · q`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Drive {
+    /// `<motor>`: `u`.
+    Motor,
+    /// `<position>`: `kp (u − L) − kv L̇`.
+    Position { kp: f64, kv: f64 },
+    /// `<velocity>`: `kv (u − L̇)`.
+    Velocity { kv: f64 },
+}
+
+/// An actuator on a hinge or slide joint (the joint's force is `gear` times the actuator's).
 struct Motor {
     name: String,
     joint: usize,
     gear: f64,
+    drive: Drive,
     ctrlrange: Option<[f64; 2]>,
     forcerange: Option<[f64; 2]>,
 }
@@ -1955,10 +1970,10 @@ fn read_actuator<'a, 'i>(
     n: Node<'a, 'i>,
 ) -> Result<Option<Motor>, ImportError> {
     let tag = n.tag_name().name();
-    if tag != "motor" {
+    if !["motor", "position", "velocity"].contains(&tag) {
         r.note(
             n,
-            format!("<{tag}> actuator ignored (motors only: add its force in the .mech)"),
+            format!("<{tag}> actuator ignored (motor, position and velocity actuators only: add its force in the .mech)"),
         );
         return Ok(None);
     }
@@ -1967,9 +1982,33 @@ fn read_actuator<'a, 'i>(
     let Some((joint, node)) = el.get("joint") else {
         r.note(
             n,
-            "<motor> on a tendon, site or body ignored (joint motors only)",
+            format!("<{tag}> on a tendon, site or body ignored (joint actuators only)"),
         );
         return Ok(None);
+    };
+    let drive = match tag {
+        "position" => {
+            for (attr, what) in [
+                ("dampratio", "damping in units of the damping ratio"),
+                ("timeconst", "a first-order filter (activation dynamics)"),
+                ("inheritrange", "ctrlrange from the joint's range"),
+            ] {
+                if r.scalar(&el, attr, 0.0)? != 0.0 {
+                    return Err(r.err(
+                        n,
+                        format!("<position>: `{attr}` ({what}) is not supported: give kp and kv"),
+                    ));
+                }
+            }
+            Drive::Position {
+                kp: r.scalar(&el, "kp", 1.0)?,
+                kv: r.scalar(&el, "kv", 0.0)?,
+            }
+        }
+        "velocity" => Drive::Velocity {
+            kv: r.scalar(&el, "kv", 1.0)?,
+        },
+        _ => Drive::Motor,
     };
     let joint = r
         .joint_index
@@ -1999,6 +2038,7 @@ fn read_actuator<'a, 'i>(
         name,
         joint,
         gear,
+        drive,
         ctrlrange,
         forcerange,
     }))
@@ -2346,10 +2386,25 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
     if !model.motors.is_empty() {
         let _ = writeln!(
             o,
-            "    // Motor controls (<actuator><motor>): the joint force is gear * control."
+            "    // Actuator controls (<actuator>): a motor's joint force is gear * control; a servo's, gear * its force."
         );
         for (m, input) in model.motors.iter().zip(&inputs) {
-            let mut comment = format!("gear {}", num(m.gear));
+            let mut comment = match m.drive {
+                Drive::Motor => format!("motor, gear {}", num(m.gear)),
+                Drive::Position { kp, kv } => format!(
+                    "position servo (target), kp {}, kv {}, gear {}",
+                    num(kp),
+                    num(kv),
+                    num(m.gear)
+                ),
+                Drive::Velocity { kv } => {
+                    format!(
+                        "velocity servo (target), kv {}, gear {}",
+                        num(kv),
+                        num(m.gear)
+                    )
+                }
+            };
             if let Some([lo, hi]) = m.ctrlrange {
                 let _ = write!(comment, ", ctrlrange [{}, {}]", num(lo), num(hi));
             }
@@ -2661,10 +2716,30 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
     }
     for (m, input) in model.motors.iter().zip(&inputs) {
         let q = &coord[m.joint];
-        let f = if m.gear == 1.0 {
-            input.clone()
+        // The actuator's length `gear · q` and its rate.
+        let (length, rate) = if m.gear == 1.0 {
+            (q.clone(), format!("der({q})"))
         } else {
-            format!("{} * {input}", num(m.gear))
+            (
+                format!("{} * {q}", num(m.gear)),
+                format!("{} * der({q})", num(m.gear)),
+            )
+        };
+        let actuator = match m.drive {
+            Drive::Motor => input.clone(),
+            Drive::Position { kp, kv } => {
+                let mut f = format!("{} * ({input} - {length})", num(kp));
+                if kv != 0.0 {
+                    let _ = write!(f, " - {} * {rate}", num(kv));
+                }
+                f
+            }
+            Drive::Velocity { kv } => format!("{} * ({input} - {rate})", num(kv)),
+        };
+        let f = match (m.gear == 1.0, m.drive) {
+            (true, _) => actuator,
+            (false, Drive::Motor) => format!("{} * {actuator}", num(m.gear)),
+            (false, _) => format!("{} * ({actuator})", num(m.gear)),
         };
         let _ = writeln!(o, "    force {q} = {f};");
     }

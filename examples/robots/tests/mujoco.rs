@@ -213,6 +213,8 @@ fn chain_matches_mujoco() {
                 let p = chain::Params {
                     shoulder_motor: ctrl[0],
                     wrist_motor: ctrl[1],
+                    elbow_servo: ctrl[2],
+                    extend_servo: ctrl[3],
                     ..chain::Params::default()
                 };
                 chain::forces(q, v, &p, 0.0)
