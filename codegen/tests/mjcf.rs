@@ -334,6 +334,11 @@ fn errors_are_located() {
         "violate A + B >= C",
     );
     expect_error(
+        "<mujoco>\n  <compiler angle=\"radian\" alignfree=\"true\"/>\n</mujoco>",
+        2,
+        "`alignfree=\"true\"` of <compiler>",
+    );
+    expect_error(
         "<mujoco>\n  <include file=\"other.xml\"/>\n</mujoco>",
         2,
         "<include> is not supported",

@@ -43,7 +43,7 @@
 //! Not yet (a located error): stiffness and armature of ball and free joints, motors and
 //! joint equalities on them, `tendon` and `flex` equalities, `<frame>`, `<replicate>`,
 //! `<attach>`, `<include>`, mesh geoms for inertia, mocap bodies, gravity compensation, free
-//! joints with `align="true"`.
+//! joints with `align="true"` (or `<compiler alignfree="true">`).
 //! Elements without dynamics here (geoms for contact, sites, cameras, lights, sensors,
 //! assets, solver settings, other actuators, joint friction loss) are listed as notes with
 //! their line, in the output's header and in [`Imported::notes`]; nothing is dropped
@@ -969,6 +969,12 @@ fn read_compiler(r: &mut Reader, n: Node) -> Result<(), ImportError> {
                 return Err(r.err(
                     n,
                     "`coordinate=\"global\"` is no longer MJCF (MuJoCo rejects it too): give frames in local coordinates",
+                ))
+            }
+            "alignfree" if v == "true" => {
+                return Err(r.err(
+                    n,
+                    "`alignfree=\"true\"` of <compiler> (free bodies' frames moved to their inertial frames) is not supported",
                 ))
             }
             "settotalmass" => {
