@@ -7,6 +7,7 @@
 //! mechgen stats [FILE.mech | -] [--seed N] [--equations] [--latex]
 //! mechgen check [FILE.mech | -] [--seed N]
 //! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent]
+//! mechgen import MODEL.xml [-o MODEL.mech] [--module NAME]   (MJCF, MuJoCo's format)
 //! ```
 //! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
 //! with no subcommand, prints what it produced: the demo).
@@ -71,15 +72,20 @@ enum Command {
     Stats(StatsArgs),
     /// Report errors and notes; write nothing (exit status 1 on an error).
     Check(Input),
-    /// Import a robot description (URDF) as `.mech` text to read, edit and generate.
+    /// Import a robot description (URDF, or MJCF for a `.xml` file) as `.mech` text to read,
+    /// edit and generate.
     Import(ImportArgs),
 }
 
 /// `mechgen import`: the robot file, where to write, how to name.
 #[derive(Args, Debug, Default)]
 struct ImportArgs {
-    /// The URDF file (`-`: standard input).
+    /// The URDF file, or an MJCF file (MuJoCo's format) when its name ends in `.xml` or
+    /// `--format mjcf` says so (`-`: standard input, URDF unless `--format mjcf`).
     file: PathBuf,
+    /// The file's format: `urdf` or `mjcf` (default: by the extension, `.xml` is MJCF).
+    #[arg(long, value_name = "urdf|mjcf")]
+    format: Option<String>,
     /// Write the `.mech` text there (default: standard output).
     #[arg(short, long, value_name = "OUT.mech")]
     output: Option<PathBuf>,
@@ -331,11 +337,27 @@ fn main() -> ExitCode {
     }
 }
 
-/// `mechgen import ROBOT.urdf [-o ROBOT.mech]`: the URDF as `.mech` text; the elements not
-/// imported as notes on standard error.
+/// `mechgen import ROBOT.urdf|MODEL.xml [-o OUT.mech]`: the URDF or MJCF file as `.mech`
+/// text; the elements not imported as notes on standard error.
 fn run_import(args: &ImportArgs) -> ExitCode {
-    use mechgen_codegen::import::urdf::{import, ImportOptions};
+    use mechgen_codegen::import::{mjcf, urdf};
     let stdin = args.file.as_os_str() == "-";
+    let mjcf = match args.format.as_deref() {
+        Some("mjcf") => true,
+        Some("urdf") => false,
+        Some(other) => {
+            eprintln!("error: --format {other}: the formats are `urdf` and `mjcf`");
+            return ExitCode::from(2);
+        }
+        None => args
+            .file
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("xml")),
+    };
+    if mjcf && args.mimic_independent {
+        eprintln!("error: --mimic-independent is for URDF files (MJCF has no <mimic>)");
+        return ExitCode::from(2);
+    }
     let text = if stdin {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
@@ -349,35 +371,41 @@ fn run_import(args: &ImportArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let opts = ImportOptions {
-        module: args.module.clone(),
-        mimic_constraints: !args.mimic_independent,
-        ..ImportOptions::default()
+    let imported = if mjcf {
+        let opts = mjcf::ImportOptions {
+            module: args.module.clone(),
+        };
+        mjcf::import(&text, &opts).map(|i| (i.mech, i.notes, i.module, i.coords.len()))
+    } else {
+        let opts = urdf::ImportOptions {
+            module: args.module.clone(),
+            mimic_constraints: !args.mimic_independent,
+            ..urdf::ImportOptions::default()
+        };
+        urdf::import(&text, &opts).map(|i| (i.mech, i.notes, i.module, i.coords.len()))
     };
-    let imported = match import(&text, &opts) {
+    let (mech, notes, module, coords) = match imported {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {}:{e}", args.file.display());
             return ExitCode::from(1);
         }
     };
-    for n in &imported.notes {
+    for n in &notes {
         eprintln!("note: {}:{}: {}", args.file.display(), n.line, n.message);
     }
     match &args.output {
         Some(out) => {
-            if let Err(e) = std::fs::write(out, &imported.mech) {
+            if let Err(e) = std::fs::write(out, &mech) {
                 eprintln!("error: {}: {e}", out.display());
                 return ExitCode::from(1);
             }
             eprintln!(
-                "wrote {} (module `{}`, {} coordinates)",
+                "wrote {} (module `{module}`, {coords} coordinates)",
                 out.display(),
-                imported.module,
-                imported.coords.len()
             );
         }
-        None => emit!("{}", imported.mech),
+        None => emit!("{mech}"),
     }
     ExitCode::SUCCESS
 }

@@ -72,3 +72,70 @@ fn import_error_is_located() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A `.xml` file is MJCF: the four-bar of `examples/robots/mjcf` imports with its loop as a
+/// constraint, the same text as the library's `mjcf::to_mech`, and checks.
+#[test]
+fn import_picks_mjcf_for_xml() {
+    let dir = std::env::temp_dir().join(format!("mechgen-import-mjcf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let model =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/robots/mjcf/four_bar.xml");
+    let out = dir.join("four_bar.mech");
+    let run = Command::new(CLI)
+        .arg("import")
+        .arg(&model)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.status.success(), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("four_bar.xml:14: <geom> ignored for contact"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("module `four_bar`, 3 coordinates"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+    let xml = std::fs::read_to_string(&model).unwrap_or_else(|e| panic!("{e}"));
+    let lib = mechgen_codegen::import::mjcf::to_mech(&xml, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text, lib);
+    let check = Command::new(CLI)
+        .arg("check")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        stdout.contains("ok: module `four_bar`: NQ = 3, NC = 2, rank = 2, DOF = 1"),
+        "{stdout}"
+    );
+    // `--format mjcf` reads standard input as MJCF; an error is located in it.
+    let mut child = Command::new(CLI)
+        .args(["import", "-", "--format", "mjcf"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
+        stdin
+            .write_all(b"<mujoco>\n<worldbody>\n<body><joint type=\"screw\" name=\"b\"/></body>\n</worldbody>\n</mujoco>\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let run = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("-:3:7: joint `b` has the unknown type `screw`"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,5 +2,8 @@
 //! read, edit and extend, which then goes through the normal pipeline.
 //!
 //! - [`urdf`]: URDF (fixed-base kinematic trees).
+//! - [`mjcf`]: MJCF, MuJoCo's format (body trees with hinge and slide joints; equality
+//!   constraints as exact closed loops).
 
+pub mod mjcf;
 pub mod urdf;

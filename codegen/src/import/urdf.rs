@@ -69,7 +69,7 @@ impl Default for ImportOptions {
     }
 }
 
-/// An import error at a place in the URDF text.
+/// An import error at a place in the imported text (URDF or MJCF).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImportError {
     /// What is wrong.
@@ -92,7 +92,7 @@ impl fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
-/// A part of the URDF that was not imported, with where it is.
+/// A part of the imported file that was not imported, with where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
     /// 1-based line of the element.
@@ -634,13 +634,13 @@ fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, I
 // Writing
 
 /// A number as a literal that reads back to the same `f64` (`1.0`, `-0.5`, `1e-5`).
-fn num(x: f64) -> String {
+pub(super) fn num(x: f64) -> String {
     // `-0.0` reads back as zero anyway; print it as `0.0`.
     let x = if x == 0.0 { 0.0 } else { x };
     format!("{x:?}")
 }
 
-fn vec3(v: [f64; 3]) -> String {
+pub(super) fn vec3(v: [f64; 3]) -> String {
     format!("vec3({}, {}, {})", num(v[0]), num(v[1]), num(v[2]))
 }
 
@@ -750,14 +750,37 @@ fn motion(kind: Kind, axis: [f64; 3], q: &str) -> String {
 }
 
 /// Identifiers for the `.mech` text, unique within the module.
-struct Namer {
-    used: HashSet<String>,
+pub(super) struct Namer {
+    pub(super) used: HashSet<String>,
 }
 
 impl Namer {
     /// `raw` made an identifier (other characters become `_`, a leading digit gets a `_`
     /// prefix, keywords and reserved names a `_` suffix), made unique with `_2`, `_3`, ….
-    fn name(&mut self, raw: &str) -> String {
+    pub(super) fn name(&mut self, raw: &str) -> String {
+        let s = Self::identifier(raw);
+        let mut out = s.clone();
+        let mut k = 2;
+        while self.used.contains(&out) {
+            out = format!("{s}_{k}");
+            k += 1;
+        }
+        self.used.insert(out.clone());
+        out
+    }
+
+    /// As [`Namer::name`], but a name already taken becomes `raw_suffix` first (a body
+    /// named like its joint: `knee_body` rather than `knee_2`).
+    pub(super) fn name_or(&mut self, raw: &str, suffix: &str) -> String {
+        if self.used.contains(&Self::identifier(raw)) {
+            self.name(&format!("{raw}_{suffix}"))
+        } else {
+            self.name(raw)
+        }
+    }
+
+    /// `raw` made an identifier (see [`Namer::name`]), not yet unique.
+    fn identifier(raw: &str) -> String {
         let mut s: String = raw
             .chars()
             .map(|c| {
@@ -781,14 +804,7 @@ impl Namer {
         {
             s.push('_');
         }
-        let mut out = s.clone();
-        let mut k = 2;
-        while self.used.contains(&out) {
-            out = format!("{s}_{k}");
-            k += 1;
-        }
-        self.used.insert(out.clone());
-        out
+        s
     }
 }
 

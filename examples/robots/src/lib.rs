@@ -12,6 +12,19 @@ use mechgen::nalgebra::{SMatrix, SVector};
 include!(concat!(env!("OUT_DIR"), "/ur5.rs"));
 include!(concat!(env!("OUT_DIR"), "/panda.rs"));
 
+/// Models imported from MJCF files (`mjcf/`, written for the tests) by
+/// `mechgen_codegen::import::mjcf`, checked against MuJoCo in `tests/mujoco.rs`.
+pub mod mjcf {
+    include!(concat!(env!("OUT_DIR"), "/chain.rs"));
+    include!(concat!(env!("OUT_DIR"), "/radian.rs"));
+    include!(concat!(env!("OUT_DIR"), "/four_bar.rs"));
+    include!(concat!(env!("OUT_DIR"), "/welded_arm.rs"));
+    include!(concat!(env!("OUT_DIR"), "/ball_free.rs"));
+    // Agility Cassie (MuJoCo Menagerie, `models/agility_cassie`), with the feature `cassie`.
+    #[cfg(feature = "cassie")]
+    include!(concat!(env!("OUT_DIR"), "/cassie.rs"));
+}
+
 /// Forward dynamics of a tree: `q̈ = M(q)⁻¹ (f(q, q̇) + τ)` by a Cholesky factorisation of
 /// the mass matrix `m`, with the generalised forces `f` (gravity, velocity terms, damping)
 /// and the joint torques `tau`; `None` when `m` is not positive definite.
