@@ -36,6 +36,7 @@ pub(crate) fn generic_module(
         scalar: &gopts.scalar,
         coord_names: em.coord_names,
         sin_cos: None,
+        sin_cos_pair: None,
     };
     let mut items = TokenStream::new();
     let mut names = Vec::new();

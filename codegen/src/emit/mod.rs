@@ -206,6 +206,8 @@ fn module_with(
         coord_names: &coord_names,
         // One argument reduction for both (the C library's `sin_cos` is two calls).
         sin_cos: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos)),
+        // Two angles' sines and cosines per call (one SSE2 instruction for both).
+        sin_cos_pair: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos_pair)),
     };
     let table = table::table(model, arena, an);
     let (mut body, functions) = items::items(model, &em, &table, opts)?;
