@@ -64,7 +64,10 @@ macro_rules! options_table {
                 /// functions they call. The constants (`NQ`, `INDEPENDENT`, …) and `Params`
                 /// stay; the runtime's traits (`Mechanism`, …) are implemented only by a
                 /// module with every function. A name no module has is an error that lists
-                /// the module's functions.
+                /// the module's functions. Generation skips the work the selection does not
+                /// need: without the atlas functions no further charts are sought (and
+                /// `TYPICAL_HEALTH` comes from a few samples), with kinematic functions only
+                /// the equations of motion are not derived.
                 functions: Option<$crate::FunctionList> = None, value $crate::FunctionList,
                     attr = "functions",
                     usage = "`#![functions(jacobian, null_space_fixed)]`", parse = parse_functions,

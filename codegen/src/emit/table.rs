@@ -377,7 +377,7 @@ pub(crate) fn select(
     list: &crate::FunctionList,
     module: &str,
 ) -> crate::error::Result<()> {
-    const ATLAS_FNS: [&str; 3] = ["null_space", "null_space_atlas", "null_space_in_chart"];
+    use crate::generate::ATLAS_FNS;
     let mut known: Vec<&str> = Vec::new();
     let mut keep: Vec<String> = list.0.clone();
     let mut atlas = false;
