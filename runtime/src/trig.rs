@@ -137,6 +137,14 @@ pub fn sin_cos_pair(a: f64, b: f64) -> ((f64, f64), (f64, f64)) {
 /// otherwise. (Three angles vectorise worse than a pair and a single: `sin_cos_pair`.)
 #[inline(always)]
 fn sin_cos_n<const N: usize>(x: [f64; N]) -> ([f64; N], [f64; N]) {
+    if x.iter().all(|v| v.abs() <= core::f64::consts::FRAC_PI_4) {
+        // Every angle within π/4 (the scalar's shortcut, e.g. orientation angles near 0):
+        // the kernels alone.
+        return (
+            core::array::from_fn(|l| kernel_sin(x[l], 0.0)),
+            core::array::from_fn(|l| kernel_cos(x[l], 0.0)),
+        );
+    }
     let mut y0 = [0.0; N];
     let mut y1 = [0.0; N];
     let mut quadrant = [0u64; N];
