@@ -197,6 +197,10 @@ fn each_option_flag_is_its_attribute() {
         (&["--derivatives"][..], "#![derivatives]"),
         (&["--scalar", "f32"][..], "#![scalar = f32]"),
         (&["--crate-path", "::rt"][..], "#![crate = \"::rt\"]"),
+        (
+            &["--functions", "forces,mass_matrix"][..],
+            "#![functions(forces, mass_matrix)]",
+        ),
     ] {
         let by_flag = gen(&[&["-"][..], flags].concat(), PENDULUM);
         let by_attr = gen(&["-"], &format!("{attr}\n{PENDULUM}"));

@@ -105,7 +105,7 @@ fn module(
 
     let t = Instant::now();
     let mut kin = derive::kinematics(&model, &mut arena);
-    let eom = (!model.dynamics.is_empty())
+    let eom = (!model.dynamics.is_empty() && needs_dynamics(opts))
         .then(|| derive::motion::equations_of_motion(&model, &mut arena));
     timings.differentiate += t.elapsed();
 
@@ -113,7 +113,14 @@ fn module(
     let checked = pivot::check::check(&model, &arena, &kin.jacobian, opts.seed)?;
     derive::velocity::supported(&model, opts.derivatives)?;
     derive::velocity::stack(&mut model, &mut arena, &mut kin);
-    let charts = pivot::charts(&model, &mut arena, &kin.jacobian, opts.seed, checked.notes)?;
+    let charts = pivot::charts(
+        &model,
+        &mut arena,
+        &kin.jacobian,
+        opts.seed,
+        checked.notes,
+        needs_atlas(opts),
+    )?;
     timings.pivot_lu += t.elapsed();
 
     let t = Instant::now();
@@ -141,6 +148,42 @@ fn module(
     }
     timings.emit += t.elapsed();
     Ok((tokens, stats))
+}
+
+/// The functions of the pivot atlas (the `functions` option keeps the chart functions they
+/// call).
+pub(crate) const ATLAS_FNS: [&str; 3] = ["null_space", "null_space_atlas", "null_space_in_chart"];
+
+/// Whether the generated functions include the atlas's: the analysis then samples the
+/// motion for further charts (the most expensive part of the pivot stage).
+fn needs_atlas(opts: &Options) -> bool {
+    opts.functions
+        .as_ref()
+        .is_none_or(|l| ATLAS_FNS.iter().any(|n| l.contains(n)))
+}
+
+/// Whether the generated functions may include the dynamics' (the equations of motion are
+/// derived only then): yes unless every function of the `functions` option is one of the
+/// kinematic functions, which do not use them.
+fn needs_dynamics(opts: &Options) -> bool {
+    const KINEMATIC: [&str; 8] = [
+        "residual",
+        "jacobian",
+        "jacobian_values",
+        "jacobian_t",
+        "null_space_fixed",
+        "solve_dependent",
+        "kinematics",
+        "gamma",
+    ];
+    opts.functions.as_ref().is_none_or(|l| {
+        !l.0.iter().all(|n| {
+            KINEMATIC.contains(&n.as_str())
+                || ATLAS_FNS.contains(&n.as_str())
+                || n.starts_with("null_space_chart")
+                || n.starts_with("solve_dependent_chart")
+        })
+    })
 }
 
 /// Runs the pipeline on source text (the contents of a `.mech` file).

@@ -39,7 +39,7 @@ pub use error::{Error, Errors, Located, Result};
 pub use expr::print::Syntax as FormulaSyntax;
 pub use file::{generate_file_text, locate, BuildError};
 pub use generate::{expand, generate, generate_str, models, Generated, Lowered, Timings};
-pub use options::{FileOptions, Options, ATTRIBUTES};
+pub use options::{FileOptions, FunctionList, Options, ATTRIBUTES};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].
 pub use proc_macro2;

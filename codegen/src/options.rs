@@ -57,6 +57,21 @@ macro_rules! options_table {
                 crate_path: String = "::mechgen".to_string(), value String, attr = "crate",
                     usage = "`#![crate = \"::path\"]`", parse = parse_crate_path,
                     builder(impl Into<String>), cli(value_name = "PATH");
+                /// Generate only these functions of every module (default: all), by name,
+                /// each with its `_into` form: e.g. `jacobian, null_space_fixed`.
+                ///
+                /// `null_space`, `null_space_atlas` and `null_space_in_chart` bring the chart
+                /// functions they call. The constants (`NQ`, `INDEPENDENT`, …) and `Params`
+                /// stay; the runtime's traits (`Mechanism`, …) are implemented only by a
+                /// module with every function. A name no module has is an error that lists
+                /// the module's functions. Generation skips the work the selection does not
+                /// need: without the atlas functions no further charts are sought (and
+                /// `TYPICAL_HEALTH` comes from a few samples), with kinematic functions only
+                /// the equations of motion are not derived.
+                functions: Option<$crate::FunctionList> = None, value $crate::FunctionList,
+                    attr = "functions",
+                    usage = "`#![functions(jacobian, null_space_fixed)]`", parse = parse_functions,
+                    builder(&[&str]), cli(value_name = "NAMES");
             }
         }
     };
@@ -198,6 +213,77 @@ fn twice(
 /// The span of an attribute's `[…]`.
 fn bracket_span(attr: &Attribute) -> Span {
     attr.bracket_token.span.join()
+}
+
+/// The functions to generate (the `functions` option): names of generated functions, in
+/// the order given, without repeats.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionList(pub Vec<String>);
+
+impl FunctionList {
+    /// Whether `name` is in the list.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|n| n == name)
+    }
+}
+
+impl From<&[&str]> for FunctionList {
+    fn from(names: &[&str]) -> Self {
+        let mut out = FunctionList::default();
+        for n in names {
+            if !out.contains(n) {
+                out.0.push((*n).to_string());
+            }
+        }
+        out
+    }
+}
+
+impl std::str::FromStr for FunctionList {
+    type Err = String;
+    /// Comma-separated names (`jacobian,null_space_fixed`), as the command line gives them.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let names: Vec<&str> = s.split(',').map(str::trim).collect();
+        if let Some(bad) = names
+            .iter()
+            .find(|n| syn::parse_str::<syn::Ident>(n).is_err())
+        {
+            return Err(format!(
+                "`{bad}` is not a function name; give names separated by commas: `jacobian,null_space_fixed`"
+            ));
+        }
+        Ok(FunctionList::from(names.as_slice()))
+    }
+}
+
+/// `#![functions(jacobian, null_space_fixed)]`.
+fn parse_functions(attr: &Attribute) -> syn::Result<FunctionList> {
+    const FUNCTIONS: &str = "the functions option lists the functions to generate by name: \
+         `#![functions(jacobian, null_space_fixed)]`";
+    let list = match &attr.meta {
+        Meta::List(l) => l,
+        _ => return Err(syn::Error::new(bracket_span(attr), FUNCTIONS)),
+    };
+    let names = list
+        .parse_args_with(
+            syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
+        )
+        .map_err(|e| syn::Error::new(e.span(), FUNCTIONS))?;
+    if names.is_empty() {
+        return Err(syn::Error::new(bracket_span(attr), FUNCTIONS));
+    }
+    let mut out = FunctionList::default();
+    for ident in &names {
+        let n = ident.to_string();
+        if out.contains(&n) {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!("`{n}` is listed twice in the functions option"),
+            ));
+        }
+        out.0.push(n);
+    }
+    Ok(out)
 }
 
 /// `#![seed = N]`.

@@ -1079,7 +1079,7 @@ fn an_unknown_file_option_names_the_supported_ones() {
     let e = err(&src);
     assert_eq!(
         e.message,
-        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![crate = \"::path\"]`, `#![generic]`, `#![derivatives]`"
+        "unknown option; the supported options are `#![seed = N]`, `#![scalar = f32]`, `#![crate = \"::path\"]`, `#![functions(jacobian, null_space_fixed)]`, `#![generic]`, `#![derivatives]`"
     );
 }
 

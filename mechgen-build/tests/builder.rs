@@ -144,11 +144,14 @@ fn builder_writes_a_good_file() {
 #[test]
 fn each_builder_option_is_its_attribute() {
     type Set = fn(Builder) -> Builder;
-    let cases: [(&str, &str, Set); 4] = [
+    let cases: [(&str, &str, Set); 5] = [
         ("generic", "#![generic]", |b| b.generic(true)),
         ("derivatives", "#![derivatives]", |b| b.derivatives(true)),
         ("scalar", "#![scalar = f32]", |b| b.scalar("f32")),
         ("crate", "#![crate = \"::rt\"]", |b| b.crate_path("::rt")),
+        ("functions", "#![functions(forces, mass_matrix)]", |b| {
+            b.functions(&["forces", "mass_matrix"])
+        }),
     ];
     let plain = build("plain", PENDULUM, Builder::new()).expect("plain");
     for (name, attr, set) in cases {

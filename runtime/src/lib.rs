@@ -95,7 +95,7 @@ pub use mechanism::{
 };
 pub use nalgebra;
 pub use real::Real;
-pub use trig::sin_cos;
+pub use trig::{sin_cos, sin_cos_pair};
 
 /// What generated code calls and users do not: not part of the API.
 #[doc(hidden)]

@@ -45,6 +45,9 @@ pub(crate) struct Emitter<'a> {
     pub coord_names: &'a [String],
     /// Function computing `(sin x, cos x)` together (`None`: the scalar's `sin_cos`).
     pub sin_cos: Option<TokenStream>,
+    /// Function computing the sines and cosines of two angles together,
+    /// `((sin a, cos a), (sin b, cos b))` (`None`: one angle at a time).
+    pub sin_cos_pair: Option<TokenStream>,
 }
 
 impl Emitter<'_> {
@@ -186,7 +189,12 @@ impl Emitter<'_> {
     ) -> TokenStream {
         let mut out = TokenStream::new();
         let mut done = BTreeSet::new();
+        let mut pairs = self.angle_pairs(w, sched, lets, let_names);
         for &id in lets {
+            if let Some(stmt) = pairs.remove(&id) {
+                out.extend(stmt);
+                continue;
+            }
             if done.contains(&id) {
                 continue;
             }
@@ -222,6 +230,76 @@ impl Emitter<'_> {
             out.extend(super::expr::let_stmt(name, e));
         }
         out
+    }
+
+    /// The `let`-bound sines and cosines of input symbols (angle coordinates, parameters),
+    /// two angles to one call: `let ((s1, c1), (s2, c2)) = sin_cos_pair(a, b);`, keyed by
+    /// the first of the pair's `let`s in `lets`' order, its other `let`s keyed to an empty
+    /// statement (an unused sine or cosine is `_`). An odd angle out keeps its own
+    /// `sin_cos`. Empty without a pair function (scalars other than `f64`).
+    fn angle_pairs(
+        &self,
+        w: &mut ExprWriter<'_>,
+        sched: &Schedule,
+        lets: &[ExprId],
+        let_names: &[Option<Ident>],
+    ) -> std::collections::HashMap<ExprId, TokenStream> {
+        let mut planned = std::collections::HashMap::new();
+        let Some(pair_fn) = &self.sin_cos_pair else {
+            return planned;
+        };
+        // (sin let, cos let, argument) of each angle, in `lets`' order.
+        let mut angles: Vec<(Option<ExprId>, Option<ExprId>, ExprId)> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for &id in lets {
+            if seen.contains(&id) {
+                continue;
+            }
+            let Node::Func(f @ (Func::Sin | Func::Cos), a) = self.arena.node(id) else {
+                continue;
+            };
+            if !matches!(self.arena.node(a), Node::Sym(_)) {
+                continue;
+            }
+            let partner = sched.sincos_partner[id.index()]
+                .filter(|p| sched.binding[p.index()] == Some(Binding::Let));
+            seen.insert(id);
+            if let Some(p) = partner {
+                seen.insert(p);
+            }
+            angles.push(if f == Func::Sin {
+                (Some(id), partner, a)
+            } else {
+                (partner, Some(id), a)
+            });
+        }
+        let name = |e: Option<ExprId>| match e.and_then(|e| let_names[e.index()].clone()) {
+            Some(n) => quote!(#n),
+            None => quote!(_),
+        };
+        for two in angles.chunks_exact(2) {
+            let (s1, c1, a1) = two[0];
+            let (s2, c2, a2) = two[1];
+            let (x1, _) = w.reference(a1);
+            let (x2, _) = w.reference(a2);
+            w.ops.trig += 2;
+            let (ns1, nc1, ns2, nc2) = (name(s1), name(c1), name(s2), name(c2));
+            let ids: Vec<ExprId> = [s1, c1, s2, c2].into_iter().flatten().collect();
+            // Written at the first of its `let`s in `lets`' order; the others emit nothing.
+            let first = lets
+                .iter()
+                .copied()
+                .find(|l| ids.contains(l))
+                .unwrap_or(ids[0]);
+            for &i in &ids {
+                planned.insert(i, TokenStream::new());
+            }
+            planned.insert(
+                first,
+                quote!(let ((#ns1, #nc1), (#ns2, #nc2)) = #pair_fn(#x1, #x2);),
+            );
+        }
+        planned
     }
 
     /// Emits a body computing `roots`, split into chunks named `{fname}_part{k}` when long.

@@ -29,6 +29,7 @@ pub(crate) fn generic_module(
         scalar: ScalarType::generic(quote!(#krate::runtime::Real)),
         comments: opts.comments,
         generic: false,
+        functions: opts.functions.clone(),
     };
     let gem = Emitter {
         arena: em.arena,
@@ -36,6 +37,7 @@ pub(crate) fn generic_module(
         scalar: &gopts.scalar,
         coord_names: em.coord_names,
         sin_cos: None,
+        sin_cos_pair: None,
     };
     let mut items = TokenStream::new();
     let mut names = Vec::new();
@@ -56,7 +58,9 @@ pub(crate) fn generic_module(
     let fields: Vec<&proc_macro2::Ident> = em.names.field.iter().collect();
     let param_names: Vec<&str> = model.params.iter().map(|p| p.name.as_str()).collect();
     let has = |n: &str| names.iter().any(|m| m == n);
+    // The trait impls are for `Model`, which a module with a selection of functions lacks.
     let dynamics = if opts.scalar.ty.to_string() == "f64"
+        && opts.functions.is_none()
         && has("mass_matrix")
         && has("forces")
         && has("gamma")

@@ -67,6 +67,8 @@ pub struct EmitOptions {
     /// Also emit the generic family (`pub mod generic`, functions over any
     /// `S: runtime::Real`) and, with dynamics, `impl runtime::GenericDynamics for Model`.
     pub generic: bool,
+    /// Emit only these functions (`None`: all): [`Options::functions`](crate::Options::functions).
+    pub functions: Option<crate::FunctionList>,
 }
 
 impl EmitOptions {
@@ -96,6 +98,7 @@ impl EmitOptions {
             scalar,
             comments: opts.comments,
             generic: opts.generic,
+            functions: opts.functions.clone(),
         })
     }
 }
@@ -208,10 +211,18 @@ fn module_with(
         coord_names: &coord_names,
         // One argument reduction for both (the C library's `sin_cos` is two calls).
         sin_cos: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos)),
+        // Two angles' sines and cosines per call (one SSE2 instruction for both).
+        sin_cos_pair: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos_pair)),
     };
-    let table = table::table(model, arena, an);
+    let mut table = table::table(model, arena, an);
+    if let Some(list) = &opts.functions {
+        table::select(&mut table, list, &model.name)?;
+    }
     let (mut body, functions) = items::items(model, &em, &table, opts)?;
-    body.extend(traits::model_impls(&model.name, &coord_names, &table, opts));
+    if opts.functions.is_none() {
+        // The traits need every function; a selection has the functions only.
+        body.extend(traits::model_impls(&model.name, &coord_names, &table, opts));
+    }
     if opts.generic && !opts.scalar.is_generic() {
         body.extend(generic::generic_module(model, &em, &table, opts)?);
     }

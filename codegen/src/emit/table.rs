@@ -379,6 +379,57 @@ pub(crate) enum Entry {
     NamedChart(String, Vec<usize>, f64),
 }
 
+/// Keeps the functions of `list` (the `functions` option) in `table`, with the chart
+/// functions the atlas's `null_space`, `null_space_atlas` and `null_space_in_chart` call;
+/// the atlas goes unless one of those is listed. A listed name the table lacks is an error
+/// naming the module's functions.
+pub(crate) fn select(
+    table: &mut Vec<Entry>,
+    list: &crate::FunctionList,
+    module: &str,
+) -> crate::error::Result<()> {
+    use crate::generate::ATLAS_FNS;
+    let mut known: Vec<&str> = Vec::new();
+    let mut keep: Vec<String> = list.0.clone();
+    let mut atlas = false;
+    for e in table.iter() {
+        match e {
+            Entry::Function(f) => known.push(&f.name),
+            Entry::Atlas(charts) => {
+                known.extend(ATLAS_FNS);
+                if ATLAS_FNS.iter().any(|n| list.contains(n)) {
+                    atlas = true;
+                    keep.extend(charts.iter().map(|(n, _)| n.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(bad) = list.0.iter().find(|n| !known.contains(&n.as_str())) {
+        let hint = crate::error::nearest(bad, known.iter().copied())
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        return Err(crate::error::Error::new(
+            proc_macro2::Span::call_site(),
+            format!(
+                "the functions option names `{bad}`, which module `{module}` does not have{hint}; \
+                 its functions are {}",
+                known
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    table.retain(|e| match e {
+        Entry::Function(f) => keep.contains(&f.name),
+        Entry::Atlas(_) => atlas,
+        _ => true,
+    });
+    Ok(())
+}
+
 /// Structurally nonzero entries of a matrix, with their positions.
 fn nonzeros(m: &[Vec<ExprId>], arena: &Arena) -> (Vec<ExprId>, Vec<(usize, usize)>) {
     let mut roots = Vec::new();

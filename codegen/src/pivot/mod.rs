@@ -583,15 +583,19 @@ fn unconstrained(model: &Model, arena: &mut Arena, jacobian: &SymMatrix) -> Null
 
 /// The pivot stage after the checks: the primary chart of `model` (its static pivots,
 /// atlas and symbolic LU) and each named chart's, with `notes` (the checks') first and a
-/// note naming the independent coordinates the analysis chose.
+/// note naming the independent coordinates the analysis chose. Without `atlas` (a selection
+/// of functions that has none of the atlas's) the primary chart gets no further charts and
+/// its typical health a few samples ([`PivotOptions::atlas`]).
 pub fn charts(
     model: &Model,
     arena: &mut Arena,
     jacobian: &SymMatrix,
     seed: u64,
     mut notes: Vec<String>,
+    atlas: bool,
 ) -> Result<Charts> {
-    let mut primary = analyze(model, arena, jacobian, &PivotOptions::new(seed))?;
+    let opts = PivotOptions { seed, atlas };
+    let mut primary = analyze(model, arena, jacobian, &opts)?;
     let auto: Vec<String> = primary
         .independent
         .iter()

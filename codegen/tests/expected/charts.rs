@@ -94,8 +94,8 @@ pub mod crank_charts {
         let s = q[2];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t4 = l1 * sin_theta - l2 * cos_beta;
         let t5 = l1 * cos_theta + l2 * sin_beta - s;
         // C[0]: vec2(l1 * cos(theta), l1 * sin(theta)) + vec2(l2 * sin(beta), -l2 * cos(beta)) == vec2(s, 0.0) [x]
@@ -124,9 +124,9 @@ pub mod crank_charts {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = l2 * sin_beta;
         let t6 = l2 * cos_beta;
         let t7 = -(l1 * sin_theta);
@@ -159,9 +159,9 @@ pub mod crank_charts {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = l2 * sin_beta;
         let t6 = l2 * cos_beta;
         let t7 = -(l1 * sin_theta);
@@ -216,8 +216,8 @@ pub mod crank_charts {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t3 = l2 * sin_beta;
         let t5 = l1 * cos_theta * (1.0 / t3);
         let t6 = -(l1 * sin_theta) - l2 * cos_beta * t5;
@@ -334,9 +334,9 @@ pub mod crank_charts {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = l2 * sin_beta;
         let t6 = 1.0 / t4;
         let t7 = -(l1 * sin_theta) - t1 * (l2 * cos_beta * t6);
@@ -385,9 +385,9 @@ pub mod crank_charts {
         let l2 = p.l2;
         let b_0 = b[0];
         let b_1 = b[1];
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t5 = 1.0 / (l2 * sin_beta);
         let t6 = l2 * cos_beta * t5;
         let t7 = 1.0 / (-(l1 * sin_theta) - t1 * t6) * (b_0 - b_1 * t6);
@@ -427,10 +427,10 @@ pub mod crank_charts {
         let s = q[2];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
         let t3 = l1 * sin_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t5 = l2 * sin_beta;
         let t7 = l2 * cos_beta;
         let t8 = t3 - t7;
@@ -502,8 +502,8 @@ pub mod crank_charts {
         let beta_dot = qd[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t4 = beta_dot * (l2 * (sin_beta * beta_dot))
             + theta_dot * (l1 * (cos_theta * theta_dot));
         let t5 = theta_dot * (l1 * (sin_theta * theta_dot))

@@ -116,8 +116,8 @@ pub mod slider_crank {
         let s = q[2];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t4 = l1 * sin_theta - l2 * cos_beta;
         let t5 = l1 * cos_theta + l2 * sin_beta - s;
         // C[0]: crank + rod == vec2(s, 0.0) [x]
@@ -146,9 +146,9 @@ pub mod slider_crank {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = l2 * sin_beta;
         let t6 = l2 * cos_beta;
         let t7 = -(l1 * sin_theta);
@@ -181,9 +181,9 @@ pub mod slider_crank {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t4 = l2 * sin_beta;
         let t6 = l2 * cos_beta;
         let t7 = -(l1 * sin_theta);
@@ -238,8 +238,8 @@ pub mod slider_crank {
         let beta = q[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t3 = l2 * sin_beta;
         let t5 = l1 * cos_theta * (1.0 / t3);
         let t6 = -(l1 * sin_theta) - l2 * cos_beta * t5;
@@ -355,10 +355,10 @@ pub mod slider_crank {
         let s = q[2];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
         let t3 = l1 * sin_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t5 = l2 * sin_beta;
         let t7 = l2 * cos_beta;
         let t8 = t3 - t7;
@@ -430,8 +430,8 @@ pub mod slider_crank {
         let beta_dot = qd[1];
         let l1 = p.l1;
         let l2 = p.l2;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t4 = beta_dot * (l2 * (sin_beta * beta_dot))
             + theta_dot * (l1 * (cos_theta * theta_dot));
         let t5 = theta_dot * (l1 * (sin_theta * theta_dot))
@@ -467,10 +467,10 @@ pub mod slider_crank {
         let m1 = p.m1;
         let m2 = p.m2;
         let m3 = p.m3;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
         let t3 = l1 * sin_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t5 = l2 * sin_beta;
         let t7 = l2 * cos_beta;
         let t8 = t3 * t3;
@@ -520,10 +520,10 @@ pub mod slider_crank {
         let m2 = p.m2;
         let g = p.g;
         let torque = p.torque;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t1 = l1 * cos_theta;
         let t3 = l1 * sin_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t5 = l2 * sin_beta;
         let t7 = l2 * cos_beta;
         let t8 = theta_dot * (t1 * theta_dot);
@@ -557,9 +557,9 @@ pub mod slider_crank {
         let m2 = p.m2;
         let m3 = p.m3;
         let g = p.g;
-        let (sin_theta, cos_theta) = ::mechgen::runtime::sin_cos(theta);
+        let ((sin_theta, cos_theta),
+            (sin_beta, cos_beta)) = ::mechgen::runtime::sin_cos_pair(theta, beta);
         let t2 = l1 * sin_theta;
-        let (sin_beta, cos_beta) = ::mechgen::runtime::sin_cos(beta);
         let t5 = l2 * cos_beta;
         let t6 = t2 * theta_dot;
         let t7 = l1 * cos_theta * theta_dot;

@@ -1,0 +1,79 @@
+//! `gen_time FILE.mech [FUNCTIONS] [N]`: median wall time of generating FILE's code (parse to
+//! pretty-printed text, as `mechgen generate` writes it) over N runs (default 21), with all
+//! functions or only `FUNCTIONS` (comma-separated, the `functions` option; `all` for every
+//! function), and the median of each stage. For the comparison of generation time with
+//! CasADi's `Function.generate` (bench/peers/gen_time.sh).
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use mechgen_codegen::{generate_str, pretty, FunctionList, Options};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: gen_time FILE.mech [FUNCTIONS|all] [N]");
+        return ExitCode::FAILURE;
+    };
+    let src = match std::fs::read_to_string(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut opts = Options::for_files();
+    if let Some(f) = args.get(2).filter(|f| f.as_str() != "all") {
+        match f.parse::<FunctionList>() {
+            Ok(list) => opts.functions = Some(list),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let n: usize = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(21);
+    let (mut total, mut stages) = (Vec::new(), vec![Vec::new(); 6]);
+    let mut bytes = 0;
+    for _ in 0..n {
+        let t = Instant::now();
+        let g = match generate_str(&src, &opts) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let tp = Instant::now();
+        let text = pretty(&g.tokens);
+        let pretty_ms = tp.elapsed().as_secs_f64() * 1e3;
+        total.push(t.elapsed().as_secs_f64() * 1e3);
+        bytes = text.len();
+        let s = &g.timings;
+        for (k, d) in [s.parse, s.lower, s.differentiate, s.pivot_lu, s.emit]
+            .iter()
+            .enumerate()
+        {
+            stages[k].push(d.as_secs_f64() * 1e3);
+        }
+        stages[5].push(pretty_ms);
+    }
+    let st: Vec<f64> = stages.into_iter().map(median).collect();
+    println!(
+        "{path} [{}]: {:.2} ms (parse {:.2}, lower {:.2}, differentiate {:.2}, pivot/LU {:.2}, emit {:.2}, pretty {:.2}), {bytes} bytes",
+        args.get(2).map_or("all", String::as_str),
+        median(total),
+        st[0],
+        st[1],
+        st[2],
+        st[3],
+        st[4],
+        st[5]
+    );
+    ExitCode::SUCCESS
+}
