@@ -72,7 +72,7 @@ use std::fmt::Write as _;
 
 use roxmltree::{Document, Node};
 
-use super::urdf::{num, vec3, Namer};
+use super::urdf::{err_at, note_at, num, pos as pos_of, vec3, Namer};
 pub use super::urdf::{ImportError, Note};
 
 /// Options of the import.
@@ -515,28 +515,6 @@ struct Model {
     equalities: Vec<Equality>,
     motors: Vec<Motor>,
     notes: Vec<Note>,
-}
-
-/// 1-based line and column of a node's start.
-fn pos_of(doc: &Document, n: Node) -> (u32, u32) {
-    let p = doc.text_pos_at(n.range().start);
-    (p.row, p.col)
-}
-
-fn err_at(doc: &Document, n: Node, message: impl Into<String>) -> ImportError {
-    let (line, column) = pos_of(doc, n);
-    ImportError {
-        message: message.into(),
-        line,
-        column,
-    }
-}
-
-fn note_at(doc: &Document, n: Node, message: impl Into<String>) -> Note {
-    Note {
-        line: pos_of(doc, n).0,
-        message: message.into(),
-    }
 }
 
 /// The element children of `n`.

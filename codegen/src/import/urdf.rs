@@ -218,12 +218,13 @@ struct Robot {
 }
 
 /// 1-based line and column of a node's start.
-fn pos(doc: &Document, n: Node) -> (u32, u32) {
+pub(super) fn pos(doc: &Document, n: Node) -> (u32, u32) {
     let p = doc.text_pos_at(n.range().start);
     (p.row, p.col)
 }
 
-fn err_at(doc: &Document, n: Node, message: impl Into<String>) -> ImportError {
+/// An import error located at a node's start.
+pub(super) fn err_at(doc: &Document, n: Node, message: impl Into<String>) -> ImportError {
     let (line, column) = pos(doc, n);
     ImportError {
         message: message.into(),
@@ -232,7 +233,8 @@ fn err_at(doc: &Document, n: Node, message: impl Into<String>) -> ImportError {
     }
 }
 
-fn note_at(doc: &Document, n: Node, message: impl Into<String>) -> Note {
+/// A note at a node's line.
+pub(super) fn note_at(doc: &Document, n: Node, message: impl Into<String>) -> Note {
     Note {
         line: pos(doc, n).0,
         message: message.into(),
