@@ -6,7 +6,7 @@
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
 //! mechgen stats [FILE.mech | -] [--seed N] [--equations] [--latex]
 //! mechgen check [FILE.mech | -] [--seed N]
-//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent]
+//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent] [--additions A.mech]
 //! mechgen import MODEL.xml [-o MODEL.mech] [--module NAME]   (MJCF, MuJoCo's format)
 //! ```
 //! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
@@ -95,6 +95,10 @@ struct ImportArgs {
     /// Keep `<mimic>` joints independent (default: an exact constraint on each).
     #[arg(long)]
     mimic_independent: bool,
+    /// A `.mech` file of additions (loops, inputs, forces, outputs naming the imported
+    /// coordinates, `<link>_frame`s and bodies), placed at the end of the imported module.
+    #[arg(long, value_name = "ADDITIONS.mech")]
+    additions: Option<PathBuf>,
 }
 
 /// Where the mechanism comes from and how it is generated.
@@ -340,7 +344,7 @@ fn main() -> ExitCode {
 /// `mechgen import ROBOT.urdf|MODEL.xml [-o OUT.mech]`: the URDF or MJCF file as `.mech`
 /// text; the elements not imported as notes on standard error.
 fn run_import(args: &ImportArgs) -> ExitCode {
-    use mechgen_codegen::import::{mjcf, urdf};
+    use mechgen_codegen::import::{Format, ImportSettings};
     let stdin = args.file.as_os_str() == "-";
     let mjcf = match args.format.as_deref() {
         Some("mjcf") => true,
@@ -371,26 +375,38 @@ fn run_import(args: &ImportArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let imported = if mjcf {
-        let opts = mjcf::ImportOptions {
-            module: args.module.clone(),
-        };
-        mjcf::import(&text, &opts).map(|i| (i.mech, i.notes, i.module, i.coords.len()))
-    } else {
-        let opts = urdf::ImportOptions {
-            module: args.module.clone(),
-            mimic_constraints: !args.mimic_independent,
-            ..urdf::ImportOptions::default()
-        };
-        urdf::import(&text, &opts).map(|i| (i.mech, i.notes, i.module, i.coords.len()))
+    let mut settings = ImportSettings::new(if mjcf { Format::Mjcf } else { Format::Urdf });
+    settings.urdf.mimic_constraints = !args.mimic_independent;
+    if let Some(m) = &args.module {
+        settings = settings.module(m.clone());
+    }
+    let additions = match &args.additions {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some((path.as_path(), text)),
+            Err(e) => {
+                eprintln!("error: {}: {e}", path.display());
+                return ExitCode::from(1);
+            }
+        },
+        None => None,
     };
-    let (mech, notes, module, coords) = match imported {
-        Ok(i) => i,
+    let source = mechgen_codegen::import_source(
+        &args.file,
+        &text,
+        &settings,
+        additions.as_ref().map(|(p, t)| (*p, t.as_str())),
+    );
+    let (mech, notes, module) = match source {
+        Ok(s) => (s.mech, s.notes, s.module),
         Err(e) => {
-            eprintln!("error: {}:{e}", args.file.display());
+            eprintln!("error: {e}");
             return ExitCode::from(1);
         }
     };
+    let coords = mech
+        .lines()
+        .filter(|l| l.trim_start().starts_with("coord "))
+        .count();
     for n in &notes {
         eprintln!("note: {}:{}: {}", args.file.display(), n.line, n.message);
     }

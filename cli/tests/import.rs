@@ -139,3 +139,53 @@ fn import_picks_mjcf_for_xml() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--additions`: the file's items end the imported module (the UR5 of
+/// `examples/imported_robot` with its tool on a table), and the whole text checks.
+#[test]
+fn import_with_additions_puts_them_in_the_module() {
+    let dir = std::env::temp_dir().join(format!("mechgen-import-add-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let out = dir.join("ur5.mech");
+    let additions =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/imported_robot/ur5_table.mech");
+    let run = Command::new(CLI)
+        .arg("import")
+        .arg(ur5())
+        .arg("--additions")
+        .arg(&additions)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.status.success(), "{run:?}");
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+    let own = std::fs::read_to_string(&additions).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        text.ends_with(&format!("{own}}}\n")),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    let check = Command::new(CLI)
+        .arg("check")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        stdout.contains("ok: module `ur5`: NQ = 6, NC = 1"),
+        "{stdout}"
+    );
+    // A missing additions file is an error naming it.
+    let run = Command::new(CLI)
+        .arg("import")
+        .arg(ur5())
+        .arg("--additions")
+        .arg(dir.join("missing.mech"))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("missing.mech"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,6 +28,17 @@ pub enum BuildError {
         /// What failed.
         message: String,
     },
+    /// A robot file (URDF or MJCF) could not be imported.
+    Import {
+        /// The robot file.
+        path: PathBuf,
+        /// 1-based line of the offending element (0: not tied to a place).
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// What is wrong.
+        message: String,
+    },
     /// The mechanism description has an error.
     Mechanism {
         /// The `.mech` file.
@@ -55,6 +66,18 @@ impl fmt::Display for BuildError {
             ),
             BuildError::Internal { path, message } => {
                 write!(f, "{}: internal error: {message}", path.display())
+            }
+            BuildError::Import {
+                path,
+                line,
+                column,
+                message,
+            } => {
+                if *line == 0 {
+                    write!(f, "{}: {message}", path.display())
+                } else {
+                    write!(f, "{}:{line}:{column}: {message}", path.display())
+                }
             }
             BuildError::Mechanism {
                 path,
@@ -227,4 +250,139 @@ pub fn generate_file_text(
         message: "the generated code is not a Rust file; please report this input".to_string(),
     })?;
     Ok((generated, header + &body))
+}
+
+/// A robot file imported, with its additions inside the module ([`import_source`]): the
+/// `.mech` text to write and generate.
+#[derive(Clone, Debug)]
+pub struct ImportedSource {
+    /// The `.mech` source: the import with the additions inside its module.
+    pub mech: String,
+    /// The elements of the robot file not imported.
+    pub notes: Vec<crate::import::Note>,
+    /// The module's name in `mech`.
+    pub module: String,
+    additions: Option<(PathBuf, crate::import::Spliced)>,
+}
+
+/// Imports a robot file (`robot`, its text `robot_text`, as `settings` say) and appends the
+/// `.mech` items of `additions` (a file's path and text) inside the imported module
+/// ([`crate::import::splice`]). An import error is located in the robot file.
+pub fn import_source(
+    robot: &Path,
+    robot_text: &str,
+    settings: &crate::import::ImportSettings,
+    additions: Option<(&Path, &str)>,
+) -> Result<ImportedSource, BuildError> {
+    let imported = crate::import::import(robot_text, settings).map_err(|e| BuildError::Import {
+        path: robot.to_path_buf(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })?;
+    let Some((path, text)) = additions else {
+        return Ok(ImportedSource {
+            mech: imported.mech,
+            notes: imported.notes,
+            module: imported.module,
+            additions: None,
+        });
+    };
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let spliced = crate::import::splice(&imported.mech, text, &name).map_err(|message| {
+        BuildError::Internal {
+            path: robot.to_path_buf(),
+            message,
+        }
+    })?;
+    Ok(ImportedSource {
+        mech: spliced.text.clone(),
+        notes: imported.notes,
+        module: imported.module,
+        additions: Some((path.to_path_buf(), spliced)),
+    })
+}
+
+impl ImportedSource {
+    /// Generates the Rust text as [`generate_file_text`] does. An error in the additions
+    /// is located at their own line and column, any other in the imported text, named
+    /// `mech_path` (where the caller writes [`ImportedSource::mech`] for reading).
+    pub fn generate(
+        &self,
+        mech_path: &Path,
+        opts: &Options,
+    ) -> Result<(crate::generate::Generated, String), BuildError> {
+        generate_file_text(mech_path, &self.mech, opts).map_err(|e| match &self.additions {
+            Some((path, s)) => relocate(e, path, s),
+            None => e,
+        })
+    }
+}
+
+/// Moves a located error (and those it carries) that falls in the additions to their file.
+fn relocate(e: BuildError, additions: &Path, s: &crate::import::Spliced) -> BuildError {
+    match e {
+        BuildError::Mechanism {
+            path,
+            line,
+            column,
+            message,
+            excerpt,
+            more,
+        } => {
+            let more = more
+                .into_iter()
+                .map(|m| relocate(m, additions, s))
+                .collect();
+            match s.additions_line(line) {
+                Some(own) => BuildError::Mechanism {
+                    path: additions.to_path_buf(),
+                    line: own,
+                    column,
+                    // The excerpt's gutter shows the line number: rebuild it for the
+                    // additions' own line (the line's text is the same).
+                    excerpt: renumber(&excerpt, line, own),
+                    message,
+                    more,
+                },
+                None => BuildError::Mechanism {
+                    path,
+                    line,
+                    column,
+                    message,
+                    excerpt,
+                    more,
+                },
+            }
+        }
+        other => other,
+    }
+}
+
+/// The excerpt `{gutter} |\n{line} | text\n{gutter} | carets` with `from` replaced by `to`.
+fn renumber(excerpt: &str, from: usize, to: usize) -> String {
+    let (old, new) = (from.to_string(), to.to_string());
+    let gutter = " ".repeat(new.len());
+    let mut out = String::with_capacity(excerpt.len());
+    for (i, l) in excerpt.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if let Some(rest) = l.strip_prefix(old.as_str()).filter(|r| r.starts_with(" |")) {
+            out.push_str(&new);
+            out.push_str(rest);
+        } else if let Some(rest) = l
+            .strip_prefix(&" ".repeat(old.len()))
+            .filter(|r| r.starts_with(" |"))
+        {
+            out.push_str(&gutter);
+            out.push_str(rest);
+        } else {
+            out.push_str(l);
+        }
+    }
+    out
 }

@@ -37,7 +37,7 @@ pub use emit::{FunctionStats, ModuleStats};
 pub use error::{Error, Errors, Located, Result};
 /// The syntax of [`Options::formulas`]: plain text or LaTeX.
 pub use expr::print::Syntax as FormulaSyntax;
-pub use file::{generate_file_text, locate, BuildError};
+pub use file::{generate_file_text, import_source, locate, BuildError, ImportedSource};
 pub use generate::{expand, generate, generate_str, models, Generated, Lowered, Timings};
 pub use options::{FileOptions, FunctionList, Options, ATTRIBUTES};
 

@@ -42,9 +42,11 @@
 
 use std::path::{Path, PathBuf};
 
+use mechgen_codegen::import::ImportSettings;
+pub use mechgen_codegen::import::{mjcf, urdf, Format};
 pub use mechgen_codegen::{
-    generate_file_text, generate_str, locate, options_table, pretty, BuildError, Error, Errors,
-    FormulaSyntax, Generated, Options, Timings,
+    generate_file_text, generate_str, import_source, locate, options_table, pretty, BuildError,
+    Error, Errors, FormulaSyntax, Generated, ImportedSource, Options, Timings,
 };
 
 /// Generates Rust from `.mech` files in a build script, in the spirit of `prost-build`.
@@ -60,6 +62,7 @@ pub use mechgen_codegen::{
 #[derive(Clone, Debug)]
 pub struct Builder {
     files: Vec<PathBuf>,
+    imports: Vec<Import>,
     out_dir: Option<PathBuf>,
     emit_cargo: bool,
     options: Options,
@@ -113,6 +116,7 @@ impl Builder {
     pub fn new() -> Self {
         Self {
             files: Vec::new(),
+            imports: Vec::new(),
             out_dir: None,
             emit_cargo: true,
             options: Options::for_files(),
@@ -129,6 +133,15 @@ impl Builder {
     pub fn files<P: AsRef<Path>>(mut self, paths: impl IntoIterator<Item = P>) -> Self {
         self.files
             .extend(paths.into_iter().map(|p| p.as_ref().to_path_buf()));
+        self
+    }
+
+    /// Adds a robot file to import (URDF or MJCF), with its options and its file of
+    /// additions ([`Import`]). Its outputs are named by the module (the robot's name, or
+    /// [`Import::module`]): `<OUT_DIR>/<module>.rs` and, for reading and for the error
+    /// messages that point into it, the `.mech` text generated, `<OUT_DIR>/<module>.mech`.
+    pub fn import(mut self, import: Import) -> Self {
+        self.imports.push(import);
         self
     }
 
@@ -186,6 +199,130 @@ impl Builder {
             })?;
             written.push(out);
         }
+        for import in &self.imports {
+            written.push(self.generate_import(import, &out_dir)?);
+        }
         Ok(written)
+    }
+
+    fn generate_import(&self, import: &Import, out_dir: &Path) -> Result<PathBuf, BuildError> {
+        let read = |path: &Path| {
+            if self.emit_cargo {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+            std::fs::read_to_string(path).map_err(|source| BuildError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let robot_text = read(&import.path)?;
+        let additions = match &import.additions {
+            Some(p) => Some((p.as_path(), read(p)?)),
+            None => None,
+        };
+        let source = import_source(
+            &import.path,
+            &robot_text,
+            &import.settings,
+            additions.as_ref().map(|(p, t)| (*p, t.as_str())),
+        )?;
+        // The elements not imported are listed in the `.mech` text's header (not as cargo
+        // warnings: visuals and collisions would repeat on every build).
+        // The `.mech` text is written first, so that an error located in it can be read.
+        let mech_path = out_dir.join(format!("{}.mech", source.module));
+        std::fs::write(&mech_path, &source.mech).map_err(|source| BuildError::Io {
+            path: mech_path.clone(),
+            source,
+        })?;
+        let (generated, rust) = source.generate(&mech_path, &self.options)?;
+        if self.emit_cargo {
+            for m in &generated.modules {
+                for n in &m.notes {
+                    println!("cargo:warning={}: {}: {n}", mech_path.display(), m.name);
+                }
+            }
+        }
+        let out = out_dir.join(format!("{}.rs", source.module));
+        std::fs::write(&out, &rust).map_err(|source| BuildError::Io {
+            path: out.clone(),
+            source,
+        })?;
+        Ok(out)
+    }
+}
+
+/// A robot file for [`Builder::import`]: URDF or MJCF (by the extension, `.xml` is MJCF, or
+/// as [`Import::format`] says), imported as `mechgen import` does, with an optional `.mech`
+/// file of *additions* — items written as inside a module (`constraint`, `input`, `force`,
+/// `output`, `spring`, `body`, `param`, …) that go at the end of the imported module and so
+/// may name its coordinates (one per moving joint, named as the joint), its frames
+/// (`<link>_frame`), bodies and parameters. Errors in the additions are reported at their
+/// own line and column.
+///
+/// ```no_run
+/// // build.rs: the UR5 from its URDF, its tool held on a table (a closed loop), a torque
+/// // input on the shoulder; `include!(concat!(env!("OUT_DIR"), "/ur5.rs"))` in the crate.
+/// use mechgen_build::{Builder, Import};
+/// let arm = Import::new("models/ur5_robot.urdf").module("ur5").additions("ur5_table.mech");
+/// if let Err(e) = Builder::new().import(arm).generate() {
+///     eprintln!("{e}");
+///     std::process::exit(1);
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Import {
+    path: PathBuf,
+    additions: Option<PathBuf>,
+    settings: ImportSettings,
+}
+
+impl Import {
+    /// The robot file at `path`, in the format its extension says, with default options.
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        let path = path.as_ref().to_path_buf();
+        let settings = ImportSettings::for_path(&path);
+        Self {
+            path,
+            additions: None,
+            settings,
+        }
+    }
+
+    /// Reads the file as `format` whatever its extension.
+    pub fn format(mut self, format: Format) -> Self {
+        self.settings.format = format;
+        self
+    }
+
+    /// The `.mech` file of additions (see [`Import`]).
+    pub fn additions(mut self, path: impl AsRef<Path>) -> Self {
+        self.additions = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// The generated module's name (default: the robot's or model's name).
+    pub fn module(mut self, name: impl Into<String>) -> Self {
+        self.settings = self.settings.module(name);
+        self
+    }
+
+    /// The URDF importer's options (used when the file is URDF); their `module` is kept
+    /// if set here, else the one [`Import::module`] set.
+    pub fn urdf(mut self, mut options: urdf::ImportOptions) -> Self {
+        if options.module.is_none() {
+            options.module = self.settings.urdf.module.take();
+        }
+        self.settings.urdf = options;
+        self
+    }
+
+    /// The MJCF importer's options (used when the file is MJCF); their `module` is kept if
+    /// set here, else the one [`Import::module`] set.
+    pub fn mjcf(mut self, mut options: mjcf::ImportOptions) -> Self {
+        if options.module.is_none() {
+            options.module = self.settings.mjcf.module.take();
+        }
+        self.settings.mjcf = options;
+        self
     }
 }

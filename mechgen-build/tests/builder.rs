@@ -177,3 +177,114 @@ fn a_file_attribute_wins_over_the_builder() {
     let e = build("f16", PENDULUM, Builder::new().scalar("f16")).expect_err("f16");
     assert!(e.to_string().contains("unknown scalar type `f16`"), "{e}");
 }
+
+/// A two-link URDF arm for the import tests.
+const ARM_URDF: &str = r#"<robot name="arm">
+  <link name="base"/>
+  <link name="upper">
+    <inertial><origin xyz="0 0 0.25"/><mass value="2.0"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.001"/></inertial>
+  </link>
+  <link name="lower">
+    <inertial><origin xyz="0 0 0.2"/><mass value="1.0"/>
+      <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.005" iyz="0" izz="0.001"/></inertial>
+  </link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="upper"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+  </joint>
+  <joint name="elbow" type="revolute">
+    <parent link="upper"/><child link="lower"/><origin xyz="0 0 0.5"/><axis xyz="0 1 0"/>
+  </joint>
+</robot>
+"#;
+
+/// Imports `ARM_URDF` (as `arm.urdf`) with `additions` (as `arm_additions.mech`) into a
+/// directory of its own; the generated `.rs` and `.mech` texts, or the error.
+fn import_arm(name: &str, additions: Option<&str>) -> Result<(String, String), BuildError> {
+    let dir = temp_dir(name);
+    let urdf = dir.join("arm.urdf");
+    std::fs::write(&urdf, ARM_URDF).unwrap();
+    let mut import = mechgen_build::Import::new(&urdf);
+    if let Some(text) = additions {
+        let file = dir.join("arm_additions.mech");
+        std::fs::write(&file, text).unwrap();
+        import = import.additions(&file);
+    }
+    let written = Builder::new()
+        .import(import)
+        .out_dir(&dir)
+        .emit_cargo_directives(false)
+        .generate();
+    let text = written.map(|w| {
+        assert_eq!(w, vec![dir.join("arm.rs")]);
+        (
+            std::fs::read_to_string(dir.join("arm.rs")).unwrap(),
+            std::fs::read_to_string(dir.join("arm.mech")).unwrap(),
+        )
+    });
+    std::fs::remove_dir_all(&dir).ok();
+    text
+}
+
+#[test]
+fn an_imported_robot_gets_its_additions_inside_its_module() {
+    let additions = "param h = 0.4;\n\
+                     constraint lower_frame.point(vec3(0.0, 0.0, 0.4)).z == h;\n\
+                     output tip = lower_frame.origin;\n";
+    let (rust, mech) = import_arm("import-additions", Some(additions)).unwrap();
+    // The additions sit inside the module, after the imported items.
+    let inside = mech.find("constraint lower_frame.point").unwrap();
+    assert!(mech.find("gravity = ").unwrap() < inside);
+    assert!(mech[inside..].trim_end().ends_with('}'));
+    assert!(rust.contains("pub const NC: usize = 1;"), "{rust}");
+    assert!(rust.contains("pub const NO: usize = 3;"), "{rust}");
+    // Without additions: the plain import.
+    let (rust, _) = import_arm("import-plain", None).unwrap();
+    assert!(rust.contains("pub const NC: usize = 0;"), "{rust}");
+}
+
+#[test]
+fn an_error_in_the_additions_is_located_in_their_file() {
+    let additions = "param h = 0.4;\n\nconstraint lower_frame.origin.z == hh;\n";
+    let err = import_arm("import-error", Some(additions)).unwrap_err();
+    let BuildError::Mechanism {
+        path,
+        line,
+        column,
+        excerpt,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert!(path.ends_with("arm_additions.mech"), "{err}");
+    assert_eq!((*line, *column), (3, 36), "{err}");
+    assert!(
+        excerpt.contains("3 | constraint lower_frame.origin.z == hh;"),
+        "{excerpt}"
+    );
+    assert!(
+        err.to_string().contains("arm_additions.mech:3:36: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_robot_file_is_a_located_import_error() {
+    let dir = temp_dir("import-bad");
+    let urdf = dir.join("bad.urdf");
+    std::fs::write(&urdf, "<robot name=\"r\">\n  <link name=\"a\">\n</robot>\n").unwrap();
+    let err = Builder::new()
+        .import(mechgen_build::Import::new(&urdf))
+        .out_dir(&dir)
+        .emit_cargo_directives(false)
+        .generate()
+        .unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    let BuildError::Import { path, line, .. } = &err else {
+        panic!("{err}");
+    };
+    assert!(path.ends_with("bad.urdf"));
+    assert_eq!(*line, 3, "{err}");
+    assert!(err.to_string().contains("bad.urdf:3:"), "{err}");
+}
