@@ -13,9 +13,9 @@
 use mechgen::nalgebra::{DMatrix, DVector, SVector};
 use mechgen::runtime::contact::{
     joint_friction_accelerations, simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions,
-    JointFriction, JointFrictionError, JointFrictionEvent, JointFrictionOptions, JointMode,
+    JointFrictionError, JointFrictionEvent, JointFrictionOptions, JointMode,
 };
-use mechgen::runtime::{Dynamics, Mechanism};
+use mechgen::runtime::{Dynamics, JointFriction, Mechanism};
 use rand::RngExt;
 
 mechgen::mechanism! {

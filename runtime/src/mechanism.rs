@@ -229,6 +229,33 @@ pub trait Friction<
     ) -> SVector<f64, NT>;
 }
 
+/// The dry-friction data of a model with friction in its joints (generated for `constraint
+/// NAME: lhs == rhs, friction = μ, slip = v;` in a model with dynamics): `NS` joints, each
+/// with its normal rows, coefficient, radius and slip velocity `v_s = J_s q̇ + s₀`.
+pub trait JointFriction<const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>:
+    Dynamics<NQ, NC, DOF>
+{
+    /// The joints' names (their constraints').
+    const JOINT_FRICTION_NAMES: [&'static str; NS];
+    /// Coulomb friction coefficient `μ ≥ 0` of each joint.
+    const JOINT_FRICTION: [f64; NS];
+    /// The radius `r > 0` scaling each joint's normal force (the friction is `μ r ‖N‖`).
+    const FRICTION_RADIUS: [f64; NS];
+    /// Each joint's normal: its first constraint row and number of rows.
+    const FRICTION_ROWS: [(usize, usize); NS];
+    /// `J_s`, the slips' Jacobian.
+    fn slip_jacobian(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NS, NQ>;
+    /// `s₀`, the part of the slip velocities free of `q̇`.
+    fn slip_jacobian_t(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SVector<f64, NS>;
+    /// `γ_s` of `v̇_s = J_s q̈ − γ_s`.
+    fn slip_gamma(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+    ) -> SVector<f64, NS>;
+}
+
 /// The inequality functions and the constraint Jacobian of a `#![generic]` module with
 /// inequalities, over any scalar: what the contact step's Jacobians
 /// ([`contact_step_jacobians`](crate::contact::contact_step_jacobians)) evaluate with dual

@@ -316,7 +316,7 @@ pub(crate) enum Trait {
     Inequalities,
     /// `runtime::Friction` (models with dynamics and a frictional contact).
     Friction,
-    /// `runtime::contact::JointFriction` (models with dynamics and dry friction in joints).
+    /// `runtime::JointFriction` (models with dynamics and dry friction in joints).
     JointFriction,
 }
 

@@ -70,7 +70,7 @@ pub(crate) fn model_impls(
         TokenStream::new()
     } else {
         quote! {
-            impl #krate::runtime::contact::JointFriction<NQ, NC, DOF, NS> for Model {
+            impl #krate::runtime::JointFriction<NQ, NC, DOF, NS> for Model {
                 const JOINT_FRICTION_NAMES: [&'static str; NS] = JOINT_FRICTION_NAMES;
                 const JOINT_FRICTION: [#ty; NS] = JOINT_FRICTION;
                 const FRICTION_RADIUS: [#ty; NS] = FRICTION_RADIUS;

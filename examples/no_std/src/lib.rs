@@ -172,3 +172,28 @@ pub extern "C" fn mg_tip_and_stop(q: &[f64; NQ], out: &mut [f64; 3]) {
     let g = crank::inequality(&SVector::from(*q), &p, 0.0);
     *out = [o[0], o[1], g[0]];
 }
+
+mechgen::mechanism! {
+    /// A slider crank with dry friction in its slider's rail: without std the model still
+    /// implements `runtime::JointFriction` (its simulation needs std).
+    pub mod crank_rough {
+        param a = 0.1;
+        param b = 0.3;
+        param g = 9.81;
+        coord th = 0.3;
+        coord ph = -0.1;
+        coord s = 0.39;
+        coord ys = 0.0;
+        body crank { mass = 0.5, inertia = 0.001, frame = frame(vec2(0.5 * a * cos(th), 0.5 * a * sin(th)), th) }
+        body slider { mass = 1.2, com = vec2(s, ys) }
+        gravity = vec2(0.0, -g);
+        constraint a * vec2(cos(th), sin(th)) + b * vec2(cos(ph), sin(ph)) == vec2(s, ys);
+        constraint rail: ys == 0.0, friction = 0.25, slip = s;
+    }
+}
+
+/// The rough slider crank's model implements the joint-friction trait without std.
+const _: fn() = || {
+    fn joint_friction<M: mechgen::runtime::JointFriction<4, 3, 1, 1>>() {}
+    joint_friction::<crank_rough::Model>();
+};

@@ -39,8 +39,8 @@ pub use friction::{
 };
 pub use joint_friction::{
     joint_friction_accelerations, simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions,
-    JointFriction, JointFrictionError, JointFrictionEvent, JointFrictionOptions,
-    JointFrictionSolve, JointFrictionTrajectory, JointMode,
+    JointFrictionError, JointFrictionEvent, JointFrictionOptions, JointFrictionSolve,
+    JointFrictionTrajectory, JointMode,
 };
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 

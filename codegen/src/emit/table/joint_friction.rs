@@ -1,6 +1,6 @@
 //! The table entries of dry friction in joints (`constraint NAME: lhs == rhs, friction = μ,
 //! slip = v;`): `NS`, the friction constants and the slip rows `slip_jacobian`,
-//! `slip_jacobian_t` and `slip_gamma`, implementing `runtime::contact::JointFriction`.
+//! `slip_jacobian_t` and `slip_gamma`, implementing `runtime::JointFriction`.
 
 use super::{method, nonzeros_vec, plain, Ctx, Dim, Entry, Inputs, Shape, Trait};
 
