@@ -2,14 +2,17 @@
 //! rest, a ball (a sphere's planar section, `I = 2/5 m r²`) launched sliding without spin
 //! ends rolling, and a box on an incline steeper than its friction angle slides down. Each
 //! is simulated on the error-controlled route (`simulate_friction_adaptive`: the stick and
-//! slip transitions are located events) and printed beside its exact answer.
+//! slip transitions are located events) and printed beside its exact answer. The box and
+//! the ball, launched side by side at the same speed, are drawn over their exact motions to
+//! `docs/friction_box_ball.svg` (or the path given as the first argument).
 //!
 //! Run: `cargo run --release --example friction`.
 
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::contact::{
-    friction_accelerations, simulate_friction_adaptive, AdaptiveFrictionOptions, FrictionError,
+    friction_accelerations, simulate_friction_adaptive, AdaptiveFrictionOptions, FrictionTrajectory,
 };
+use plotters::prelude::*;
 
 mechgen::mechanism! {
     /// A box (a particle) of mass `m` on an incline of angle `th` through the origin.
@@ -39,8 +42,11 @@ mechgen::mechanism! {
     }
 }
 
-fn main() -> Result<(), FrictionError> {
-    let opts = AdaptiveFrictionOptions::default();
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let opts = AdaptiveFrictionOptions {
+        output_times: (1..400).map(|k| k as f64 * 1.0 / 400.0).collect(),
+        ..Default::default()
+    };
     let mu = 0.4;
 
     // 1. The box on the level floor, launched at v0.
@@ -51,7 +57,7 @@ fn main() -> Result<(), FrictionError> {
         &SVector::from([v0, 0.0]),
         &p,
         0.0,
-        2.0,
+        1.0,
         &opts,
     )?;
     println!("box launched at {v0} m/s on a floor with mu = {mu}:");
@@ -65,7 +71,9 @@ fn main() -> Result<(), FrictionError> {
         v0 * v0 / (2.0 * mu * p.g)
     );
     let end = tr.q.last().copied().unwrap_or_default();
-    println!("  at t = 2 s: x = {:.12} m", end[0]);
+    println!("  at t = 1 s: x = {:.12} m", end[0]);
+    let box_run = tr;
+    let box_g = p.g;
 
     // 2. The ball launched sliding without spin.
     let p = ball::Params::default();
@@ -102,6 +110,11 @@ fn main() -> Result<(), FrictionError> {
         qd1[0],
         qd1[0] + p.r * qd1[2]
     );
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "docs/friction_box_ball.svg".to_string());
+    plot(&path, &box_run, (0.4, box_g), &tr, (mu, p.g, p.r), v0)?;
+    println!("  wrote {path}");
 
     // 3. Boxes on inclines either side of the friction angle atan(0.4) = 21.8°.
     let mu = 0.4;
@@ -129,5 +142,101 @@ fn main() -> Result<(), FrictionError> {
             s.modes[0], s.normal[0], s.tangential[0]
         );
     }
+    Ok(())
+}
+
+/// The box's and the ball's speeds and the ball's rolling speed `−r φ̇` over their exact
+/// motions (dashed): the box `v0 − μ g t` to rest at `v0/(μ g)`; the ball's centre
+/// `v0 − μ g t` and rim `(5/2) μ g t` meeting at `2 v0/(7 μ g)`, then rolling at `5 v0/7`.
+fn plot(
+    path: &str,
+    boxed: &FrictionTrajectory<2>,
+    (mu_box, g_box): (f64, f64),
+    ball: &FrictionTrajectory<3>,
+    (mu, g, r): (f64, f64, f64),
+    v0: f64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (720, 400)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let t1 = ball.t.last().copied().unwrap_or(1.0);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "box (μ = 0.4) and ball (μ = 0.2) launched at 3 m/s: simulated (solid), exact (dashed)",
+            ("sans-serif", 15),
+        )
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(45)
+        .build_cartesian_2d(0.0..t1, -0.1..(v0 * 1.05))?;
+    chart
+        .configure_mesh()
+        .x_desc("t (s)")
+        .y_desc("speed (m/s)")
+        .draw()?;
+    let t_stop = v0 / (mu_box * g_box);
+    let t_roll = 2.0 * v0 / (7.0 * mu * g);
+    let grid: Vec<f64> = (0..=200).map(|k| k as f64 * t1 / 200.0).collect();
+    let exact: [(Box<dyn Fn(f64) -> f64>, RGBColor); 3] = [
+        (
+            Box::new(move |t: f64| (v0 - mu_box * g_box * t).max(0.0)),
+            BLACK,
+        ),
+        (Box::new(move |t: f64| v0 - mu * g * t.min(t_roll)), BLUE),
+        (Box::new(move |t: f64| 2.5 * mu * g * t.min(t_roll)), RED),
+    ];
+    for (f, color) in &exact {
+        let pts: Vec<(f64, f64)> = grid.iter().map(|&t| (t, f(t))).collect();
+        chart.draw_series(DashedLineSeries::new(pts, 6, 4, color.stroke_width(1)))?;
+    }
+    let lines: [(Vec<(f64, f64)>, RGBColor, String); 3] = [
+        (
+            boxed
+                .t
+                .iter()
+                .zip(&boxed.qd)
+                .map(|(&t, v)| (t, v[0]))
+                .collect(),
+            BLACK,
+            format!("box ẋ: stops at {t_stop:.4} s"),
+        ),
+        (
+            ball.t
+                .iter()
+                .zip(&ball.qd)
+                .map(|(&t, v)| (t, v[0]))
+                .collect(),
+            BLUE,
+            format!("ball ẋ: rolls from {t_roll:.4} s at 5 v0/7"),
+        ),
+        (
+            ball.t
+                .iter()
+                .zip(&ball.qd)
+                .map(|(&t, v)| (t, -r * v[2]))
+                .collect(),
+            RED,
+            "ball rim speed −r φ̇".to_string(),
+        ),
+    ];
+    for (pts, color, label) in lines {
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+    }
+    // The located events (stop, stick) as dots.
+    let events = boxed
+        .events
+        .iter()
+        .map(|e| (e.0, 0.0))
+        .chain(ball.events.iter().map(|e| (e.0, 5.0 * v0 / 7.0)));
+    chart.draw_series(events.map(|(t, v)| Circle::new((t, v), 4, BLACK.filled())))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::MiddleRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! events, at crank angles `k π`) and the crank carries it on; at speed the rail's normal force
 //! changes sign within each half turn (`Reverse` events: the friction is `μ |N|`). The
 //! crank's speed, the slider's position and the rail's normal and friction forces are drawn
-//! to `target/rough_slider_crank.svg`. Then a block on a level rail pushed by `k t` slips at
+//! to `docs/rough_slider_crank.svg` (or the path given as the first argument). Then a block on a level rail pushed by `k t` slips at
 //! exactly `μ m g / k`.
 //!
 //! Run: `cargo run --release --example friction_joints`.
@@ -126,9 +126,10 @@ fn plot(
     p: &rough_crank::Params,
     tr: &JointFrictionTrajectory<4>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let name = "target/rough_slider_crank.svg";
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
-    let root = SVGBackend::new(&path, (720, 540)).into_drawing_area();
+    let name = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "docs/rough_slider_crank.svg".to_string());
+    let root = SVGBackend::new(&name, (720, 540)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((3, 1));
     let forces: Vec<(f64, f64)> =
