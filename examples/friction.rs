@@ -176,19 +176,17 @@ fn plot(
     let t_stop = v0 / (mu_box * g_box);
     let t_roll = 2.0 * v0 / (7.0 * mu * g);
     let grid: Vec<f64> = (0..=200).map(|k| k as f64 * t1 / 200.0).collect();
-    let exact: [(Box<dyn Fn(f64) -> f64>, RGBColor); 3] = [
-        (
-            Box::new(move |t: f64| (v0 - mu_box * g_box * t).max(0.0)),
-            BLACK,
-        ),
-        (Box::new(move |t: f64| v0 - mu * g * t.min(t_roll)), BLUE),
-        (Box::new(move |t: f64| 2.5 * mu * g * t.min(t_roll)), RED),
-    ];
-    for (f, color) in &exact {
-        let pts: Vec<(f64, f64)> = grid.iter().map(|&t| (t, f(t))).collect();
+    let exact =
+        |f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> { grid.iter().map(|&t| (t, f(t))).collect() };
+    for (pts, color) in [
+        (exact(&|t| (v0 - mu_box * g_box * t).max(0.0)), BLACK),
+        (exact(&|t| v0 - mu * g * t.min(t_roll)), BLUE),
+        (exact(&|t| 2.5 * mu * g * t.min(t_roll)), RED),
+    ] {
         chart.draw_series(DashedLineSeries::new(pts, 6, 4, color.stroke_width(1)))?;
     }
-    let lines: [(Vec<(f64, f64)>, RGBColor, String); 3] = [
+    type Line = (Vec<(f64, f64)>, RGBColor, String);
+    let lines: [Line; 3] = [
         (
             boxed
                 .t
