@@ -285,6 +285,32 @@ pub trait GenericInequalities<
     ) -> SVector<S, NI>;
 }
 
+/// The slip rows of a `#![generic]` module with frictional contacts, over any scalar: what
+/// the frictional contact step's Jacobians
+/// ([`friction_step_jacobians`](crate::contact::friction_step_jacobians)) evaluate with dual
+/// numbers. Implemented by the generated `Model`.
+pub trait GenericFriction<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    const NT: usize,
+    const NP: usize,
+>: GenericInequalities<NQ, NC, DOF, NI, NP> + Friction<NQ, NC, DOF, NI, NT>
+{
+    /// `J_t`, the slip rows' Jacobian.
+    fn tangent_jacobian_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NT, NQ>;
+    /// `a₀`, the part of the slip velocities free of `q̇`.
+    fn tangent_jacobian_t_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NT>;
+    /// `γ_t` of `v̇_t = J_t q̈ − γ_t`.
+    fn tangent_gamma_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NT>;
+}
+
 /// The symbolic derivatives of the dynamics terms of a module generated with `#![generic]`
 /// and `#![derivatives]` (implemented by its `Model`): what
 /// [`step_jacobians_symbolic`](crate::step::step_jacobians_symbolic) composes the step's Jacobian from,

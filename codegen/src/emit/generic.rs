@@ -150,6 +150,33 @@ pub(crate) fn generic_module(
     } else {
         TokenStream::new()
     };
+    let friction = if !inequalities.is_empty()
+        && has("tangent_jacobian")
+        && has("tangent_jacobian_t")
+        && has("tangent_gamma")
+    {
+        quote! {
+            impl #krate::runtime::GenericFriction<NQ, NC, DOF, NI, NT, { generic::NP }> for Model {
+                fn tangent_jacobian_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SMatrix<S, NT, NQ> {
+                    generic::tangent_jacobian(q, p, t)
+                }
+                fn tangent_jacobian_t_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NT> {
+                    generic::tangent_jacobian_t(q, p, t)
+                }
+                fn tangent_gamma_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NT> {
+                    generic::tangent_gamma(q, qd, p, t)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let step_derivatives = if dynamics.is_empty() {
         TokenStream::new()
     } else {
@@ -186,6 +213,7 @@ pub(crate) fn generic_module(
         }
         #dynamics
         #inequalities
+        #friction
         #step_derivatives
     })
 }

@@ -57,7 +57,47 @@ where
         M::inequality_jacobian_t_s(q, p, t),
         M::inequality_gamma_s(q, qd, p, t),
     );
-    let n = NQ + NC + handled.len();
+    let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + handled.len());
+    for r in 0..NC {
+        let row = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
+        let d = stab(row.as_slice(), c[r], ct[r], gamma[r]);
+        rows.push(KktRow::equal(row, d));
+    }
+    for &k in handled {
+        if k >= NI {
+            return None;
+        }
+        let row = SVector::<S, NQ>::from_fn(|j, _| jg[(k, j)]);
+        let d = stab(row.as_slice(), g[k], gt[k], gg[k]);
+        rows.push(KktRow::equal(row, d));
+    }
+    kkt_solve(&m, &f, &rows)
+}
+
+/// One row of a KKT system `[M −Bᵀ; A 0] [q̈; λ] = [f; d]`: the row `a` of `A q̈ = d`, and
+/// the direction `b` its multiplier acts along in `M q̈ = f + Bᵀ λ` (`b = a` for an equality
+/// constraint; a sliding contact's normal row acts along `J_n − μ uᵀ J_t`).
+pub(crate) struct KktRow<S, const NQ: usize> {
+    pub(crate) a: SVector<S, NQ>,
+    pub(crate) b: SVector<S, NQ>,
+    pub(crate) d: S,
+}
+
+impl<S: Real, const NQ: usize> KktRow<S, NQ> {
+    /// An equality row: its multiplier acts along the row itself.
+    pub(crate) fn equal(a: SVector<S, NQ>, d: S) -> Self {
+        Self { b: a, a, d }
+    }
+}
+
+/// `q̈` of `[M −Bᵀ; A 0] [q̈; λ] = [f; d]` by a dense LU with partial pivoting over any
+/// scalar (pivots chosen on the values); `None` when it is singular.
+pub(crate) fn kkt_solve<S: Real, const NQ: usize>(
+    m: &SMatrix<S, NQ, NQ>,
+    f: &SVector<S, NQ>,
+    rows: &[KktRow<S, NQ>],
+) -> Option<SVector<S, NQ>> {
+    let n = NQ + rows.len();
     let zero = S::from_f64(0.0);
     let mut a = vec![zero; n * n];
     let mut b = vec![zero; n];
@@ -68,27 +108,13 @@ where
         }
         b[i] = f[i];
     }
-    let mut rows: Vec<(Vec<S>, S)> = Vec::with_capacity(NC + handled.len());
-    for r in 0..NC {
-        let row: Vec<S> = (0..NQ).map(|j| cj[(r, j)]).collect();
-        let d = stab(&row, c[r], ct[r], gamma[r]);
-        rows.push((row, d));
-    }
-    for &k in handled {
-        if k >= NI {
-            return None;
-        }
-        let row: Vec<S> = (0..NQ).map(|j| jg[(k, j)]).collect();
-        let d = stab(&row, g[k], gt[k], gg[k]);
-        rows.push((row, d));
-    }
-    for (r, (row, d)) in rows.into_iter().enumerate() {
+    for (r, row) in rows.iter().enumerate() {
         let i = NQ + r;
-        for (j, &v) in row.iter().enumerate() {
-            a[at(i, j)] = v;
-            a[at(j, i)] = v;
+        for j in 0..NQ {
+            a[at(i, j)] = row.a[j];
+            a[at(j, i)] = row.b[j];
         }
-        b[i] = d;
+        b[i] = row.d;
     }
     // LU with partial pivoting (on the values), then the two triangular solves.
     let mut perm: Vec<usize> = (0..n).collect();
@@ -226,7 +252,60 @@ where
         opts.baumgarte,
     )
     .ok_or(ContactError::Singular { t })?;
-    const N: usize = 8;
+    let td = Dual::<DUAL_LANES>::constant(t);
+    let hd = Dual::<DUAL_LANES>::constant(h);
+    jacobians_by_duals(q, qd, &pv, clamping.clone(), next, |qs, qds, pd| {
+        contact_step_generic::<M, Dual<DUAL_LANES>, NQ, NC, DOF, NI, NP>(
+            qs,
+            qds,
+            pd,
+            td,
+            hd,
+            &clamping,
+            opts.baumgarte,
+        )
+    })
+    .ok_or(ContactError::Singular { t })?
+    .finite()
+    .ok_or(ContactError::NonFinite { t })
+}
+
+/// The dual-number lanes of one pass of [`jacobians_by_duals`].
+pub(crate) const DUAL_LANES: usize = 8;
+
+impl<const NQ: usize, const NP: usize> ContactStepJacobians<NQ, NP> {
+    /// `Some(self)` when every entry is finite.
+    pub(crate) fn finite(self) -> Option<Self> {
+        let all = [
+            self.pos_pos.as_slice(),
+            self.pos_vel.as_slice(),
+            self.vel_pos.as_slice(),
+            self.vel_vel.as_slice(),
+            self.pos_par.as_slice(),
+            self.vel_par.as_slice(),
+        ];
+        all.iter()
+            .all(|s| s.iter().all(|v| v.is_finite()))
+            .then_some(self)
+    }
+}
+
+/// The Jacobians of `step` (`(q, q̇, p) ↦ (q', q̇')`, over dual numbers) at `(q, q̇, p)`,
+/// seeded `DUAL_LANES` directions a pass over the state and the parameters; `None` when a
+/// pass fails. `next` is the step's value at the point and `clamping` the set it held.
+pub(crate) fn jacobians_by_duals<const NQ: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    pv: &[f64; NP],
+    clamping: Vec<usize>,
+    next: (SVector<f64, NQ>, SVector<f64, NQ>),
+    step: impl Fn(
+        &SVector<Dual<DUAL_LANES>, NQ>,
+        &SVector<Dual<DUAL_LANES>, NQ>,
+        &[Dual<DUAL_LANES>; NP],
+    ) -> Option<(SVector<Dual<DUAL_LANES>, NQ>, SVector<Dual<DUAL_LANES>, NQ>)>,
+) -> Option<ContactStepJacobians<NQ, NP>> {
+    const N: usize = DUAL_LANES;
     let mut out = ContactStepJacobians {
         pos_pos: SMatrix::zeros(),
         pos_vel: SMatrix::zeros(),
@@ -234,11 +313,9 @@ where
         vel_vel: SMatrix::zeros(),
         pos_par: SMatrix::zeros(),
         vel_par: SMatrix::zeros(),
-        clamping: clamping.clone(),
+        clamping,
         next,
     };
-    let td = Dual::<N>::constant(t);
-    let hd = Dual::<N>::constant(h);
     // Directions: q (0 … NQ−1), q̇ (NQ … 2NQ−1), p (2NQ … 2NQ+NP−1), N a pass.
     let total = 2 * NQ + NP;
     for first in (0..total).step_by(N) {
@@ -252,16 +329,7 @@ where
         let qs = SVector::<Dual<N>, NQ>::from_fn(|i, _| seeded(q[i], i));
         let qds = SVector::<Dual<N>, NQ>::from_fn(|i, _| seeded(qd[i], NQ + i));
         let pd: [Dual<N>; NP] = core::array::from_fn(|k| seeded(pv[k], 2 * NQ + k));
-        let (qn, qdn) = contact_step_generic::<M, Dual<N>, NQ, NC, DOF, NI, NP>(
-            &qs,
-            &qds,
-            &pd,
-            td,
-            hd,
-            &clamping,
-            opts.baumgarte,
-        )
-        .ok_or(ContactError::Singular { t })?;
+        let (qn, qdn) = step(&qs, &qds, &pd)?;
         for k in 0..N {
             let dir = first + k;
             if dir >= total {
@@ -282,16 +350,5 @@ where
             }
         }
     }
-    let all = [
-        out.pos_pos.as_slice(),
-        out.pos_vel.as_slice(),
-        out.vel_pos.as_slice(),
-        out.vel_vel.as_slice(),
-        out.pos_par.as_slice(),
-        out.vel_par.as_slice(),
-    ];
-    if all.iter().any(|s| s.iter().any(|v| !v.is_finite())) {
-        return Err(ContactError::NonFinite { t });
-    }
-    Ok(out)
+    Some(out)
 }

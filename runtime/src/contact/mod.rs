@@ -34,8 +34,9 @@ pub use crate::mechanism::Friction;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
 pub use friction::{
     friction_accelerations, friction_accelerations_with_modes, friction_impact,
-    simulate_friction_adaptive, AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent,
-    FrictionOptions, FrictionSolve, FrictionTrajectory,
+    friction_step_generic, friction_step_jacobians, simulate_friction_adaptive,
+    AdaptiveFrictionOptions, ContactMode, FrictionError, FrictionEvent, FrictionOptions,
+    FrictionSolve, FrictionTrajectory,
 };
 pub use joint_friction::{
     joint_friction_accelerations, simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions,

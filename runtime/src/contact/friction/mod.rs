@@ -650,7 +650,9 @@ fn check(opts: &FrictionOptions) -> Result<(), FrictionError> {
     Ok(())
 }
 
+mod linearise;
 mod simulate;
+pub use linearise::{friction_step_generic, friction_step_jacobians};
 pub use simulate::{
     simulate_friction_adaptive, AdaptiveFrictionOptions, FrictionEvent, FrictionTrajectory,
 };
