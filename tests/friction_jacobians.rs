@@ -8,12 +8,15 @@
 //! `friction_accelerations` to 1e-12, and its state Jacobians equal central differences of
 //! that step — the solver itself, the modes re-solved at each perturbed state, or held by
 //! `friction_accelerations_with_modes` where a contact sticks — to 1e-6 relative per block;
-//! the parameter Jacobians equal central differences of the generic step at `f64`.
+//! the parameter Jacobians equal central differences of the generic step at `f64`. The same
+//! for dry friction in a joint (`joint_friction_step_jacobians`): a slider crank with a rough
+//! rail, sliding and sticking, against `joint_friction_accelerations`.
 
 use mechgen::nalgebra::{SMatrix, SVector};
 use mechgen::runtime::contact::{
     friction_accelerations, friction_accelerations_with_modes, friction_step_generic,
-    friction_step_jacobians, ContactMode, FrictionOptions,
+    friction_step_jacobians, joint_friction_accelerations, joint_friction_step_generic,
+    joint_friction_step_jacobians, ContactMode, FrictionOptions, JointFrictionOptions, JointMode,
 };
 use mechgen::runtime::{Dynamics, GenericFriction};
 use rand::{RngExt, SeedableRng};
@@ -80,6 +83,32 @@ mechgen::mechanism! {
         force th = tau;
         constraint a * vec2(cos(th), sin(th)) + b * vec2(cos(ph), sin(ph)) == vec2(s, ys);
         inequality floor: ys >= 0.0, friction = 0.4, tangent = s;
+    }
+}
+
+mechgen::mechanism! {
+    #![generic]
+    /// A slider crank whose slider rubs on a rough rail (dry friction in a joint).
+    pub mod rail_crank {
+        param a = 0.1;
+        param b = 0.3;
+        param tau = 0.4;
+        param g = 9.81;
+        coord th = 0.3;
+        coord ph = -0.1;
+        coord s = 0.39;
+        coord ys = 0.0;
+        body crank { mass = 0.5, inertia = 0.001, frame = frame(vec2(0.5 * a * cos(th), 0.5 * a * sin(th)), th) }
+        body rod {
+            mass = 0.8,
+            inertia = 0.006,
+            frame = frame(vec2(a * cos(th) + 0.5 * b * cos(ph), a * sin(th) + 0.5 * b * sin(ph)), ph)
+        }
+        body slider { mass = 1.2, com = vec2(s, ys) }
+        gravity = vec2(0.0, -g);
+        force th = tau * cos(th);
+        constraint a * vec2(cos(th), sin(th)) + b * vec2(cos(ph), sin(ph)) == vec2(s, ys);
+        constraint rail: ys == 0.0, friction = 0.4, slip = s;
     }
 }
 
@@ -301,4 +330,96 @@ fn a_slider_crank_on_a_rough_floor() {
     }
     assert!(seen.get("slide").copied().unwrap_or(0) >= 10, "{seen:?}");
     assert!(seen.get("stick").copied().unwrap_or(0) >= 4, "{seen:?}");
+}
+
+#[test]
+fn a_slider_crank_with_a_rough_rail_joint() {
+    type M = rail_crank::Model;
+    const NP: usize = rail_crank::generic::NP;
+    let mut rng = ChaCha8Rng::seed_from_u64(39);
+    let opts = JointFrictionOptions::default();
+    let mut seen = std::collections::BTreeMap::new();
+    for k in 0..40 {
+        // Strong drives slide; weak ones at rest stick.
+        let drive = if k % 3 == 0 { 0.3 } else { 3.0 };
+        let p = rail_crank::Params {
+            tau: rng.random_range(-drive..drive),
+            ..Default::default()
+        };
+        let th: f64 = rng.random_range(-3.0..3.0);
+        let ph = -(p.a * th.sin() / p.b).asin();
+        let s = p.a * th.cos() + p.b * ph.cos();
+        let w: f64 = if k % 3 == 0 {
+            0.0
+        } else {
+            rng.random_range(-4.0..4.0)
+        };
+        let phd = -p.a * th.cos() * w / (p.b * ph.cos());
+        let sd = -p.a * th.sin() * w - p.b * ph.sin() * phd;
+        let q = SVector::from([th, ph, s, 0.0]);
+        let qd = SVector::from([w, phd, sd, 0.0]);
+        let (jac, modes) =
+            joint_friction_step_jacobians::<M, 4, 3, 1, 1, NP>(&q, &qd, &p, 0.0, H, &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+        let solve = joint_friction_accelerations::<M, 4, 3, 1, 1>(&q, &qd, &p, 0.0, &opts)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let v = qd + solve.qdd * H;
+        assert!((jac.next.1 - v).amax() <= 1e-12 * v.amax().max(1.0));
+        // The solver's step, its modes required to stay.
+        let step = |q: &SVector<f64, 4>, qd: &SVector<f64, 4>| {
+            let s = joint_friction_accelerations::<M, 4, 3, 1, 1>(q, qd, &p, 0.0, &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.modes, modes);
+            let v = qd + s.qdd * H;
+            (q + v * H, v)
+        };
+        // The generic step at f64 with the modes held (for the velocity columns of a
+        // sticking joint: a perturbed slip would start it sliding).
+        let nhat: Vec<Vec<f64>> = vec![vec![solve.lambda[2].signum()]];
+        let pv = rail_crank::generic::param_values(&p);
+        let held = |q: &SVector<f64, 4>, qd: &SVector<f64, 4>| {
+            joint_friction_step_generic::<M, f64, 4, 3, 1, 1, NP>(
+                q, qd, &pv, 0.0, H, &modes, &nhat, &opts,
+            )
+            .unwrap_or_else(|| panic!("singular"))
+        };
+        // Held where the slip is (nearly) zero: sticking, or sliding from rest.
+        let vs = (rail_crank::slip_jacobian(&q, &p, 0.0) * qd)[0];
+        let sticks = modes[0] == JointMode::Stick || vs.abs() < 1e-4;
+        let d = 1e-6;
+        for j in 0..4 {
+            let e = SVector::<f64, 4>::from_fn(|i, _| if i == j { d } else { 0.0 });
+            let (a, b) = (step(&(q + e), &qd), step(&(q - e), &qd));
+            for (ours, fd) in [
+                (jac.pos_pos.column(j), (a.0 - b.0) / (2.0 * d)),
+                (jac.vel_pos.column(j), (a.1 - b.1) / (2.0 * d)),
+            ] {
+                let scale = fd.amax().max(1.0);
+                assert!((ours - fd).amax() < 1e-6 * scale, "q column {j}, {modes:?}");
+            }
+            let (a, b) = if sticks {
+                (held(&q, &(qd + e)), held(&q, &(qd - e)))
+            } else {
+                (step(&q, &(qd + e)), step(&q, &(qd - e)))
+            };
+            for (ours, fd) in [
+                (jac.pos_vel.column(j), (a.0 - b.0) / (2.0 * d)),
+                (jac.vel_vel.column(j), (a.1 - b.1) / (2.0 * d)),
+            ] {
+                let scale = fd.amax().max(1.0);
+                assert!(
+                    (ours - fd).amax() < 1e-6 * scale,
+                    "qd column {j}, {modes:?}"
+                );
+            }
+        }
+        let kind = match modes[0] {
+            JointMode::Stick => "stick",
+            JointMode::Slide(_) => "slide",
+            JointMode::Free => "free",
+        };
+        *seen.entry(kind).or_insert(0) += 1;
+    }
+    assert!(seen.get("slide").copied().unwrap_or(0) >= 15, "{seen:?}");
+    assert!(seen.get("stick").copied().unwrap_or(0) >= 3, "{seen:?}");
 }

@@ -90,8 +90,8 @@ pub use error::{
 };
 pub use lanes::F64x4;
 pub use mechanism::{
-    Dynamics, Friction, GenericDynamics, GenericFriction, GenericInequalities, Inequalities,
-    JointFriction, Mechanism, StepDerivatives,
+    Dynamics, Friction, GenericDynamics, GenericFriction, GenericInequalities,
+    GenericJointFriction, Inequalities, JointFriction, Mechanism, StepDerivatives,
 };
 pub use nalgebra;
 pub use real::Real;

@@ -311,6 +311,33 @@ pub trait GenericFriction<
     ) -> SVector<S, NT>;
 }
 
+/// The constraint Jacobian and the slips of a `#![generic]` module with dry friction in its
+/// joints, over any scalar: what the joint-friction step's Jacobians
+/// ([`joint_friction_step_jacobians`](crate::contact::joint_friction_step_jacobians))
+/// evaluate with dual numbers. Implemented by the generated `Model`.
+pub trait GenericJointFriction<
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NS: usize,
+    const NP: usize,
+>: GenericDynamics<NQ, NC, DOF, NP> + JointFriction<NQ, NC, DOF, NS>
+{
+    /// `C_J = ∂C/∂q`.
+    fn jacobian_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NC, NQ>;
+    /// `J_s`, the slips' Jacobian.
+    fn slip_jacobian_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SMatrix<S, NS, NQ>;
+    /// `s₀`, the part of the slip velocities free of `q̇`.
+    fn slip_jacobian_t_s<S: Real>(q: &SVector<S, NQ>, p: &[S; NP], t: S) -> SVector<S, NS>;
+    /// `γ_s` of `v̇_s = J_s q̈ − γ_s`.
+    fn slip_gamma_s<S: Real>(
+        q: &SVector<S, NQ>,
+        qd: &SVector<S, NQ>,
+        p: &[S; NP],
+        t: S,
+    ) -> SVector<S, NS>;
+}
+
 /// The symbolic derivatives of the dynamics terms of a module generated with `#![generic]`
 /// and `#![derivatives]` (implemented by its `Model`): what
 /// [`step_jacobians_symbolic`](crate::step::step_jacobians_symbolic) composes the step's Jacobian from,

@@ -177,6 +177,39 @@ pub(crate) fn generic_module(
     } else {
         TokenStream::new()
     };
+    let joint_friction = if !dynamics.is_empty()
+        && has("jacobian")
+        && has("slip_jacobian")
+        && has("slip_jacobian_t")
+        && has("slip_gamma")
+    {
+        quote! {
+            impl #krate::runtime::GenericJointFriction<NQ, NC, DOF, NS, { generic::NP }> for Model {
+                fn jacobian_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SMatrix<S, NC, NQ> {
+                    generic::jacobian(q, p, t)
+                }
+                fn slip_jacobian_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SMatrix<S, NS, NQ> {
+                    generic::slip_jacobian(q, p, t)
+                }
+                fn slip_jacobian_t_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NS> {
+                    generic::slip_jacobian_t(q, p, t)
+                }
+                fn slip_gamma_s<S: #krate::runtime::Real>(
+                    q: &SVector<S, NQ>, qd: &SVector<S, NQ>, p: &[S; generic::NP], t: S
+                ) -> SVector<S, NS> {
+                    generic::slip_gamma(q, qd, p, t)
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let step_derivatives = if dynamics.is_empty() {
         TokenStream::new()
     } else {
@@ -214,6 +247,7 @@ pub(crate) fn generic_module(
         #dynamics
         #inequalities
         #friction
+        #joint_friction
         #step_derivatives
     })
 }

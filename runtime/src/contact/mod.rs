@@ -39,9 +39,10 @@ pub use friction::{
     FrictionSolve, FrictionTrajectory,
 };
 pub use joint_friction::{
-    joint_friction_accelerations, simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions,
-    JointFrictionError, JointFrictionEvent, JointFrictionOptions, JointFrictionSolve,
-    JointFrictionTrajectory, JointMode,
+    joint_friction_accelerations, joint_friction_step_generic, joint_friction_step_jacobians,
+    simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions, JointFrictionError,
+    JointFrictionEvent, JointFrictionOptions, JointFrictionSolve, JointFrictionTrajectory,
+    JointMode,
 };
 pub use linearise::{contact_step_generic, contact_step_jacobians, ContactStepJacobians};
 

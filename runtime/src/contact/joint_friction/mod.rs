@@ -617,7 +617,9 @@ where
     Ok(finish(&pb, modes, sol))
 }
 
+mod linearise;
 mod simulate;
+pub use linearise::{joint_friction_step_generic, joint_friction_step_jacobians};
 pub use simulate::{
     simulate_joint_friction_adaptive, AdaptiveJointFrictionOptions, JointFrictionEvent,
     JointFrictionTrajectory,
