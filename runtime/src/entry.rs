@@ -23,6 +23,7 @@ use crate::ali3p::{simulate_ali3p, Adaptive, Ali3pOptions};
 use crate::error::{OdeError, SimError};
 
 mod accuracy;
+mod events;
 use crate::mechanism::{Dynamics, Mechanism};
 use crate::ode::Dopri5Options;
 use crate::simulate::{
@@ -31,6 +32,8 @@ use crate::simulate::{
 };
 use accuracy::control;
 pub use accuracy::{Accuracy, GlobalError};
+use events::Runner;
+pub use events::{Event, EventKind};
 
 /// The state a simulation starts from: time, coordinates and their velocities.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -196,8 +199,12 @@ pub struct Simulation<const NQ: usize, const NC: usize> {
     /// hand-overs).
     pub stretches: Vec<Stretch>,
     /// The estimated global error at the outputs and whether it meets the tolerances
-    /// (`None` with [`Accuracy::Local`] or a fixed-step integrator).
+    /// (`None` with [`Accuracy::Local`], a fixed-step integrator, or the event-located route
+    /// of a model with contacts or friction, whose tolerances are local).
     pub global_error: Option<GlobalError>,
+    /// The located events of a model with contacts or friction (impacts, lift-offs,
+    /// stick–slip transitions) in time order; empty for other models.
+    pub events: Vec<Event>,
 }
 
 impl<const NQ: usize, const NC: usize> std::ops::Deref for Simulation<NQ, NC> {
@@ -241,9 +248,12 @@ impl<const NQ: usize, const NC: usize> Simulation<NQ, NC> {
 /// (`src/guide.rs` of the `mechgen` crate has this as a running example.)
 ///
 /// Errors: [`SimError::InvalidInput`] for unusable input (times, options, a non-finite
-/// start); [`SimError::NotSmooth`] for a model with inequality constraints or joint friction
-/// (naming the `contact` function that simulates it); otherwise the last route's error where
-/// no route passes a stretch, or after [`Options::max_handovers`] hand-overs.
+/// start); for a model with inequality constraints or joint friction, which `Route::Auto`
+/// carries by its event-located route ([`Simulation::events`]), the `contact` simulator's
+/// error ([`SimError::Contact`], [`SimError::Friction`], [`SimError::JointFriction`]) or
+/// [`SimError::NotSmooth`] when a smooth route is asked for by name; otherwise the last
+/// route's error where no route passes a stretch, or after [`Options::max_handovers`]
+/// hand-overs.
 pub fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
     _model: M,
     p: &M::Params,
@@ -254,6 +264,17 @@ pub fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
+    if opts.route == Route::Auto {
+        let runner = Runner {
+            p,
+            start,
+            t_end,
+            opts,
+        };
+        if let Some(run) = M::event_route(runner) {
+            return run;
+        }
+    }
     if let Some((route, names)) = M::NOT_SMOOTH {
         return Err(SimError::NotSmooth { route, names });
     }
@@ -302,6 +323,7 @@ where
                 reason: None,
             }],
             global_error: None,
+            events: Vec::new(),
         });
     }
     auto::<M, NQ, NC, DOF>(p, start, t_end, grid, opts)
@@ -376,9 +398,12 @@ where
 /// the input, which no other route passes.
 fn failure_time(e: &SimError) -> Option<f64> {
     match e {
-        SimError::InvalidInput(_) | SimError::NotSmooth { .. } | SimError::OffManifold { .. } => {
-            None
-        }
+        SimError::InvalidInput(_)
+        | SimError::NotSmooth { .. }
+        | SimError::OffManifold { .. }
+        | SimError::Contact(_)
+        | SimError::Friction(_)
+        | SimError::JointFriction(_) => None,
         SimError::Assembly { t, .. }
         | SimError::PartitionCrossed { t_prev: t, .. }
         | SimError::NoHealthyPartition { t, .. }
@@ -583,5 +608,6 @@ where
         trajectory: joined.traj,
         stretches,
         global_error: None,
+        events: Vec::new(),
     })
 }

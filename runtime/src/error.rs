@@ -552,6 +552,16 @@ pub enum SimError {
         /// `σ_r / σ_max` at the nearest accepted state.
         ratio: f64,
     },
+    /// The event-located route of a model with frictionless contacts failed
+    /// ([`crate::contact::simulate_contact_adaptive`]).
+    Contact(ContactError),
+    /// The event-located route of a model with Coulomb friction at its contacts failed
+    /// ([`crate::contact::simulate_friction_adaptive`]; e.g. the Painlevé paradox's
+    /// inconsistent case).
+    Friction(crate::contact::FrictionError),
+    /// The event-located route of a model with dry friction in its joints failed
+    /// ([`crate::contact::simulate_joint_friction_adaptive`]).
+    JointFriction(crate::contact::JointFrictionError),
     /// The initial state of an unprojected simulation (`project: false`) is not on the
     /// constraint manifold: `‖C(q0)‖ > tol` or `‖C_J q̇0 + C_t‖ > tol · max(1, ‖q̇0‖)`,
     /// `tol = max(opts.assembly.tol, 1e-9)`.
@@ -576,10 +586,14 @@ impl fmt::Display for SimError {
             SimError::InvalidInput(why) => write!(f, "invalid simulation input: {why}"),
             SimError::NotSmooth { route, names } => write!(
                 f,
-                "the model has inequality constraints or joint friction ({}), which simulate's \
-                 routes do not carry: simulate it with mechgen::runtime::{route}",
+                "the model has inequality constraints or joint friction ({}), which the smooth \
+                 routes do not carry: simulate it with Route::Auto (the event-located route) or \
+                 mechgen::runtime::{route}",
                 names.join(", ")
             ),
+            SimError::Contact(e) => fmt::Display::fmt(e, f),
+            SimError::Friction(e) => fmt::Display::fmt(e, f),
+            SimError::JointFriction(e) => fmt::Display::fmt(e, f),
             // The assembly error is the source, not repeated here.
             SimError::Assembly { t, .. } => write!(f, "projection onto C = 0 at t = {t} failed"),
             // Transparent wrappers: the inner error's text, and its source.

@@ -82,7 +82,9 @@ pub mod velocity;
 pub use csv::write_csv;
 pub use dual::Dual;
 #[cfg(feature = "std")]
-pub use entry::{simulate, Accuracy, GlobalError, Options, Route, Simulation, State, Stretch};
+pub use entry::{
+    simulate, Accuracy, Event, EventKind, GlobalError, Options, Route, Simulation, State, Stretch,
+};
 #[cfg(feature = "std")]
 pub use error::{
     AssemblyError, ContactError, DynamicsError, KinematicsError, Located, OdeError, SimError,
@@ -100,6 +102,7 @@ pub use trig::{sin_cos, sin_cos_pair};
 /// What generated code calls and users do not: not part of the API.
 #[doc(hidden)]
 pub mod __generated {
+    pub use crate::mechanism::EventRoutes;
     pub use crate::real::{lesser, smallest};
     pub use crate::reexpress::in_independent;
 }

@@ -104,10 +104,23 @@ pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
     /// What the smooth routes of [`simulate`](crate::simulate()) cannot carry: `None` (the
     /// default) for a model of equality constraints only, or the runtime function that
     /// simulates the model and the names of its inequality constraints or frictional joints.
-    /// Generated models with `inequality` items or joint friction set it, and `simulate`
-    /// refuses them with [`SimError::NotSmooth`](crate::SimError::NotSmooth) naming that
-    /// function, rather than simulate them as if the inequalities were not there.
+    /// Generated models with `inequality` items or joint friction set it, and `simulate`'s
+    /// smooth routes, asked for by name, refuse them with
+    /// [`SimError::NotSmooth`](crate::SimError::NotSmooth) naming that function, rather than
+    /// simulate them as if the inequalities were not there (`Route::Auto` carries them by
+    /// [`Dynamics::event_route`]).
     const NOT_SMOOTH: Option<(&'static str, &'static [&'static str])> = None;
+    /// The event-located route of [`simulate`](crate::simulate()) for a model with contacts
+    /// or friction: generated models with `inequality` items or joint friction call the
+    /// route of [`EventRoutes`] that fits them; `None` (the default) for the others, which
+    /// the smooth routes carry. Not for users to call: use `simulate`.
+    #[doc(hidden)]
+    fn event_route<R: EventRoutes<Self, NQ, NC, DOF>>(_routes: R) -> Option<R::Output>
+    where
+        Self: Sized,
+    {
+        None
+    }
     /// Generalised mass matrix `M(q, p, t)` (symmetric, `NQ × NQ`).
     fn mass_matrix(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NQ, NQ>;
     /// Generalised forces `f(q, q̇, p, t)`: applied forces plus the quadratic-velocity
@@ -174,6 +187,31 @@ pub trait GenericDynamics<const NQ: usize, const NC: usize, const DOF: usize, co
         p: &[S; NP],
         t: S,
     ) -> SVector<S, NQ>;
+}
+
+/// The event-located routes of a model with contacts or friction, one per kind: what a
+/// generated model's [`Dynamics::event_route`] calls (a visitor: the model knows which of
+/// its traits it implements, `simulate` does not). Implemented by the runtime's `simulate`
+/// (std); not for users.
+#[doc(hidden)]
+pub trait EventRoutes<M, const NQ: usize, const NC: usize, const DOF: usize>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    /// What the route returns.
+    type Output;
+    /// A model with frictionless contacts.
+    fn contact<const NI: usize>(self) -> Self::Output
+    where
+        M: Inequalities<NQ, NC, DOF, NI>;
+    /// A model with Coulomb friction at its contacts.
+    fn friction<const NI: usize, const NT: usize>(self) -> Self::Output
+    where
+        M: Friction<NQ, NC, DOF, NI, NT>;
+    /// A model with dry friction in its joints.
+    fn joint_friction<const NS: usize>(self) -> Self::Output
+    where
+        M: JointFriction<NQ, NC, DOF, NS>;
 }
 
 /// Inequality constraints `g(q, p, t) ≥ 0` of a mechanism with dynamics (generated for

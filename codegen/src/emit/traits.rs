@@ -80,9 +80,11 @@ pub(crate) fn model_impls(
         }
     };
     let not_smooth = not_smooth(
+        krate,
         !inequalities.is_empty(),
         !friction.is_empty(),
         !joint_friction.is_empty(),
+        true,
     );
     let (mass_nonzeros, dynamics_impl) = if dynamics.is_empty() {
         (TokenStream::new(), TokenStream::new())
@@ -225,28 +227,48 @@ pub(crate) fn chart_type(name: &str) -> proc_macro2::Ident {
 /// `Dynamics::NOT_SMOOTH` for a model with inequalities (with or without friction at them)
 /// or joint friction: the runtime function that simulates it and the constraints'
 /// names, so that `simulate` refuses it rather than drop them. Nothing otherwise.
-fn not_smooth(inequalities: bool, friction: bool, joint_friction: bool) -> TokenStream {
-    let (route, names) = if joint_friction {
+fn not_smooth(
+    krate: &TokenStream,
+    inequalities: bool,
+    friction: bool,
+    joint_friction: bool,
+    hook: bool,
+) -> TokenStream {
+    let (route, names, call) = if joint_friction {
         (
             "contact::simulate_joint_friction_adaptive",
             quote!(JOINT_FRICTION_NAMES),
+            quote!(joint_friction::<NS>),
         )
     } else if friction {
         (
             "contact::simulate_friction_adaptive",
             quote!(INEQUALITY_NAMES),
+            quote!(friction::<NI, NT>),
         )
     } else if inequalities {
         (
             "contact::simulate_contact_adaptive",
             quote!(INEQUALITY_NAMES),
+            quote!(contact::<NI>),
         )
     } else {
         return TokenStream::new();
     };
+    // `simulate`'s event-located route: the runtime's visitor, told which route fits.
+    let hook = hook.then(|| {
+        quote! {
+            fn event_route<R: #krate::runtime::__generated::EventRoutes<Self, NQ, NC, DOF>>(
+                routes: R,
+            ) -> Option<R::Output> {
+                Some(routes.#call())
+            }
+        }
+    });
     quote! {
         const NOT_SMOOTH: Option<(&'static str, &'static [&'static str])> =
             Some((#route, &#names));
+        #hook
     }
 }
 
@@ -274,10 +296,18 @@ fn chart_impls(
     let mechanism = methods_calling(table, Trait::Mechanism, opts, &call);
     let dynamics = methods_calling(table, Trait::Dynamics, opts, &call);
     let inequalities = methods_calling(table, Trait::Inequalities, opts, &call);
-    let not_smooth = not_smooth(
-        !inequalities.is_empty(),
+    let (friction, joint_friction) = (
         !methods_calling(table, Trait::Friction, opts, &call).is_empty(),
         !methods_calling(table, Trait::JointFriction, opts, &call).is_empty(),
+    );
+    // A chart's type implements `Inequalities` but not the friction traits: the event route
+    // for frictionless contacts only (with friction, `NotSmooth` names the function).
+    let not_smooth = not_smooth(
+        krate,
+        !inequalities.is_empty(),
+        friction,
+        joint_friction,
+        !friction && !joint_friction,
     );
     let dynamics_impl = (!dynamics.is_empty()).then(|| {
         quote! {

@@ -530,6 +530,11 @@ pub mod ramp {
             "contact::simulate_contact_adaptive",
             &INEQUALITY_NAMES,
         ));
+        fn event_route<
+            R: ::mechgen::runtime::__generated::EventRoutes<Self, NQ, NC, DOF>,
+        >(routes: R) -> Option<R::Output> {
+            Some(routes.contact::<NI>())
+        }
         #[inline]
         fn mass_matrix(
             q: &SVector<f64, NQ>,

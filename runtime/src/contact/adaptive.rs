@@ -354,11 +354,12 @@ where
             record(&mut out, *tt, &y.a, y.b);
         }
         match (sol.stopped, sol.event) {
-            (Some((te, ye)), Some(_)) => {
+            (Some((te, ye)), Some(e)) => {
                 events += 1;
                 if events > opts.max_events {
                     return Err(ContactError::TooManyEvents { t: te });
                 }
+                out.event_contacts.push(e);
                 // The next phase starts with a step like the last ones.
                 let steps = sol.stats.steps.max(1) as f64;
                 h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));

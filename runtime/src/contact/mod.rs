@@ -487,6 +487,9 @@ pub struct ContactTrajectory<const NQ: usize> {
     pub lcp_steps: usize,
     /// Times of the located events (impacts and activations).
     pub events: Vec<f64>,
+    /// The inequality whose crossing each event is ([`simulate_contact_adaptive`]; empty
+    /// for the fixed-step route).
+    pub event_contacts: Vec<usize>,
     /// Impacts applied (events where some contact took an impulse).
     pub impacts: usize,
     /// Contacts that took an impulse at each impact.
