@@ -5,6 +5,7 @@
 
 use nalgebra::SVector;
 
+use super::phases::{next_h0, phase_grid, Record};
 use super::{
     accelerations_excluding, contact_accelerations, impact_with, ContactError, ContactOptions,
     ContactPath, ContactTrajectory, Inequalities,
@@ -248,9 +249,7 @@ pub fn simulate_contact_adaptive<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
-        return Err(ContactError::InvalidOptions("need finite t0 < t1"));
-    }
+    let grid = phase_grid(t0, t1, &opts.output_times).map_err(ContactError::InvalidOptions)?;
     let tol = opts.contact.active_tol;
     if !(tol > 0.0 && tol.is_finite()) {
         return Err(ContactError::InvalidOptions(
@@ -262,26 +261,9 @@ where
             "rest_height must be non-negative and finite",
         ));
     }
-    let mut grid: Vec<f64> = opts
-        .output_times
-        .iter()
-        .copied()
-        .filter(|&x| x > t0 && x < t1)
-        .collect();
-    if grid.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(ContactError::InvalidOptions(
-            "output times must be strictly ascending",
-        ));
-    }
-    grid.push(t1);
     let mut out = ContactTrajectory::<NQ>::default();
     let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
-    let record = |out: &mut ContactTrajectory<NQ>, t: f64, q: &SVector<f64, NQ>, qd| {
-        out.t.push(t);
-        out.q.push(*q);
-        out.qd.push(qd);
-    };
-    record(&mut out, t, &q, qd);
+    out.record(t, &q, qd);
     let mut sys = Phase::<M, NQ, NC, DOF, NI> {
         p,
         opts,
@@ -351,7 +333,7 @@ where
             out.qdd.push(s.qdd);
             out.handled.push(s.handled);
             out.iterations.push(s.iterations);
-            record(&mut out, *tt, &y.a, y.b);
+            out.record(*tt, &y.a, y.b);
         }
         match (sol.stopped, sol.event) {
             (Some((te, ye)), Some(e)) => {
@@ -361,17 +343,16 @@ where
                 }
                 out.event_contacts.push(e);
                 // The next phase starts with a step like the last ones.
-                let steps = sol.stats.steps.max(1) as f64;
-                h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));
+                h0 = Some(next_h0(t, te, sol.stats.steps));
                 t = te;
                 q = ye.a;
                 qd = ye.b;
                 out.events.push(t);
-                record(&mut out, t, &q, qd);
+                out.record(t, &q, qd);
             }
             _ => {
                 let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
-                record(&mut out, t1, &last.a, last.b);
+                out.record(t1, &last.a, last.b);
                 break;
             }
         }

@@ -29,6 +29,7 @@ mod adaptive;
 mod friction;
 mod joint_friction;
 mod linearise;
+mod phases;
 /// The friction data a model provides ([`crate::Friction`], here for the solvers' callers).
 pub use crate::mechanism::Friction;
 pub use adaptive::{simulate_contact_adaptive, AdaptiveContactOptions};
@@ -495,6 +496,8 @@ pub struct ContactTrajectory<const NQ: usize> {
     /// Contacts that took an impulse at each impact.
     pub impact_contacts: Vec<Vec<usize>>,
 }
+
+phases::impl_record!(ContactTrajectory);
 
 /// The contacts whose impact is a *micro-impact*, taken as plastic (restitution 0): the
 /// approach speed `|v_k|` is at most what the step's acceleration `q̈` gives the contact

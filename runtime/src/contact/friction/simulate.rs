@@ -2,6 +2,7 @@
 //! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
 //! stop), impacts with friction between them.
 
+use crate::contact::phases::{impl_record, next_h0, phase_grid, Record};
 use crate::contact::{contact_accelerations, dmat, dvec, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
@@ -72,6 +73,8 @@ pub struct FrictionTrajectory<const NQ: usize> {
     /// Impacts applied (with friction: [`friction_impact`]).
     pub impacts: usize,
 }
+
+impl_record!(FrictionTrajectory);
 
 /// One smooth phase: fixed contact modes, one event function per contact.
 struct Phase<
@@ -267,34 +270,17 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(&opts.friction)?;
-    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
-        return Err(ContactError::InvalidOptions("need finite t0 < t1").into());
-    }
+    let grid = phase_grid(t0, t1, &opts.output_times).map_err(ContactError::InvalidOptions)?;
     if !(opts.rest_height >= 0.0 && opts.rest_height.is_finite()) {
         return Err(
             ContactError::InvalidOptions("rest_height must be non-negative and finite").into(),
         );
     }
-    let mut grid: Vec<f64> = opts
-        .output_times
-        .iter()
-        .copied()
-        .filter(|&x| x > t0 && x < t1)
-        .collect();
-    if grid.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(ContactError::InvalidOptions("output times must be strictly ascending").into());
-    }
-    grid.push(t1);
     let copts = &opts.friction.contact;
     let tol = copts.active_tol;
     let mut out = FrictionTrajectory::<NQ>::default();
     let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
-    let record = |out: &mut FrictionTrajectory<NQ>, t: f64, q: &SVector<f64, NQ>, qd| {
-        out.t.push(t);
-        out.q.push(*q);
-        out.qd.push(qd);
-    };
-    record(&mut out, t, &q, qd);
+    out.record(t, &q, qd);
     let mut no_stick = [false; NI];
     // A contact whose normal force just reached zero (`Release`) starts the next phase open:
     // at the event its force is zero to rounding, and re-enumerating would let it close again
@@ -395,7 +381,7 @@ where
         })?;
         for (tt, y) in sol.t.iter().zip(&sol.y) {
             if *tt != t1 {
-                record(&mut out, *tt, &y.a, y.b);
+                out.record(*tt, &y.a, y.b);
             }
         }
         match (sol.stopped, sol.event) {
@@ -419,17 +405,16 @@ where
                     FrictionEvent::Release => released[k] = true,
                     _ => {}
                 }
-                let steps = sol.stats.steps.max(1) as f64;
-                h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));
+                h0 = Some(next_h0(t, te, sol.stats.steps));
                 t = te;
                 q = ye.a;
                 qd = ye.b;
                 out.events.push((t, k, kind));
-                record(&mut out, t, &q, qd);
+                out.record(t, &q, qd);
             }
             _ => {
                 let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
-                record(&mut out, t1, &last.a, last.b);
+                out.record(t1, &last.a, last.b);
                 break;
             }
         }

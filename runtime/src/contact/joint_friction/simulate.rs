@@ -2,6 +2,7 @@
 //! modes on DOPRI5, their ends located as events on its dense output (slip, stop, reversal of
 //! a one-row normal).
 
+use crate::contact::phases::{impl_record, next_h0, phase_grid, Record};
 use crate::contact::{dmat, dvec};
 use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
 use nalgebra::{DMatrix, DVector, SVector};
@@ -62,6 +63,8 @@ pub struct JointFrictionTrajectory<const NQ: usize> {
     /// Each phase's start time and joint modes.
     pub phases: Vec<(f64, Vec<JointMode>)>,
 }
+
+impl_record!(JointFrictionTrajectory);
 
 /// One smooth phase: fixed modes and one-row normal signs.
 struct Phase<'a, M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
@@ -220,29 +223,11 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     check(&opts.friction)?;
-    if !(t0.is_finite() && t1.is_finite() && t1 > t0) {
-        return Err(JointFrictionError::InvalidOptions("need finite t0 < t1"));
-    }
-    let mut grid: Vec<f64> = opts
-        .output_times
-        .iter()
-        .copied()
-        .filter(|&x| x > t0 && x < t1)
-        .collect();
-    if grid.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(JointFrictionError::InvalidOptions(
-            "output times must be strictly ascending",
-        ));
-    }
-    grid.push(t1);
+    let grid =
+        phase_grid(t0, t1, &opts.output_times).map_err(JointFrictionError::InvalidOptions)?;
     let mut out = JointFrictionTrajectory::<NQ>::default();
     let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
-    let record = |out: &mut JointFrictionTrajectory<NQ>, t: f64, q: &SVector<f64, NQ>, qd| {
-        out.t.push(t);
-        out.q.push(*q);
-        out.qd.push(qd);
-    };
-    record(&mut out, t, &q, qd);
+    out.record(t, &q, qd);
     let mut no_stick = [false; NS];
     let mut events = 0usize;
     let mut h0 = opts.dopri5.h0;
@@ -299,7 +284,7 @@ where
         })?;
         for (tt, y) in sol.t.iter().zip(&sol.y) {
             if *tt != t1 {
-                record(&mut out, *tt, &y.a, y.b);
+                out.record(*tt, &y.a, y.b);
             }
         }
         match (sol.stopped, sol.event) {
@@ -320,17 +305,16 @@ where
                 if kind == JointFrictionEvent::Slip {
                     no_stick[k] = true;
                 }
-                let steps = sol.stats.steps.max(1) as f64;
-                h0 = Some(((te - t) / steps).max(f64::EPSILON * te.abs().max(1.0)));
+                h0 = Some(next_h0(t, te, sol.stats.steps));
                 t = te;
                 q = ye.a;
                 qd = ye.b;
                 out.events.push((t, k, kind));
-                record(&mut out, t, &q, qd);
+                out.record(t, &q, qd);
             }
             _ => {
                 let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
-                record(&mut out, t1, &last.a, last.b);
+                out.record(t1, &last.a, last.b);
                 break;
             }
         }
