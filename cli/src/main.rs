@@ -6,7 +6,7 @@
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
 //! mechgen stats [FILE.mech | -] [--seed N] [--equations] [--latex]
 //! mechgen check [FILE.mech | -] [--seed N]
-//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent]
+//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent] [--floating-base]
 //! mechgen import MODEL.xml [-o MODEL.mech] [--module NAME]   (MJCF, MuJoCo's format)
 //! ```
 //! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
@@ -95,6 +95,11 @@ struct ImportArgs {
     /// Keep `<mimic>` joints independent (default: an exact constraint on each).
     #[arg(long)]
     mimic_independent: bool,
+    /// Put the URDF robot's root link on a floating base (a free joint from the world:
+    /// position and unit quaternion, as Pinocchio's `JointModelFreeFlyer` root) instead of
+    /// fixing it to the world.
+    #[arg(long)]
+    floating_base: bool,
 }
 
 /// Where the mechanism comes from and how it is generated.
@@ -358,6 +363,12 @@ fn run_import(args: &ImportArgs) -> ExitCode {
         eprintln!("error: --mimic-independent is for URDF files (MJCF has no <mimic>)");
         return ExitCode::from(2);
     }
+    if mjcf && args.floating_base {
+        eprintln!(
+            "error: --floating-base is for URDF files (an MJCF body floats by its <freejoint>)"
+        );
+        return ExitCode::from(2);
+    }
     let text = if stdin {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
@@ -380,6 +391,7 @@ fn run_import(args: &ImportArgs) -> ExitCode {
         let opts = urdf::ImportOptions {
             module: args.module.clone(),
             mimic_constraints: !args.mimic_independent,
+            floating_base: args.floating_base,
             ..urdf::ImportOptions::default()
         };
         urdf::import(&text, &opts).map(|i| (i.mech, i.notes, i.module, i.coords.len()))
