@@ -1,7 +1,10 @@
 //! Robots imported from their published URDF files by `mechgen_codegen::import::urdf` in
 //! `build.rs`, and generated like any mechanism: the Universal Robots UR5 ([`ur5`], 6
-//! joints) and the Franka Emika Panda ([`panda`], 7 arm joints and 2 finger joints), both
-//! from example-robot-data 6.0.0 (`models/`, with their licences).
+//! joints) and the Franka Emika Panda ([`panda`], 7 arm joints and 2 finger joints) on a
+//! fixed base; the quadruped Solo-12 ([`solo`], 12 joints) and the humanoid Romeo
+//! ([`romeo`], `romeo_small.urdf`, 31 joints) on a floating base (position and unit
+//! quaternion of the root link: 18 and 37 degrees of freedom); all from example-robot-data
+//! 6.0.0 (`models/`, with their licences).
 //!
 //! `tests/pinocchio.rs` checks their mass matrices, forces and forward dynamics against
 //! Pinocchio's `crba`, `nonLinearEffects` and `aba` at 100 random states each (reference
@@ -11,6 +14,8 @@ use mechgen::nalgebra::{SMatrix, SVector};
 
 include!(concat!(env!("OUT_DIR"), "/ur5.rs"));
 include!(concat!(env!("OUT_DIR"), "/panda.rs"));
+include!(concat!(env!("OUT_DIR"), "/solo.rs"));
+include!(concat!(env!("OUT_DIR"), "/romeo.rs"));
 
 /// Models imported from MJCF files (`mjcf/`, written for the tests) by
 /// `mechgen_codegen::import::mjcf`, checked against MuJoCo in `tests/mujoco.rs`.
