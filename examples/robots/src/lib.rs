@@ -10,7 +10,7 @@
 //! Pinocchio's `crba`, `nonLinearEffects` and `aba` at 100 random states each (reference
 //! values in `data/`, written by `reference.py`).
 
-use mechgen::nalgebra::{SMatrix, SVector};
+use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
 include!(concat!(env!("OUT_DIR"), "/ur5.rs"));
 include!(concat!(env!("OUT_DIR"), "/panda.rs"));
@@ -39,4 +39,109 @@ pub fn forward_dynamics<const N: usize>(
     tau: &SVector<f64, N>,
 ) -> Option<SVector<f64, N>> {
     m.cholesky().map(|c| c.solve(&(f + tau)))
+}
+
+/// The rotation matrix of a unit quaternion `(w, x, y, z)`.
+fn quat_matrix([w, x, y, z]: [f64; 4]) -> Matrix3<f64> {
+    Matrix3::new(
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y - w * z),
+        2.0 * (x * z + w * y),
+        2.0 * (x * y + w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z - w * x),
+        2.0 * (x * z - w * y),
+        2.0 * (y * z + w * x),
+        1.0 - 2.0 * (x * x + y * y),
+    )
+}
+
+/// `q̇_quat = ½ q ⊗ (0, ω)`: the rates of a unit quaternion `q` turning with the angular
+/// velocity `ω` in its own axes.
+fn quat_rate([w, x, y, z]: [f64; 4], o: &Vector3<f64>) -> [f64; 4] {
+    [
+        0.5 * (-x * o[0] - y * o[1] - z * o[2]),
+        0.5 * (w * o[0] - z * o[1] + y * o[2]),
+        0.5 * (z * o[0] + w * o[1] - x * o[2]),
+        0.5 * (-y * o[0] + x * o[1] + w * o[2]),
+    ]
+}
+
+/// The base's quaternion of `q`, the base's linear and angular velocity of `v`.
+fn base_parts<const N: usize, const NV: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, NV>,
+) -> ([f64; 4], Vector3<f64>, Vector3<f64>) {
+    (
+        [q[3], q[4], q[5], q[6]],
+        Vector3::new(v[0], v[1], v[2]),
+        Vector3::new(v[3], v[4], v[5]),
+    )
+}
+
+/// The coordinate rates `q̇ = G(q) v` of a robot on a floating base (coordinates: the root
+/// link's position `p` and unit quaternion `(w, x, y, z)`, then the joints) from
+/// Pinocchio's free-flyer velocities `v = (v_lin, ω, joint rates)`, the root link's linear
+/// and angular velocity in its own axes: `ṗ = R(q) v_lin`, `q̇_quat = ½ q ⊗ (0, ω)`.
+/// `NV` is `N − 1`.
+pub fn floating_rates<const N: usize, const NV: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, NV>,
+) -> SVector<f64, N> {
+    let (quat, v_lin, omega) = base_parts(q, v);
+    let p = quat_matrix(quat) * v_lin;
+    let r = quat_rate(quat, &omega);
+    SVector::from_fn(|k, _| match k {
+        0..=2 => p[k],
+        3..=6 => r[k - 3],
+        _ => v[k - 1],
+    })
+}
+
+/// Forward dynamics of a robot on a floating base in Pinocchio's free-flyer velocities
+/// (see [`floating_rates`]): with `q̇ = G v`, the accelerations `v̇` solve
+/// `Gᵀ M G v̇ = Gᵀ (f − M Ġ v) + τ`, where `m` and `f` are the generated `mass_matrix` and
+/// `forces` at `(q, G v)` and `Ġ v = (R [ω]ₓ v_lin, ½ q̇_quat ⊗ (0, ω), 0)`: Pinocchio's
+/// `aba`. `G` is the identity on the joints, so only the seven base rows and columns are
+/// mapped. `None` when `Gᵀ M G` is not positive definite.
+pub fn floating_forward_dynamics<const N: usize, const NV: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, NV>,
+    m: &SMatrix<f64, N, N>,
+    f: &SVector<f64, N>,
+    tau: &SVector<f64, NV>,
+) -> Option<SVector<f64, NV>> {
+    let (quat, v_lin, omega) = base_parts(q, v);
+    let rot = quat_matrix(quat);
+    // G's base block (7 × 6).
+    let mut gb = SMatrix::<f64, 7, 6>::zeros();
+    gb.fixed_view_mut::<3, 3>(0, 0).copy_from(&rot);
+    for (c, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
+        .iter()
+        .enumerate()
+    {
+        let col = quat_rate(quat, e);
+        for (r, x) in col.iter().enumerate() {
+            gb[(3 + r, 3 + c)] = *x;
+        }
+    }
+    // Ġ v on the base rows.
+    let qd_quat = quat_rate(quat, &omega);
+    let a = rot * omega.cross(&v_lin);
+    let b = quat_rate(qd_quat, &omega);
+    let gdv = SVector::<f64, 7>::from_column_slice(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3]]);
+    let n = N - 7;
+    let mut mv = SMatrix::<f64, NV, NV>::zeros();
+    let m_bb = m.fixed_view::<7, 7>(0, 0);
+    mv.fixed_view_mut::<6, 6>(0, 0)
+        .copy_from(&(gb.transpose() * m_bb * gb));
+    let cross = gb.transpose() * m.view((0, 7), (7, n));
+    mv.view_mut((0, 6), (6, n)).copy_from(&cross);
+    mv.view_mut((6, 0), (n, 6)).copy_from(&cross.transpose());
+    mv.view_mut((6, 6), (n, n))
+        .copy_from(&m.view((7, 7), (n, n)));
+    let rhs = f - m.fixed_columns::<7>(0) * gdv;
+    let top = gb.transpose() * rhs.fixed_rows::<7>(0);
+    let fv = SVector::<f64, NV>::from_fn(|k, _| if k < 6 { top[k] } else { rhs[k + 1] });
+    mv.cholesky().map(|c| c.solve(&(fv + tau)))
 }
