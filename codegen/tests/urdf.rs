@@ -15,13 +15,19 @@ fn model(path: &str) -> String {
 
 #[test]
 fn published_robots_import_and_generate() {
-    for (file, mimic, nq, nc) in [
-        ("ur_description/ur5_robot.urdf", true, 6, 0),
-        ("panda_description/panda.urdf", true, 9, 1),
-        ("panda_description/panda.urdf", false, 9, 0),
+    for (file, mimic, floating_base, nq, nc) in [
+        ("ur_description/ur5_robot.urdf", true, false, 6, 0),
+        ("panda_description/panda.urdf", true, false, 9, 1),
+        ("panda_description/panda.urdf", false, false, 9, 0),
+        // On a floating base: seven base coordinates, one unit-quaternion constraint.
+        ("ur_description/ur5_robot.urdf", true, true, 13, 1),
+        ("solo_description/robots/solo12.urdf", true, true, 19, 1),
+        // A mimic constraint beside the quaternion: the generator picks the independents.
+        ("panda_description/panda.urdf", true, true, 16, 2),
     ] {
         let opts = ImportOptions {
             mimic_constraints: mimic,
+            floating_base,
             ..Default::default()
         };
         let imported = import(&model(file), &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -35,6 +41,22 @@ fn published_robots_import_and_generate() {
             assert!(imported.mech.contains(&n.message), "{}", n.message);
         }
     }
+}
+
+/// The humanoid (31 joints) imports on a floating base with 38 coordinates, the base's
+/// first (its generation is checked by `examples/robots`, which builds it).
+#[test]
+fn humanoid_imports_on_a_floating_base() {
+    let opts = ImportOptions {
+        floating_base: true,
+        ..Default::default()
+    };
+    let imported = import(&model("romeo_description/urdf/romeo_small.urdf"), &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(imported.coords.len(), 38);
+    assert_eq!(imported.coords[0].0, "root_joint_px");
+    assert!(imported.mech.contains("constraint root_joint_w * root_joint_w + root_joint_x * root_joint_x + root_joint_y * root_joint_y + root_joint_z * root_joint_z == 1.0;"));
+    assert!(imported.mech.contains("let base_link_frame = frame(vec3(root_joint_px, root_joint_py, root_joint_pz), rot_quat(root_joint_w, root_joint_x, root_joint_y, root_joint_z));"));
 }
 
 /// A minimal robot around `joint` (a joint from `base` to `arm`).
