@@ -38,7 +38,59 @@ pub fn forward_dynamics<const N: usize>(
     f: &SVector<f64, N>,
     tau: &SVector<f64, N>,
 ) -> Option<SVector<f64, N>> {
-    m.cholesky().map(|c| c.solve(&(f + tau)))
+    solve_spd(m, f + tau)
+}
+
+/// `a⁻¹ b` for a symmetric positive definite `a` (its lower triangle read) by a Cholesky
+/// factorisation `a = L Lᵀ` in place, column by column, skipping the updates by zero
+/// entries of `L`: a kinematic tree's mass matrix in topological order factors without
+/// fill-in, `L` zero wherever `M` is (two joints on different branches), so the skipped
+/// updates are most of them on a robot with several limbs. `None` when `a` is not positive
+/// definite (a pivot not positive, or not finite).
+pub fn solve_spd<const N: usize>(
+    mut a: SMatrix<f64, N, N>,
+    mut b: SVector<f64, N>,
+) -> Option<SVector<f64, N>> {
+    let l = a.as_mut_slice();
+    // Column-major: entry (i, j) at i + j N.
+    for k in 0..N {
+        let d = l[k + k * N];
+        if !(d > 0.0 && d.is_finite()) {
+            return None;
+        }
+        let r = d.sqrt();
+        l[k + k * N] = r;
+        for i in k + 1..N {
+            l[i + k * N] /= r;
+        }
+        for j in k + 1..N {
+            let ljk = l[j + k * N];
+            if ljk == 0.0 {
+                continue;
+            }
+            for i in j..N {
+                l[i + j * N] -= l[i + k * N] * ljk;
+            }
+        }
+    }
+    // L y = b, then Lᵀ x = y.
+    for k in 0..N {
+        b[k] /= l[k + k * N];
+        let y = b[k];
+        if y != 0.0 {
+            for i in k + 1..N {
+                b[i] -= l[i + k * N] * y;
+            }
+        }
+    }
+    for k in (0..N).rev() {
+        let mut s = b[k];
+        for i in k + 1..N {
+            s -= l[i + k * N] * b[i];
+        }
+        b[k] = s / l[k + k * N];
+    }
+    Some(b)
 }
 
 /// The rotation matrix of a unit quaternion `(w, x, y, z)`.
@@ -130,18 +182,20 @@ pub fn floating_forward_dynamics<const N: usize, const NV: usize>(
     let a = rot * omega.cross(&v_lin);
     let b = quat_rate(qd_quat, &omega);
     let gdv = SVector::<f64, 7>::from_column_slice(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3]]);
-    let n = N - 7;
-    let mut mv = SMatrix::<f64, NV, NV>::zeros();
-    let m_bb = m.fixed_view::<7, 7>(0, 0);
-    mv.fixed_view_mut::<6, 6>(0, 0)
-        .copy_from(&(gb.transpose() * m_bb * gb));
-    let cross = gb.transpose() * m.view((0, 7), (7, n));
-    mv.view_mut((0, 6), (6, n)).copy_from(&cross);
-    mv.view_mut((6, 0), (n, 6)).copy_from(&cross.transpose());
-    mv.view_mut((6, 6), (n, n))
-        .copy_from(&m.view((7, 7), (n, n)));
-    let rhs = f - m.fixed_columns::<7>(0) * gdv;
+    // Gᵀ M G: the base rows and columns mapped (the lower triangle, which `solve_spd`
+    // reads), the joints' block as it is.
+    let m_bb: SMatrix<f64, 7, 7> = m.fixed_view::<7, 7>(0, 0).into_owned();
+    let base = gb.transpose() * m_bb * gb;
+    let mv = SMatrix::<f64, NV, NV>::from_fn(|i, j| match (i < 6, j < 6) {
+        (true, true) => base[(i, j)],
+        (false, true) => (0..7).map(|r| m[(i + 1, r)] * gb[(r, j)]).sum(),
+        (true, false) => 0.0,
+        (false, false) => m[(i + 1, j + 1)],
+    });
+    // Gᵀ (f − M Ġ v): M's base columns times Ġ v's base rows.
+    let rhs =
+        SVector::<f64, N>::from_fn(|i, _| f[i] - (0..7).map(|r| m[(i, r)] * gdv[r]).sum::<f64>());
     let top = gb.transpose() * rhs.fixed_rows::<7>(0);
     let fv = SVector::<f64, NV>::from_fn(|k, _| if k < 6 { top[k] } else { rhs[k + 1] });
-    mv.cholesky().map(|c| c.solve(&(fv + tau)))
+    solve_spd(mv, fv + tau)
 }
