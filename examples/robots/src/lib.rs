@@ -41,54 +41,60 @@ pub fn forward_dynamics<const N: usize>(
     solve_spd(m, f + tau)
 }
 
-/// `a⁻¹ b` for a symmetric positive definite `a` (its lower triangle read) by a Cholesky
-/// factorisation `a = L Lᵀ` in place, column by column, skipping the updates by zero
-/// entries of `L`: a kinematic tree's mass matrix in topological order factors without
-/// fill-in, `L` zero wherever `M` is (two joints on different branches), so the skipped
-/// updates are most of them on a robot with several limbs. `None` when `a` is not positive
-/// definite (a pivot not positive, or not finite).
+/// `a⁻¹ b` for a symmetric positive definite `a` (its upper triangle read) by a Cholesky
+/// factorisation `a = U Uᵀ`, `U` upper triangular, computed from the last row and column
+/// up: for a kinematic tree's mass matrix with parents before children (the imported
+/// order), that is leaves first, which makes no fill-in (Featherstone's `LᵀL`
+/// factorisation): `U[i][k]` is nonzero only where joint `i` is an ancestor of joint `k`.
+/// Each step updates only the pairs of nonzero entries of its column, so the cost is the sum
+/// over the joints of their depth squared rather than `n³/6`; the skipped products are
+/// exact zeros, so the result is that of the dense factorisation for any matrix. `None`
+/// when `a` is not positive definite (a pivot not positive, or not finite).
 pub fn solve_spd<const N: usize>(
     mut a: SMatrix<f64, N, N>,
     mut b: SVector<f64, N>,
 ) -> Option<SVector<f64, N>> {
-    let l = a.as_mut_slice();
-    // Column-major: entry (i, j) at i + j N.
-    for k in 0..N {
-        let d = l[k + k * N];
+    let u = a.as_mut_slice();
+    // Column-major: entry (i, k) at i + k N; U in the upper triangle (i ≤ k).
+    let mut nz = [0usize; N];
+    for k in (0..N).rev() {
+        let d = u[k + k * N];
         if !(d > 0.0 && d.is_finite()) {
             return None;
         }
         let r = d.sqrt();
-        l[k + k * N] = r;
-        for i in k + 1..N {
-            l[i + k * N] /= r;
-        }
-        for j in k + 1..N {
-            let ljk = l[j + k * N];
-            if ljk == 0.0 {
-                continue;
-            }
-            for i in j..N {
-                l[i + j * N] -= l[i + k * N] * ljk;
+        u[k + k * N] = r;
+        // The column's nonzero entries above the diagonal, scaled.
+        let mut count = 0;
+        for i in 0..k {
+            if u[i + k * N] != 0.0 {
+                u[i + k * N] /= r;
+                nz[count] = i;
+                count += 1;
             }
         }
-    }
-    // L y = b, then Lᵀ x = y.
-    for k in 0..N {
-        b[k] /= l[k + k * N];
-        let y = b[k];
-        if y != 0.0 {
-            for i in k + 1..N {
-                b[i] -= l[i + k * N] * y;
+        // The update of the leading block: a[i][j] -= U[i][k] U[j][k], i ≤ j < k.
+        for (p, &j) in nz[..count].iter().enumerate() {
+            let ujk = u[j + k * N];
+            for &i in &nz[..=p] {
+                u[i + j * N] -= u[i + k * N] * ujk;
             }
         }
     }
+    // U y = b from the bottom, then Uᵀ x = y from the top.
     for k in (0..N).rev() {
-        let mut s = b[k];
-        for i in k + 1..N {
-            s -= l[i + k * N] * b[i];
+        b[k] /= u[k + k * N];
+        let y = b[k];
+        for i in 0..k {
+            b[i] -= u[i + k * N] * y;
         }
-        b[k] = s / l[k + k * N];
+    }
+    for k in 0..N {
+        let mut s = b[k];
+        for i in 0..k {
+            s -= u[i + k * N] * b[i];
+        }
+        b[k] = s / u[k + k * N];
     }
     Some(b)
 }
@@ -182,14 +188,14 @@ pub fn floating_forward_dynamics<const N: usize, const NV: usize>(
     let a = rot * omega.cross(&v_lin);
     let b = quat_rate(qd_quat, &omega);
     let gdv = SVector::<f64, 7>::from_column_slice(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3]]);
-    // Gᵀ M G: the base rows and columns mapped (the lower triangle, which `solve_spd`
+    // Gᵀ M G: the base rows and columns mapped (the upper triangle, which `solve_spd`
     // reads), the joints' block as it is.
     let m_bb: SMatrix<f64, 7, 7> = m.fixed_view::<7, 7>(0, 0).into_owned();
     let base = gb.transpose() * m_bb * gb;
     let mv = SMatrix::<f64, NV, NV>::from_fn(|i, j| match (i < 6, j < 6) {
         (true, true) => base[(i, j)],
-        (false, true) => (0..7).map(|r| m[(i + 1, r)] * gb[(r, j)]).sum(),
-        (true, false) => 0.0,
+        (false, true) => 0.0,
+        (true, false) => (0..7).map(|r| gb[(r, i)] * m[(r, j + 1)]).sum(),
         (false, false) => m[(i + 1, j + 1)],
     });
     // Gᵀ (f − M Ġ v): M's base columns times Ġ v's base rows.
