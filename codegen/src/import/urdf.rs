@@ -131,8 +131,10 @@ pub struct Imported {
     pub notes: Vec<Note>,
     /// The module's name in `mech`.
     pub module: String,
-    /// The coordinates in `mech` (one per moving joint, in tree order) with the URDF joint
-    /// each comes from.
+    /// The coordinates in `mech`, in order, with the URDF joint each comes from: the
+    /// floating base's seven first (joint `root_joint`, with
+    /// [`ImportOptions::floating_base`]), then per moving joint in tree order one (revolute,
+    /// continuous, prismatic), three (planar) or seven (floating).
     pub coords: Vec<(String, String)>,
 }
 

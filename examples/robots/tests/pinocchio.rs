@@ -10,7 +10,9 @@
 //! quaternion's tangent space through `q̇ = G(q) v` (`check_floating`); and Solo-12 tumbles
 //! through half turns of its base in a simulation that keeps the quaternion unit.
 
-use mechgen::nalgebra::{DMatrix, DVector, Matrix3, SMatrix, SVector, Vector3};
+use mechgen::nalgebra::{
+    DMatrix, DVector, Matrix3, Quaternion, SMatrix, SVector, UnitQuaternion, Vector3,
+};
 use robots::{forward_dynamics, panda, romeo, solo, ur5};
 
 /// Relative tolerance (max norm of the error over max norm of the reference).
@@ -91,6 +93,33 @@ fn relative(got: &[f64], want: &[f64]) -> f64 {
     err / scale
 }
 
+/// Checks one sample's relative errors (mass matrix, forces, accelerations) against the
+/// tolerance and keeps the largest in `worst`.
+#[track_caller]
+fn record(worst: &mut [f64; 3], errs: [f64; 3], name: &str, i: usize, q: &[f64]) {
+    for (w, (e, what)) in
+        worst.iter_mut().zip(
+            errs.iter()
+                .zip(["mass matrix", "forces", "forward dynamics"]),
+        )
+    {
+        assert!(
+            *e <= TOL,
+            "{name} sample {i}: {what} off by {e:e} relative (q = {q:?})"
+        );
+        *w = w.max(*e);
+    }
+}
+
+/// Prints the largest errors of robot `name`, and returns them.
+fn report(name: &str, worst: [f64; 3]) -> [f64; 3] {
+    println!(
+        "{name}: largest relative errors: mass matrix {:.1e}, forces {:.1e}, forward dynamics {:.1e}",
+        worst[0], worst[1], worst[2]
+    );
+    worst
+}
+
 /// The generated functions of one robot.
 struct Robot<const N: usize> {
     names: [&'static str; N],
@@ -137,25 +166,9 @@ fn check<const N: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
             relative(f.as_slice(), &want_f),
             relative(a.as_slice(), &want_a),
         ];
-        for (w, (e, what)) in
-            worst.iter_mut().zip(
-                errs.iter()
-                    .zip(["mass matrix", "forces", "forward dynamics"]),
-            )
-        {
-            assert!(
-                *e <= TOL,
-                "{name} sample {i}: {what} off by {e:e} relative (q = {:?})",
-                s.q
-            );
-            *w = w.max(*e);
-        }
+        record(&mut worst, errs, name, i, &s.q);
     }
-    println!(
-        "{name}: largest relative errors: mass matrix {:.1e}, forces {:.1e}, forward dynamics {:.1e}",
-        worst[0], worst[1], worst[2]
-    );
-    worst
+    report(name, worst)
 }
 
 #[test]
@@ -189,20 +202,12 @@ fn quat_rate(q: [f64; 4]) -> [[f64; 3]; 4] {
     [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]].map(|r| r.map(|e| 0.5 * e))
 }
 
-/// The rotation matrix of a unit quaternion `(w, x, y, z)`, written out (independent of
-/// the generated `rot_quat`).
+/// The rotation matrix of a unit quaternion `(w, x, y, z)` by nalgebra (independent of
+/// the generated `rot_quat` and of the library's base mapping).
 fn quat_matrix([w, x, y, z]: [f64; 4]) -> Matrix3<f64> {
-    Matrix3::new(
-        1.0 - 2.0 * (y * y + z * z),
-        2.0 * (x * y - w * z),
-        2.0 * (x * z + w * y),
-        2.0 * (x * y + w * z),
-        1.0 - 2.0 * (x * x + z * z),
-        2.0 * (y * z - w * x),
-        2.0 * (x * z - w * y),
-        2.0 * (y * z + w * x),
-        1.0 - 2.0 * (x * x + y * y),
-    )
+    UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z))
+        .to_rotation_matrix()
+        .into_inner()
 }
 
 /// Checks a robot on a floating base against the reference file `name` (Pinocchio with a
@@ -308,25 +313,9 @@ fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) 
             relative(got_f.as_slice(), want_f.as_slice()),
             relative(a.as_slice(), &s.ddq).max(relative(&a_lib_pin, &s.ddq)),
         ];
-        for (w, (e, what)) in
-            worst.iter_mut().zip(
-                errs.iter()
-                    .zip(["mass matrix", "forces", "forward dynamics"]),
-            )
-        {
-            assert!(
-                *e <= TOL,
-                "{name} sample {i}: {what} off by {e:e} relative (q = {:?})",
-                s.q
-            );
-            *w = w.max(*e);
-        }
+        record(&mut worst, errs, name, i, &s.q);
     }
-    println!(
-        "{name}: largest relative errors: mass matrix {:.1e}, forces {:.1e}, forward dynamics {:.1e}",
-        worst[0], worst[1], worst[2]
-    );
-    worst
+    report(name, worst)
 }
 
 /// Solo-12 (example-robot-data's `solo12.urdf`) on a floating base: 19 coordinates, 18
