@@ -6,7 +6,7 @@
 //! mechgen generate [FILE.mech | -] [-o OUT.rs] ...   (the same, named)
 //! mechgen stats [FILE.mech | -] [--seed N] [--equations] [--latex]
 //! mechgen check [FILE.mech | -] [--seed N]
-//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent] [--additions A.mech]
+//! mechgen import ROBOT.urdf [-o ROBOT.mech] [--module NAME] [--mimic-independent] [--floating-base] [--additions A.mech]
 //! mechgen import MODEL.xml [-o MODEL.mech] [--module NAME]   (MJCF, MuJoCo's format)
 //! ```
 //! `-` reads standard input. With no file it uses the built-in Stewart platform (and,
@@ -95,6 +95,11 @@ struct ImportArgs {
     /// Keep `<mimic>` joints independent (default: an exact constraint on each).
     #[arg(long)]
     mimic_independent: bool,
+    /// Put the URDF robot's root link on a floating base (a free joint from the world:
+    /// position and unit quaternion, as Pinocchio's `JointModelFreeFlyer` root) instead of
+    /// fixing it to the world.
+    #[arg(long)]
+    floating_base: bool,
     /// A `.mech` file of additions (loops, inputs, forces, outputs naming the imported
     /// coordinates, `<link>_frame`s and bodies), placed at the end of the imported module.
     #[arg(long, value_name = "ADDITIONS.mech")]
@@ -362,6 +367,12 @@ fn run_import(args: &ImportArgs) -> ExitCode {
         eprintln!("error: --mimic-independent is for URDF files (MJCF has no <mimic>)");
         return ExitCode::from(2);
     }
+    if mjcf && args.floating_base {
+        eprintln!(
+            "error: --floating-base is for URDF files (an MJCF body floats by its <freejoint>)"
+        );
+        return ExitCode::from(2);
+    }
     let text = if stdin {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
@@ -377,6 +388,7 @@ fn run_import(args: &ImportArgs) -> ExitCode {
     };
     let mut settings = ImportSettings::new(if mjcf { Format::Mjcf } else { Format::Urdf });
     settings.urdf.mimic_constraints = !args.mimic_independent;
+    settings.urdf.floating_base = args.floating_base;
     if let Some(m) = &args.module {
         settings = settings.module(m.clone());
     }

@@ -56,7 +56,7 @@ fn import_error_is_located() {
     let file = dir.join("bad.urdf");
     std::fs::write(
         &file,
-        "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"/>\n<joint name=\"j\" type=\"floating\"><parent link=\"a\"/><child link=\"b\"/></joint>\n</robot>\n",
+        "<robot name=\"r\">\n<link name=\"a\"/>\n<link name=\"b\"/>\n<joint name=\"j\" type=\"spherical\"><parent link=\"a\"/><child link=\"b\"/></joint>\n</robot>\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let run = Command::new(CLI)
@@ -67,7 +67,7 @@ fn import_error_is_located() {
     assert_eq!(run.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
-        stderr.contains("bad.urdf:4:1: joint `j`: `floating` joints are not supported yet"),
+        stderr.contains("bad.urdf:4:1: joint `j` has the unknown type `spherical`"),
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -187,5 +187,58 @@ fn import_with_additions_puts_them_in_the_module() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(run.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&run.stderr).contains("missing.mech"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--floating-base` puts the UR5 on a free joint: seven more coordinates (position and unit
+/// quaternion) and the quaternion's norm constraint, the library's text, and it checks; with
+/// an MJCF file the flag is refused.
+#[test]
+fn import_floating_base() {
+    let dir = std::env::temp_dir().join(format!("mechgen-import-float-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let out = dir.join("ur5.mech");
+    let run = Command::new(CLI)
+        .args(["import", "--floating-base"])
+        .arg(ur5())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.status.success(), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("module `ur5`, 13 coordinates"), "{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+    let urdf = std::fs::read_to_string(ur5()).unwrap_or_else(|e| panic!("{e}"));
+    let opts = mechgen_codegen::import::urdf::ImportOptions {
+        floating_base: true,
+        ..Default::default()
+    };
+    let lib =
+        mechgen_codegen::import::urdf::to_mech(&urdf, &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(text, lib);
+    let check = Command::new(CLI)
+        .arg("check")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{check:?}");
+    assert!(
+        stdout.contains("ok: module `ur5`: NQ = 13, NC = 1"),
+        "{stdout}"
+    );
+    let model =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/robots/mjcf/four_bar.xml");
+    let run = Command::new(CLI)
+        .args(["import", "--floating-base"])
+        .arg(&model)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("--floating-base is for URDF files"),
+        "{run:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

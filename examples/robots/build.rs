@@ -9,11 +9,20 @@ use mechgen_codegen::import::mjcf;
 use mechgen_codegen::import::urdf::{import, ImportOptions};
 use mechgen_codegen::{generate_file_text, Options};
 
-/// The robots: module name, URDF file under `models/`, mimic joints as constraints.
-const ROBOTS: [(&str, &str, bool); 2] = [
-    ("ur5", "ur_description/ur5_robot.urdf", true),
+/// The robots: module name, URDF file under `models/`, mimic joints as constraints,
+/// floating base.
+const ROBOTS: [(&str, &str, bool, bool); 4] = [
+    ("ur5", "ur_description/ur5_robot.urdf", true, false),
     // Pinocchio's default model keeps the mimic finger joint independent: so does this one.
-    ("panda", "panda_description/panda.urdf", false),
+    ("panda", "panda_description/panda.urdf", false, false),
+    // The quadruped and the humanoid on a floating base (Pinocchio's free-flyer root).
+    ("solo", "solo_description/robots/solo12.urdf", true, true),
+    (
+        "romeo",
+        "romeo_description/urdf/romeo_small.urdf",
+        true,
+        true,
+    ),
 ];
 
 /// The MJCF models under `mjcf/` (written for the tests; `tests/mujoco.rs`).
@@ -29,7 +38,7 @@ fn main() {
 fn run() -> Result<(), String> {
     let out = PathBuf::from(std::env::var("OUT_DIR").map_err(|e| format!("OUT_DIR: {e}"))?);
     let mut stats = String::new();
-    for (name, file, mimic) in ROBOTS {
+    for (name, file, mimic, floating_base) in ROBOTS {
         let path = Path::new("models").join(file);
         println!("cargo:rerun-if-changed={}", path.display());
         let text =
@@ -37,6 +46,7 @@ fn run() -> Result<(), String> {
         let opts = ImportOptions {
             module: Some(name.to_string()),
             mimic_constraints: mimic,
+            floating_base,
             ..ImportOptions::default()
         };
         let imported = import(&text, &opts).map_err(|e| format!("{}:{e}", path.display()))?;

@@ -5,7 +5,10 @@ Writes data/<robot>.txt: at random states (q, v, tau), the mass matrix (`crba`, 
 symmetric), the bias forces (`nonLinearEffects`: Coriolis, centrifugal and gravity, so that
 M a + nle = tau) and forward dynamics (`aba`) with the URDF's joint damping applied as the
 torque -damping * v (Pinocchio's `model.damping`, read from <dynamics damping>; `aba` and
-`nonLinearEffects` do not apply it themselves).
+`nonLinearEffects` do not apply it themselves). The floating-base robots are built with a
+free-flyer root (`JointModelFreeFlyer`): q starts with the root link's position and
+quaternion (x, y, z, qx, qy, qz, qw; random unit quaternions), v with its linear and
+angular velocity in the root link's frame; `names` lists `root_joint` first.
 
 Not run by CI (which has no Python): run it by hand after changing a model,
     python3 -m venv /tmp/pinenv && /tmp/pinenv/bin/pip install pin example-robot-data
@@ -21,9 +24,12 @@ import pinocchio as pin
 HERE = pathlib.Path(__file__).resolve().parent
 SAMPLES = 100
 ROBOTS = {
-    # name: URDF under models/ (mimic joints as independent joints: Pinocchio's default)
-    "ur5": "ur_description/ur5_robot.urdf",
-    "panda": "panda_description/panda.urdf",
+    # name: (URDF under models/, floating base); mimic joints as independent joints
+    # (Pinocchio's default)
+    "ur5": ("ur_description/ur5_robot.urdf", False),
+    "panda": ("panda_description/panda.urdf", False),
+    "solo": ("solo_description/robots/solo12.urdf", True),
+    "romeo": ("romeo_description/urdf/romeo_small.urdf", True),
 }
 
 
@@ -32,21 +38,33 @@ def line(key, values):
 
 
 def main():
-    for k, (name, path) in enumerate(ROBOTS.items()):
-        model = pin.buildModelFromUrdf(str(HERE / "models" / path))
+    for k, (name, (path, floating)) in enumerate(ROBOTS.items()):
+        urdf = str(HERE / "models" / path)
+        if floating:
+            model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
+        else:
+            model = pin.buildModelFromUrdf(urdf)
         data = model.createData()
-        assert model.nq == model.nv, "fixed-base trees of 1-dof joints only"
+        # A fixed base: 1-dof joints only; a floating base: then the free flyer first
+        # (q: x, y, z, qx, qy, qz, qw; v: linear, angular velocity in the root link's frame).
+        base = 7 if floating else 0
+        assert model.nq == model.nv + (1 if floating else 0)
         rng = np.random.default_rng(35 + k)
-        lo = np.maximum(model.lowerPositionLimit, -np.pi)
-        hi = np.minimum(model.upperPositionLimit, np.pi)
+        lo = np.maximum(model.lowerPositionLimit[base:], -np.pi)
+        hi = np.minimum(model.upperPositionLimit[base:], np.pi)
         out = [
             f"# {name}: Pinocchio {pin.__version__} reference, {SAMPLES} random states; written by reference.py\n",
             "names " + " ".join(model.names[1:]) + "\n",
             line("gravity", model.gravity.linear),
+            f"floating {int(floating)}\n",
             line("damping", model.damping),
         ]
         for _ in range(SAMPLES):
             q = rng.uniform(lo, hi)
+            if floating:
+                quat = rng.normal(size=4)
+                quat /= np.linalg.norm(quat)
+                q = np.concatenate([rng.uniform(-1.0, 1.0, 3), quat, q])
             v = rng.uniform(-2.0, 2.0, model.nv)
             tau = rng.uniform(-10.0, 10.0, model.nv)
             m = pin.crba(model, data, q)

@@ -72,7 +72,9 @@ use std::fmt::Write as _;
 
 use roxmltree::{Document, Node};
 
-use super::urdf::{err_at, note_at, num, pos as pos_of, vec3, Namer};
+use super::urdf::{
+    err_at, free_motion, note_at, num, pos as pos_of, unit_norm, vec3, Namer, FREE_SUFFIXES,
+};
 pub use super::urdf::{ImportError, Note};
 
 /// Options of the import.
@@ -2121,11 +2123,7 @@ fn motion(j: &Joint, qs: &[String]) -> Vec<String> {
     };
     match j.kind {
         JointKind::Ball => pivot(format!("rot_quat({})", qs.join(", "))),
-        JointKind::Free => vec![format!(
-            "frame(vec3({}), rot_quat({}))",
-            qs[..3].join(", "),
-            qs[3..].join(", ")
-        )],
+        JointKind::Free => vec![free_motion(qs)],
         JointKind::Hinge => {
             let turn = match coordinate_axis(j.axis) {
                 Some((i, sign)) => format!("rot_{}({})", ["x", "y", "z"][i], signed(sign)),
@@ -2234,7 +2232,7 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
                 .iter()
                 .map(|c| namer.name(&format!("{}_{c}", j.name)))
                 .collect(),
-            JointKind::Free => ["px", "py", "pz", "w", "x", "y", "z"]
+            JointKind::Free => FREE_SUFFIXES
                 .iter()
                 .map(|c| namer.name(&format!("{}_{c}", j.name)))
                 .collect(),
@@ -2486,8 +2484,7 @@ fn write_mech(model: &Model, opts: &ImportOptions) -> Result<Imported, ImportErr
         for (j, joint) in joints.iter().enumerate() {
             if matches!(joint.kind, JointKind::Ball | JointKind::Free) {
                 let q = &coords_of[j][coords_of[j].len() - 4..];
-                let squares: Vec<String> = q.iter().map(|c| format!("{c} * {c}")).collect();
-                let _ = writeln!(o, "    constraint {} == 1.0;", squares.join(" + "));
+                let _ = writeln!(o, "    {}", unit_norm(q));
             }
         }
     }

@@ -2,11 +2,25 @@
 //! text — one coordinate per moving joint, one frame per link (`parent * origin * motion`),
 //! one body per link with mass, gravity along −z — that goes through the normal pipeline.
 //!
-//! Supported: fixed-base kinematic trees with `revolute`, `continuous`, `prismatic` and
-//! `fixed` joints; joint origins (`xyz`, `rpy`) and axes (any direction, normalised);
-//! inertials with their own origin and the full tensor; `<limit>` kept as comments;
-//! `<dynamics damping>` as a parameter and a viscous generalised force; `<mimic>` as an
-//! exact constraint. Not yet: `floating` and `planar` joints (a located error). Elements
+//! Supported: kinematic trees with `revolute`, `continuous`, `prismatic`, `fixed`,
+//! `floating` and `planar` joints, on a fixed base (the root link is the world) or, with
+//! [`ImportOptions::floating_base`], on a floating base (a free joint between the world and
+//! the root link, as Pinocchio's `JointModelFreeFlyer` root); joint origins (`xyz`, `rpy`)
+//! and axes (any direction, normalised); inertials with their own origin and the full
+//! tensor; `<limit>` kept as comments; `<dynamics damping>` as a parameter and a viscous
+//! generalised force; `<mimic>` as an exact constraint.
+//!
+//! A free joint (the floating base, a `floating` joint) has seven coordinates: the child
+//! frame's position in the parent frame `NAME_px`, `NAME_py`, `NAME_pz`, then the unit
+//! quaternion `NAME_w`, `NAME_x`, `NAME_y`, `NAME_z` of its orientation (`rot_quat`), with
+//! the exact constraint `w² + x² + y² + z² = 1` (the floating base's `NAME` is
+//! `root_joint`, Pinocchio's). The generator chooses the independent coordinates (the
+//! quaternion's vector part `x, y, z` at the identity, `w` dependent); the chart of `x, y, z`
+//! is singular where `w = 0` (half turns), and the runtime's simulation switches to another
+//! partition before it gets there: the user never picks one. A `planar` joint has three,
+//! `NAME_x`, `NAME_y` (translations in the plane normal to the axis, along two directions
+//! `e_x`, `e_y` with `e_x × e_y` the axis) and `NAME_yaw` (the turn about the axis, after the
+//! translation). Elements
 //! that carry no dynamics (`<visual>`, `<collision>`, `<material>`, `<gazebo>`,
 //! `<transmission>`, …) are listed as notes with their line, in the output's header and in
 //! [`Imported::notes`]; nothing is dropped silently.
@@ -57,6 +71,12 @@ pub struct ImportOptions {
     /// independent joints like any other (the mimic relation kept as a comment), as
     /// dynamics libraries do that ignore it.
     pub mimic_constraints: bool,
+    /// A floating base (`false`, the default: the root link is the world): a free joint
+    /// between the world and the root link, as Pinocchio's `buildModel(urdf,
+    /// JointModelFreeFlyer())` puts there. Its seven coordinates `root_joint_px`, `_py`, `_pz`
+    /// (the root link's origin in the world) and `root_joint_w`, `_x`, `_y`, `_z` (the unit
+    /// quaternion of its orientation, norm held by an exact constraint) come first.
+    pub floating_base: bool,
 }
 
 impl Default for ImportOptions {
@@ -65,6 +85,7 @@ impl Default for ImportOptions {
             module: None,
             gravity: 9.81,
             mimic_constraints: true,
+            floating_base: false,
         }
     }
 }
@@ -110,8 +131,10 @@ pub struct Imported {
     pub notes: Vec<Note>,
     /// The module's name in `mech`.
     pub module: String,
-    /// The coordinates in `mech` (one per moving joint, in tree order) with the URDF joint
-    /// each comes from.
+    /// The coordinates in `mech`, in order, with the URDF joint each comes from: the
+    /// floating base's seven first (joint `root_joint`, with
+    /// [`ImportOptions::floating_base`]), then per moving joint in tree order one (revolute,
+    /// continuous, prismatic), three (planar) or seven (floating).
     pub coords: Vec<(String, String)>,
 }
 
@@ -164,6 +187,10 @@ enum Kind {
     Continuous,
     Prismatic,
     Fixed,
+    /// Six degrees of freedom: position and unit quaternion (seven coordinates).
+    Floating,
+    /// Motion in the plane normal to the axis: two translations and a turn about the axis.
+    Planar,
 }
 
 impl Kind {
@@ -173,8 +200,39 @@ impl Kind {
             Kind::Continuous => "continuous",
             Kind::Prismatic => "prismatic",
             Kind::Fixed => "fixed",
+            Kind::Floating => "floating",
+            Kind::Planar => "planar",
         }
     }
+
+    /// The suffixes of the joint's coordinates (`[""]`: one coordinate named as the joint).
+    fn suffixes(self) -> &'static [&'static str] {
+        match self {
+            Kind::Revolute | Kind::Continuous | Kind::Prismatic => &[""],
+            Kind::Fixed => &[],
+            Kind::Floating => &FREE_SUFFIXES,
+            Kind::Planar => &["x", "y", "yaw"],
+        }
+    }
+}
+
+/// The suffixes of a free joint's seven coordinates (URDF `floating`, MJCF `free`): the
+/// position, then the unit quaternion `(w, x, y, z)`.
+pub(super) const FREE_SUFFIXES: [&str; 7] = ["px", "py", "pz", "w", "x", "y", "z"];
+
+/// The frame factor of a free joint with the coordinates `qs` (position, then quaternion).
+pub(super) fn free_motion(qs: &[String]) -> String {
+    format!(
+        "frame(vec3({}), rot_quat({}))",
+        qs[..3].join(", "),
+        qs[3..].join(", ")
+    )
+}
+
+/// The constraint keeping the quaternion `qs` (four coordinates) unit.
+pub(super) fn unit_norm(qs: &[String]) -> String {
+    let squares: Vec<String> = qs.iter().map(|c| format!("{c} * {c}")).collect();
+    format!("constraint {} == 1.0;", squares.join(" + "))
 }
 
 #[derive(Clone, Debug, Default)]
@@ -511,13 +569,8 @@ fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, I
         "continuous" => Kind::Continuous,
         "prismatic" => Kind::Prismatic,
         "fixed" => Kind::Fixed,
-        "floating" | "planar" => {
-            return Err(err_at(
-                doc,
-                n,
-                format!("joint `{name}`: `{ty}` joints are not supported yet (fixed-base trees of revolute, continuous, prismatic and fixed joints only)"),
-            ))
-        }
+        "floating" => Kind::Floating,
+        "planar" => Kind::Planar,
         other => {
             return Err(err_at(
                 doc,
@@ -622,12 +675,25 @@ fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, I
     if kind != Kind::Fixed && joint.axis.iter().all(|&x| x == 0.0) {
         return Err(err_at(doc, n, format!("joint `{name}` has the zero axis")));
     }
-    if kind == Kind::Fixed && joint.mimic.is_some() {
+    if joint.mimic.is_some() && !matches!(kind, Kind::Revolute | Kind::Continuous | Kind::Prismatic)
+    {
         return Err(err_at(
             doc,
             n,
-            format!("joint `{name}` is fixed: it cannot mimic another joint"),
+            format!("joint `{name}` is {}: it cannot mimic another joint (revolute, continuous and prismatic joints can)", kind.name()),
         ));
+    }
+    if matches!(kind, Kind::Floating | Kind::Planar) && joint.damping != 0.0 {
+        notes.push(note_at(
+            doc,
+            n,
+            format!(
+                "the damping {} of the {} joint `{name}` is not modelled",
+                num(joint.damping),
+                kind.name()
+            ),
+        ));
+        joint.damping = 0.0;
     }
     Ok(joint)
 }
@@ -721,8 +787,14 @@ fn coordinate_axis(axis: [f64; 3]) -> Option<(usize, f64)> {
     }
 }
 
-/// The motion of a moving joint with coordinate `q` as a frame factor.
-fn motion(kind: Kind, axis: [f64; 3], q: &str) -> String {
+/// The motion of a moving joint with coordinates `qs` as a frame factor.
+fn motion(kind: Kind, axis: [f64; 3], qs: &[String]) -> String {
+    match kind {
+        Kind::Floating => return free_motion(qs),
+        Kind::Planar => return planar_motion(axis, qs),
+        _ => {}
+    }
+    let q = &qs[0];
     let signed = |sign: f64| {
         if sign < 0.0 {
             format!("-{q}")
@@ -747,8 +819,61 @@ fn motion(kind: Kind, axis: [f64; 3], q: &str) -> String {
                 format!("translate({q} * {})", vec3(u))
             }
         },
-        Kind::Fixed => String::new(),
+        Kind::Fixed | Kind::Floating | Kind::Planar => String::new(),
     }
+}
+
+/// The motion of a planar joint with coordinates `x`, `y`, `yaw` (`qs`): a translation by
+/// `x e1 + y e2` in the plane normal to `axis` (`e1`, `e2`, `axis` right-handed), then a turn
+/// by `yaw` about `axis`.
+fn planar_motion(axis: [f64; 3], qs: &[String]) -> String {
+    let (x, y, yaw) = (&qs[0], &qs[1], &qs[2]);
+    if let Some((i, sign)) = coordinate_axis(axis) {
+        let mut parts = ["0.0".to_string(), "0.0".to_string(), "0.0".to_string()];
+        parts[(i + 1) % 3] = x.to_string();
+        parts[(i + 2) % 3] = if sign < 0.0 {
+            format!("-{y}")
+        } else {
+            y.to_string()
+        };
+        let turn = if sign < 0.0 {
+            format!("-{yaw}")
+        } else {
+            yaw.to_string()
+        };
+        return format!(
+            "translate(vec3({}, {}, {})) * rot_{}({turn})",
+            parts[0],
+            parts[1],
+            parts[2],
+            ["x", "y", "z"][i]
+        );
+    }
+    let n = axis.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let u = axis.map(|x| x / n);
+    // The coordinate axis least along `u`, made normal to it.
+    let k = (0..3)
+        .min_by(|&a, &b| u[a].abs().total_cmp(&u[b].abs()))
+        .unwrap_or(0);
+    let mut e = [0.0; 3];
+    e[k] = 1.0;
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let e1 = cross(u, e);
+    let l = e1.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let e1 = e1.map(|x| x / l);
+    let e2 = cross(u, e1);
+    format!(
+        "translate({x} * {} + {y} * {}) * axis_angle({}, {yaw})",
+        vec3(e1),
+        vec3(e2),
+        vec3(axis)
+    )
 }
 
 /// Identifiers for the `.mech` text, unique within the module.
@@ -807,6 +932,18 @@ impl Namer {
             s.push('_');
         }
         s
+    }
+}
+
+/// The coordinate lines of a free joint (`cs`: position, quaternion) at the identity.
+fn write_free_coords(o: &mut String, cs: &[String], comment: &str) {
+    for (k, c) in cs.iter().enumerate() {
+        let value = if k == 3 { "1.0" } else { "0.0" };
+        if k == 0 {
+            let _ = writeln!(o, "    coord {c} = {value}; // {comment}");
+        } else {
+            let _ = writeln!(o, "    coord {c} = {value};");
+        }
     }
 }
 
@@ -904,6 +1041,7 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
     }
     // Whether a link moves: a moving joint between it and the root.
     let mut moves = vec![false; robot.links.len()];
+    moves[root] = opts.floating_base;
     for &j in &order {
         let joint = &robot.joints[j];
         let (p, c) = (
@@ -936,14 +1074,46 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
         None => namer.name(&robot.name),
     };
     let g = namer.name("g");
-    let mut coord_of: HashMap<&str, String> = HashMap::new();
     let mut coords = Vec::new();
+    // The floating base's coordinates (none on a fixed base).
+    let base: Vec<String> = if opts.floating_base {
+        FREE_SUFFIXES
+            .iter()
+            .map(|s| namer.name(&format!("root_joint_{s}")))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    coords.extend(base.iter().map(|c| (c.clone(), "root_joint".to_string())));
+    // Each moving joint's coordinates.
+    let mut coord_of: HashMap<&str, Vec<String>> = HashMap::new();
     for &j in &order {
         let joint = &robot.joints[j];
-        if joint.kind != Kind::Fixed {
-            let c = namer.name(&joint.name);
-            coords.push((c.clone(), joint.name.clone()));
-            coord_of.insert(&joint.name, c);
+        let cs: Vec<String> = joint
+            .kind
+            .suffixes()
+            .iter()
+            .map(|s| {
+                if s.is_empty() {
+                    namer.name(&joint.name)
+                } else {
+                    namer.name(&format!("{}_{s}", joint.name))
+                }
+            })
+            .collect();
+        if !cs.is_empty() {
+            coords.extend(cs.iter().map(|c| (c.clone(), joint.name.clone())));
+            coord_of.insert(&joint.name, cs);
+        }
+    }
+    // The quaternions: the base's, then each floating joint's.
+    let mut quaternions: Vec<&[String]> = Vec::new();
+    if opts.floating_base {
+        quaternions.push(&base[3..]);
+    }
+    for &j in &order {
+        if robot.joints[j].kind == Kind::Floating {
+            quaternions.push(&coord_of[robot.joints[j].name.as_str()][3..]);
         }
     }
     let frame_names: Vec<String> = robot
@@ -954,7 +1124,7 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
     let body_names: Vec<String> = robot.links.iter().map(|l| namer.name(&l.name)).collect();
     let damping_names: HashMap<usize, String> = order
         .iter()
-        .filter(|&&j| robot.joints[j].damping != 0.0 && robot.joints[j].kind != Kind::Fixed)
+        .filter(|&&j| robot.joints[j].damping != 0.0 && robot.joints[j].kind.suffixes() == [""])
         .map(|&j| (j, namer.name(&format!("{}_damping", robot.joints[j].name))))
         .collect();
 
@@ -963,18 +1133,21 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
     for &j in &order {
         let joint = &robot.joints[j];
         if let Some(m) = &joint.mimic {
-            let Some(leader) = coord_of.get(m.joint.as_str()) else {
-                return Err(ImportError {
-                    message: format!(
-                        "joint `{}` mimics `{}`, which is not a moving joint of the robot",
-                        joint.name, m.joint
-                    ),
-                    line: m.line,
-                    column: m.column,
-                });
+            let leader = match coord_of.get(m.joint.as_str()).map(|c| &c[..]) {
+                Some([leader]) => leader,
+                _ => {
+                    return Err(ImportError {
+                        message: format!(
+                            "joint `{}` mimics `{}`, which is not a revolute, continuous or prismatic joint of the robot",
+                            joint.name, m.joint
+                        ),
+                        line: m.line,
+                        column: m.column,
+                    })
+                }
             };
             mimics.push((
-                coord_of[joint.name.as_str()].clone(),
+                coord_of[joint.name.as_str()][0].clone(),
                 leader.clone(),
                 m.clone(),
             ));
@@ -984,7 +1157,10 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
 
     // The text.
     let mut o = String::new();
-    let moving = coords.len();
+    let moving = order
+        .iter()
+        .filter(|&&j| robot.joints[j].kind != Kind::Fixed)
+        .count();
     let _ = writeln!(
         o,
         "// Imported by `mechgen import` from the URDF robot `{}`: {} links, {} joints ({moving} moving).",
@@ -1018,11 +1194,19 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
         }
     }
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "/// The URDF robot `{}` on a fixed base (its root link `{}` is the world).",
-        robot.name, robot.links[root].name
-    );
+    if opts.floating_base {
+        let _ = writeln!(
+            o,
+            "/// The URDF robot `{}` on a floating base (a free joint between the world and its root link `{}`).",
+            robot.name, robot.links[root].name
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "/// The URDF robot `{}` on a fixed base (its root link `{}` is the world).",
+            robot.name, robot.links[root].name
+        );
+    }
     let _ = writeln!(o, "pub mod {module} {{");
     let _ = writeln!(o, "    // Gravity's magnitude, along -z.");
     let _ = writeln!(o, "    param {g} = {};", num(opts.gravity));
@@ -1042,11 +1226,51 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
         o,
         "    // Joint coordinates (radians or metres), in tree order."
     );
+    if opts.floating_base {
+        let comment = format!(
+            "floating base: the root link `{}`'s origin in the world, unit quaternion (w, x, y, z) of its orientation",
+            robot.links[root].name
+        );
+        write_free_coords(&mut o, &base, &comment);
+    }
     for &j in &order {
         let joint = &robot.joints[j];
-        let Some(c) = coord_of.get(joint.name.as_str()) else {
+        let Some(cs) = coord_of.get(joint.name.as_str()) else {
             continue;
         };
+        match joint.kind {
+            Kind::Floating => {
+                let comment = format!(
+                    "floating joint `{}`: position, unit quaternion (w, x, y, z)",
+                    joint.name
+                );
+                write_free_coords(&mut o, cs, &comment);
+                continue;
+            }
+            Kind::Planar => {
+                for (k, c) in cs.iter().enumerate() {
+                    let comment = match k {
+                        0 => format!(
+                            "planar joint `{}`: translations in the plane normal to its axis, then the turn about it",
+                            joint.name
+                        ),
+                        _ => String::new(),
+                    };
+                    let _ = writeln!(
+                        o,
+                        "    coord {c} = 0.0;{}",
+                        if comment.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" // {comment}")
+                        }
+                    );
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let c = &cs[0];
         let nominal = match (&joint.mimic, constrained) {
             (Some(m), true) => m.offset,
             _ => 0.0,
@@ -1089,7 +1313,18 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
             num(nominal)
         );
     }
-    if constrained {
+    if !quaternions.is_empty() {
+        let _ = writeln!(
+            o,
+            "    // Unit quaternions (floating base and joints): their norm held exactly."
+        );
+        for q in &quaternions {
+            let _ = writeln!(o, "    {}", unit_norm(q));
+        }
+    }
+    // With quaternions, the generator chooses the independent coordinates (and the atlas
+    // the charts to switch to); without, the mimic leaders are independent.
+    if constrained && quaternions.is_empty() {
         let independent: Vec<&str> = coords
             .iter()
             .filter(|(_, urdf)| {
@@ -1101,6 +1336,8 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
             .map(|(c, _)| c.as_str())
             .collect();
         let _ = writeln!(o, "    independent {};", independent.join(", "));
+    }
+    if constrained {
         let _ = writeln!(
             o,
             "    // <mimic> joints: follower == multiplier * leader + offset."
@@ -1119,26 +1356,35 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
         o,
         "    // Link frames: the parent link's frame * the joint's origin * the joint's motion."
     );
-    let _ = writeln!(
-        o,
-        "    let {} = translate(vec3(0.0, 0.0, 0.0));",
-        frame_names[root]
-    );
+    if opts.floating_base {
+        let _ = writeln!(
+            o,
+            "    // the floating base: `{}` placed in the world",
+            robot.links[root].name
+        );
+        let _ = writeln!(o, "    let {} = {};", frame_names[root], free_motion(&base));
+    } else {
+        let _ = writeln!(
+            o,
+            "    let {} = translate(vec3(0.0, 0.0, 0.0));",
+            frame_names[root]
+        );
+    }
     for &j in &order {
         let joint = &robot.joints[j];
         let p = link_index[joint.parent.as_str()];
         let c = link_index[joint.child.as_str()];
         let mut factors = vec![frame_names[p].clone()];
         factors.extend(placement(&joint.origin));
-        if let Some(q) = coord_of.get(joint.name.as_str()) {
-            factors.push(motion(joint.kind, joint.axis, q));
+        if let Some(qs) = coord_of.get(joint.name.as_str()) {
+            factors.push(motion(joint.kind, joint.axis, qs));
         }
         let _ = writeln!(
             o,
             "    // joint `{}` ({}{}): `{}` -> `{}`",
             joint.name,
             joint.kind.name(),
-            if joint.kind == Kind::Fixed {
+            if matches!(joint.kind, Kind::Fixed | Kind::Floating) {
                 String::new()
             } else {
                 format!(", axis {}", vec3(joint.axis))
@@ -1186,7 +1432,7 @@ fn write_mech(robot: &Robot, opts: &ImportOptions) -> Result<Imported, ImportErr
     let _ = writeln!(o, "    gravity = vec3(0.0, 0.0, -{g});");
     for &j in &order {
         if let Some(p) = damping_names.get(&j) {
-            let q = &coord_of[robot.joints[j].name.as_str()];
+            let q = &coord_of[robot.joints[j].name.as_str()][0];
             let _ = writeln!(o, "    force {q} = -{p} * der({q});");
         }
     }

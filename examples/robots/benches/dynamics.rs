@@ -1,5 +1,9 @@
 //! Forward dynamics of the imported robots per call — `mass_matrix` + `forces` + a
-//! Cholesky solve — and each part alone, at 1,000 random states (fixed seed).
+//! Cholesky solve — and each part alone, at 1,000 random states (fixed seed). The robots on
+//! a floating base (Solo-12, Romeo) take Pinocchio's free-flyer velocities and give its
+//! accelerations, as `aba` does: `floating_rates`, `mass_matrix`, `forces`, then
+//! `floating_forward_dynamics` (the base rows mapped, a Cholesky solve of `Gᵀ M G`); their
+//! `forces` alone is timed at `q̇ = G v`.
 //!
 //! `cargo bench -p robots --bench dynamics` prints nanoseconds per call (best of 5 passes).
 //! For instruction counts, `-- --calls K ROBOT WHAT` runs `K` calls of one function only
@@ -12,7 +16,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use robots::{forward_dynamics, panda, ur5};
+use robots::{
+    floating_forward_dynamics, floating_rates, forward_dynamics, panda, romeo, solo, ur5,
+};
 
 /// States per pass.
 const STATES: usize = 1000;
@@ -31,21 +37,36 @@ impl Rng {
     }
 }
 
-/// One robot's functions (parameters at their defaults).
-struct Robot<const N: usize> {
+/// One robot's functions (parameters at their defaults); `NV`: its velocities (`N` on a
+/// fixed base, `N − 1` on a floating base).
+struct Robot<const N: usize, const NV: usize> {
     name: &'static str,
     mass_matrix: fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
     forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
 }
 
-type States<const N: usize> = Vec<(SVector<f64, N>, SVector<f64, N>, SVector<f64, N>)>;
+impl<const N: usize, const NV: usize> Robot<N, NV> {
+    /// On a floating base: the first seven coordinates are the root link's position and
+    /// unit quaternion.
+    fn floating(&self) -> bool {
+        NV < N
+    }
+}
 
-fn states<const N: usize>() -> States<N> {
+type States<const N: usize, const NV: usize> =
+    Vec<(SVector<f64, N>, SVector<f64, NV>, SVector<f64, NV>)>;
+
+fn states<const N: usize, const NV: usize>(floating: bool) -> States<N, NV> {
     let mut r = Rng(35);
     (0..STATES)
         .map(|_| {
+            let mut q = SVector::<f64, N>::from_fn(|_, _| r.uniform(3.0));
+            if floating {
+                let n = q.fixed_rows::<4>(3).norm();
+                q.fixed_rows_mut::<4>(3).unscale_mut(n);
+            }
             (
-                SVector::from_fn(|_, _| r.uniform(3.0)),
+                q,
                 SVector::from_fn(|_, _| r.uniform(2.0)),
                 SVector::from_fn(|_, _| r.uniform(10.0)),
             )
@@ -54,26 +75,46 @@ fn states<const N: usize>() -> States<N> {
 }
 
 /// `calls` calls of `what` over the states; returns a checksum (so nothing is optimised out).
-fn run<const N: usize>(robot: &Robot<N>, s: &States<N>, what: &str, calls: usize) -> f64 {
+fn run<const N: usize, const NV: usize>(
+    robot: &Robot<N, NV>,
+    s: &States<N, NV>,
+    what: &str,
+    calls: usize,
+) -> f64 {
+    let floating = robot.floating();
+    // Coordinate rates from velocities (the identity on a fixed base).
+    let rates = |q: &SVector<f64, N>, v: &SVector<f64, NV>| {
+        if floating {
+            floating_rates(q, v)
+        } else {
+            SVector::<f64, N>::from_fn(|k, _| v[k])
+        }
+    };
     let mut sum = 0.0;
     for k in 0..calls {
         let (q, v, tau) = &s[k % s.len()];
         let (q, v, tau) = (black_box(q), black_box(v), black_box(tau));
         sum += match what {
             "mass_matrix" => (robot.mass_matrix)(q)[(0, 0)],
-            "forces" => (robot.forces)(q, v)[0],
+            "forces" => (robot.forces)(q, &rates(q, v))[0],
+            _ if floating => {
+                let m = (robot.mass_matrix)(q);
+                let f = (robot.forces)(q, &floating_rates(q, v));
+                floating_forward_dynamics(q, v, &m, &f, tau).map_or(f64::NAN, |a| a[0])
+            }
             _ => {
                 let m = (robot.mass_matrix)(q);
-                let f = (robot.forces)(q, v);
-                forward_dynamics(m, &f, tau).map_or(f64::NAN, |a| a[0])
+                let f = (robot.forces)(q, &rates(q, v));
+                let tau = SVector::<f64, N>::from_fn(|k, _| tau[k]);
+                forward_dynamics(m, &f, &tau).map_or(f64::NAN, |a| a[0])
             }
         };
     }
     black_box(sum)
 }
 
-fn time<const N: usize>(robot: &Robot<N>) {
-    let s = states::<N>();
+fn time<const N: usize, const NV: usize>(robot: &Robot<N, NV>) {
+    let s = states::<N, NV>(robot.floating());
     for what in ["fd", "mass_matrix", "forces"] {
         run(robot, &s, what, STATES);
         let best = (0..5)
@@ -87,7 +128,7 @@ fn time<const N: usize>(robot: &Robot<N>) {
     }
 }
 
-fn ur5() -> Robot<6> {
+fn ur5() -> Robot<6, 6> {
     Robot {
         name: "ur5",
         mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
@@ -95,11 +136,27 @@ fn ur5() -> Robot<6> {
     }
 }
 
-fn panda() -> Robot<9> {
+fn panda() -> Robot<9, 9> {
     Robot {
         name: "panda",
         mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
         forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
+    }
+}
+
+fn solo() -> Robot<{ solo::NQ }, { solo::DOF }> {
+    Robot {
+        name: "solo",
+        mass_matrix: |q| solo::mass_matrix(q, &solo::Params::default(), 0.0),
+        forces: |q, v| solo::forces(q, v, &solo::Params::default(), 0.0),
+    }
+}
+
+fn romeo() -> Robot<{ romeo::NQ }, { romeo::DOF }> {
+    Robot {
+        name: "romeo",
+        mass_matrix: |q| romeo::mass_matrix(q, &romeo::Params::default(), 0.0),
+        forces: |q, v| romeo::forces(q, v, &romeo::Params::default(), 0.0),
     }
 }
 
@@ -110,8 +167,10 @@ fn main() {
         let robot = args.get(k + 2).map_or("ur5", String::as_str);
         let what = args.get(k + 3).map_or("fd", String::as_str);
         let sum = match robot {
-            "panda" => run(&panda(), &states(), what, calls),
-            _ => run(&ur5(), &states(), what, calls),
+            "panda" => run(&panda(), &states(false), what, calls),
+            "solo" => run(&solo(), &states(true), what, calls),
+            "romeo" => run(&romeo(), &states(true), what, calls),
+            _ => run(&ur5(), &states(false), what, calls),
         };
         println!("{robot} {what} x{calls}: checksum {sum}");
         return;
@@ -120,4 +179,6 @@ fn main() {
     println!("| --- | --- | ---: |");
     time(&ur5());
     time(&panda());
+    time(&solo());
+    time(&romeo());
 }

@@ -3,9 +3,11 @@
 // Not built by cargo (it needs the `pin` wheel's headers and libraries); see
 // bench/RESULTS.md for the g++ -O3 command.
 //
-//   pinocchio_bench URDF            ns per call, best of 5 passes over 1,000 states
-//   pinocchio_bench URDF K WHAT     K calls of WHAT (aba, crba, nle) only: run under
-//                                   callgrind with K = 1000 and K = 0
+//   pinocchio_bench [--free-flyer] URDF          ns per call, best of 5 passes over 1,000 states
+//   pinocchio_bench [--free-flyer] URDF K WHAT   K calls of WHAT (aba, crba, nle) only: run
+//                                                under callgrind with K = 1000 and K = 0
+// --free-flyer: the robot on a floating base (JointModelFreeFlyer root; the states'
+// quaternions normalised).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,17 +41,28 @@ static double run(const pin::Model &model, pin::Data &data, const std::vector<Ei
 }
 
 int main(int argc, char **argv) {
+  bool free_flyer = argc >= 2 && std::strcmp(argv[1], "--free-flyer") == 0;
+  if (free_flyer) {
+    --argc;
+    ++argv;
+  }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s URDF [K WHAT]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--free-flyer] URDF [K WHAT]\n", argv[0]);
     return 2;
   }
   pin::Model model;
-  pin::urdf::buildModel(argv[1], model);
+  if (free_flyer) {
+    pin::urdf::buildModel(argv[1], pin::JointModelFreeFlyer(), model);
+  } else {
+    pin::urdf::buildModel(argv[1], model);
+  }
   pin::Data data(model);
   std::srand(35);
   std::vector<Eigen::VectorXd> qs, vs, taus;
   for (int k = 0; k < 1000; ++k) {
-    qs.push_back(3.0 * Eigen::VectorXd::Random(model.nq));
+    Eigen::VectorXd q = 3.0 * Eigen::VectorXd::Random(model.nq);
+    if (free_flyer) q.segment<4>(3).normalize();
+    qs.push_back(q);
     vs.push_back(2.0 * Eigen::VectorXd::Random(model.nv));
     taus.push_back(10.0 * Eigen::VectorXd::Random(model.nv));
   }

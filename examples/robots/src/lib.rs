@@ -1,16 +1,21 @@
 //! Robots imported from their published URDF files by `mechgen_codegen::import::urdf` in
 //! `build.rs`, and generated like any mechanism: the Universal Robots UR5 ([`ur5`], 6
-//! joints) and the Franka Emika Panda ([`panda`], 7 arm joints and 2 finger joints), both
-//! from example-robot-data 6.0.0 (`models/`, with their licences).
+//! joints) and the Franka Emika Panda ([`panda`], 7 arm joints and 2 finger joints) on a
+//! fixed base; the quadruped Solo-12 ([`solo`], 12 joints) and the humanoid Romeo
+//! ([`romeo`], `romeo_small.urdf`, 31 joints) on a floating base (position and unit
+//! quaternion of the root link: 18 and 37 degrees of freedom); all from example-robot-data
+//! 6.0.0 (`models/`, with their licences).
 //!
 //! `tests/pinocchio.rs` checks their mass matrices, forces and forward dynamics against
 //! Pinocchio's `crba`, `nonLinearEffects` and `aba` at 100 random states each (reference
 //! values in `data/`, written by `reference.py`).
 
-use mechgen::nalgebra::{SMatrix, SVector};
+use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
 include!(concat!(env!("OUT_DIR"), "/ur5.rs"));
 include!(concat!(env!("OUT_DIR"), "/panda.rs"));
+include!(concat!(env!("OUT_DIR"), "/solo.rs"));
+include!(concat!(env!("OUT_DIR"), "/romeo.rs"));
 
 /// Models imported from MJCF files (`mjcf/`, written for the tests) by
 /// `mechgen_codegen::import::mjcf`, checked against MuJoCo in `tests/mujoco.rs`.
@@ -33,5 +38,170 @@ pub fn forward_dynamics<const N: usize>(
     f: &SVector<f64, N>,
     tau: &SVector<f64, N>,
 ) -> Option<SVector<f64, N>> {
-    m.cholesky().map(|c| c.solve(&(f + tau)))
+    solve_spd(m, f + tau)
+}
+
+/// `a⁻¹ b` for a symmetric positive definite `a` (its upper triangle read) by a Cholesky
+/// factorisation `a = U Uᵀ`, `U` upper triangular, computed from the last row and column
+/// up: for a kinematic tree's mass matrix with parents before children (the imported
+/// order), that is leaves first, which makes no fill-in (Featherstone's `LᵀL`
+/// factorisation): `U[i][k]` is nonzero only where joint `i` is an ancestor of joint `k`.
+/// Each step updates only the pairs of nonzero entries of its column, so the cost is the sum
+/// over the joints of their depth squared rather than `n³/6`; the skipped products are
+/// exact zeros, so the result is that of the dense factorisation for any matrix. `None`
+/// when `a` is not positive definite (a pivot not positive, or not finite).
+pub fn solve_spd<const N: usize>(
+    mut a: SMatrix<f64, N, N>,
+    mut b: SVector<f64, N>,
+) -> Option<SVector<f64, N>> {
+    let u = a.as_mut_slice();
+    // Column-major: entry (i, k) at i + k N; U in the upper triangle (i ≤ k).
+    let mut nz = [0usize; N];
+    for k in (0..N).rev() {
+        let d = u[k + k * N];
+        if !(d > 0.0 && d.is_finite()) {
+            return None;
+        }
+        let r = d.sqrt();
+        u[k + k * N] = r;
+        // The column's nonzero entries above the diagonal, scaled.
+        let mut count = 0;
+        for i in 0..k {
+            if u[i + k * N] != 0.0 {
+                u[i + k * N] /= r;
+                nz[count] = i;
+                count += 1;
+            }
+        }
+        // The update of the leading block: a[i][j] -= U[i][k] U[j][k], i ≤ j < k.
+        for (p, &j) in nz[..count].iter().enumerate() {
+            let ujk = u[j + k * N];
+            for &i in &nz[..=p] {
+                u[i + j * N] -= u[i + k * N] * ujk;
+            }
+        }
+    }
+    // U y = b from the bottom, then Uᵀ x = y from the top.
+    for k in (0..N).rev() {
+        b[k] /= u[k + k * N];
+        let y = b[k];
+        for i in 0..k {
+            b[i] -= u[i + k * N] * y;
+        }
+    }
+    for k in 0..N {
+        let mut s = b[k];
+        for i in 0..k {
+            s -= u[i + k * N] * b[i];
+        }
+        b[k] = s / u[k + k * N];
+    }
+    Some(b)
+}
+
+/// The rotation matrix of a unit quaternion `(w, x, y, z)`.
+fn quat_matrix([w, x, y, z]: [f64; 4]) -> Matrix3<f64> {
+    Matrix3::new(
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y - w * z),
+        2.0 * (x * z + w * y),
+        2.0 * (x * y + w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z - w * x),
+        2.0 * (x * z - w * y),
+        2.0 * (y * z + w * x),
+        1.0 - 2.0 * (x * x + y * y),
+    )
+}
+
+/// `q̇_quat = ½ q ⊗ (0, ω)`: the rates of a unit quaternion `q` turning with the angular
+/// velocity `ω` in its own axes.
+fn quat_rate([w, x, y, z]: [f64; 4], o: &Vector3<f64>) -> [f64; 4] {
+    [
+        0.5 * (-x * o[0] - y * o[1] - z * o[2]),
+        0.5 * (w * o[0] - z * o[1] + y * o[2]),
+        0.5 * (z * o[0] + w * o[1] - x * o[2]),
+        0.5 * (-y * o[0] + x * o[1] + w * o[2]),
+    ]
+}
+
+/// The base's quaternion of `q`, the base's linear and angular velocity of `v`.
+fn base_parts<const N: usize, const NV: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, NV>,
+) -> ([f64; 4], Vector3<f64>, Vector3<f64>) {
+    (
+        [q[3], q[4], q[5], q[6]],
+        Vector3::new(v[0], v[1], v[2]),
+        Vector3::new(v[3], v[4], v[5]),
+    )
+}
+
+/// The coordinate rates `q̇ = G(q) v` of a robot on a floating base (coordinates: the root
+/// link's position `p` and unit quaternion `(w, x, y, z)`, then the joints) from
+/// Pinocchio's free-flyer velocities `v = (v_lin, ω, joint rates)`, the root link's linear
+/// and angular velocity in its own axes: `ṗ = R(q) v_lin`, `q̇_quat = ½ q ⊗ (0, ω)`.
+/// `NV` is `N − 1`.
+pub fn floating_rates<const N: usize, const NV: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, NV>,
+) -> SVector<f64, N> {
+    let (quat, v_lin, omega) = base_parts(q, v);
+    let p = quat_matrix(quat) * v_lin;
+    let r = quat_rate(quat, &omega);
+    SVector::from_fn(|k, _| match k {
+        0..=2 => p[k],
+        3..=6 => r[k - 3],
+        _ => v[k - 1],
+    })
+}
+
+/// Forward dynamics of a robot on a floating base in Pinocchio's free-flyer velocities
+/// (see [`floating_rates`]): with `q̇ = G v`, the accelerations `v̇` solve
+/// `Gᵀ M G v̇ = Gᵀ (f − M Ġ v) + τ`, where `m` and `f` are the generated `mass_matrix` and
+/// `forces` at `(q, G v)` and `Ġ v = (R [ω]ₓ v_lin, ½ q̇_quat ⊗ (0, ω), 0)`: Pinocchio's
+/// `aba`. `G` is the identity on the joints, so only the seven base rows and columns are
+/// mapped. `None` when `Gᵀ M G` is not positive definite.
+pub fn floating_forward_dynamics<const N: usize, const NV: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, NV>,
+    m: &SMatrix<f64, N, N>,
+    f: &SVector<f64, N>,
+    tau: &SVector<f64, NV>,
+) -> Option<SVector<f64, NV>> {
+    let (quat, v_lin, omega) = base_parts(q, v);
+    let rot = quat_matrix(quat);
+    // G's base block (7 × 6).
+    let mut gb = SMatrix::<f64, 7, 6>::zeros();
+    gb.fixed_view_mut::<3, 3>(0, 0).copy_from(&rot);
+    for (c, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
+        .iter()
+        .enumerate()
+    {
+        let col = quat_rate(quat, e);
+        for (r, x) in col.iter().enumerate() {
+            gb[(3 + r, 3 + c)] = *x;
+        }
+    }
+    // Ġ v on the base rows.
+    let qd_quat = quat_rate(quat, &omega);
+    let a = rot * omega.cross(&v_lin);
+    let b = quat_rate(qd_quat, &omega);
+    let gdv = SVector::<f64, 7>::from_column_slice(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3]]);
+    // Gᵀ M G: the base rows and columns mapped (the upper triangle, which `solve_spd`
+    // reads), the joints' block as it is.
+    let m_bb: SMatrix<f64, 7, 7> = m.fixed_view::<7, 7>(0, 0).into_owned();
+    let base = gb.transpose() * m_bb * gb;
+    let mv = SMatrix::<f64, NV, NV>::from_fn(|i, j| match (i < 6, j < 6) {
+        (true, true) => base[(i, j)],
+        (false, true) => 0.0,
+        (true, false) => (0..7).map(|r| gb[(r, i)] * m[(r, j + 1)]).sum(),
+        (false, false) => m[(i + 1, j + 1)],
+    });
+    // Gᵀ (f − M Ġ v): M's base columns times Ġ v's base rows.
+    let rhs =
+        SVector::<f64, N>::from_fn(|i, _| f[i] - (0..7).map(|r| m[(i, r)] * gdv[r]).sum::<f64>());
+    let top = gb.transpose() * rhs.fixed_rows::<7>(0);
+    let fv = SVector::<f64, NV>::from_fn(|k, _| if k < 6 { top[k] } else { rhs[k + 1] });
+    solve_spd(mv, fv + tau)
 }
