@@ -1340,13 +1340,13 @@ fn solve_fn_of(
     let redundant = if redundant.is_empty() {
         String::new()
     } else {
-        format!(" (rows {redundant:?} are redundant and ignored)")
+        format!(" (rows `{redundant:?}` are redundant and ignored)")
     };
     plain(
         name.to_string(),
         format!(
             " Solves `C_J x = b` for `x` with zero independent part (`x[{independent}[j]] = 0`) with the \
-             static LU factors. Uses rows {rows:?} of `b`{redundant}."
+             static LU factors. Uses rows `{rows:?}` of `b`{redundant}."
         ),
         Inputs::PositionRhs,
         Shape::Vector(Dim::Nq),

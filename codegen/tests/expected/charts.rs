@@ -272,7 +272,7 @@ pub mod crank_charts {
         (d, h, INDEPENDENT)
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
-    /// static LU factors. Uses rows [0, 1] of `b`.
+    /// static LU factors. Uses rows `[0, 1]` of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,
@@ -357,7 +357,7 @@ pub mod crank_charts {
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT_SLIDER[j]] = 0`) with
-    /// the static LU factors. Uses rows [1, 0] of `b`.
+    /// the static LU factors. Uses rows `[1, 0]` of `b`.
     #[inline]
     pub fn solve_dependent_slider(
         q: &SVector<f64, NQ>,

@@ -267,7 +267,7 @@ pub mod ellipse {
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
-    /// LU factors. Uses rows [0] of `b`.
+    /// LU factors. Uses rows `[0]` of `b`.
     #[inline]
     pub fn solve_dependent_chart1(
         q: &SVector<f64, NQ>,
@@ -367,7 +367,7 @@ pub mod ellipse {
         (d, h, CHARTS[k])
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
-    /// static LU factors. Uses rows [0] of `b`.
+    /// static LU factors. Uses rows `[0]` of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,
@@ -773,7 +773,7 @@ pub mod ellipse {
             health
         }
         /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
-        /// LU factors. Uses rows [0] of `b`.
+        /// LU factors. Uses rows `[0]` of `b`.
         #[inline]
         pub fn solve_dependent_chart1<S: ::mechgen::runtime::Real>(
             q: &SVector<S, NQ>,
@@ -802,7 +802,7 @@ pub mod ellipse {
             out[0] = t0;
         }
         /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
-        /// static LU factors. Uses rows [0] of `b`.
+        /// static LU factors. Uses rows `[0]` of `b`.
         #[inline]
         pub fn solve_dependent<S: ::mechgen::runtime::Real>(
             q: &SVector<S, NQ>,

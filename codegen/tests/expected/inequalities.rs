@@ -222,7 +222,7 @@ pub mod ramp {
         (d, h, INDEPENDENT)
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
-    /// static LU factors. Uses rows [] of `b`.
+    /// static LU factors. Uses rows `[]` of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,

@@ -294,7 +294,7 @@ pub mod slider_crank {
         (d, h, INDEPENDENT)
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
-    /// static LU factors. Uses rows [0, 1] of `b`.
+    /// static LU factors. Uses rows `[0, 1]` of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,

@@ -266,7 +266,7 @@ pub mod sleigh {
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
-    /// LU factors. Uses rows [0] of `b`.
+    /// LU factors. Uses rows `[0]` of `b`.
     #[inline]
     pub fn solve_dependent_chart1(
         q: &SVector<f64, NQ>,
@@ -365,7 +365,7 @@ pub mod sleigh {
         (d, h, CHARTS[k])
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT[j]] = 0`) with the
-    /// static LU factors. Uses rows [0] of `b`.
+    /// static LU factors. Uses rows `[0]` of `b`.
     #[inline]
     pub fn solve_dependent(
         q: &SVector<f64, NQ>,
