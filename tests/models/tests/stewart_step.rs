@@ -143,23 +143,47 @@ fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
         for (x, y) in fused_p.iter().zip(&singles) {
             close(&x.as_slice(), y.as_slice(), "gamma_reductions_p");
         }
-        close(&fused_pp.as_slice(), acc_w.as_slice(), "gamma_reductions_p (∂/∂p)");
+        close(
+            &fused_pp.as_slice(),
+            acc_w.as_slice(),
+            "gamma_reductions_p (∂/∂p)",
+        );
         let mut dy = [mechgen::nalgebra::SMatrix::<f64, DOF, NQ>::zeros(); 2];
         {
             let [o0, o1] = &mut dy;
             m::dynamics_reductions_into(&q, &qd, &p, 0.0, &b, &wq, o0, o1);
         }
-        close(&dy[0].as_slice(), dq_w.as_slice(), "dynamics_reductions (∂/∂q)");
-        close(&dy[1].as_slice(), fqd_w.as_slice(), "dynamics_reductions (∂/∂q̇)");
+        close(
+            &dy[0].as_slice(),
+            dq_w.as_slice(),
+            "dynamics_reductions (∂/∂q)",
+        );
+        close(
+            &dy[1].as_slice(),
+            fqd_w.as_slice(),
+            "dynamics_reductions (∂/∂q̇)",
+        );
         let mut dy_p = [mechgen::nalgebra::SMatrix::<f64, DOF, NQ>::zeros(); 2];
         let mut dy_pp = SMatrix::<f64, DOF, { m::generic::NP }>::zeros();
         {
             let [o0, o1] = &mut dy_p;
             m::dynamics_reductions_p_into(&q, &qd, &p, 0.0, &b, &wq, o0, o1, &mut dy_pp);
         }
-        close(&dy_p[0].as_slice(), dq_w.as_slice(), "dynamics_reductions_p (∂/∂q)");
-        close(&dy_p[1].as_slice(), fqd_w.as_slice(), "dynamics_reductions_p (∂/∂q̇)");
-        close(&dy_pp.as_slice(), dyn_w.as_slice(), "dynamics_reductions_p (∂/∂p)");
+        close(
+            &dy_p[0].as_slice(),
+            dq_w.as_slice(),
+            "dynamics_reductions_p (∂/∂q)",
+        );
+        close(
+            &dy_p[1].as_slice(),
+            fqd_w.as_slice(),
+            "dynamics_reductions_p (∂/∂q̇)",
+        );
+        close(
+            &dy_pp.as_slice(),
+            dyn_w.as_slice(),
+            "dynamics_reductions_p (∂/∂p)",
+        );
         // The Stewart platform's constraints are time-independent: `γ` is quadratic in `q̇`,
         // so the Hessian applied to `B_j` is `∂γ/∂q̇` taken at `B_j`.
         let w1 = wc.column(0).into_owned();
