@@ -331,8 +331,13 @@ where
             });
         };
         f.fill::<M>(qs, p, *ts, r, parameters)?;
-        f.pull_into(&lam_a, parameters, &mut ga);
-        f.pull_into(&lam_b, parameters, &mut gb);
+        if s == 3 {
+            // `Λ₄ = h/6 w₄ E`: the selections, without the general products.
+            f.pull_selection(ind, w(3), parameters, &mut ga, &mut gb);
+        } else {
+            f.pull_into(&lam_a, parameters, &mut ga);
+            f.pull_into(&lam_b, parameters, &mut gb);
+        }
         acc_a.add(&ga);
         acc_b.add(&gb);
         if s > 0 {
@@ -446,6 +451,36 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         self.ud_q = aj.ud_q;
         self.ud_u = aj.ud_u;
         Ok(())
+    }
+
+    /// [`Self::pull_into`] for the last stage's adjoints `Λ_a = w [E_q, 0]` (the rows
+    /// `ind` of `q`) into `out_a` and `Λ_b = w [0, I]` into `out_b`: `Λ_q S` and `Λ_q D` are
+    /// `w` times rows `ind` of `S` and `D` (the former zero by `S`'s contract, when the
+    /// products are skipped), `Λ_u ∂u̇/∂·` is `w ∂u̇/∂·`.
+    fn pull_selection(
+        &self,
+        ind: &[usize; DOF],
+        w: f64,
+        parameters: bool,
+        out_a: &mut Rows<NQ, DOF, NP>,
+        out_b: &mut Rows<NQ, DOF, NP>,
+    ) {
+        let l = SMatrix::<f64, DOF, NC>::from_fn(|j, c| w * self.s[(ind[j], c)]);
+        let live = l.iter().any(|x| *x != 0.0);
+        out_a.q.fill(0.0);
+        if live {
+            mul_acc(&mut out_a.q, 0.5, &l, &self.g);
+        }
+        out_a.u = SMatrix::from_fn(|j, c| w * self.d[(ind[j], c)]);
+        if parameters {
+            out_a.p.fill(0.0);
+            if live {
+                mul_acc(&mut out_a.p, -1.0, &l, &self.jp);
+            }
+            out_b.p = self.ud_p * w;
+        }
+        out_b.q = self.ud_q * w;
+        out_b.u = self.ud_u * w;
     }
 
     /// `Λ F` for `DOF` adjoint rows `Λ = [Λ_q, Λ_u]` (`lam.p` unread), written into `out`:
