@@ -604,6 +604,59 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
             Self::gamma_vjp_qd(q, b, p, t, w),
         ]
     }
+    /// `([Wᵀ ∂γ/∂q, Wᵀ ∂γ/∂q̇, Wᵀ ∂γ/∂q̇ at q̇ = b], Wᵀ ∂(γ − C_J b)/∂p)` for `DOF` weight
+    /// columns `W`: [`Self::gamma_reductions`] and [`Self::acceleration_vjp_p`], which the
+    /// step's Jacobian with its parameter blocks takes with the same `b` and `W`. Generated
+    /// models compute them from one body (the trigonometry and the shared subexpressions
+    /// once); the default calls the two.
+    #[allow(clippy::type_complexity)]
+    fn gamma_reductions_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NC, DOF>,
+    ) -> ([SMatrix<f64, DOF, NQ>; 3], SMatrix<f64, DOF, NP>) {
+        (
+            Self::gamma_reductions(q, qd, p, t, b, w),
+            Self::acceleration_vjp_p(q, qd, p, t, b, w),
+        )
+    }
+    /// `[Wᵀ ∂(f − M(q) b)/∂q, Wᵀ ∂f/∂q̇]` (each `DOF × NQ`) for `DOF` weight columns `W`
+    /// (`NQ × DOF`): [`Self::dynamics_vjp_q`] and [`Self::forces_vjp_qd`], which the step's
+    /// Jacobian takes with the same `W` (the basis). Generated models compute them from one
+    /// body; the default calls the two.
+    fn dynamics_reductions(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+    ) -> [SMatrix<f64, DOF, NQ>; 2] {
+        [
+            Self::dynamics_vjp_q(q, qd, p, t, b, w),
+            Self::forces_vjp_qd(q, qd, p, t, w),
+        ]
+    }
+    /// `([Wᵀ ∂(f − M(q) b)/∂q, Wᵀ ∂f/∂q̇], Wᵀ ∂(f − M(q) b)/∂p)`: [`Self::dynamics_reductions`]
+    /// and [`Self::dynamics_vjp_p`] (the same `b` and `W`) from one body in generated models;
+    /// the default calls the two.
+    #[allow(clippy::type_complexity)]
+    fn dynamics_reductions_p(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+    ) -> ([SMatrix<f64, DOF, NQ>; 2], SMatrix<f64, DOF, NP>) {
+        (
+            Self::dynamics_reductions(q, qd, p, t, b, w),
+            Self::dynamics_vjp_p(q, qd, p, t, b, w),
+        )
+    }
     /// Row `j`: `(∂²(wᵀγ)/∂q̇² B_j)ᵀ` (`DOF × NQ`) for `DOF` columns `B` and one weight row
     /// `w`. For time-independent constraints (`γ` quadratic in `q̇`, the only ones
     /// [`step_jacobians_symbolic`](crate::step::step_jacobians_symbolic) composes) row `j` is

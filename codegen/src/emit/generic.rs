@@ -434,6 +434,38 @@ fn step_derivatives_impl(
                 out
             }
             #[inline]
+            fn gamma_reductions_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NC, DOF>
+            ) -> ([SMatrix<f64, DOF, NQ>; 3], SMatrix<f64, DOF, { generic::NP }>) {
+                let mut out = [SMatrix::<f64, DOF, NQ>::zeros(); 3];
+                let mut out_p = SMatrix::<f64, DOF, { generic::NP }>::zeros();
+                let [o0, o1, o2] = &mut out;
+                gamma_reductions_p_into(q, qd, p, t, b, w, o0, o1, o2, &mut out_p);
+                (out, out_p)
+            }
+            #[inline]
+            fn dynamics_reductions(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>
+            ) -> [SMatrix<f64, DOF, NQ>; 2] {
+                let mut out = [SMatrix::<f64, DOF, NQ>::zeros(); 2];
+                let [o0, o1] = &mut out;
+                dynamics_reductions_into(q, qd, p, t, b, w, o0, o1);
+                out
+            }
+            #[inline]
+            fn dynamics_reductions_p(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>
+            ) -> ([SMatrix<f64, DOF, NQ>; 2], SMatrix<f64, DOF, { generic::NP }>) {
+                let mut out = [SMatrix::<f64, DOF, NQ>::zeros(); 2];
+                let mut out_p = SMatrix::<f64, DOF, { generic::NP }>::zeros();
+                let [o0, o1] = &mut out;
+                dynamics_reductions_p_into(q, qd, p, t, b, w, o0, o1, &mut out_p);
+                (out, out_p)
+            }
+            #[inline]
             fn dependent_jacobian_p(
                 q: &SVector<f64, NQ>, p: &Params, t: f64
             ) -> SMatrix<f64, NQ, { generic::NP }> {

@@ -523,7 +523,7 @@ pub(crate) fn table(model: &Model, arena: &crate::expr::Arena, an: &Analysis<'_>
 }
 
 /// Names of the functions [`derivative_fns`] adds (left out of the generic family).
-pub(crate) const DERIVATIVE_FNS: [&str; 25] = [
+pub(crate) const DERIVATIVE_FNS: [&str; 28] = [
     "forces_jacobian_q",
     "forces_jacobian_qd",
     "forces_jacobian_p",
@@ -549,6 +549,9 @@ pub(crate) const DERIVATIVE_FNS: [&str; 25] = [
     "gamma_vjp_qd",
     "gamma_hessian_qd",
     "gamma_reductions",
+    "gamma_reductions_p",
+    "dynamics_reductions",
+    "dynamics_reductions_p",
 ];
 
 /// The derivatives of the dynamics terms (`#![derivatives]`, models with dynamics): `∂f/∂q`, `∂f/∂q̇`,
@@ -787,6 +790,63 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
                 (Dim::Dof, Dim::Nq, n_q),
                 (Dim::Dof, Dim::Nq, n_qd),
                 (Dim::Dof, Dim::Nq, n_qd_b),
+            ],
+        },
+        "m",
+        (roots.clone(), pos.clone()),
+    )));
+    // The same with `Wᵀ ∂(γ − C_J b)/∂p` (the same `b` and `W`), for the step's Jacobian with
+    // its parameter blocks.
+    let (r3, p3) = entries(&d.acceleration_wp);
+    let n_p = r3.len();
+    roots.extend(r3);
+    pos.extend(p3);
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[25],
+        format!(" `(Wᵀ ∂γ/∂q, Wᵀ ∂γ/∂q̇, Wᵀ ∂γ/∂q̇ at q̇ = b, Wᵀ ∂(γ − C_J b)/∂p)` (DOF × NQ three times, then DOF × NP) for `DOF` weight columns `W` (`NC × DOF`), written into `out0` … `out3`: `gamma_reductions` and `acceleration_vjp_p(q, qd, p, t, b, w)` from one evaluation (the trigonometry and the shared subexpressions once).\n\n Columns: {order}; of `out3`: {params:?}."),
+        Inputs::PositionVelocityVectorWeights(Dim::Nc),
+        Shape::Fused {
+            parts: vec![
+                (Dim::Dof, Dim::Nq, n_q),
+                (Dim::Dof, Dim::Nq, n_qd),
+                (Dim::Dof, Dim::Nq, n_qd_b),
+                (Dim::Dof, Dim::Np, n_p),
+            ],
+        },
+        "m",
+        (roots, pos),
+    )));
+    // `Wᵀ ∂(f − M b)/∂q` and `Wᵀ ∂f/∂q̇` (and `Wᵀ ∂(f − M b)/∂p`) by the same weights (the
+    // basis) from one body.
+    let (mut roots, mut pos) = entries(&d.dynamics_wq);
+    let n_q = roots.len();
+    let (r1, p1) = entries(&d.forces_wqd);
+    let n_qd = r1.len();
+    roots.extend(r1);
+    pos.extend(p1);
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[26],
+        format!(" `(Wᵀ ∂(f − M(q) b)/∂q, Wᵀ ∂f/∂q̇)` (each DOF × NQ) for a vector `b` (the accelerations) and `DOF` weight columns `W` (`NQ × DOF`), written into `out0`, `out1`: `dynamics_vjp_q(q, qd, p, t, b, w)` and `forces_vjp_qd(q, qd, p, t, w)` from one evaluation (the trigonometry and the shared subexpressions once).\n\n Columns: {order}."),
+        Inputs::PositionVelocityVectorWeights(Dim::Nq),
+        Shape::Fused {
+            parts: vec![(Dim::Dof, Dim::Nq, n_q), (Dim::Dof, Dim::Nq, n_qd)],
+        },
+        "m",
+        (roots.clone(), pos.clone()),
+    )));
+    let (r2, p2) = entries(&d.dynamics_wp);
+    let n_p = r2.len();
+    roots.extend(r2);
+    pos.extend(p2);
+    out.push(Entry::Function(plain(
+        DERIVATIVE_FNS[27],
+        format!(" `(Wᵀ ∂(f − M(q) b)/∂q, Wᵀ ∂f/∂q̇, Wᵀ ∂(f − M(q) b)/∂p)` (DOF × NQ twice, then DOF × NP) for a vector `b` and `DOF` weight columns `W` (`NQ × DOF`), written into `out0`, `out1`, `out2`: `dynamics_reductions` and `dynamics_vjp_p(q, qd, p, t, b, w)` from one evaluation.\n\n Columns: {order}; of `out2`: {params:?}."),
+        Inputs::PositionVelocityVectorWeights(Dim::Nq),
+        Shape::Fused {
+            parts: vec![
+                (Dim::Dof, Dim::Nq, n_q),
+                (Dim::Dof, Dim::Nq, n_qd),
+                (Dim::Dof, Dim::Np, n_p),
             ],
         },
         "m",

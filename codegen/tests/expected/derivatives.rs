@@ -53,7 +53,7 @@ pub mod damped_pendulum {
     pub const NOMINAL_Q: [f64; NQ] = [0.6, -0.8];
     /// Operations performed by each generated function (after common-subexpression
     /// elimination), as counted at generation.
-    pub const OP_COUNTS: [(&str, usize); 38] = [
+    pub const OP_COUNTS: [(&str, usize); 41] = [
         ("residual", 5),
         ("jacobian", 2),
         ("jacobian_values", 2),
@@ -90,6 +90,9 @@ pub mod damped_pendulum {
         ("gamma_vjp_qd", 4),
         ("gamma_hessian_qd", 4),
         ("gamma_reductions", 8),
+        ("gamma_reductions_p", 8),
+        ("dynamics_reductions", 4),
+        ("dynamics_reductions_p", 12),
         ("dependent_jacobian_p", 4),
         ("dependent_solve_matrix", 2),
     ];
@@ -1237,6 +1240,100 @@ pub mod damped_pendulum {
         out1[(0, 1)] = t1;
         out2[(0, 0)] = t2;
         out2[(0, 1)] = t3;
+    }
+    /// `(Wᵀ ∂γ/∂q, Wᵀ ∂γ/∂q̇, Wᵀ ∂γ/∂q̇ at q̇ = b, Wᵀ ∂(γ − C_J b)/∂p)` (DOF × NQ three times, then
+    /// DOF × NP) for `DOF` weight columns `W` (`NC × DOF`), written into `out0` … `out3`:
+    /// `gamma_reductions` and `acceleration_vjp_p(q, qd, p, t, b, w)` from one evaluation (the
+    /// trigonometry and the shared subexpressions once).
+    ///
+    /// Columns: 0: `x`, 1: `y`; of `out3`: ["l", "m", "c"].
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn gamma_reductions_p_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NC, DOF>,
+        out0: &mut SMatrix<f64, DOF, NQ>,
+        out1: &mut SMatrix<f64, DOF, NQ>,
+        out2: &mut SMatrix<f64, DOF, NQ>,
+        out3: &mut SMatrix<f64, DOF, NP>,
+    ) {
+        let x_dot = qd[0];
+        let y_dot = qd[1];
+        let b_0 = b[0];
+        let b_1 = b[1];
+        let w_0 = w[0];
+        let t0 = -4.0 * (x_dot * w_0);
+        let t1 = -4.0 * (y_dot * w_0);
+        let t2 = -4.0 * (b_0 * w_0);
+        let t3 = -4.0 * (b_1 * w_0);
+        out1[(0, 0)] = t0;
+        out1[(0, 1)] = t1;
+        out2[(0, 0)] = t2;
+        out2[(0, 1)] = t3;
+    }
+    /// `(Wᵀ ∂(f − M(q) b)/∂q, Wᵀ ∂f/∂q̇)` (each DOF × NQ) for a vector `b` (the accelerations) and
+    /// `DOF` weight columns `W` (`NQ × DOF`), written into `out0`, `out1`: `dynamics_vjp_q(q, qd, p,
+    /// t, b, w)` and `forces_vjp_qd(q, qd, p, t, w)` from one evaluation (the trigonometry and the
+    /// shared subexpressions once).
+    ///
+    /// Columns: 0: `x`, 1: `y`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn dynamics_reductions_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+        out0: &mut SMatrix<f64, DOF, NQ>,
+        out1: &mut SMatrix<f64, DOF, NQ>,
+    ) {
+        let c = p.c;
+        let w_0 = w[0];
+        let w_1 = w[1];
+        let t0 = -(c * w_0);
+        let t1 = -(c * w_1);
+        out1[(0, 0)] = t0;
+        out1[(0, 1)] = t1;
+    }
+    /// `(Wᵀ ∂(f − M(q) b)/∂q, Wᵀ ∂f/∂q̇, Wᵀ ∂(f − M(q) b)/∂p)` (DOF × NQ twice, then DOF × NP) for a
+    /// vector `b` and `DOF` weight columns `W` (`NQ × DOF`), written into `out0`, `out1`, `out2`:
+    /// `dynamics_reductions` and `dynamics_vjp_p(q, qd, p, t, b, w)` from one evaluation.
+    ///
+    /// Columns: 0: `x`, 1: `y`; of `out2`: ["l", "m", "c"].
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn dynamics_reductions_p_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+        out0: &mut SMatrix<f64, DOF, NQ>,
+        out1: &mut SMatrix<f64, DOF, NQ>,
+        out2: &mut SMatrix<f64, DOF, NP>,
+    ) {
+        let x_dot = qd[0];
+        let y_dot = qd[1];
+        let c = p.c;
+        let b_0 = b[0];
+        let b_1 = b[1];
+        let w_0 = w[0];
+        let w_1 = w[1];
+        let t0 = (-9.81 - b_1) * w_1 - b_0 * w_0;
+        let t1 = -(x_dot * w_0) - y_dot * w_1;
+        let t2 = -(c * w_0);
+        let t3 = -(c * w_1);
+        out1[(0, 0)] = t2;
+        out1[(0, 1)] = t3;
+        out2[(0, 1)] = t0;
+        out2[(0, 2)] = t1;
     }
     /// `−S ∂C/∂p` (NQ × NP): how the configuration moves with the parameters when the independent
     /// coordinates are held and the constraints kept (`C(q, p) = 0`), `S` the dependent solve

@@ -10,9 +10,10 @@ use super::*;
 /// `∂(C_J b)/∂p`) and `f64` evaluations instead of dual-number passes through the whole
 /// step, every block included; models whose constraints depend on time
 /// ([`StepDerivatives::RHEONOMIC`]) take the dual-number route. For the [`StepMethod::Rk4`]
-/// step the Jacobian `F` of the rates `(q̇, u̇)` is composed the same way at each of the four
-/// stage points and chained through the stages (`δK_s = F_s (I + c_s h δK_{s−1})`), then
-/// through the projection.
+/// step the Jacobian `F_s` of the rates `(q̇, u̇)` is composed the same way at each of the
+/// four stage points, kept in its factors, and the `2 DOF` rows of the result (`q̃_ind`,
+/// `u'`) are carried back through the stages (`Λ_{s−1} = h/6 w_{s−1} E + c_s h Λ_s F_s`;
+/// the derivative is `[E, 0] + Σ_s Λ_s F_s`), then through the projection.
 ///
 /// Differentiating the step of the [module docs](super) along a direction `(δq, δu)`, with
 /// `(C_J v)_q = −½ ∂γ/∂q̇ (q, v)` for time-independent constraints:
@@ -73,15 +74,14 @@ where
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
-    let d = &fw.d;
     let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, opts.parameter_jacobians)?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
-    // independent part: only `D δu'` moves `q̃_ind`.
-    let d_ind = rows(d, &M::INDEPENDENT);
-    // δu' = δu + h δu̇; δq̃_ind = δq_ind + h (D δu')_ind; δq' = D(q') δq̃_ind (the
-    // projection keeps q̃'s independent part and restores C(q', p) = 0).
+    // independent part: only `D δu'` moves `q̃_ind`, and `D`'s independent rows are the
+    // identity (`INDEPENDENT`'s contract), so `δq̃_ind = δq_ind + h δu'`.
+    // δu' = δu + h δu̇; δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part and
+    // restores C(q', p) = 0).
     let du1_q = rj.ud_q * h;
-    let mut dqn_q = mul(&d_ind, &du1_q) * h;
+    let mut dqn_q = du1_q * h;
     for (j, &c) in M::INDEPENDENT.iter().enumerate() {
         dqn_q[(j, c)] += 1.0;
     }
@@ -90,13 +90,13 @@ where
     for c in 0..DOF {
         du1_u[(c, c)] += 1.0;
     }
-    let dq_du = mul(&d1, &(mul(&d_ind, &du1_u) * h));
+    let dq_du = mul(&d1, &(du1_u * h));
     // Every block is written once (the parameter blocks stay zero without
     // `parameter_jacobians`).
     let (dq_dp, du_dp) = match rj.ud_p {
         Some(ud_p) => {
             let du1_p = ud_p * h;
-            let dqn_p = mul(&d_ind, &du1_p) * h;
+            let dqn_p = du1_p * h;
             let dq_dp = projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &dqn_p);
             (dq_dp, du1_p)
         }
@@ -218,9 +218,22 @@ where
     let s0 = s.tr_mul(&r0);
     let pm = mul(&r.md.transpose(), &s);
     let pm_w = pm.transpose();
-    // `Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)` from one generated body.
-    let [g_q, g_qd, g_qdd] = M::gamma_reductions(q, &r.qd, p, t, &qdd, &pm_w);
-    let k = M::forces_vjp_qd(q, &r.qd, p, t, d) - g_qd;
+    // The reductions by `P` (`Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)`, and
+    // `Pᵀ ∂(γ − C_J q̈)/∂p` for the parameter blocks) from one generated body, and those by
+    // `D` (`Dᵀ ∂(f − M q̈)/∂q`, `Dᵀ ∂f/∂q̇`, and `Dᵀ ∂(f − M q̈)/∂p`) from another.
+    let (g, dynamics_p) = if parameters {
+        let (g, acc_p) = M::gamma_reductions_p(q, &r.qd, p, t, &qdd, &pm_w);
+        let (dy, dy_p) = M::dynamics_reductions_p(q, &r.qd, p, t, &qdd, d);
+        (g, Some((dy, dy_p - acc_p)))
+    } else {
+        (M::gamma_reductions(q, &r.qd, p, t, &qdd, &pm_w), None)
+    };
+    let [g_q, g_qd, g_qdd] = g;
+    let ([dy_q, f_qd], r_p_direct) = match dynamics_p {
+        Some((dy, rp)) => (dy, Some(rp)),
+        None => (M::dynamics_reductions(q, &r.qd, p, t, &qdd, d), None),
+    };
+    let k = f_qd - g_qd;
     let ks = mul(&k, &s);
     let ks_w = ks.transpose();
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
@@ -229,26 +242,26 @@ where
     // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
     let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w) + M::gamma_hessian_qd(q, &r.qd, p, t, d, &s0)
         - g_qdd;
-    let r_q = M::dynamics_vjp_q(q, &r.qd, p, t, &qdd, d) - g_q + half * 0.5;
+    let r_q = dy_q - g_q + half * 0.5;
     // Along δu = e_c: δq̇ = D e_c, nothing else direct.
     let r_u = mul(&k, d);
-    let reduced = |ratio| StepError::ReducedMass { ratio, t };
-    let ud_q = lu_solve(r.a, r_q).map_err(reduced)?;
-    let ud_u = lu_solve(r.a, r_u).map_err(reduced)?;
-    let ud_p = if parameters {
+    // One factorisation of `A` for the three blocks.
+    let lu = Lu::factor(r.a).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
+    let ud_q = lu.solve(r_q);
+    let ud_u = lu.solve(r_u);
+    let ud_p = if let Some(r_p_direct) = r_p_direct {
         // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
         // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
         // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
         // constraints), row `j`:
         // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
         // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
-        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
         let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
-        let r_p = M::dynamics_vjp_p(q, &r.qd, p, t, &qdd, d)
-            - M::acceleration_vjp_p(q, &r.qd, p, t, &qdd, &pm_w)
+        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
+        let r_p = r_p_direct
             - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
             - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
-        Some(lu_solve(r.a, r_p).map_err(reduced)?)
+        Some(lu.solve(r_p))
     } else {
         None
     };
@@ -260,11 +273,16 @@ where
     })
 }
 
-/// The RK4 step's Jacobians from the generated derivatives: the rates' Jacobian `F` at each
-/// of the four stage points (`∂q̇/∂q = ½ S ∂γ/∂q̇(q̇)`, `∂q̇/∂u = D`, `∂q̇/∂p = −S ∂(C_J q̇)/∂p`,
-/// and `∂u̇/∂(q, u, p)` as in [`step_jacobians_symbolic`]), chained through the stages
-/// (`δX_s = I + c_s h δK_{s−1}`, `δK_s = F_s δX_s`), summed with the RK4 weights, and
-/// through the projection (`δq' = D(q') δq̃_ind − S(q') ∂C/∂p(q')`).
+/// The RK4 step's Jacobians from the generated derivatives, in reverse: the rates' Jacobian
+/// `F_s` at each of the four stage points (`∂q̇/∂q = ½ S ∂γ/∂q̇(q̇)`, `∂q̇/∂u = D`,
+/// `∂q̇/∂p = −S ∂(C_J q̇)/∂p`, and `∂u̇/∂(q, u, p)` as in [`step_jacobians_symbolic`]) is kept
+/// in its factors, and only the `2 DOF` rows the result needs (`q̃_ind` and `u'`: the
+/// projection keeps `q̃`'s independent part, `δq' = D(q') δq̃_ind − S(q') ∂C/∂p(q') δp`) are
+/// carried back through the stages. With `X_s = X + c_s h K_{s−1}`, `K_s = R(X_s, p)` and
+/// `X̃ = X + h/6 Σ w_s K_s`, the rows `E` of `X̃` have the adjoints
+/// `Λ₄ = h/6 w₄ E`, `Λ_{s−1} = h/6 w_{s−1} E + c_s h Λ_s F_{s,X}`, and
+/// `E ∂X̃/∂(X, p) = [E, 0] + Σ_s Λ_s F_s`: each stage costs `DOF`-row products with the
+/// factors (no `NQ × NQ` rate Jacobian formed, no `(NQ + DOF)²`-sized chain through the stages).
 fn rk4_jacobians_symbolic<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     u: &SVector<f64, DOF>,
@@ -278,49 +296,78 @@ where
 {
     let pv = M::param_values(p);
     let parameters = opts.parameter_jacobians;
-    // The stage derivatives `δK_s`, composed as the stages are visited, and their weighted
-    // sum `δX̃ = I + h/6 (δK₁ + 2 δK₂ + 2 δK₃ + δK₄)`.
-    let mut sum = Tangent::identity();
-    // `δK` of the even and the odd stages (each stage reads the previous one's).
-    let mut dks = [Tangent::zeros(), Tangent::zeros()];
-    let mut failed = None;
+    // The stage points and their rates (the factors of each stage's rate Jacobian are
+    // computed in the backward sweep, one stage at a time).
+    let mut points: [Option<StagePoint<NQ, DOF>>; 4] = [None, None, None, None];
     let mut stage = 0;
     let (qn, un) = rk4::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts, |qs, ts, r| {
-        if failed.is_some() {
-            return;
-        }
-        match rate_jacobian::<M, NQ, NC, DOF, NP>(&qs, p, ts, &r, parameters) {
-            Ok(f) => {
-                let [even, odd] = &mut dks;
-                let (dk, prev) = if stage % 2 == 0 {
-                    (even, &*odd)
-                } else {
-                    (odd, &*even)
-                };
-                if stage == 0 {
-                    // `δX₁ = I`: `δK₁ = F₁`.
-                    *dk = f;
-                } else {
-                    f.chain_into(prev, RK4_C[stage] * h, dk);
-                }
-                sum.add_scaled(RK4_W[stage] * h / 6.0, dk);
-            }
-            Err(e) => failed = Some(e),
-        }
+        points[stage] = Some((qs, ts, r));
         stage += 1;
     })?;
-    if let Some(e) = failed {
-        return Err(e);
+    let ind = &M::INDEPENDENT;
+    // Two sets of `DOF` rows: `q̃_ind` (`a`) and `u'` (`b`). `lam` is `Λ_s`, `acc` the sum
+    // `Σ_s Λ_s F_s`.
+    let w = |s: usize| RK4_W[s] * h / 6.0;
+    let mut lam_a = Rows::<NQ, DOF, NP>::zeros();
+    let mut lam_b = Rows::<NQ, DOF, NP>::zeros();
+    for (j, &c) in ind.iter().enumerate() {
+        lam_a.q[(j, c)] = w(3);
+    }
+    lam_b.u.fill_with_identity();
+    lam_b.u *= w(3);
+    let mut acc_a = Rows::<NQ, DOF, NP>::zeros();
+    let mut acc_b = Rows::<NQ, DOF, NP>::zeros();
+    // One stage's factors and `Λ_s F_s` of both sets of rows, written in place (kilobytes
+    // each on large mechanisms).
+    let mut f = StageFactors::<NQ, NC, DOF, NP>::zeros();
+    let mut ga = Rows::<NQ, DOF, NP>::zeros();
+    let mut gb = Rows::<NQ, DOF, NP>::zeros();
+    for s in (0..4).rev() {
+        let Some((qs, ts, r)) = &points[s] else {
+            // (`rk4` visits every stage or returns its error.)
+            return Err(StepError::NonFinite {
+                what: "an RK4 stage's rates",
+                t,
+            });
+        };
+        f.fill::<M>(qs, p, *ts, r, parameters)?;
+        if s == 3 {
+            // `Λ₄ = h/6 w₄ E`: the selections, without the general products.
+            f.pull_selection(ind, w(3), parameters, &mut ga, &mut gb);
+        } else {
+            f.pull_into(&lam_a, parameters, &mut ga);
+            f.pull_into(&lam_b, parameters, &mut gb);
+        }
+        acc_a.add(&ga);
+        acc_b.add(&gb);
+        if s > 0 {
+            // Λ_{s−1} = h/6 w_{s−1} E + c_s h Λ_s F_{s,X}.
+            let c = RK4_C[s] * h;
+            lam_a.set_state(c, &ga);
+            lam_b.set_state(c, &gb);
+            for (j, &col) in ind.iter().enumerate() {
+                lam_a.q[(j, col)] += w(s - 1);
+            }
+            for j in 0..DOF {
+                lam_b.u[(j, j)] += w(s - 1);
+            }
+        }
+    }
+    // `[E, 0]`: the identity on the state.
+    for (j, &c) in ind.iter().enumerate() {
+        acc_a.q[(j, c)] += 1.0;
+    }
+    for j in 0..DOF {
+        acc_b.u[(j, j)] += 1.0;
     }
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     // δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part).
-    let ind = &M::INDEPENDENT;
-    let dq_dq = mul(&d1, &rows(&sum.dq_dq, ind));
-    let dq_du = mul(&d1, &rows(&sum.dq_du, ind));
+    let dq_dq = mul(&d1, &acc_a.q);
+    let dq_du = mul(&d1, &acc_a.u);
     let dq_dp = if parameters {
-        projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &rows(&sum.dq_dp, ind))
+        projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &acc_a.p)
     } else {
         SMatrix::zeros()
     };
@@ -329,13 +376,162 @@ where
         u: un,
         dq_dq,
         dq_du,
-        du_dq: sum.du_dq,
-        du_du: sum.du_du,
+        du_dq: acc_b.q,
+        du_du: acc_b.u,
         dq_dp,
-        du_dp: sum.du_dp,
+        du_dp: acc_b.p,
     };
     out.check_finite(t)?;
     Ok(out)
+}
+
+/// An RK4 stage's position, time and rates.
+type StagePoint<const NQ: usize, const DOF: usize> = (SVector<f64, NQ>, f64, Rates<f64, NQ, DOF>);
+
+/// RK4's stage offsets `c_s` (the stage point is `X + c_s h K_{s−1}`) and weights (`/6`).
+const RK4_C: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
+const RK4_W: [f64; 4] = [1.0, 2.0, 2.0, 1.0];
+
+/// The Jacobian `F` of the rates `(q̇, u̇)` with respect to `(q, u, p)` at one stage point,
+/// in its factors: `∂q̇/∂q = ½ S G`, `∂q̇/∂u = D`, `∂q̇/∂p = −S J_p`, `∂u̇/∂(q, u, p)`.
+struct StageFactors<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
+    /// `S`, the dependent solve as a matrix (zero rows at `INDEPENDENT`).
+    s: SMatrix<f64, NQ, NC>,
+    /// `G = ∂γ/∂q̇` at the stage's `q̇`.
+    g: SMatrix<f64, NC, NQ>,
+    /// `J_p = ∂(C_J q̇)/∂p` (zero unless the parameter blocks are asked for).
+    jp: SMatrix<f64, NC, NP>,
+    /// `D`, the basis.
+    d: SMatrix<f64, NQ, DOF>,
+    /// `∂u̇/∂q`, `∂u̇/∂u`, `∂u̇/∂p`.
+    ud_q: SMatrix<f64, DOF, NQ>,
+    ud_u: SMatrix<f64, DOF, DOF>,
+    ud_p: SMatrix<f64, DOF, NP>,
+}
+
+impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
+    StageFactors<NQ, NC, DOF, NP>
+{
+    /// All factors zero (to be [filled](Self::fill)).
+    fn zeros() -> Self {
+        Self {
+            s: SMatrix::zeros(),
+            g: SMatrix::zeros(),
+            jp: SMatrix::zeros(),
+            d: SMatrix::zeros(),
+            ud_q: SMatrix::zeros(),
+            ud_u: SMatrix::zeros(),
+            ud_p: SMatrix::zeros(),
+        }
+    }
+
+    /// The factors at the point `q` whose rates are `r`, in place (`jp` and `ud_p` left
+    /// as they are without `parameters`).
+    fn fill<M>(
+        &mut self,
+        q: &SVector<f64, NQ>,
+        p: &M::Params,
+        t: f64,
+        r: &Rates<f64, NQ, DOF>,
+        parameters: bool,
+    ) -> Result<(), StepError>
+    where
+        M: StepDerivatives<NQ, NC, DOF, NP>,
+    {
+        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, parameters)?;
+        // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`):
+        // linear in the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
+        self.g = M::gamma_jacobian_qd(q, &r.qd, p, t);
+        if let Some(ud_p) = aj.ud_p {
+            self.jp = M::jacobian_times_jacobian_p(q, p, t, &r.qd);
+            self.ud_p = ud_p;
+        }
+        self.s = aj.s;
+        self.d = r.d;
+        self.ud_q = aj.ud_q;
+        self.ud_u = aj.ud_u;
+        Ok(())
+    }
+
+    /// [`Self::pull_into`] for the last stage's adjoints `Λ_a = w [E_q, 0]` (the rows
+    /// `ind` of `q`) into `out_a` and `Λ_b = w [0, I]` into `out_b`: `Λ_q S` and `Λ_q D` are
+    /// `w` times rows `ind` of `S` and `D` (the former zero by `S`'s contract, when the
+    /// products are skipped), `Λ_u ∂u̇/∂·` is `w ∂u̇/∂·`.
+    fn pull_selection(
+        &self,
+        ind: &[usize; DOF],
+        w: f64,
+        parameters: bool,
+        out_a: &mut Rows<NQ, DOF, NP>,
+        out_b: &mut Rows<NQ, DOF, NP>,
+    ) {
+        let l = SMatrix::<f64, DOF, NC>::from_fn(|j, c| w * self.s[(ind[j], c)]);
+        let live = l.iter().any(|x| *x != 0.0);
+        out_a.q.fill(0.0);
+        if live {
+            mul_acc(&mut out_a.q, 0.5, &l, &self.g);
+        }
+        out_a.u = SMatrix::from_fn(|j, c| w * self.d[(ind[j], c)]);
+        if parameters {
+            out_a.p.fill(0.0);
+            if live {
+                mul_acc(&mut out_a.p, -1.0, &l, &self.jp);
+            }
+            out_b.p = self.ud_p * w;
+        }
+        out_b.q = self.ud_q * w;
+        out_b.u = self.ud_u * w;
+    }
+
+    /// `Λ F` for `DOF` adjoint rows `Λ = [Λ_q, Λ_u]` (`lam.p` unread), written into `out`:
+    /// `[½ (Λ_q S) G + Λ_u ∂u̇/∂q, Λ_q D + Λ_u ∂u̇/∂u, −(Λ_q S) J_p + Λ_u ∂u̇/∂p]` (the
+    /// parameter block left as it is without `parameters`).
+    fn pull_into(&self, lam: &Rows<NQ, DOF, NP>, parameters: bool, out: &mut Rows<NQ, DOF, NP>) {
+        let l = mul(&lam.q, &self.s);
+        out.q = mul(&lam.u, &self.ud_q);
+        mul_acc(&mut out.q, 0.5, &l, &self.g);
+        out.u = mul(&lam.u, &self.ud_u);
+        mul_acc(&mut out.u, 1.0, &lam.q, &self.d);
+        if parameters {
+            out.p = mul(&lam.u, &self.ud_p);
+            mul_acc(&mut out.p, -1.0, &l, &self.jp);
+        }
+    }
+}
+
+/// `DOF` rows of a linear map of `(δq, δu, δp)` (an adjoint, or rows of a Jacobian).
+struct Rows<const NQ: usize, const DOF: usize, const NP: usize> {
+    q: SMatrix<f64, DOF, NQ>,
+    u: SMatrix<f64, DOF, DOF>,
+    p: SMatrix<f64, DOF, NP>,
+}
+
+impl<const NQ: usize, const DOF: usize, const NP: usize> Rows<NQ, DOF, NP> {
+    /// The zero rows.
+    fn zeros() -> Self {
+        Self {
+            q: SMatrix::zeros(),
+            u: SMatrix::zeros(),
+            p: SMatrix::zeros(),
+        }
+    }
+
+    /// `self += other`, block by block.
+    fn add(&mut self, other: &Self) {
+        axpy(&mut self.q, 1.0, &other.q);
+        axpy(&mut self.u, 1.0, &other.u);
+        axpy(&mut self.p, 1.0, &other.p);
+    }
+
+    /// The state blocks set to `a` times `other`'s (the parameter block left as it is).
+    fn set_state(&mut self, a: f64, other: &Self) {
+        for (y, x) in self.q.iter_mut().zip(other.q.iter()) {
+            *y = a * x;
+        }
+        for (y, x) in self.u.iter_mut().zip(other.u.iter()) {
+            *y = a * x;
+        }
+    }
 }
 
 /// `y += a x`, in place.
@@ -349,118 +545,80 @@ fn axpy<const R: usize, const C: usize>(
     }
 }
 
-/// RK4's stage offsets `c_s` (the stage point is `X + c_s h K_{s−1}`) and weights (`/6`).
-const RK4_C: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
-const RK4_W: [f64; 4] = [1.0, 2.0, 2.0, 1.0];
-
-/// The Jacobian `F` of the rates `(q̇, u̇)` with respect to `(q, u, p)` at the point whose
-/// rates are `r` (`dq_*` the rows of `q̇`, `du_*` of `u̇`).
-fn rate_jacobian<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
-    q: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    r: &Rates<f64, NQ, DOF>,
-    parameters: bool,
-) -> Result<Tangent<NQ, DOF, NP>, StepError>
-where
-    M: StepDerivatives<NQ, NC, DOF, NP>,
-{
-    let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, parameters)?;
-    // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`): linear in
-    // the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
-    let mut dq_dq = SMatrix::zeros();
-    mul_acc(
-        &mut dq_dq,
-        0.5,
-        &aj.s,
-        &M::gamma_jacobian_qd(q, &r.qd, p, t),
-    );
-    let mut dq_dp = SMatrix::zeros();
-    if parameters {
-        mul_acc(
-            &mut dq_dp,
-            -1.0,
-            &aj.s,
-            &M::jacobian_times_jacobian_p(q, p, t, &r.qd),
-        );
-    }
-    Ok(Tangent {
-        dq_dq,
-        dq_du: r.d,
-        du_dq: aj.ud_q,
-        du_du: aj.ud_u,
-        dq_dp,
-        du_dp: aj.ud_p.unwrap_or_else(SMatrix::zeros),
-    })
+/// An LU factorisation with partial pivoting of a small square matrix, for several
+/// right-hand sides: the same operations, in the same order, as `linalg::lu_solve` (the
+/// multipliers of step `k` kept in column `k` at the rows they had then).
+struct Lu<const N: usize> {
+    /// `U` on and above the diagonal, the multipliers below it.
+    a: SMatrix<f64, N, N>,
+    /// The row exchanged with row `k` at step `k`.
+    perm: [usize; N],
 }
 
-/// Rows `ind` of `m`.
-fn rows<const R: usize, const C: usize, const N: usize>(
-    m: &SMatrix<f64, R, C>,
-    ind: &[usize; N],
-) -> SMatrix<f64, N, C> {
-    SMatrix::from_fn(|j, c| m[(ind[j], c)])
-}
-
-/// A linear map of `(δq, δu, δp)` to `(δq, δu)` (a derivative of the state or of the rates)
-/// in the blocks of [`StepJacobians`].
-struct Tangent<const NQ: usize, const DOF: usize, const NP: usize> {
-    dq_dq: SMatrix<f64, NQ, NQ>,
-    dq_du: SMatrix<f64, NQ, DOF>,
-    dq_dp: SMatrix<f64, NQ, NP>,
-    du_dq: SMatrix<f64, DOF, NQ>,
-    du_du: SMatrix<f64, DOF, DOF>,
-    du_dp: SMatrix<f64, DOF, NP>,
-}
-
-impl<const NQ: usize, const DOF: usize, const NP: usize> Tangent<NQ, DOF, NP> {
-    /// The zero map.
-    fn zeros() -> Self {
-        Self {
-            dq_dq: SMatrix::zeros(),
-            dq_du: SMatrix::zeros(),
-            dq_dp: SMatrix::zeros(),
-            du_dq: SMatrix::zeros(),
-            du_du: SMatrix::zeros(),
-            du_dp: SMatrix::zeros(),
+impl<const N: usize> Lu<N> {
+    /// Factors `a`; `Err` with the smallest pivot ratio so far when a pivot is at most
+    /// `1e-14` of the largest entry (or not a number), as `linalg::lu_solve`.
+    fn factor(mut a: SMatrix<f64, N, N>) -> Result<Self, f64> {
+        let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let mut worst = f64::INFINITY;
+        let mut perm = [0; N];
+        for k in 0..N {
+            let mut p = k;
+            for i in k + 1..N {
+                if a[(i, k)].abs() > a[(p, k)].abs() {
+                    p = i;
+                }
+            }
+            let piv = a[(p, k)].abs();
+            worst = worst.min(piv / scale);
+            // (NaN fails the comparison too.)
+            if piv.partial_cmp(&(1e-14 * scale)) != Some(std::cmp::Ordering::Greater) {
+                return Err(worst);
+            }
+            perm[k] = p;
+            if p != k {
+                // Only the active columns: the multipliers of earlier steps stay where they
+                // were computed.
+                for j in k..N {
+                    a.swap((p, j), (k, j));
+                }
+            }
+            for i in k + 1..N {
+                let l = a[(i, k)] / a[(k, k)];
+                for j in k + 1..N {
+                    let akj = a[(k, j)];
+                    a[(i, j)] -= l * akj;
+                }
+                a[(i, k)] = l;
+            }
         }
+        Ok(Self { a, perm })
     }
 
-    /// The identity on the state (zero parameter blocks).
-    fn identity() -> Self {
-        let mut out = Self::zeros();
-        out.dq_dq.fill_with_identity();
-        out.du_du.fill_with_identity();
-        out
-    }
-
-    /// `out = self (I + a other)` as linear maps of `(δq, δu, δp)`: `self`'s blocks plus `a`
-    /// times its state blocks applied to every column of `other` (`self`'s own parameter
-    /// blocks are added once, not applied to `other`).
-    fn chain_into(&self, other: &Self, a: f64, out: &mut Self) {
-        // Block `o` of the result: `self.o + a (self.{lq} other.{rq} + self.{lu} other.{ru})`.
-        macro_rules! block {
-            ($o:ident = $lq:ident . $rq:ident + $lu:ident . $ru:ident) => {
-                out.$o.copy_from(&self.$o);
-                mul_acc(&mut out.$o, a, &self.$lq, &other.$rq);
-                mul_acc(&mut out.$o, a, &self.$lu, &other.$ru);
-            };
+    /// `A⁻¹ b`.
+    fn solve<const C: usize>(&self, mut b: SMatrix<f64, N, C>) -> SMatrix<f64, N, C> {
+        let a = &self.a;
+        for k in 0..N {
+            if self.perm[k] != k {
+                b.swap_rows(self.perm[k], k);
+            }
+            for i in k + 1..N {
+                let l = a[(i, k)];
+                for c in 0..C {
+                    let bk = b[(k, c)];
+                    b[(i, c)] -= l * bk;
+                }
+            }
         }
-        block!(dq_dq = dq_dq.dq_dq + dq_du.du_dq);
-        block!(dq_du = dq_dq.dq_du + dq_du.du_du);
-        block!(dq_dp = dq_dq.dq_dp + dq_du.du_dp);
-        block!(du_dq = du_dq.dq_dq + du_du.du_dq);
-        block!(du_du = du_dq.dq_du + du_du.du_du);
-        block!(du_dp = du_dq.dq_dp + du_du.du_dp);
-    }
-
-    /// `self += a · other`, block by block.
-    fn add_scaled(&mut self, a: f64, other: &Self) {
-        axpy(&mut self.dq_dq, a, &other.dq_dq);
-        axpy(&mut self.dq_du, a, &other.dq_du);
-        axpy(&mut self.dq_dp, a, &other.dq_dp);
-        axpy(&mut self.du_dq, a, &other.du_dq);
-        axpy(&mut self.du_du, a, &other.du_du);
-        axpy(&mut self.du_dp, a, &other.du_dp);
+        for c in 0..C {
+            for k in (0..N).rev() {
+                let mut acc = b[(k, c)];
+                for j in k + 1..N {
+                    acc -= a[(k, j)] * b[(j, c)];
+                }
+                b[(k, c)] = acc / a[(k, k)];
+            }
+        }
+        b
     }
 }

@@ -66,7 +66,8 @@ fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
     // weight columns, column-major weight symbols) against the generated matrices they
     // replace, at 30 random points near the nominal: `Wᵀ ∂(f − M b)/∂p`,
     // `Wᵀ ∂(γ − C_J b)/∂p`, row `j` of `∂(W_jᵀ C_J B_j)/∂p`, `Wᵀ ∂(f − M b)/∂q`, `Wᵀ ∂f/∂q̇`,
-    // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇`, their fused form, row `j` of `wᵀ ∂γ/∂q̇(B_j)`, and `−S ∂C/∂p`.
+    // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇`, their fused forms (with `Wᵀ ∂(γ − C_J b)/∂p`, and `Wᵀ ∂(f − M b)/∂q`,
+    // `Wᵀ ∂f/∂q̇`, `Wᵀ ∂(f − M b)/∂p` from one body), row `j` of `wᵀ ∂γ/∂q̇(B_j)`, and `−S ∂C/∂p`.
     use mechgen::nalgebra::{SMatrix, SVector};
     use rand::RngExt;
     use stewart as m;
@@ -129,6 +130,60 @@ fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
         for (x, y) in fused.iter().zip(&singles) {
             close(&x.as_slice(), y.as_slice(), "gamma_reductions");
         }
+        // With the parameter reduction by the same weights (`gamma_reductions_p`), and the
+        // reductions by `NQ`-row weights from one body (`dynamics_reductions`, `_p`): each
+        // part against the separate generated function (itself checked against the matrix
+        // above).
+        let mut fused_p = [mechgen::nalgebra::SMatrix::<f64, DOF, NQ>::zeros(); 3];
+        let mut fused_pp = SMatrix::<f64, DOF, { m::generic::NP }>::zeros();
+        {
+            let [o0, o1, o2] = &mut fused_p;
+            m::gamma_reductions_p_into(&q, &qd, &p, 0.0, &b, &wc, o0, o1, o2, &mut fused_pp);
+        }
+        for (x, y) in fused_p.iter().zip(&singles) {
+            close(&x.as_slice(), y.as_slice(), "gamma_reductions_p");
+        }
+        close(
+            &fused_pp.as_slice(),
+            acc_w.as_slice(),
+            "gamma_reductions_p (∂/∂p)",
+        );
+        let mut dy = [mechgen::nalgebra::SMatrix::<f64, DOF, NQ>::zeros(); 2];
+        {
+            let [o0, o1] = &mut dy;
+            m::dynamics_reductions_into(&q, &qd, &p, 0.0, &b, &wq, o0, o1);
+        }
+        close(
+            &dy[0].as_slice(),
+            dq_w.as_slice(),
+            "dynamics_reductions (∂/∂q)",
+        );
+        close(
+            &dy[1].as_slice(),
+            fqd_w.as_slice(),
+            "dynamics_reductions (∂/∂q̇)",
+        );
+        let mut dy_p = [mechgen::nalgebra::SMatrix::<f64, DOF, NQ>::zeros(); 2];
+        let mut dy_pp = SMatrix::<f64, DOF, { m::generic::NP }>::zeros();
+        {
+            let [o0, o1] = &mut dy_p;
+            m::dynamics_reductions_p_into(&q, &qd, &p, 0.0, &b, &wq, o0, o1, &mut dy_pp);
+        }
+        close(
+            &dy_p[0].as_slice(),
+            dq_w.as_slice(),
+            "dynamics_reductions_p (∂/∂q)",
+        );
+        close(
+            &dy_p[1].as_slice(),
+            fqd_w.as_slice(),
+            "dynamics_reductions_p (∂/∂q̇)",
+        );
+        close(
+            &dy_pp.as_slice(),
+            dyn_w.as_slice(),
+            "dynamics_reductions_p (∂/∂p)",
+        );
         // The Stewart platform's constraints are time-independent: `γ` is quadratic in `q̇`,
         // so the Hessian applied to `B_j` is `∂γ/∂q̇` taken at `B_j`.
         let w1 = wc.column(0).into_owned();
