@@ -32,6 +32,7 @@ use crate::ode::{
 use crate::projection::{multipliers, projection_accelerations_in};
 use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent_in};
 
+mod blocks;
 mod chart_choice;
 mod guard;
 mod lagrange_route;
@@ -44,6 +45,7 @@ use guard::*;
 use projection::*;
 use rank_drop::*;
 
+pub use chart_choice::GENERATED_KEEP_RATIO;
 pub use guard::{crossing_guard_decompositions, GUARD_ALWAYS_DEPENDENT, GUARD_HEALTH_RATIO};
 pub use lagrange_route::simulate_lagrange;
 pub use projection::simulate_projection;

@@ -119,8 +119,12 @@ where
             Err(SimError::NoHealthyPartition { .. }) => true,
             Ok((c, _)) => {
                 c == self.chart
-                    && best_chart::<M, NQ, NC, DOF>(q, self.p, t)
-                        .is_ok_and(|(b, h)| b == self.chart || h < self.opts.pivot_threshold)
+                    && best_chart::<M, NQ, NC, DOF>(q, self.p, t).is_ok_and(|(b, h)| {
+                        b == self.chart
+                            || h < self.opts.pivot_threshold
+                            || (c.is_generated::<M, NQ, NC>()
+                                && generated_as_healthy::<M, NQ, NC, DOF>(&c, &b, q, self.p, t))
+                    })
             }
             Err(_) => false,
         }
@@ -680,7 +684,14 @@ where
             // Degraded, but still the best chart here: ask again only well below.
             sys.floor = 0.1 * h_choice.min(sys.floor);
         } else {
-            sys.floor = switch_threshold::<M, NQ, NC, DOF>(opts);
+            // A chart chosen below the switch threshold (the best there, or the generated
+            // one kept: `GENERATED_KEEP_RATIO`) is asked about again only well below.
+            let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
+            sys.floor = if h_choice < switch {
+                0.1 * h_choice
+            } else {
+                switch
+            };
             run.switch_times.push(ts);
             sys.chart = new_chart;
         }
