@@ -71,11 +71,24 @@ pub(super) struct ProjectionSystem<
     /// [`RankDrop::Continue`]: the rank-drop guard, and the hand-back of a segment of the
     /// Lagrange route ([`simulate_lagrange`] near a rank drop).
     pub(super) watch: Option<RankWatch>,
-    /// `(t, y, σ_r / σ_max)` at the consecutive accepted states where the chart was nearly
-    /// singular ([`RankDrop::Continue`]: the approach to a rank drop).
-    pub(super) approach: Vec<(f64, Pair<NQ, DOF>, f64)>,
+    /// `(t, y, σ_r / σ_max)` at the last consecutive accepted states of this chart
+    /// ([`RankDrop::Continue`]; `∞` where the ratio was not measured, away from singular
+    /// charts): the approach to a rank drop, and the nodes of a jump over it.
+    pub(super) approach: VecDeque<(f64, Pair<NQ, DOF>, f64)>,
     /// `(t, health)` of the chart at the last accepted state (cleared by a restart).
     pub(super) last_health: Option<(f64, f64)>,
+    /// Whether the right-hand side first projects each stage's coordinates onto the
+    /// constraints (independent ones held): set where the chart's health at the last
+    /// accepted state is below the crossing guard's level ([`guard_health`]). Near a
+    /// singularity of the chart the derivative `q̇ = D(q) u` of a state off the constraints
+    /// (every stage but the first is, by its local error) changes by about `1 / health`
+    /// times that distance: the error control then shrinks the steps towards the point
+    /// (IFToMM A02 with 40 windows crept towards its flat positions and had to jump over
+    /// them). On the constraints the chart's derivatives are those of the reduced motion,
+    /// smooth through a flat position on its branch.
+    pub(super) project_stages: bool,
+    /// Right-hand sides whose stage was projected first ([`Self::project_stages`]).
+    pub(super) stage_projections: usize,
 }
 
 /// The chart health below which the crossing guard tests a step ([`GUARD_HEALTH_RATIO`]).
@@ -153,9 +166,27 @@ where
         {
             return Ok(nan());
         }
+        // Near a singularity of the chart (`project_stages`): the stage's coordinates on
+        // the constraints first, independent ones held (see `project_stages`).
+        let projected;
+        let q = if self.project_stages {
+            match project_stage::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, self.opts) {
+                Some((qp, iterations)) => {
+                    self.newton += iterations;
+                    self.stage_projections += 1;
+                    projected = qp;
+                    &projected
+                }
+                // A stage where the projection fails (at the singular set): a non-finite
+                // derivative, which the integrator rejects (a smaller step).
+                None => return Ok(nan()),
+            }
+        } else {
+            &y.a
+        };
         let a = match projection_accelerations_in::<M, NQ, NC, DOF>(
             &self.chart,
-            &y.a,
+            q,
             &y.b,
             self.p,
             t,
@@ -184,6 +215,27 @@ where
     fn project(&mut self, t: f64, y: &mut Pair<NQ, DOF>) -> Result<(), SimError> {
         let c = M::residual(&y.a, self.p, t).norm();
         self.defects.max_residual = max_nan(self.defects.max_residual, c);
+        if self.opts.project && self.project_stages {
+            // Near a singular chart, to rounding first at every step (where that stays within
+            // the integrator's scale): a residual left at the assembly tolerance is a dependent-coordinate error of about `1 / health` times
+            // it, which accumulates over the steps until one projection moves the state by
+            // more than the integrator accepts (A02 with 40 windows at rtol 1e-12: a
+            // step-size underflow after a flat position).
+            if let Some((q, iterations)) =
+                project_stage::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, self.opts)
+            {
+                self.newton += iterations;
+                // Kept within the integrator's scale only: closer to the point rounding
+                // alone, amplified alike, moves the state by more (and the integrator would
+                // reject every step).
+                if within_scale(&self.opts.integrator, &(q - y.a), &y.a) {
+                    let dq = (q - y.a).amax();
+                    self.defects.max_position_correction =
+                        max_nan(self.defects.max_position_correction, dq);
+                    y.a = q;
+                }
+            }
+        }
         if self.opts.project {
             let mut asm =
                 assemble_in::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, &self.opts.assembly)
@@ -283,6 +335,7 @@ where
             _ => chart_health::<M, NQ, NC, DOF>(&self.chart, &y_prev.a, self.p, t_prev),
         };
         self.last_health = Some((t, health));
+        self.project_stages = self.opts.project && health < guard_health::<M, NQ, NC, DOF>();
         // Crossed a singularity of the chart within the step: back to its start. Only where
         // the chart is weak at either end (`GUARD_HEALTH_RATIO`; a NaN health counts as weak):
         // the test factors the dependent block.
@@ -321,8 +374,6 @@ where
                     });
                     return Ok(StepControl::StopAfter);
                 }
-                // Choose the next chart where the current one is singular (the estimate on
-                // the chord): it cannot be the current one there.
                 self.stop = Some(Stop::Switch {
                     at: q_c,
                     crossed: true,
@@ -358,49 +409,61 @@ where
                 }
             }
         }
-        if health < JUMP_RATIO.sqrt() {
-            // Closing in on a rank drop: jump over it once it is near (with
-            // `RankDrop::Continue`, whose watch has measured the ratio here: health < 0.1).
-            if let Some(r1) = watched {
-                if self.approach.last().is_none_or(|(t0, _, _)| *t0 != t_prev) {
-                    self.approach.clear();
-                }
-                let falling = self.approach.last().is_some_and(|(_, _, r0)| r1 < *r0);
-                // Only the recent states can be a jump's base: a bounded history (a chart
-                // that stays nearly singular for long would otherwise keep every state).
-                if self.approach.len() >= APPROACH_HISTORY {
-                    self.approach.remove(0);
-                }
-                self.approach.push((t, *y, r1));
-                if falling && r1 < JUMP_RATIO {
-                    // From the last state still well away from the point (accelerations
-                    // there are accurate), with the one before it for the Hermite
-                    // polynomials (measured on A02, one to forty windows: no better with
-                    // one two, four or eight times as far from the point).
-                    let n = self.approach.len() - 1;
-                    let b = self
-                        .approach
-                        .iter()
-                        .rposition(|(_, _, r)| *r >= JUMP_BASE)
-                        .unwrap_or(n - 1)
-                        .min(n - 1);
-                    let a = if b >= 1 { b - 1 } else { 1 };
-                    let (ta, ya, _) = self.approach[a];
-                    let (tb, yb, rb) = self.approach[b];
-                    self.stop = Some(Stop::Jump(Jump {
-                        ta,
-                        ya,
-                        tb,
-                        yb,
-                        rb,
-                        tn: t,
-                        rn: r1,
-                    }));
-                    return Ok(StepControl::StopAfter);
-                }
+        if self.watch.is_some() {
+            // The recent accepted states of this chart (consecutive steps; `∞` where the
+            // watch measured no ratio, away from singular charts): the nodes of a jump.
+            if self.approach.back().is_none_or(|(t0, _, _)| *t0 != t_prev) {
+                self.approach.clear();
+            }
+            let r1 = watched.unwrap_or(f64::INFINITY);
+            let falling = self.approach.back().is_some_and(|(_, _, r0)| r1 < *r0);
+            // Only the recent states can be a jump's base: a bounded history (a chart
+            // that stays nearly singular for long would otherwise keep every state).
+            if self.approach.len() >= APPROACH_HISTORY {
+                self.approach.pop_front();
+            }
+            self.approach.push_back((t, *y, r1));
+            // Closing in on a rank drop: jump over it once it is near (the watch has
+            // measured the ratio here where the chart is weak).
+            if health < JUMP_RATIO.sqrt() && watched.is_some() && falling && r1 < JUMP_RATIO {
+                // From the last states still well away from the point (accelerations there
+                // are accurate): up to `JUMP_NODES` consecutive ones ending at the last
+                // whose ratio is at least `JUMP_BASE`.
+                let n = self.approach.len() - 1;
+                let b = self
+                    .approach
+                    .iter()
+                    .rposition(|(_, _, r)| *r >= JUMP_BASE)
+                    .unwrap_or(n - 1)
+                    .min(n - 1);
+                let first = (b + 1).saturating_sub(JUMP_NODES);
+                let nodes: Vec<(f64, Pair<NQ, DOF>)> = self
+                    .approach
+                    .range(first..=b)
+                    .map(|(t, y, _)| (*t, *y))
+                    .collect();
+                let rb = self.approach[b].2;
+                self.stop = Some(Stop::Jump(Jump {
+                    nodes,
+                    rb,
+                    tn: t,
+                    rn: r1,
+                }));
+                return Ok(StepControl::StopAfter);
             }
         }
         if health < self.floor {
+            // Where the chart chosen here is the current one (it degrades, but no other is
+            // better: near a rank drop every chart degrades alike), carry on without a
+            // restart, asking again only well below (a restart per decade of health made
+            // the steps creep towards A02's flat positions: each restart begins with a small
+            // step).
+            if let Ok((c, h_choice)) = choose_chart::<M, NQ, NC, DOF>(&y.a, self.p, t, self.opts) {
+                if c == self.chart {
+                    self.floor = 0.1 * h_choice.min(self.floor);
+                    return Ok(StepControl::Continue);
+                }
+            }
             self.stop = Some(Stop::Switch {
                 at: y.a,
                 crossed: false,
@@ -523,8 +586,10 @@ where
         singular_stage: None,
         rank_drops: Vec::new(),
         watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
-        approach: Vec::new(),
+        approach: VecDeque::new(),
         last_health: None,
+        project_stages: false,
+        stage_projections: 0,
     };
     if !switching {
         sys.guard
@@ -654,6 +719,15 @@ where
         } else {
             at_same_time = 0;
         }
+        // The restart state to rounding near a singular chart (see `project_stages`: the
+        // integration from a state left at the assembly tolerance could not correct it
+        // within its scale; A02 with 40 windows at rtol 1e-10 after a flat position).
+        let mut ys = ys;
+        if opts.project && sys.project_stages {
+            if let Some((q, _)) = project_stage::<M, NQ, NC, DOF>(&sys.chart, &ys.a, p, ts, opts) {
+                ys.a = q;
+            }
+        }
         let qd = velocity_from_independent_in::<M, NQ, NC, DOF>(
             &sys.chart,
             &ys.a,
@@ -694,6 +768,8 @@ where
             };
             run.switch_times.push(ts);
             sys.chart = new_chart;
+            // The approach's states are in the old chart's independent velocities.
+            sys.approach.clear();
         }
         sys.last_health = None;
         y0 = Pair::new(ys.a, sys.chart.independent_part(&qd));
