@@ -361,3 +361,56 @@ impl RankGuard {
 pub(super) fn generic_rank<const NQ: usize, const NC: usize, const DOF: usize>() -> usize {
     NQ.saturating_sub(DOF).min(NC)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Hermite polynomial through `n` nodes reproduces every polynomial of degree
+    /// `2n − 1` (values, derivatives and the integral, at points outside the nodes too),
+    /// checked against the polynomial itself at random nodes and coefficients.
+    #[test]
+    fn hermite_coefficients_reproduce_polynomials_of_their_degree() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for trial in 0..200 {
+            let n = 1 + trial % 3;
+            let deg = 2 * n - 1;
+            let coef: Vec<f64> = (0..=deg).map(|_| 2.0 * rnd() - 1.0).collect();
+            let f = |t: f64| coef.iter().rev().fold(0.0, |a, &c| a * t + c);
+            let df = |t: f64| {
+                coef.iter()
+                    .enumerate()
+                    .skip(1)
+                    .rev()
+                    .fold(0.0, |a, (k, &c)| a * t + k as f64 * c)
+            };
+            let big_f = |t: f64| {
+                coef.iter()
+                    .enumerate()
+                    .rev()
+                    .fold(0.0, |a, (k, &c)| a * t + c / (k + 1) as f64)
+                    * t
+            };
+            let mut times: Vec<f64> = (0..n).map(|k| k as f64 * 0.3 + 0.2 * rnd()).collect();
+            times.sort_by(f64::total_cmp);
+            let v: Vec<f64> = times.iter().map(|&t| f(t)).collect();
+            let d: Vec<f64> = times.iter().map(|&t| df(t)).collect();
+            let origin = times[n - 1];
+            let c = hermite_coefficients(&times, &v, &d, origin);
+            assert_eq!(c.len(), 2 * n, "trial {trial}");
+            for &t in &[origin - 0.7, origin - 0.1, origin + 0.05, origin + 0.9] {
+                let s = t - origin;
+                let (want, got) = (f(t), polynomial(&c, s));
+                assert!((want - got).abs() <= 1e-11, "trial {trial}: {want} vs {got}");
+                let (want, got) = (big_f(t) - big_f(origin), polynomial_integral(&c, s));
+                assert!((want - got).abs() <= 1e-11, "trial {trial}: {want} vs {got}");
+            }
+        }
+    }
+}
