@@ -374,6 +374,8 @@ where
                     });
                     return Ok(StepControl::StopAfter);
                 }
+                // Choose the next chart where the current one is singular (the estimate on
+                // the chord): it cannot be the current one there.
                 self.stop = Some(Stop::Switch {
                     at: q_c,
                     crossed: true,
