@@ -49,12 +49,13 @@ where
         ud.push(acc(*t, &y)?.ud);
     }
     let ab = acc(tb, &yb)?;
-    // The point, where the ratio (linear in time) vanishes; the landing as far past it.
-    let t_star = jump.tn + jump.rn * (jump.tn - tb) / (jump.rb - jump.rn);
+    // The point, where the ratio (linear in time) vanishes; the landing as far past it as
+    // the base is before it.
+    let t_star = jump.t_star;
     let t_end = grid.last().copied().unwrap_or(jump.tn);
     let t_land = (2.0 * t_star - tb).min(t_end);
     let finite = |v: &SVector<f64, DOF>| v.iter().all(|x| x.is_finite());
-    if !(t_land > jump.tn && t_land.is_finite() && ud.iter().all(finite)) {
+    if !(t_land > jump.tn && t_star >= jump.tn && t_land.is_finite() && ud.iter().all(finite)) {
         return Err(SimError::Kinematics(KinematicsError::SingularPartition {
             t: jump.tn,
             static_pivot: M::null_space(&yb.a, p, tb).1,
@@ -215,12 +216,12 @@ pub const JUMP_RATIO: f64 = RANK_DROP_RATIO;
 /// Accepted states of an approach to a rank drop kept for a jump's base ([`JUMP_BASE`]).
 pub(super) const APPROACH_HISTORY: usize = 64;
 
-/// A jump over a rank drop ([`JUMP_RATIO`]): from the accepted states `nodes` (consecutive,
-/// ascending; the last, `tb`, with the ratio `rb`), detected at `tn` (ratio `rn`, where
-/// the integration stopped).
+/// A jump over a rank drop ([`JUMP_RATIO`]): from the accepted states `nodes` (ascending;
+/// the last is the base, `tb`) over the point `t_star`, detected at `tn` (ratio `rn`, where
+/// the integration stopped; `tn = tb` for a jump from a creeping approach).
 pub(super) struct Jump<const NQ: usize, const DOF: usize> {
     pub(super) nodes: Vec<(f64, Pair<NQ, DOF>)>,
-    pub(super) rb: f64,
+    pub(super) t_star: f64,
     pub(super) tn: f64,
     pub(super) rn: f64,
 }
@@ -231,6 +232,11 @@ pub(super) struct Jump<const NQ: usize, const DOF: usize> {
 /// over a flat position of IFToMM A02 with 40 windows at rtol 1e-12 changed the energy by
 /// 4e-4 … 6e-3 J (an extrapolation error `u⁽⁴⁾ Π (t − t_k)² / 4!` over ~17 ms).
 pub(super) const JUMP_NODES: usize = 3;
+
+/// Accepted steps after the last state of an approach whose ratio is at least [`JUMP_BASE`]
+/// beyond which the projection method jumps over the rank drop even before the ratio is
+/// below [`JUMP_RATIO`]: the steps creep towards the point (see `ProjectionSystem::accept`).
+pub(super) const JUMP_CREEP_STEPS: usize = 8;
 
 /// The Taylor polynomial of a jump ([`JUMP_RATIO`]) starts at the last accepted state of
 /// the approach whose `σ_r / σ_max` is at least this: closer to the point the chart's
@@ -407,9 +413,15 @@ mod tests {
             for &t in &[origin - 0.7, origin - 0.1, origin + 0.05, origin + 0.9] {
                 let s = t - origin;
                 let (want, got) = (f(t), polynomial(&c, s));
-                assert!((want - got).abs() <= 1e-11, "trial {trial}: {want} vs {got}");
+                assert!(
+                    (want - got).abs() <= 1e-11,
+                    "trial {trial}: {want} vs {got}"
+                );
                 let (want, got) = (big_f(t) - big_f(origin), polynomial_integral(&c, s));
-                assert!((want - got).abs() <= 1e-11, "trial {trial}: {want} vs {got}");
+                assert!(
+                    (want - got).abs() <= 1e-11,
+                    "trial {trial}: {want} vs {got}"
+                );
             }
         }
     }
