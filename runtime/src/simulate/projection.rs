@@ -3,51 +3,6 @@
 
 use super::*;
 
-/// The integrator's smallest error scale `atol + rtol·min_i |q_i|` at `q` (DOPRI5; 0 for the
-/// fixed-step RK4, which controls no error), the target of the post-step projection's
-/// tightening in [`ProjectionSystem`].
-pub(super) fn integrator_scale<const NQ: usize>(
-    integrator: &Integrator,
-    q: &SVector<f64, NQ>,
-) -> f64 {
-    match integrator {
-        Integrator::Dopri5(o) | Integrator::Dop853(o) => {
-            let s = o.atol + o.rtol * q.amin();
-            if s.is_finite() {
-                s
-            } else {
-                0.0
-            }
-        }
-        Integrator::Rk4(_) => 0.0,
-    }
-}
-
-/// Whether the change `dq` of `q` is within the integrator's error scale
-/// `atol + rtol·|q_i|` in every coordinate (false for NaN; RK4: never).
-pub(super) fn within_scale<const NQ: usize>(
-    integrator: &Integrator,
-    dq: &SVector<f64, NQ>,
-    q: &SVector<f64, NQ>,
-) -> bool {
-    match integrator {
-        Integrator::Dopri5(o) | Integrator::Dop853(o) => dq
-            .iter()
-            .zip(q.iter())
-            .all(|(d, x)| d.abs() <= o.atol + o.rtol * x.abs()),
-        Integrator::Rk4(_) => false,
-    }
-}
-
-/// The fraction of the assembly tolerance beyond which the residual of an accepted state
-/// near a singular chart makes the projection route restart from it, polished (see
-/// `ProjectionSystem::accept`).
-pub(super) const DRIFT_RESTART: f64 = 0.25;
-
-/// Newton iterations of the post-step projection's tightening (from a residual below the
-/// assembly tolerance, one or two reach rounding).
-pub(super) const TIGHTEN_ITERATIONS: usize = 2;
-
 pub(super) struct ProjectionSystem<
     'a,
     M: Dynamics<NQ, NC, DOF>,
