@@ -38,8 +38,9 @@ pub(super) struct ProjectionSystem<
     /// `(t, health)` of the chart at the last accepted state (cleared by a restart).
     pub(super) last_health: Option<(f64, f64)>,
     /// Whether the right-hand side first projects each stage's coordinates onto the
-    /// constraints (independent ones held): set where the chart's health at the last
-    /// accepted state is below the crossing guard's level ([`guard_health`]). Near a
+    /// constraints (independent ones held): set where the last accepted state is near a
+    /// rank drop ([`RankDrop::Continue`]'s watch measured `σ_r / σ_max` below
+    /// [`HANDOVER_RATIO`]). Near a
     /// singularity of the chart the derivative `q̇ = D(q) u` of a state off the constraints
     /// (every stage but the first is, by its local error) changes by about `1 / health`
     /// times that distance: the error control then shrinks the steps towards the point
@@ -295,7 +296,6 @@ where
             _ => chart_health::<M, NQ, NC, DOF>(&self.chart, &y_prev.a, self.p, t_prev),
         };
         self.last_health = Some((t, health));
-        self.project_stages = self.opts.project && health < guard_health::<M, NQ, NC, DOF>();
         // Crossed a singularity of the chart within the step: back to its start. Only where
         // the chart is weak at either end (`GUARD_HEALTH_RATIO`; a NaN health counts as weak):
         // the test factors the dependent block.
@@ -371,6 +371,11 @@ where
                 }
             }
         }
+        // Near a rank drop only (`σ_r / σ_max` of `C_J` below `HANDOVER_RATIO`, measured by
+        // the watch where the chart is weak): where the chart alone is singular (a turning
+        // point) the route switches charts instead, and a stage projected in the failing
+        // chart may not exist (the pendulum A01 past its turning point lost 1e-6 J in 50 s).
+        self.project_stages = self.opts.project && watched.is_some_and(|r| r < HANDOVER_RATIO);
         if self.watch.is_some() {
             // The recent accepted states of this chart (consecutive steps; `∞` where the
             // watch measured no ratio, away from singular charts): the nodes of a jump.

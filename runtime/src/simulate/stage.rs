@@ -1,7 +1,6 @@
-//! Projections to rounding near a singular chart, and the integrator scale the post-step
-//! projection aims at:
-//! right-hand side, its accepted states and restarts, and a jump's landing (see
-//! `ProjectionSystem::project_stages`).
+//! Projections to rounding near a singular chart (the projection route's stages, accepted
+//! states, restarts and a jump's landing: see `ProjectionSystem::project_stages`), and the
+//! integrator scale the post-step projection aims at.
 
 use super::*;
 
