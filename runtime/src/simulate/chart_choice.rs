@@ -98,8 +98,9 @@ where
     Ok((chart, h_best))
 }
 
-/// [`choose_chart`] keeps the generated chart, below the switch threshold, where its
-/// numeric health ([`numeric_chart_health`]: both charts measured alike) is at least this
+/// The projection route's chart choice keeps the generated chart, below the switch
+/// threshold, where its numeric health (`min |U_kk| / max |U_kk|` of a full-pivot LU of the
+/// dependent Jacobian columns: both charts measured alike) is at least this
 /// fraction of that of the chart the complete-pivoting LU picks: a switch there gains no
 /// conditioning worth a numeric factorisation per right-hand side in place of the
 /// generated code. (The generated code's own health figure is on another scale: A02 with
