@@ -3,6 +3,7 @@
 //! is singular.
 
 use super::*;
+use crate::null_space::numeric_chart_health;
 
 /// The chart health below which the projection method switches charts for model `M`:
 /// `opts.switch_threshold`, or a tenth of the model's typical health
@@ -43,8 +44,10 @@ where
 }
 
 /// The chart to continue with at `q`: the generated one when its health is at least the
-/// switch threshold, else the one chosen by a complete-pivoting LU of the row-scaled `C_J`;
-/// with its health.
+/// switch threshold, else the healthiest healthy chart of the pivot atlas, else the one
+/// chosen by a complete-pivoting LU of the row-scaled `C_J` — unless the generated chart is
+/// about as healthy as that one by the same measure ([`GENERATED_KEEP_RATIO`]), when the
+/// generated one is kept; with its health (the figure [`chart_health`] gives for it).
 pub(super) fn choose_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
@@ -80,14 +83,53 @@ where
         return Ok(found);
     }
     let (chart, rank_health) = best_chart::<M, NQ, NC, DOF>(q, p, t)?;
-    let h = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
-    if h < opts.pivot_threshold || rank_health < opts.pivot_threshold {
+    let h_best = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+    if h_best < opts.pivot_threshold || rank_health < opts.pivot_threshold {
         return Err(SimError::NoHealthyPartition {
             t,
-            health: h.min(rank_health),
+            health: h_best.min(rank_health),
         });
     }
-    Ok((chart, h))
+    if h >= opts.pivot_threshold
+        && generated_as_healthy::<M, NQ, NC, DOF>(&generated, &chart, q, p, t)
+    {
+        return Ok((generated, h));
+    }
+    Ok((chart, h_best))
+}
+
+/// The projection route's chart choice keeps the generated chart, below the switch
+/// threshold, where its numeric health (`min |U_kk| / max |U_kk|` of a full-pivot LU of the
+/// dependent Jacobian columns: both charts measured alike) is at least this
+/// fraction of that of the chart the complete-pivoting LU picks: a switch there gains no
+/// conditioning worth a numeric factorisation per right-hand side in place of the
+/// generated code. (The generated code's own health figure is on another scale: A02 with
+/// 40 windows switched, near each flat position, from its generated chart to another crank
+/// angle whose dependent block was exactly as well conditioned — the constraints lose rank
+/// there, every chart degrades alike — and paid an 80 × 80 LU per right-hand side for it.)
+pub const GENERATED_KEEP_RATIO: f64 = 0.5;
+
+/// Whether `generated` (the generated chart) is at least [`GENERATED_KEEP_RATIO`] times as
+/// healthy as `other` at `q` by their numeric health (two LUs: at a chart choice only).
+pub(super) fn generated_as_healthy<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    generated: &Chart<DOF>,
+    other: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> bool
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if generated == other {
+        return true;
+    }
+    let g = numeric_chart_health::<M, NQ, NC, DOF>(generated, q, p, t);
+    let o = numeric_chart_health::<M, NQ, NC, DOF>(other, q, p, t);
+    // NaN never reaches here (both figures are 0 for non-finite input): `0 >= 0` keeps
+    // the generated chart where neither is usable, and the caller has already checked
+    // that the other one is.
+    g > 0.0 && g >= GENERATED_KEEP_RATIO * o
 }
 
 /// The consistent velocity at `q` whose generated independent part is `u0`, when the
