@@ -17,7 +17,7 @@ mod chart;
 mod partition;
 
 pub use chart::{best_chart, chart_health, Chart};
-pub(crate) use chart::{generated_basis, numeric_chart_health, sane_health};
+pub(crate) use chart::{generated_basis, sane_health};
 pub(crate) use partition::{
     healthy_generated_partition, partition, partition_full, partition_in, try_partition, Partition,
 };

@@ -3,7 +3,7 @@
 //! is singular.
 
 use super::*;
-use crate::null_space::numeric_chart_health;
+use crate::linalg::DependentFactor;
 
 /// The chart health below which the projection method switches charts for model `M`:
 /// `opts.switch_threshold`, or a tenth of the model's typical health
@@ -110,7 +110,19 @@ where
 pub const GENERATED_KEEP_RATIO: f64 = 0.5;
 
 /// Whether `generated` (the generated chart) is at least [`GENERATED_KEEP_RATIO`] times as
-/// healthy as `other` at `q` by their numeric health (two LUs: at a chart choice only).
+/// healthy as `other` at `q` by their numeric health, and its null-space basis `D` (largest
+/// column norm) at most `1 / GENERATED_KEEP_RATIO` times as large as `other`'s (two LUs, two
+/// solves: at a chart choice only).
+///
+/// The basis tells a rank drop the generated chart passes from a turning point of its own
+/// independent coordinates that coincides with it: on a branch through a rank drop the
+/// chart's basis (the branch's tangent) stays bounded where every chart's dependent block
+/// degrades alike (A02's flat positions: each crank angle carries the motion), while at a
+/// turning point of the chart the basis grows as `1 / health` — the independent velocity
+/// vanishes while the motion does not. (Two Cartesian pendulums coupled by `x₂ = x₁`,
+/// `x₁` independent: both `y` cross 0 together, a rank drop, where `x₁` turns. The numeric
+/// healths of the `x₁` and `y₁` charts are equal there; kept, the `x₁` chart crept to the
+/// point and each jump over it changed the energy by ~5e-4 J.)
 pub(super) fn generated_as_healthy<M, const NQ: usize, const NC: usize, const DOF: usize>(
     generated: &Chart<DOF>,
     other: &Chart<DOF>,
@@ -124,12 +136,37 @@ where
     if generated == other {
         return true;
     }
-    let g = numeric_chart_health::<M, NQ, NC, DOF>(generated, q, p, t);
-    let o = numeric_chart_health::<M, NQ, NC, DOF>(other, q, p, t);
-    // NaN never reaches here (both figures are 0 for non-finite input): `0 >= 0` keeps
-    // the generated chart where neither is usable, and the caller has already checked
-    // that the other one is.
-    g > 0.0 && g >= GENERATED_KEEP_RATIO * o
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) {
+        return false;
+    }
+    let j = linalg::dmatrix(&j);
+    let (Some((g, g_norm)), Some((o, o_norm))) = (
+        health_and_basis_norm(&j, generated),
+        health_and_basis_norm(&j, other),
+    ) else {
+        return false;
+    };
+    // Every figure is finite here (`health_and_basis_norm`); a generated chart with health 0
+    // is never kept.
+    g > 0.0 && g >= GENERATED_KEEP_RATIO * o && GENERATED_KEEP_RATIO * g_norm <= o_norm
+}
+
+/// The numeric health of `chart` for the Jacobian `j` (`min |U_kk| / max |U_kk|` of a
+/// full-pivot LU of its dependent columns, the figure `chart_health` gives numeric charts)
+/// and the largest column norm of its null-space basis `D` (identity rows included: at
+/// least 1); `None` where the factorisation or the solve fails or gives non-finite figures.
+fn health_and_basis_norm<const DOF: usize>(
+    j: &DMatrix<f64>,
+    chart: &Chart<DOF>,
+) -> Option<(f64, f64)> {
+    let f = DependentFactor::new(j, chart.dependent().to_vec())?;
+    let x = f.solve(&linalg::columns(j, chart.independent()))?;
+    let norm = x
+        .column_iter()
+        .map(|c| (1.0 + c.norm_squared()).sqrt())
+        .fold(1.0, f64::max);
+    (f.health.is_finite() && norm.is_finite()).then_some((f.health, norm))
 }
 
 /// The consistent velocity at `q` whose generated independent part is `u0`, when the
