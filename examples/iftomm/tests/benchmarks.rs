@@ -189,10 +189,7 @@ fn a02_projection_with_forty_windows_factors_the_dependent_block_only_near_singu
     // accepted step, 18× the cost of the step (A02 N = 40, rtol 1e-8: 656 µs per right-hand
     // side against A03's 0.71 µs). Now it tests a step only where the chart's health at one
     // of its ends is below `GUARD_HEALTH_RATIO` of the typical health: measured 57 tests in
-    // 465 accepted steps (before: one per accepted step). (With `RankDrop::Continue` a
-    // dependent block that splits into small diagonal blocks, these forty 2 × 2 windows, is
-    // tested block by block at every step, at about the cost of a right-hand side, and not
-    // counted here: `runtime::simulate::crossing_guard_decompositions`.)
+    // 465 accepted steps (before: one per accepted step).
     let p = Problem::A02 { n: 40 };
     let o = RunOptions {
         rtol: 1e-8,
@@ -729,48 +726,5 @@ fn a05_angular_momentum_at_rtol_1e_4_by_both_dopri5_routes() {
         };
         let r = ok(Problem::A05, route, &o);
         assert!(r.error < 1e-8, "{route:?}: L_z off by {:e}", r.error);
-    }
-}
-
-/// Every flat position of A02 with 40 windows that the default route passes is recorded as a
-/// rank drop, once. Before, the crossing test ran only where the chart's health was below a
-/// quarter of its typical figure, and Dormand–Prince 8(5,3)'s long steps across a flat
-/// position with both ends healthier went unrecorded (rtol 1e-8, one run: 3 of 20). The
-/// count is checked against the exact branch motion (`a02_branch`, sampled every millisecond:
-/// the crank angle crossing a multiple of π), by the default route (global error control)
-/// and by one run of it at the local tolerance, at rtol 1e-8 and 1e-10.
-#[test]
-fn a02_40_every_flat_position_is_recorded() {
-    let p = Problem::A02 { n: 40 };
-    let times: Vec<f64> = (1..=20_000).map(|k| k as f64 * 1e-3).collect();
-    let branch = iftomm::a02_branch(40, 9.81, &times).expect("branch motion");
-    let mut prev = std::f64::consts::FRAC_PI_2.sin();
-    let mut flats = 0;
-    for y in &branch {
-        let s = y[0].sin();
-        if s * prev < 0.0 {
-            flats += 1;
-        }
-        prev = s;
-    }
-    assert!(flats >= 10, "{flats} flat positions in 20 s");
-    for rtol in [1e-8, 1e-10] {
-        for accuracy in [runtime::Accuracy::default(), runtime::Accuracy::Local] {
-            let o = RunOptions {
-                rtol,
-                atol: rtol * 1e-2,
-                accuracy,
-                ..opts(p, 20.0)
-            };
-            // (`run`, not `ok`: at rtol 1e-10 the default route misses the level on this
-            // problem, `default_route.rs`.)
-            let r = run(p, Route::Auto, &o).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(r.t_end, 20.0);
-            assert_eq!(
-                r.rank_drops, flats,
-                "rtol {rtol:e}, {accuracy:?}: {} rank drops recorded, {flats} flat positions",
-                r.rank_drops
-            );
-        }
     }
 }

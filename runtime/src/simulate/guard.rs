@@ -93,9 +93,8 @@ impl SplitBlocks {
     }
 
     /// [`crossing_point`] by this split, for ends that fit it ([`Self::fits_both`]).
-    /// (Not counted by [`crossing_guard_decompositions`]: no decomposition of the whole
-    /// block, only of blocks of at most [`GUARD_ALWAYS_DEPENDENT`] coordinates.)
     pub(super) fn crossing_point(&self, j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
+        GUARD_DECOMPOSITIONS.with(|c| c.set(c.get() + 1));
         let sub = |m: &DMatrix<f64>, rows: &[usize], cols: &[usize]| {
             DMatrix::from_fn(rows.len(), cols.len(), |i, k| m[(rows[i], cols[k])])
         };
@@ -272,10 +271,7 @@ std::thread_local! {
 /// computation) on the calling thread since it started. The guard runs that test only where
 /// the chart's health at either end of a step is below [`GUARD_HEALTH_RATIO`] of the model's
 /// typical health (or the model has at most [`GUARD_ALWAYS_DEPENDENT`] dependent
-/// coordinates); elsewhere it costs no decomposition — but for the per-step test of a
-/// dependent block that splits into blocks of at most [`GUARD_ALWAYS_DEPENDENT`]
-/// coordinates with [`RankDrop::Continue`], which factors those small blocks only and is
-/// not counted. A count for tests and profiling.
+/// coordinates); elsewhere it costs no decomposition. A count for tests and profiling.
 pub fn crossing_guard_decompositions() -> usize {
     GUARD_DECOMPOSITIONS.with(|c| c.get())
 }
