@@ -71,7 +71,6 @@ where
             last_health: None,
             project_stages: false,
             stage_projections: 0,
-            small_blocks: None,
         };
         let y0 = Pair::new(y.a, sys.chart.independent_part(&y.b));
         let mut run = ProjectionRun::default();

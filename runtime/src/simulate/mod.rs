@@ -483,7 +483,6 @@ mod tests {
             last_health: None,
             project_stages: false,
             stage_projections: 0,
-            small_blocks: None,
         };
         let y0 = Pair::new(
             SVector::<f64, 2>::new(0.6, -0.8),

@@ -50,9 +50,6 @@ pub(super) struct ProjectionSystem<
     pub(super) project_stages: bool,
     /// Right-hand sides whose stage was projected first ([`Self::project_stages`]).
     pub(super) stage_projections: usize,
-    /// The current chart's dependent block split into small blocks (`SplitBlocks`; `None`
-    /// inside: it does not split; `None`: not measured yet in this chart).
-    pub(super) small_blocks: Option<Option<SplitBlocks>>,
 }
 
 /// The chart health below which the crossing guard tests a step ([`GUARD_HEALTH_RATIO`]).
@@ -303,20 +300,7 @@ where
         // the chart is weak at either end (`GUARD_HEALTH_RATIO`; a NaN health counts as weak):
         // the test factors the dependent block.
         let level = guard_health::<M, NQ, NC, DOF>();
-        // With the rank watch on, every step where the chart's dependent block splits into
-        // small blocks (`splits_small`, measured once per chart): a long step across a rank
-        // drop with both ends healthy is recorded too.
-        let (chart, p) = (&self.chart, self.p);
-        let every_step = self.watch.is_some()
-            && self
-                .small_blocks
-                .get_or_insert_with(|| {
-                    dependent_columns::<M, NQ, NC, DOF>(chart, &y.a, p, t)
-                        .and_then(|j| SplitBlocks::of(&j, &j))
-                })
-                .is_some();
         let weak = NQ.saturating_sub(DOF) <= GUARD_ALWAYS_DEPENDENT
-            || every_step
             || !(health.min(health_prev) >= level && health_prev >= level);
         let (j0, j1) = if weak {
             (
@@ -327,24 +311,7 @@ where
             (None, None)
         };
         if let (Some(j0), Some(j1)) = (j0, j1) {
-            // By the chart's split (made again from both ends where they do not fit it: a
-            // pattern measured where some entry vanished).
-            let mut fits = every_step
-                && self
-                    .small_blocks
-                    .as_ref()
-                    .and_then(Option::as_ref)
-                    .is_some_and(|b| b.fits_both(&j0, &j1));
-            if every_step && !fits {
-                // (`of` returns a split only where both ends fit it.)
-                self.small_blocks = Some(SplitBlocks::of(&j0, &j1));
-                fits = self.small_blocks.as_ref().is_some_and(Option::is_some);
-            }
-            let crossing = match self.small_blocks.as_ref().and_then(Option::as_ref) {
-                Some(b) if fits => b.crossing_point(&j0, &j1),
-                _ => crossing_point(&j0, &j1),
-            };
-            if let Some(s) = crossing {
+            if let Some(s) = crossing_point(&j0, &j1) {
                 let q_c = y_prev.a + (y.a - y_prev.a) * s;
                 let t_c = t_prev + (t - t_prev) * s;
                 if self.opts.rank_drop == RankDrop::Continue && self.rank_drop_at(&q_c, t_c) {
@@ -675,7 +642,6 @@ where
         last_health: None,
         project_stages: false,
         stage_projections: 0,
-        small_blocks: None,
     };
     if !switching {
         sys.guard
@@ -841,15 +807,8 @@ where
                     health: rank_health,
                 });
             }
-            // Degraded, but still the best chart here: ask again only well below. (A restart
-            // at a healthy state — a rank drop recorded, a drift — sets the switch threshold
-            // again: lowered at every restart, the floor of A02-40 had fallen to 4e-20.)
-            let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
-            sys.floor = if h_choice < switch {
-                0.1 * h_choice.min(sys.floor)
-            } else {
-                switch
-            };
+            // Degraded, but still the best chart here: ask again only well below.
+            sys.floor = 0.1 * h_choice.min(sys.floor);
         } else {
             // A chart chosen below the switch threshold (the best there, or the generated
             // one kept: `GENERATED_KEEP_RATIO`) is asked about again only well below.
@@ -861,7 +820,6 @@ where
             };
             run.switch_times.push(ts);
             sys.chart = new_chart;
-            sys.small_blocks = None;
             // The approach's states are in the old chart's independent velocities.
             sys.approach.clear();
         }
