@@ -251,11 +251,12 @@ fn a02_projection_with_forty_windows_at_rtol_1e_10_stops_located_or_meets_the_le
     // depends on rounding: since the products with the mass matrix skip its structural zeros
     // (d07622b, other rounding in `Dᵀ M D`), the steps at rtol 1e-10 pass it without meeting
     // it, and the run completes on the reference branch (2.6e-6 off). Either outcome is
-    // right; what must not come back is the non-finite state of before.
+    // right; what must not come back is the non-finite state of before. (Since the generated
+    // chart is kept near the flat positions (h-flat), the run stops at the first one,
+    // t = 0.72 s, not at 10.5 s: the time is not asserted, the reason is.)
     match run(p, Route::Projection, &o) {
         Err(e) => assert!(
             e.message.contains("parametrise")
-                && e.message.contains("at t = 10.5")
                 && e.message.contains("the constraints lose rank here"),
             "{}",
             e.message

@@ -154,6 +154,24 @@ where
             0.0
         };
     }
+    numeric_chart_health::<M, NQ, NC, DOF>(chart, q, p, t)
+}
+
+/// The numeric health of `chart` at `q` whatever code serves it: `min |U_kk| / max |U_kk|`
+/// of a full-pivot LU of its dependent Jacobian columns (`σ_min / σ_max` when they are not
+/// square), 0 for non-finite values or a failed factorisation. The one figure on which
+/// charts can be compared: the generated code's health figure is on another scale (its
+/// relative static pivot: on A02 with 40 windows near a flat position, 0.11 times this
+/// figure for the same chart).
+pub(crate) fn numeric_chart_health<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> f64
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
     let j = M::jacobian(q, p, t);
     if !linalg::finite(j.as_slice()) {
         return 0.0;

@@ -3,6 +3,7 @@
 //! is singular.
 
 use super::*;
+use crate::linalg::DependentFactor;
 
 /// The chart health below which the projection method switches charts for model `M`:
 /// `opts.switch_threshold`, or a tenth of the model's typical health
@@ -43,8 +44,10 @@ where
 }
 
 /// The chart to continue with at `q`: the generated one when its health is at least the
-/// switch threshold, else the one chosen by a complete-pivoting LU of the row-scaled `C_J`;
-/// with its health.
+/// switch threshold, else the healthiest healthy chart of the pivot atlas, else the one
+/// chosen by a complete-pivoting LU of the row-scaled `C_J` — unless the generated chart is
+/// about as healthy as that one by the same measure ([`GENERATED_KEEP_RATIO`]), when the
+/// generated one is kept; with its health (the figure [`chart_health`] gives for it).
 pub(super) fn choose_chart<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
@@ -80,14 +83,90 @@ where
         return Ok(found);
     }
     let (chart, rank_health) = best_chart::<M, NQ, NC, DOF>(q, p, t)?;
-    let h = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
-    if h < opts.pivot_threshold || rank_health < opts.pivot_threshold {
+    let h_best = chart_health::<M, NQ, NC, DOF>(&chart, q, p, t);
+    if h_best < opts.pivot_threshold || rank_health < opts.pivot_threshold {
         return Err(SimError::NoHealthyPartition {
             t,
-            health: h.min(rank_health),
+            health: h_best.min(rank_health),
         });
     }
-    Ok((chart, h))
+    if h >= opts.pivot_threshold
+        && generated_as_healthy::<M, NQ, NC, DOF>(&generated, &chart, q, p, t)
+    {
+        return Ok((generated, h));
+    }
+    Ok((chart, h_best))
+}
+
+/// The projection route's chart choice keeps the generated chart, below the switch
+/// threshold, where its numeric health (`min |U_kk| / max |U_kk|` of a full-pivot LU of the
+/// dependent Jacobian columns: both charts measured alike) is at least this
+/// fraction of that of the chart the complete-pivoting LU picks: a switch there gains no
+/// conditioning worth a numeric factorisation per right-hand side in place of the
+/// generated code. (The generated code's own health figure is on another scale: A02 with
+/// 40 windows switched, near each flat position, from its generated chart to another crank
+/// angle whose dependent block was exactly as well conditioned — the constraints lose rank
+/// there, every chart degrades alike — and paid an 80 × 80 LU per right-hand side for it.)
+pub const GENERATED_KEEP_RATIO: f64 = 0.5;
+
+/// Whether `generated` (the generated chart) is at least [`GENERATED_KEEP_RATIO`] times as
+/// healthy as `other` at `q` by their numeric health, and its null-space basis `D` (largest
+/// column norm) at most `1 / GENERATED_KEEP_RATIO` times as large as `other`'s (two LUs, two
+/// solves: at a chart choice only).
+///
+/// The basis tells a rank drop the generated chart passes from a turning point of its own
+/// independent coordinates that coincides with it: on a branch through a rank drop the
+/// chart's basis (the branch's tangent) stays bounded where every chart's dependent block
+/// degrades alike (A02's flat positions: each crank angle carries the motion), while at a
+/// turning point of the chart the basis grows as `1 / health` — the independent velocity
+/// vanishes while the motion does not. (Two Cartesian pendulums coupled by `x₂ = x₁`,
+/// `x₁` independent: both `y` cross 0 together, a rank drop, where `x₁` turns. The numeric
+/// healths of the `x₁` and `y₁` charts are equal there; kept, the `x₁` chart crept to the
+/// point and each jump over it changed the energy by ~5e-4 J.)
+pub(super) fn generated_as_healthy<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    generated: &Chart<DOF>,
+    other: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+) -> bool
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    if generated == other {
+        return true;
+    }
+    let j = M::jacobian(q, p, t);
+    if !linalg::finite(j.as_slice()) {
+        return false;
+    }
+    let j = linalg::dmatrix(&j);
+    let (Some((g, g_norm)), Some((o, o_norm))) = (
+        health_and_basis_norm(&j, generated),
+        health_and_basis_norm(&j, other),
+    ) else {
+        return false;
+    };
+    // Every figure is finite here (`health_and_basis_norm`); a generated chart with health 0
+    // is never kept.
+    g > 0.0 && g >= GENERATED_KEEP_RATIO * o && GENERATED_KEEP_RATIO * g_norm <= o_norm
+}
+
+/// The numeric health of `chart` for the Jacobian `j` (`min |U_kk| / max |U_kk|` of a
+/// full-pivot LU of its dependent columns, the figure `chart_health` gives numeric charts)
+/// and the largest column norm of its null-space basis `D` (identity rows included: at
+/// least 1); `None` where the factorisation or the solve fails or gives non-finite figures.
+fn health_and_basis_norm<const DOF: usize>(
+    j: &DMatrix<f64>,
+    chart: &Chart<DOF>,
+) -> Option<(f64, f64)> {
+    let f = DependentFactor::new(j, chart.dependent().to_vec())?;
+    let x = f.solve(&linalg::columns(j, chart.independent()))?;
+    let norm = x
+        .column_iter()
+        .map(|c| (1.0 + c.norm_squared()).sqrt())
+        .fold(1.0, f64::max);
+    (f.health.is_finite() && norm.is_finite()).then_some((f.health, norm))
 }
 
 /// The consistent velocity at `q` whose generated independent part is `u0`, when the

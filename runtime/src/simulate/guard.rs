@@ -1,6 +1,7 @@
 //! The projection method's partition-crossing guard: whether the dependent Jacobian
 //! columns became singular between two accepted states.
 
+use super::blocks::diagonal_blocks;
 use super::*;
 
 /// The dependent Jacobian columns `J_dep` at `q` (`None` when non-finite or the model's
@@ -37,12 +38,43 @@ pub(super) fn crosses_singularity(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> bool 
 /// position) `μ` is a multiple real eigenvalue, which rounding splits into a complex cluster
 /// of radius `~ε^(1/k)` (k-fold); a bound of `1e-8` missed A02 with N = 2, whose projection
 /// route then kept switching with ever smaller steps for over a minute instead of stopping.
+///
+/// A square block is first split into the irreducible diagonal blocks of its sparsity
+/// pattern (the union of both ends': [`diagonal_blocks`]); in that order of rows and
+/// columns `J(s)` and `A` are block-triangular, `A`'s eigenvalues are those of its diagonal
+/// blocks `J₀ₖₖ⁻¹ J₁ₖₖ`, and each block is tested alone — the same answer, in `O(Σ nₖ³)`.
+/// (A02 with 40 windows: forty 2 × 2 blocks where the 80 × 80 eigenvalue computation, its
+/// eigenvalues forty-fold clusters, took 65 million instructions per call and often did
+/// not converge.)
 pub(super) fn crossing_point(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
     let n = j0.ncols();
     if n == 0 || j0.shape() != j1.shape() {
         return None;
     }
     GUARD_DECOMPOSITIONS.with(|c| c.set(c.get() + 1));
+    if j0.nrows() == n {
+        let nonzero = |i: usize, k: usize| j0[(i, k)] != 0.0 || j1[(i, k)] != 0.0;
+        if let Some(blocks) = diagonal_blocks(n, nonzero).filter(|b| b.len() > 1) {
+            let sub = |m: &DMatrix<f64>, rows: &[usize], cols: &[usize]| {
+                DMatrix::from_fn(rows.len(), cols.len(), |i, k| m[(rows[i], cols[k])])
+            };
+            return blocks
+                .iter()
+                .filter_map(|(rows, cols)| {
+                    crossing_point_dense(&sub(j0, rows, cols), &sub(j1, rows, cols))
+                })
+                .min_by(f64::total_cmp);
+        }
+    }
+    crossing_point_dense(j0, j1)
+}
+
+/// [`crossing_point`] on the whole block (no splitting).
+fn crossing_point_dense(j0: &DMatrix<f64>, j1: &DMatrix<f64>) -> Option<f64> {
+    let n = j0.ncols();
+    if n == 0 || j0.shape() != j1.shape() {
+        return None;
+    }
     // (`dependent_columns` passes finite matrices only; a NaN here would be a crossing at
     // the step's start, below, never a silent "no crossing".)
     let a = if j0.nrows() == n {

@@ -67,8 +67,10 @@ where
                 handback: Some(HANDBACK_RATIO),
                 ..RankWatch::default()
             }),
-            approach: Vec::new(),
+            approach: VecDeque::new(),
             last_health: None,
+            project_stages: false,
+            stage_projections: 0,
         };
         let y0 = Pair::new(y.a, sys.chart.independent_part(&y.b));
         let mut run = ProjectionRun::default();

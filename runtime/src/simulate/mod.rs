@@ -15,6 +15,8 @@
 //! ([`crate::assemble::assemble_min_norm`], [`crate::velocity::project_velocity_min_norm`]):
 //! no partition, so no independent coordinates that could fail along the way.
 
+use std::collections::VecDeque;
+
 use nalgebra::{DMatrix, SVector};
 
 use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions};
@@ -32,18 +34,22 @@ use crate::ode::{
 use crate::projection::{multipliers, projection_accelerations_in};
 use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent_in};
 
+mod blocks;
 mod chart_choice;
 mod guard;
 mod lagrange_route;
 mod projection;
 mod rank_drop;
+mod stage;
 
 use chart_choice::*;
 use guard::*;
 
 use projection::*;
 use rank_drop::*;
+use stage::*;
 
+pub use chart_choice::GENERATED_KEEP_RATIO;
 pub use guard::{crossing_guard_decompositions, GUARD_ALWAYS_DEPENDENT, GUARD_HEALTH_RATIO};
 pub use lagrange_route::simulate_lagrange;
 pub use projection::simulate_projection;
@@ -473,8 +479,10 @@ mod tests {
             singular_stage: None,
             rank_drops: Vec::new(),
             watch: Some(RankWatch::default()),
-            approach: Vec::new(),
+            approach: VecDeque::new(),
             last_health: None,
+            project_stages: false,
+            stage_projections: 0,
         };
         let y0 = Pair::new(
             SVector::<f64, 2>::new(0.6, -0.8),

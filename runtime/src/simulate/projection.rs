@@ -3,46 +3,6 @@
 
 use super::*;
 
-/// The integrator's smallest error scale `atol + rtol·min_i |q_i|` at `q` (DOPRI5; 0 for the
-/// fixed-step RK4, which controls no error), the target of the post-step projection's
-/// tightening in [`ProjectionSystem`].
-pub(super) fn integrator_scale<const NQ: usize>(
-    integrator: &Integrator,
-    q: &SVector<f64, NQ>,
-) -> f64 {
-    match integrator {
-        Integrator::Dopri5(o) | Integrator::Dop853(o) => {
-            let s = o.atol + o.rtol * q.amin();
-            if s.is_finite() {
-                s
-            } else {
-                0.0
-            }
-        }
-        Integrator::Rk4(_) => 0.0,
-    }
-}
-
-/// Whether the change `dq` of `q` is within the integrator's error scale
-/// `atol + rtol·|q_i|` in every coordinate (false for NaN; RK4: never).
-pub(super) fn within_scale<const NQ: usize>(
-    integrator: &Integrator,
-    dq: &SVector<f64, NQ>,
-    q: &SVector<f64, NQ>,
-) -> bool {
-    match integrator {
-        Integrator::Dopri5(o) | Integrator::Dop853(o) => dq
-            .iter()
-            .zip(q.iter())
-            .all(|(d, x)| d.abs() <= o.atol + o.rtol * x.abs()),
-        Integrator::Rk4(_) => false,
-    }
-}
-
-/// Newton iterations of the post-step projection's tightening (from a residual below the
-/// assembly tolerance, one or two reach rounding).
-pub(super) const TIGHTEN_ITERATIONS: usize = 2;
-
 pub(super) struct ProjectionSystem<
     'a,
     M: Dynamics<NQ, NC, DOF>,
@@ -71,11 +31,25 @@ pub(super) struct ProjectionSystem<
     /// [`RankDrop::Continue`]: the rank-drop guard, and the hand-back of a segment of the
     /// Lagrange route ([`simulate_lagrange`] near a rank drop).
     pub(super) watch: Option<RankWatch>,
-    /// `(t, y, σ_r / σ_max)` at the consecutive accepted states where the chart was nearly
-    /// singular ([`RankDrop::Continue`]: the approach to a rank drop).
-    pub(super) approach: Vec<(f64, Pair<NQ, DOF>, f64)>,
+    /// `(t, y, σ_r / σ_max)` at the last consecutive accepted states of this chart
+    /// ([`RankDrop::Continue`]; `∞` where the ratio was not measured, away from singular
+    /// charts): the approach to a rank drop, and the nodes of a jump over it.
+    pub(super) approach: VecDeque<(f64, Pair<NQ, DOF>, f64)>,
     /// `(t, health)` of the chart at the last accepted state (cleared by a restart).
     pub(super) last_health: Option<(f64, f64)>,
+    /// Whether the right-hand side first projects each stage's coordinates onto the
+    /// constraints (independent ones held): set where the last accepted state is near a
+    /// rank drop ([`RankDrop::Continue`]'s watch measured `σ_r / σ_max` below
+    /// [`HANDOVER_RATIO`]). Near a
+    /// singularity of the chart the derivative `q̇ = D(q) u` of a state off the constraints
+    /// (every stage but the first is, by its local error) changes by about `1 / health`
+    /// times that distance: the error control then shrinks the steps towards the point
+    /// (IFToMM A02 with 40 windows crept towards its flat positions and had to jump over
+    /// them). On the constraints the chart's derivatives are those of the reduced motion,
+    /// smooth through a flat position on its branch.
+    pub(super) project_stages: bool,
+    /// Right-hand sides whose stage was projected first ([`Self::project_stages`]).
+    pub(super) stage_projections: usize,
 }
 
 /// The chart health below which the crossing guard tests a step ([`GUARD_HEALTH_RATIO`]).
@@ -119,8 +93,12 @@ where
             Err(SimError::NoHealthyPartition { .. }) => true,
             Ok((c, _)) => {
                 c == self.chart
-                    && best_chart::<M, NQ, NC, DOF>(q, self.p, t)
-                        .is_ok_and(|(b, h)| b == self.chart || h < self.opts.pivot_threshold)
+                    && best_chart::<M, NQ, NC, DOF>(q, self.p, t).is_ok_and(|(b, h)| {
+                        b == self.chart
+                            || h < self.opts.pivot_threshold
+                            || (c.is_generated::<M, NQ, NC>()
+                                && generated_as_healthy::<M, NQ, NC, DOF>(&c, &b, q, self.p, t))
+                    })
             }
             Err(_) => false,
         }
@@ -149,9 +127,27 @@ where
         {
             return Ok(nan());
         }
+        // Near a singularity of the chart (`project_stages`): the stage's coordinates on
+        // the constraints first, independent ones held (see `project_stages`).
+        let projected;
+        let q = if self.project_stages {
+            match project_stage::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, self.opts) {
+                Some((qp, iterations)) => {
+                    self.newton += iterations;
+                    self.stage_projections += 1;
+                    projected = qp;
+                    &projected
+                }
+                // A stage where the projection fails (at the singular set): a non-finite
+                // derivative, which the integrator rejects (a smaller step).
+                None => return Ok(nan()),
+            }
+        } else {
+            &y.a
+        };
         let a = match projection_accelerations_in::<M, NQ, NC, DOF>(
             &self.chart,
-            &y.a,
+            q,
             &y.b,
             self.p,
             t,
@@ -180,6 +176,27 @@ where
     fn project(&mut self, t: f64, y: &mut Pair<NQ, DOF>) -> Result<(), SimError> {
         let c = M::residual(&y.a, self.p, t).norm();
         self.defects.max_residual = max_nan(self.defects.max_residual, c);
+        if self.opts.project && self.project_stages {
+            // Near a singular chart, to rounding first at every step (where that stays within
+            // the integrator's scale): a residual left at the assembly tolerance is a dependent-coordinate error of about `1 / health` times
+            // it, which accumulates over the steps until one projection moves the state by
+            // more than the integrator accepts (A02 with 40 windows at rtol 1e-12: a
+            // step-size underflow after a flat position).
+            if let Some((q, iterations)) =
+                project_stage::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, self.opts)
+            {
+                self.newton += iterations;
+                // Kept within the integrator's scale only: closer to the point rounding
+                // alone, amplified alike, moves the state by more (and the integrator would
+                // reject every step).
+                if within_scale(&self.opts.integrator, &(q - y.a), &y.a) {
+                    let dq = (q - y.a).amax();
+                    self.defects.max_position_correction =
+                        max_nan(self.defects.max_position_correction, dq);
+                    y.a = q;
+                }
+            }
+        }
         if self.opts.project {
             let mut asm =
                 assemble_in::<M, NQ, NC, DOF>(&self.chart, &y.a, self.p, t, &self.opts.assembly)
@@ -354,49 +371,151 @@ where
                 }
             }
         }
-        if health < JUMP_RATIO.sqrt() {
-            // Closing in on a rank drop: jump over it once it is near (with
-            // `RankDrop::Continue`, whose watch has measured the ratio here: health < 0.1).
-            if let Some(r1) = watched {
-                if self.approach.last().is_none_or(|(t0, _, _)| *t0 != t_prev) {
-                    self.approach.clear();
+        // Near a rank drop only (`σ_r / σ_max` of `C_J` below `HANDOVER_RATIO`, measured by
+        // the watch where the chart is weak): where the chart alone is singular (a turning
+        // point) the route switches charts instead, and a stage projected in the failing
+        // chart may not exist (the pendulum A01 past its turning point lost 1e-6 J in 50 s).
+        self.project_stages = self.opts.project && watched.is_some_and(|r| r < HANDOVER_RATIO);
+        if self.watch.is_some() {
+            // The recent accepted states of this chart (consecutive steps; `∞` where the
+            // watch measured no ratio, away from singular charts): the nodes of a jump.
+            if self.approach.back().is_none_or(|(t0, _, _)| *t0 != t_prev) {
+                self.approach.clear();
+            }
+            let r1 = watched.unwrap_or(f64::INFINITY);
+            let falling = self.approach.back().is_some_and(|(_, _, r0)| r1 < *r0);
+            // An approach is a falling ratio: past a closest point (a rank drop passed by a
+            // step across it, or a near miss) it begins again here (a jump from a base
+            // beyond the last flat position of A02 extrapolated over half a second).
+            if !falling {
+                self.approach.clear();
+            }
+            // Only the recent states can be a jump's base: a bounded history (a chart
+            // that stays nearly singular for long would otherwise keep every state).
+            if self.approach.len() >= APPROACH_HISTORY {
+                self.approach.pop_front();
+            }
+            self.approach.push_back((t, *y, r1));
+            // Closing in on a rank drop: jump over it once it is near (the watch has
+            // measured the ratio here where the chart is weak), or once the steps creep
+            // towards it: more than `JUMP_CREEP_STEPS` accepted steps since the last state
+            // whose ratio was at least `JUMP_BASE` (near the point, rounding amplified by the
+            // weak chart exceeds a tight tolerance, and the error control shrinks the steps
+            // with the distance: DOP853 on A02 with 40 windows at rtol 1e-12 took 64 steps
+            // from 1.2e-4 to 1.2e-4).
+            // The jump starts from the last state whose ratio was measured and is at least
+            // `JUMP_BASE` (accelerations there are accurate; else the last measured one
+            // before this state). A measured base only: the point is placed by the ratio's
+            // fall, and a jump from an unmeasured state (a step of DOP853 from far away
+            // straight to the point) extrapolated over as long as that step (A02 with 40
+            // windows at rtol 1e-10: 80 ms, the energy 6 J off).
+            let n = self.approach.len() - 1;
+            let measured = |k: usize| self.approach[k].2.is_finite();
+            // The last state well away (ratio at least `JUMP_BASE`, or not measured), and
+            // the last measured one that is.
+            let last_far = (0..n).rev().find(|&k| self.approach[k].2 >= JUMP_BASE);
+            let last_base = (0..n)
+                .rev()
+                .find(|&k| measured(k) && self.approach[k].2 >= JUMP_BASE);
+            let creeping = r1 < JUMP_BASE && last_far.is_none_or(|f| n - f > JUMP_CREEP_STEPS);
+            let near = r1 < JUMP_RATIO || creeping;
+            // The jump's base and the point `t*` (where the ratio, linear in time, vanishes):
+            // creeping, from this state (its ratio is still well above `JUMP_RATIO`, and its
+            // coordinates are polished before its accelerations are used: accurate), with the
+            // slope from the last measured state before it; else from the last measured
+            // state at `JUMP_BASE` or above (else the last measured one).
+            let slope_from = |k: usize| {
+                let (tk, rk) = (self.approach[k].0, self.approach[k].2);
+                (rk > r1).then(|| t + r1 * (t - tk) / (rk - r1))
+            };
+            let plan = if health < JUMP_RATIO.sqrt() && watched.is_some() && falling && near {
+                if creeping && r1 >= JUMP_RATIO {
+                    (0..n)
+                        .rev()
+                        .find(|&k| measured(k))
+                        .and_then(slope_from)
+                        .map(|ts| (n, ts))
+                } else {
+                    last_base
+                        .or_else(|| (0..n).rev().find(|&k| measured(k)))
+                        .and_then(|b| slope_from(b).map(|ts| (b, ts)))
                 }
-                let falling = self.approach.last().is_some_and(|(_, _, r0)| r1 < *r0);
-                // Only the recent states can be a jump's base: a bounded history (a chart
-                // that stays nearly singular for long would otherwise keep every state).
-                if self.approach.len() >= APPROACH_HISTORY {
-                    self.approach.remove(0);
+                // Only where the point lies closer ahead than the base behind, or as close
+                // as this step was long; creeping, closer ahead than the approach reaches
+                // behind (its nodes spread over it: the steps shrink with the distance to
+                // the point, and DOP853 on A02 with 40 windows at rtol 1e-12 crept for
+                // minutes with the point 90 steps ahead): a jump is a short step.
+                .filter(|&(b, ts)| {
+                    let tb = self.approach[b].0;
+                    let reach = if creeping {
+                        t - self.approach[0].0
+                    } else {
+                        t - tb
+                    };
+                    ts - t <= reach.max(t - t_prev)
+                })
+            } else {
+                None
+            };
+            if let Some((b, t_star)) = plan {
+                // Nodes spread over the approach (closely spaced ones make the extrapolation
+                // ill-conditioned): each at least a quarter of the way from the base to the
+                // point before the next.
+                let tb = self.approach[b].0;
+                let gap = 0.25 * (t_star - tb);
+                let mut picked = vec![b];
+                for k in (0..b).rev() {
+                    if picked.len() >= JUMP_NODES {
+                        break;
+                    }
+                    let t_last = self.approach[picked[picked.len() - 1]].0;
+                    if t_last - self.approach[k].0 >= gap {
+                        picked.push(k);
+                    }
                 }
-                self.approach.push((t, *y, r1));
-                if falling && r1 < JUMP_RATIO {
-                    // From the last state still well away from the point (accelerations
-                    // there are accurate), with the one before it for the Hermite
-                    // polynomials (measured on A02, one to forty windows: no better with
-                    // one two, four or eight times as far from the point).
-                    let n = self.approach.len() - 1;
-                    let b = self
-                        .approach
-                        .iter()
-                        .rposition(|(_, _, r)| *r >= JUMP_BASE)
-                        .unwrap_or(n - 1)
-                        .min(n - 1);
-                    let a = if b >= 1 { b - 1 } else { 1 };
-                    let (ta, ya, _) = self.approach[a];
-                    let (tb, yb, rb) = self.approach[b];
-                    self.stop = Some(Stop::Jump(Jump {
-                        ta,
-                        ya,
-                        tb,
-                        yb,
-                        rb,
-                        tn: t,
-                        rn: r1,
-                    }));
-                    return Ok(StepControl::StopAfter);
-                }
+                let nodes: Vec<(f64, Pair<NQ, DOF>)> = picked
+                    .iter()
+                    .rev()
+                    .map(|&k| (self.approach[k].0, self.approach[k].1))
+                    .collect();
+                self.stop = Some(Stop::Jump(Jump {
+                    nodes,
+                    t_star,
+                    tn: t,
+                    rn: r1,
+                }));
+                return Ok(StepControl::StopAfter);
             }
         }
+        // Near a singular chart, a state whose residual has drifted towards the assembly
+        // tolerance (its polish to rounding moved it by more than the integrator accepts,
+        // step after step) is restarted from, polished (`run_projection`): the projection
+        // that would otherwise correct it once it crosses the tolerance moves it by about
+        // `1 / health` times that, and the integrator rejects every step from then on (DOP853
+        // on A02 with 40 windows at rtol 1e-12: a step-size underflow 35 ms after a flat
+        // position).
+        if self.project_stages
+            && self.opts.project
+            && M::residual(&y.a, self.p, t).norm() > DRIFT_RESTART * self.opts.assembly.tol
+        {
+            self.stop = Some(Stop::Switch {
+                at: y.a,
+                crossed: false,
+            });
+            return Ok(StepControl::StopAfter);
+        }
         if health < self.floor {
+            // Where the chart chosen here is the current one (it degrades, but no other is
+            // better: near a rank drop every chart degrades alike), carry on without a
+            // restart, asking again only well below (a restart per decade of health made
+            // the steps creep towards A02's flat positions: each restart begins with a small
+            // step).
+            if let Ok((c, h_choice)) = choose_chart::<M, NQ, NC, DOF>(&y.a, self.p, t, self.opts) {
+                if c == self.chart {
+                    self.floor = 0.1 * h_choice.min(self.floor);
+                    return Ok(StepControl::Continue);
+                }
+            }
             self.stop = Some(Stop::Switch {
                 at: y.a,
                 crossed: false,
@@ -519,8 +638,10 @@ where
         singular_stage: None,
         rank_drops: Vec::new(),
         watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
-        approach: Vec::new(),
+        approach: VecDeque::new(),
         last_health: None,
+        project_stages: false,
+        stage_projections: 0,
     };
     if !switching {
         sys.guard
@@ -650,6 +771,15 @@ where
         } else {
             at_same_time = 0;
         }
+        // The restart state to rounding near a singular chart (see `project_stages`: the
+        // integration from a state left at the assembly tolerance could not correct it
+        // within its scale; A02 with 40 windows at rtol 1e-10 after a flat position).
+        let mut ys = ys;
+        if opts.project && sys.project_stages {
+            if let Some((q, _)) = project_stage::<M, NQ, NC, DOF>(&sys.chart, &ys.a, p, ts, opts) {
+                ys.a = q;
+            }
+        }
         let qd = velocity_from_independent_in::<M, NQ, NC, DOF>(
             &sys.chart,
             &ys.a,
@@ -680,9 +810,18 @@ where
             // Degraded, but still the best chart here: ask again only well below.
             sys.floor = 0.1 * h_choice.min(sys.floor);
         } else {
-            sys.floor = switch_threshold::<M, NQ, NC, DOF>(opts);
+            // A chart chosen below the switch threshold (the best there, or the generated
+            // one kept: `GENERATED_KEEP_RATIO`) is asked about again only well below.
+            let switch = switch_threshold::<M, NQ, NC, DOF>(opts);
+            sys.floor = if h_choice < switch {
+                0.1 * h_choice
+            } else {
+                switch
+            };
             run.switch_times.push(ts);
             sys.chart = new_chart;
+            // The approach's states are in the old chart's independent velocities.
+            sys.approach.clear();
         }
         sys.last_health = None;
         y0 = Pair::new(ys.a, sys.chart.independent_part(&qd));
