@@ -143,8 +143,39 @@ fn at_grid<const NQ: usize, const NC: usize>(
     })
 }
 
-/// [`simulate`](crate::simulate()) of a model with frictionless contacts: the start
-/// assembled, [`simulate_contact_adaptive`] at the options' tolerances.
+/// A run of one `contact` simulator: its times, states and events.
+type Run<const NQ: usize> = (
+    Vec<f64>,
+    Vec<SVector<f64, NQ>>,
+    Vec<SVector<f64, NQ>>,
+    Vec<Event>,
+);
+
+/// The start assembled, `run` (given `q`, `q̇`, the output times inside the span and the
+/// integrator's options at the simulation's tolerances), and its states at the output times.
+fn event_run<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    p: &M::Params,
+    start: &State<NQ>,
+    t_end: f64,
+    opts: &Options,
+    run: impl FnOnce(
+        &SVector<f64, NQ>,
+        &SVector<f64, NQ>,
+        Vec<f64>,
+        Dopri5Options,
+    ) -> Result<Run<NQ>, SimError>,
+) -> Result<Simulation<NQ, NC>, SimError>
+where
+    M: Mechanism<NQ, NC, DOF>,
+{
+    let (q, qd, grid) = start_of::<M, NQ, NC, DOF>(p, start, t_end, opts)?;
+    let inside = grid[1..grid.len() - 1].to_vec();
+    let (t, qs, qds, events) = run(&q, &qd, inside, dopri5(opts))?;
+    at_grid(&grid, &t, &qs, &qds, t.len(), events)
+}
+
+/// [`simulate`](crate::simulate()) of a model with frictionless contacts:
+/// [`simulate_contact_adaptive`] at the options' tolerances.
 fn simulate_contact<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
     p: &M::Params,
     start: &State<NQ>,
@@ -154,29 +185,30 @@ fn simulate_contact<M, const NQ: usize, const NC: usize, const DOF: usize, const
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let (q, qd, grid) = start_of::<M, NQ, NC, DOF>(p, start, t_end, opts)?;
-    let o = AdaptiveContactOptions {
-        dopri5: dopri5(opts),
-        output_times: grid[1..grid.len() - 1].to_vec(),
-        ..AdaptiveContactOptions::default()
-    };
-    let tr = simulate_contact_adaptive::<M, NQ, NC, DOF, NI>(&q, &qd, p, start.t, t_end, &o)
-        .map_err(SimError::Contact)?;
-    let events = tr
-        .events
-        .iter()
-        .zip(&tr.event_contacts)
-        .map(|(&t, &k)| Event {
-            t,
-            name: M::INEQUALITY_NAMES.get(k).copied().unwrap_or(""),
-            kind: EventKind::Touch,
-        })
-        .collect();
-    at_grid(&grid, &tr.t, &tr.q, &tr.qd, tr.t.len(), events)
+    event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+        let o = AdaptiveContactOptions {
+            dopri5,
+            output_times,
+            ..AdaptiveContactOptions::default()
+        };
+        let tr = simulate_contact_adaptive::<M, NQ, NC, DOF, NI>(q, qd, p, start.t, t_end, &o)
+            .map_err(SimError::Contact)?;
+        let events = tr
+            .events
+            .iter()
+            .zip(&tr.event_contacts)
+            .map(|(&t, &k)| Event {
+                t,
+                name: M::INEQUALITY_NAMES.get(k).copied().unwrap_or(""),
+                kind: EventKind::Touch,
+            })
+            .collect();
+        Ok((tr.t, tr.q, tr.qd, events))
+    })
 }
 
-/// [`simulate`](crate::simulate()) of a model with Coulomb friction at its contacts: the
-/// start assembled, [`simulate_friction_adaptive`] at the options' tolerances.
+/// [`simulate`](crate::simulate()) of a model with Coulomb friction at its contacts:
+/// [`simulate_friction_adaptive`] at the options' tolerances.
 fn simulate_friction<
     M,
     const NQ: usize,
@@ -193,33 +225,34 @@ fn simulate_friction<
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
-    let (q, qd, grid) = start_of::<M, NQ, NC, DOF>(p, start, t_end, opts)?;
-    let o = AdaptiveFrictionOptions {
-        dopri5: dopri5(opts),
-        output_times: grid[1..grid.len() - 1].to_vec(),
-        ..AdaptiveFrictionOptions::default()
-    };
-    let tr = simulate_friction_adaptive::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, start.t, t_end, &o)
-        .map_err(SimError::Friction)?;
-    let events = tr
-        .events
-        .iter()
-        .map(|&(t, k, e)| Event {
-            t,
-            name: M::INEQUALITY_NAMES.get(k).copied().unwrap_or(""),
-            kind: match e {
-                FrictionEvent::Touch => EventKind::Touch,
-                FrictionEvent::Release => EventKind::Release,
-                FrictionEvent::Slip => EventKind::Slip,
-                FrictionEvent::Stop => EventKind::Stop,
-            },
-        })
-        .collect();
-    at_grid(&grid, &tr.t, &tr.q, &tr.qd, tr.t.len(), events)
+    event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+        let o = AdaptiveFrictionOptions {
+            dopri5,
+            output_times,
+            ..AdaptiveFrictionOptions::default()
+        };
+        let tr = simulate_friction_adaptive::<M, NQ, NC, DOF, NI, NT>(q, qd, p, start.t, t_end, &o)
+            .map_err(SimError::Friction)?;
+        let events = tr
+            .events
+            .iter()
+            .map(|&(t, k, e)| Event {
+                t,
+                name: M::INEQUALITY_NAMES.get(k).copied().unwrap_or(""),
+                kind: match e {
+                    FrictionEvent::Touch => EventKind::Touch,
+                    FrictionEvent::Release => EventKind::Release,
+                    FrictionEvent::Slip => EventKind::Slip,
+                    FrictionEvent::Stop => EventKind::Stop,
+                },
+            })
+            .collect();
+        Ok((tr.t, tr.q, tr.qd, events))
+    })
 }
 
-/// [`simulate`](crate::simulate()) of a model with dry friction in its joints: the start
-/// assembled, [`simulate_joint_friction_adaptive`] at the options' tolerances.
+/// [`simulate`](crate::simulate()) of a model with dry friction in its joints:
+/// [`simulate_joint_friction_adaptive`] at the options' tolerances.
 fn simulate_joint_friction<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
     p: &M::Params,
     start: &State<NQ>,
@@ -229,28 +262,30 @@ fn simulate_joint_friction<M, const NQ: usize, const NC: usize, const DOF: usize
 where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
-    let (q, qd, grid) = start_of::<M, NQ, NC, DOF>(p, start, t_end, opts)?;
-    let o = AdaptiveJointFrictionOptions {
-        dopri5: dopri5(opts),
-        output_times: grid[1..grid.len() - 1].to_vec(),
-        ..AdaptiveJointFrictionOptions::default()
-    };
-    let tr = simulate_joint_friction_adaptive::<M, NQ, NC, DOF, NS>(&q, &qd, p, start.t, t_end, &o)
-        .map_err(SimError::JointFriction)?;
-    let events = tr
-        .events
-        .iter()
-        .map(|&(t, k, e)| Event {
-            t,
-            name: M::JOINT_FRICTION_NAMES.get(k).copied().unwrap_or(""),
-            kind: match e {
-                JointFrictionEvent::Slip => EventKind::Slip,
-                JointFrictionEvent::Stop => EventKind::Stop,
-                JointFrictionEvent::Reverse => EventKind::Reverse,
-            },
-        })
-        .collect();
-    at_grid(&grid, &tr.t, &tr.q, &tr.qd, tr.t.len(), events)
+    event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+        let o = AdaptiveJointFrictionOptions {
+            dopri5,
+            output_times,
+            ..AdaptiveJointFrictionOptions::default()
+        };
+        let tr =
+            simulate_joint_friction_adaptive::<M, NQ, NC, DOF, NS>(q, qd, p, start.t, t_end, &o)
+                .map_err(SimError::JointFriction)?;
+        let events = tr
+            .events
+            .iter()
+            .map(|&(t, k, e)| Event {
+                t,
+                name: M::JOINT_FRICTION_NAMES.get(k).copied().unwrap_or(""),
+                kind: match e {
+                    JointFrictionEvent::Slip => EventKind::Slip,
+                    JointFrictionEvent::Stop => EventKind::Stop,
+                    JointFrictionEvent::Reverse => EventKind::Reverse,
+                },
+            })
+            .collect();
+        Ok((tr.t, tr.q, tr.qd, events))
+    })
 }
 
 /// `simulate`'s arguments, for the event-located route the model picks.
