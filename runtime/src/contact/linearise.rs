@@ -36,21 +36,11 @@ where
     M: GenericInequalities<NQ, NC, DOF, NI, NP>,
     S: Real,
 {
-    let (alpha, beta) = (S::from_f64(baumgarte.0), S::from_f64(baumgarte.1));
-    let two = S::from_f64(2.0);
     let m = M::mass_matrix_s(q, p, t);
     let f = M::forces_s(q, qd, p, t);
     let cj = M::jacobian_s(q, p, t);
     let c = M::residual_s(q, p, t);
     let (ct, gamma) = (M::jacobian_t_s(q, p, t), M::gamma_s(q, qd, p, t));
-    // d = γ − 2α (A q̇ + ∂/∂t) − β² (value), row by row.
-    let stab = |row: &[S], value: S, dt: S, gamma: S| {
-        let mut w = dt;
-        for (a, v) in row.iter().zip(qd.iter()) {
-            w += *a * *v;
-        }
-        gamma - w * (two * alpha) - value * (beta * beta)
-    };
     let g = M::inequality_s(q, p, t);
     let jg = M::inequality_jacobian_s(q, p, t);
     let (gt, gg) = (
@@ -60,7 +50,7 @@ where
     let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + handled.len());
     for r in 0..NC {
         let row = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
-        let d = stab(row.as_slice(), c[r], ct[r], gamma[r]);
+        let d = baumgarte_rhs(&row, qd, c[r], ct[r], gamma[r], baumgarte);
         rows.push(KktRow::equal(row, d));
     }
     for &k in handled {
@@ -68,7 +58,7 @@ where
             return None;
         }
         let row = SVector::<S, NQ>::from_fn(|j, _| jg[(k, j)]);
-        let d = stab(row.as_slice(), g[k], gt[k], gg[k]);
+        let d = baumgarte_rhs(&row, qd, g[k], gt[k], gg[k], baumgarte);
         rows.push(KktRow::equal(row, d));
     }
     kkt_solve(&m, &f, &rows)
@@ -186,8 +176,35 @@ where
     S: Real,
 {
     let qdd = kkt_accelerations::<M, S, NQ, NC, DOF, NI, NP>(q, qd, p, t, handled, baumgarte)?;
+    Some(euler_step(q, qd, &qdd, h))
+}
+
+/// Baumgarte's right-hand side of one constraint row `a`:
+/// `d = γ − 2α (a·q̇ + ∂/∂t) − β² value`.
+pub(crate) fn baumgarte_rhs<S: Real, const NQ: usize>(
+    a: &SVector<S, NQ>,
+    qd: &SVector<S, NQ>,
+    value: S,
+    dt: S,
+    gamma: S,
+    (alpha, beta): (f64, f64),
+) -> S {
+    let mut w = dt;
+    for (x, v) in a.iter().zip(qd.iter()) {
+        w += *x * *v;
+    }
+    gamma - w * S::from_f64(2.0 * alpha) - value * S::from_f64(beta * beta)
+}
+
+/// One semi-implicit Euler step from the accelerations `q̈`: `q̇' = q̇ + h q̈`, `q' = q + h q̇'`.
+pub(crate) fn euler_step<S: Real, const NQ: usize>(
+    q: &SVector<S, NQ>,
+    qd: &SVector<S, NQ>,
+    qdd: &SVector<S, NQ>,
+    h: S,
+) -> (SVector<S, NQ>, SVector<S, NQ>) {
     let v = SVector::<S, NQ>::from_fn(|i, _| qd[i] + qdd[i] * h);
-    Some((SVector::<S, NQ>::from_fn(|i, _| q[i] + v[i] * h), v))
+    (SVector::<S, NQ>::from_fn(|i, _| q[i] + v[i] * h), v)
 }
 
 /// The Jacobians of one contact step at `(q, q̇)`: `∂q'/∂q`, `∂q'/∂q̇`, `∂q̇'/∂q`,

@@ -11,7 +11,9 @@
 use nalgebra::SVector;
 
 use super::{friction_accelerations, ContactMode, FrictionError, FrictionOptions};
-use crate::contact::linearise::{jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES};
+use crate::contact::linearise::{
+    baumgarte_rhs, euler_step, jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES,
+};
 use crate::contact::ContactStepJacobians;
 use crate::dual::Dual;
 use crate::error::ContactError;
@@ -45,15 +47,8 @@ where
     if modes.len() != NI {
         return None;
     }
-    let (alpha, beta) = opts.contact.baumgarte;
-    let (two_alpha, beta2) = (S::from_f64(2.0 * alpha), S::from_f64(beta * beta));
-    // d = γ − 2α (a·q̇ + ∂/∂t) − β² value.
     let stab = |a: &SVector<S, NQ>, value: S, dt: S, gamma: S| {
-        let mut w = dt;
-        for (x, v) in a.iter().zip(qd.iter()) {
-            w += *x * *v;
-        }
-        gamma - w * two_alpha - value * beta2
+        baumgarte_rhs(a, qd, value, dt, gamma, opts.contact.baumgarte)
     };
     let cj = M::jacobian_s(q, p, t);
     let (c, ct, gamma) = (
@@ -157,8 +152,7 @@ where
     S: Real,
 {
     let qdd = accelerations::<M, S, NQ, NC, DOF, NI, NT, NP>(q, qd, p, t, modes, opts)?;
-    let v = SVector::<S, NQ>::from_fn(|i, _| qd[i] + qdd[i] * h);
-    Some((SVector::<S, NQ>::from_fn(|i, _| q[i] + v[i] * h), v))
+    Some(euler_step(q, qd, &qdd, h))
 }
 
 /// The exact Jacobians of one semi-implicit Euler step of length `h` at `(q, q̇)` with

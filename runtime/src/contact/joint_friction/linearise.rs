@@ -9,7 +9,9 @@
 use nalgebra::SVector;
 
 use super::{joint_friction_accelerations, JointFrictionError, JointFrictionOptions, JointMode};
-use crate::contact::linearise::{jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES};
+use crate::contact::linearise::{
+    baumgarte_rhs, euler_step, jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES,
+};
 use crate::contact::ContactStepJacobians;
 use crate::dual::Dual;
 use crate::mechanism::GenericJointFriction;
@@ -45,8 +47,6 @@ where
     if modes.len() != NS || nhat.len() != NS {
         return None;
     }
-    let (alpha, beta) = opts.baumgarte;
-    let (two_alpha, beta2) = (S::from_f64(2.0 * alpha), S::from_f64(beta * beta));
     let cj = M::jacobian_s(q, p, t);
     let (c, ct, gamma) = (
         M::residual_s(q, p, t),
@@ -58,12 +58,8 @@ where
     let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + NS);
     for r in 0..NC {
         let a = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
-        // d = γ − 2α (C_J q̇ + C_t) − β² C.
-        let mut w = ct[r];
-        for j in 0..NQ {
-            w += a[j] * qd[j];
-        }
-        rows.push(KktRow::equal(a, gamma[r] - w * two_alpha - c[r] * beta2));
+        let d = baumgarte_rhs(&a, qd, c[r], ct[r], gamma[r], opts.baumgarte);
+        rows.push(KktRow::equal(a, d));
     }
     for (k, mode) in modes.iter().enumerate() {
         let (first, n) = M::FRICTION_ROWS[k];
@@ -88,8 +84,7 @@ where
         }
     }
     let qdd = kkt_solve(&M::mass_matrix_s(q, p, t), &M::forces_s(q, qd, p, t), &rows)?;
-    let v = SVector::<S, NQ>::from_fn(|i, _| qd[i] + qdd[i] * h);
-    Some((SVector::<S, NQ>::from_fn(|i, _| q[i] + v[i] * h), v))
+    Some(euler_step(q, qd, &qdd, h))
 }
 
 /// The exact Jacobians of one semi-implicit Euler step of length `h` at `(q, q̇)` with dry
