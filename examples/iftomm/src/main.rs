@@ -9,7 +9,9 @@
 //! step-size control at that tolerance; `--tangent-reuse`: steps sharing one evaluation of
 //! ALI3-P's force derivatives; `--route`: the routes to run, default all four (`auto`: the runtime's one entry point, `runtime::simulate`);
 //! `--rank-drop error|continue`: stop at the flat positions of A02 (the runtime's default)
-//! or step over them (this harness's default for A02)).
+//! or step over them (this harness's default for A02); `--accuracy local|estimate|control`:
+//! what the tolerances bound on the `auto` route (`runtime::Accuracy`, default control);
+//! `--integrator dopri5|dop853`: the `auto` route's integrator (default the runtime's)).
 
 use iftomm::{opensim_time, run, sizes, Problem, Route, RunOptions, HIGH_PRECISION};
 use mechgen::runtime;
@@ -25,6 +27,8 @@ struct Args {
     ali3p_rtol: Option<f64>,
     tangent_reuse: Option<f64>,
     rank_drop: Option<runtime::simulate::RankDrop>,
+    accuracy: Option<runtime::Accuracy>,
+    integrator: Option<&'static str>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -34,6 +38,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let mut ali3p_rtol = None;
     let mut tangent_reuse = None;
     let mut rank_drop = None;
+    let mut accuracy = None;
+    let mut integrator = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut num = |name: &str| -> Result<Option<f64>, String> {
@@ -56,6 +62,27 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     "continue" => Some(runtime::simulate::RankDrop::Continue),
                     _ => return Err(format!("unknown --rank-drop {v} (error or continue)")),
                 };
+            }
+            "--accuracy" => {
+                let v = it.next().ok_or("--accuracy needs a value")?;
+                accuracy = Some(match v.as_str() {
+                    "local" => runtime::Accuracy::Local,
+                    "estimate" => runtime::Accuracy::Estimate,
+                    "control" => runtime::Accuracy::default(),
+                    _ => {
+                        return Err(format!(
+                            "unknown --accuracy {v} (local, estimate or control)"
+                        ))
+                    }
+                });
+            }
+            "--integrator" => {
+                let v = it.next().ok_or("--integrator needs a value")?;
+                integrator = Some(match v.as_str() {
+                    "dopri5" => "dopri5",
+                    "dop853" => "dop853",
+                    _ => return Err(format!("unknown --integrator {v} (dopri5 or dop853)")),
+                });
             }
             "--route" => {
                 let v = it.next().ok_or("--route needs a value")?;
@@ -97,6 +124,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
         ali3p_rtol,
         tangent_reuse,
         rank_drop,
+        accuracy,
+        integrator,
     })
 }
 
@@ -123,6 +152,8 @@ fn main() {
         ali3p_rtol,
         tangent_reuse,
         rank_drop,
+        accuracy,
+        integrator,
     } = match parse(&args) {
         Ok(x) => x,
         Err(e) => {
@@ -145,6 +176,19 @@ fn main() {
         opts.h = h.unwrap_or(opts.h);
         opts.ali3p_rtol = ali3p_rtol;
         opts.rank_drop = rank_drop.unwrap_or(opts.rank_drop);
+        opts.accuracy = accuracy.unwrap_or(opts.accuracy);
+        opts.auto_integrator = integrator.map(|name| {
+            let d = runtime::ode::Dopri5Options {
+                rtol: opts.rtol,
+                atol: opts.atol,
+                max_steps: 10_000_000,
+                ..runtime::ode::Dopri5Options::default()
+            };
+            match name {
+                "dopri5" => runtime::simulate::Integrator::Dopri5(d),
+                _ => runtime::simulate::Integrator::Dop853(d),
+            }
+        });
         if let Some(k) = tangent_reuse {
             if !(k >= 1.0 && k.fract() == 0.0) {
                 eprintln!("--tangent-reuse needs a whole number of steps ≥ 1, not {k}");

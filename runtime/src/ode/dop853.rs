@@ -203,6 +203,23 @@ pub fn dop853<S: OdeState, Sys: OdeSystem<S>>(
     integrate::<S, Sys, Dp853>(sys, t0, y0, t_out, opts)
 }
 
+/// One step of Dormand–Prince 8(5,3) of length `h` from `(t0, y0)`, without step-size
+/// control or projection: the new state and the right-hand sides evaluated. For a step
+/// whose length is set by something other than the error (the projection method's step
+/// across a rank drop: its stages fall on either side of the point, none on it).
+pub(crate) fn dop853_step<S: OdeState, Sys: OdeSystem<S>>(
+    sys: &mut Sys,
+    t0: f64,
+    y0: &S,
+    h: f64,
+) -> Result<(S, usize), OdeError<Sys::Error>> {
+    let mut stats = Stats::default();
+    let k1 = eval(sys, &mut stats, t0, y0)?;
+    // The tolerances only weigh the error estimate, which is not used.
+    let trial = <Dp853 as Method<S>>::trial(sys, &mut stats, t0, y0, &k1, h, t0 + h, 1.0, 1.0)?;
+    Ok((trial.y1, stats.rhs_calls))
+}
+
 /// The Dormand–Prince 8(5,3) method ([`Method`]).
 struct Dp853;
 

@@ -337,5 +337,6 @@ mod driver;
 mod rk4;
 
 pub use dop853::dop853;
+pub(crate) use dop853::dop853_step;
 pub use dopri5::dopri5;
 pub use rk4::rk4;

@@ -5,13 +5,15 @@ use super::*;
 
 /// Jumps over a rank drop (see [`Jump`]): the point `t*` is where the ratio, linear in
 /// time from `(tb, rb)` to `(tn, rn)`, vanishes; the jump lands as far past it as `tb` is
-/// before it (capped at the last output time). The independent velocities follow the
-/// Hermite polynomial through the jump's nodes (values and derivatives: the chart's
-/// accelerations there are accurate; degree `2·nodes − 1`), extrapolated, and the
-/// independent coordinates its integral from `tb` (one polynomial motion: the coordinates'
-/// derivative is the velocity); the dependent coordinates are assembled in the chart from a
-/// Taylor polynomial of all coordinates at `tb`, which starts on the branch the motion is
-/// on. The output times inside the jump get the same polynomials. Records the rank drop at
+/// before it (capped at the last output time), by one step of Dormand–Prince 8(5,3) from
+/// `tb` across the point (its stages projected). The output times inside the jump follow the
+/// Hermite polynomial through the jump's nodes and the landing (values and derivatives: the
+/// chart's accelerations there are accurate; degree `2·nodes + 1`) for the independent
+/// velocities, its integral from `tb` for the independent coordinates (one polynomial motion:
+/// the coordinates' derivative is the velocity), and the dependent coordinates assembled in
+/// the chart from a Taylor polynomial of all coordinates at `tb`, which starts on the branch
+/// the motion is on (without a landing step — a stage that could not be evaluated — the
+/// landing too, the polynomial through the nodes extrapolated). Records the rank drop at
 /// `t*` when a singular value of `C_J` changed sign between `tb` and the landing (one per
 /// approach). Returns the landing state (`None` at the end of `grid`).
 #[allow(clippy::type_complexity)]
@@ -62,13 +64,57 @@ where
             health: jump.rn,
         }));
     }
+    // The landing: one step of Dormand–Prince 8(5,3) from the base straight across the
+    // point, its stages projected onto the constraints (`project_stages`). Its stages fall
+    // on either side of the point (the nearest a tenth of the step from it, where the chart
+    // is ~1e-4 healthy at A02's flat positions), and it is an integration, not an
+    // extrapolation: the polynomial through the approach alone, extrapolated as far past the
+    // point as the base is before it from nodes as far apart as DOP853's long steps, left
+    // the velocity 4e-7 off at one of A02's flat positions (40 windows, rtol 1e-11: 0.12 m
+    // off after 20 s; the runs at 1e-10, whose steps crossed the points, 3e-5).
+    let bridged = {
+        let keep = sys.project_stages;
+        sys.project_stages = true;
+        let step = crate::ode::dop853_step(sys, tb, &yb, t_land - tb);
+        sys.project_stages = keep;
+        step.ok()
+            .filter(|(y, _)| linalg::finite(y.a.as_slice()) && linalg::finite(y.b.as_slice()))
+    };
     let ind = *chart.independent();
     let qb = chart.independent_part(&yb.a);
-    let times: Vec<f64> = jump.nodes.iter().map(|(t, _)| *t).collect();
+    let mut times: Vec<f64> = jump.nodes.iter().map(|(t, _)| *t).collect();
+    let mut u_nodes: Vec<SVector<f64, DOF>> = jump.nodes.iter().map(|(_, y)| y.b).collect();
+    // To rounding on the constraints (the integration restarts here, and near the point a
+    // residual at the assembly tolerance leaves the dependent coordinates off by about
+    // `1 / health` times it, which every later projection would move by more than the
+    // integrator accepts: A02 with 40 windows at rtol 1e-12, 1.2e-11 moves against a scale
+    // of 1e-14, a step-size underflow after the landing), independent coordinates held.
+    let onto = |t: f64, q: SVector<f64, NQ>| -> Result<SVector<f64, NQ>, SimError> {
+        let asm = assemble_in::<M, NQ, NC, DOF>(&chart, &q, p, t, &opts.assembly)
+            .map_err(|source| SimError::Assembly { t, source })?;
+        Ok(project_stage::<M, NQ, NC, DOF>(&chart, &asm.q, p, t, opts).map_or(asm.q, |x| x.0))
+    };
+    let landed = match bridged {
+        Some((y, rhs_calls)) => {
+            run.ode.rhs_calls += rhs_calls;
+            let y = Pair::new(onto(t_land, y.a)?, y.b);
+            // The landing is a node of the outputs' polynomial too: they interpolate.
+            match acc(t_land, &y) {
+                Ok(a) if a.ud.iter().all(|x| x.is_finite()) => {
+                    times.push(t_land);
+                    u_nodes.push(y.b);
+                    ud.push(a.ud);
+                    Some(y)
+                }
+                _ => None,
+            }
+        }
+        None => None,
+    };
     // Per independent coordinate: the velocity's polynomial in `t − tb`.
     let polys: Vec<Vec<f64>> = (0..DOF)
         .map(|k| {
-            let u: Vec<f64> = jump.nodes.iter().map(|(_, y)| y.b[k]).collect();
+            let u: Vec<f64> = u_nodes.iter().map(|y| y[k]).collect();
             let du: Vec<f64> = ud.iter().map(|a| a[k]).collect();
             hermite_coefficients(&times, &u, &du, tb)
         })
@@ -82,20 +128,17 @@ where
         for (k, &i) in ind.iter().enumerate() {
             q[i] = qi[k];
         }
-        let asm = assemble_in::<M, NQ, NC, DOF>(&chart, &q, p, t, &opts.assembly)
-            .map_err(|source| SimError::Assembly { t, source })?;
-        // Then to rounding: the integration restarts here, and near the point a residual
-        // at the assembly tolerance leaves the dependent coordinates off by about
-        // `1 / health` times it, which every later projection would move by more than the
-        // integrator accepts (A02 with 40 windows at rtol 1e-12: 1.2e-11 moves against a
-        // scale of 1e-14, a step-size underflow after the landing).
-        let q = project_stage::<M, NQ, NC, DOF>(&chart, &asm.q, p, t, opts).map_or(asm.q, |x| x.0);
-        Ok(Pair::new(q, u))
+        Ok(Pair::new(onto(t, q)?, u))
     };
     for &g in grid.iter().filter(|&&g| g > jump.tn && g < t_land) {
         run.out.push((g, state_at(g)?, chart.clone()));
     }
-    let y_land = state_at(t_land)?;
+    // Without a landing step (a stage that could not be evaluated), the polynomial
+    // extrapolated.
+    let y_land = match landed {
+        Some(y) => y,
+        None => state_at(t_land)?,
+    };
     // A rank drop only if a singular value changed sign between the two sides (a motion
     // that came this close without crossing is jumped the same way, but not recorded).
     let r = generic_rank::<NQ, NC, DOF>();
