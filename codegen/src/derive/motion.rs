@@ -141,15 +141,12 @@ pub(super) fn add_mass(
 /// inertia, projected body by body (Kane's form of Lagrange's equations):
 /// `M += m Jᵀ J + Wᵀ I W`, `f −= m Jᵀ a_c + Wᵀ (I ω̇_c + ω × I ω)`, with `J = ∂r/∂q`,
 /// `W = ∂ω/∂q̇` and `a_c`, `ω̇_c` the accelerations at `q̈ = 0`. Each body costs
-/// `O(NQ)` entries instead of the `O(NQ³)` of differentiating the momenta. Without
-/// `with_mass`, only the forces and the kinetic energy (the mass matrix comes from
-/// [`super::root::rooted_mass`]).
+/// `O(NQ)` entries instead of the `O(NQ³)` of differentiating the momenta.
 fn body_terms(
     a: &mut Arena,
     body: &Body,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
-    with_mass: bool,
 ) -> ExprId {
     let nq = mass.len();
     let half = a.constant(0.5);
@@ -168,12 +165,10 @@ fn body_terms(
         })
         .collect();
     let m = body.mass;
-    if with_mass {
-        add_mass(a, mass, &jac, |a, u, v| {
-            let d = dot(a, u, v);
-            a.mul(m, d)
-        });
-    }
+    add_mass(a, mass, &jac, |a, u, v| {
+        let d = dot(a, u, v);
+        a.mul(m, d)
+    });
     let ma: Vec<ExprId> = vel
         .iter()
         .map(|&v| {
@@ -198,12 +193,10 @@ fn body_terms(
                 .map(|i| vec![a.diff(*phi, Sym::Coord(i as u32))])
                 .collect();
             let i0 = *inertia;
-            if with_mass {
-                add_mass(a, mass, &jphi, |a, u, v| {
-                    let d = a.mul(u[0], v[0]);
-                    a.mul(i0, d)
-                });
-            }
+            add_mass(a, mass, &jphi, |a, u, v| {
+                let d = a.mul(u[0], v[0]);
+                a.mul(i0, d)
+            });
             for (i, f) in forces.iter_mut().enumerate() {
                 let g = a.mul(jphi[i][0], ia);
                 *f = a.sub(*f, g);
@@ -215,7 +208,7 @@ fn body_terms(
         }
         (Some(inertia), Some(Orientation::Rotation(r))) => {
             let w = body_angular_velocity(a, r, nq);
-            if let Some(r) = rotation_terms(a, inertia, &w, mass, forces, with_mass) {
+            if let Some(r) = rotation_terms(a, inertia, &w, mass, forces) {
                 kinetic = a.add(kinetic, r);
             }
         }
@@ -233,7 +226,6 @@ fn rotation_terms(
     w: &[ExprId],
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
-    with_mass: bool,
 ) -> Option<ExprId> {
     let nq = mass.len();
     let half = a.constant(0.5);
@@ -259,12 +251,10 @@ fn rotation_terms(
     let wj: Vec<Vec<ExprId>> = (0..nq)
         .map(|i| w.iter().map(|&e| a.diff(e, Sym::Vel(i as u32))).collect())
         .collect();
-    if with_mass {
-        add_mass(a, mass, &wj, |a, u, v| {
-            let iv = apply(a, v);
-            dot(a, u, &iv)
-        });
-    }
+    add_mass(a, mass, &wj, |a, u, v| {
+        let iv = apply(a, v);
+        dot(a, u, &iv)
+    });
     for (i, f) in forces.iter_mut().enumerate() {
         let g = dot(a, &wj[i], &h);
         *f = a.sub(*f, g);
@@ -318,7 +308,7 @@ pub(crate) fn equations_of_motion_rooted(
     // inertia that varies with q or t) through Lagrange's equations of their energy.
     let mut tk = Vec::new();
     let mut varying = Vec::new();
-    // Bodies carried by a floating root: their mass matrix in the root's axes.
+    // Bodies carried by a floating root: their mass matrix and forces in the root's axes.
     let root = rooted.then(|| super::root::find_root(model, a)).flatten();
     let mut in_root = vec![false; dynamics.bodies.len()];
     for (n, b) in dynamics.bodies.iter().enumerate() {
@@ -331,7 +321,11 @@ pub(crate) fn equations_of_motion_rooted(
         if inertia_fixed && is_fixed(a, b.mass, nq) {
             let rooted = root.as_ref().is_some_and(|r| r.rooted[n]);
             in_root[n] = rooted;
-            tk.push(body_terms(a, b, &mut mass, &mut forces, !rooted));
+            tk.push(if rooted {
+                body_kinetic_energy(a, b, nq)
+            } else {
+                body_terms(a, b, &mut mass, &mut forces)
+            });
         } else {
             let t = body_kinetic_energy(a, b, nq);
             tk.push(t);
@@ -340,6 +334,7 @@ pub(crate) fn equations_of_motion_rooted(
     }
     if let Some(root) = &root {
         super::root::rooted_mass(a, model, root, &in_root, &mut mass);
+        super::root::rooted_forces(a, model, root, &in_root, &mut forces);
     }
     let t_kin = sum(a, tk);
     if !varying.is_empty() {

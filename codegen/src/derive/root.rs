@@ -391,36 +391,20 @@ fn col(m: &[[ExprId; 3]; 3], j: usize) -> [ExprId; 3] {
     [m[0][j], m[1][j], m[2][j]]
 }
 
-/// The mass matrix of the bodies the root carries (`used` and rooted), added to `mass`.
-///
-/// The joint block is the fixed-base one: `m JᵀJ + WᵀIW` with `J = ∂c_rel/∂q` and `W`
-/// from `Aᵀ Ȧ`. The base's columns, in the root's axes: a translation `a` (world direction
-/// `e_a`) moves every body by `t_a = R₀ᵀ e_a`; a quaternion coordinate `k` by
-/// `P_k c_rel` and turns it by the entries `(2, 1)`, `(0, 2)`, `(1, 0)` of `Aᵀ P_k A`, with
-/// `P_k = R₀ᵀ ∂R₀/∂q_k = S(p_k) − q_k K` on the norm constraint (`p_k` the axial vector of
-/// its skew part, `K = R₀ + R₀ᵀ − 2I`: `R₀ᵀR₀ = I + (s² − s⁴)(R̂ + R̂ᵀ − 2I)` for the
-/// quaternion `s q̂`, whose derivative at `s = 1` is `−2 q_k K`). So the body's base
-/// columns are `J_k = p_k × c − q_k K c` and `W_k = Aᵀ p_k − q_k κ` (`κ` the three entries of
-/// `Aᵀ K A`), and every base entry is a sum over bodies of a few composite quantities
-/// (total mass, first moment, rotational inertia about the root's origin, and the joints'
-/// momentum columns), as in the composite-rigid-body algorithm, instead of one product per
-/// body and pair of coordinates.
-pub fn rooted_mass(
-    a: &mut Arena,
-    model: &Model,
-    root: &Root,
-    used: &[bool],
-    mass: &mut [Vec<ExprId>],
-) {
-    let nq = mass.len();
-    let rel = relative_bodies(a, model, root, used);
-    if rel.iter().all(Option::is_none) {
-        return;
-    }
-    let zero = a.constant(0.0);
+/// The base's rotation terms: its quaternion's symbols, `R₀`, the axial vectors `p_k` of
+/// the skew parts of `R₀ᵀ ∂R₀/∂q_k`, `K = R₀ + R₀ᵀ − 2I` and, per translation coordinate,
+/// its world direction `e_a` and `t_a = R₀ᵀ e_a`.
+struct Base {
+    q: [ExprId; 4],
+    r0: [[ExprId; 3]; 3],
+    p: Vec<[ExprId; 3]>,
+    kmat: [[ExprId; 3]; 3],
+    trans: Vec<(usize, [ExprId; 3], [ExprId; 3])>,
+}
+
+fn base(a: &mut Arena, root: &Root) -> Base {
     let half = a.constant(0.5);
     let two = a.constant(2.0);
-    // The base: R₀, p_k, K, t_a.
     let q = root.quat.map(|k| a.sym(Sym::Coord(k)));
     let r0 = quaternion(a, q);
     let p: Vec<[ExprId; 3]> = root
@@ -456,6 +440,45 @@ pub fn rooted_mass(
             (k as usize, e, t)
         })
         .collect();
+    Base {
+        q,
+        r0,
+        p,
+        kmat,
+        trans,
+    }
+}
+
+/// The mass matrix of the bodies the root carries (`used` and rooted), added to `mass`.
+///
+/// The joint block is the fixed-base one: `m JᵀJ + WᵀIW` with `J = ∂c_rel/∂q` and `W`
+/// from `Aᵀ Ȧ`. The base's columns, in the root's axes: a translation `a` (world direction
+/// `e_a`) moves every body by `t_a = R₀ᵀ e_a`; a quaternion coordinate `k` by
+/// `P_k c_rel` and turns it by the entries `(2, 1)`, `(0, 2)`, `(1, 0)` of `Aᵀ P_k A`, with
+/// `P_k = R₀ᵀ ∂R₀/∂q_k = S(p_k) − q_k K` on the norm constraint (`p_k` the axial vector of
+/// its skew part, `K = R₀ + R₀ᵀ − 2I`: `R₀ᵀR₀ = I + (s² − s⁴)(R̂ + R̂ᵀ − 2I)` for the
+/// quaternion `s q̂`, whose derivative at `s = 1` is `−2 q_k K`). So the body's base
+/// columns are `J_k = p_k × c − q_k K c` and `W_k = Aᵀ p_k − q_k κ` (`κ` the three entries of
+/// `Aᵀ K A`), and every base entry is a sum over bodies of a few composite quantities
+/// (total mass, first moment, rotational inertia about the root's origin, and the joints'
+/// momentum columns), as in the composite-rigid-body algorithm, instead of one product per
+/// body and pair of coordinates.
+pub fn rooted_mass(
+    a: &mut Arena,
+    model: &Model,
+    root: &Root,
+    used: &[bool],
+    mass: &mut [Vec<ExprId>],
+) {
+    let nq = mass.len();
+    let rel = relative_bodies(a, model, root, used);
+    if rel.iter().all(Option::is_none) {
+        return;
+    }
+    let zero = a.constant(0.0);
+    let Base {
+        q, p, kmat, trans, ..
+    } = base(a, root);
     // Composites over the bodies.
     let mut m_total = zero;
     let mut first = [zero; 3];
@@ -623,6 +646,173 @@ pub fn rooted_mass(
     }
 }
 
+/// The generalised forces of the bodies the root carries (`used` and rooted): the
+/// quadratic-velocity terms `−Jᵀ m a − Wᵀ(I ω̇ + ω × Iω)` in the root's axes.
+///
+/// The body's velocity is `u = R₀ᵀ ṗ₀ + ω₀ × c_rel + ċ_rel` and its angular velocity
+/// `Aᵀ ω₀ + ω_rel`, with `ω₀` the entries `(2, 1)`, `(0, 2)`, `(1, 0)` of `Ω = R₀ᵀ Ṙ₀`;
+/// its acceleration at `q̈ = 0` is `u̇ + ω₀ × u − |q̇_quat|² N c_rel` and its angular one
+/// `d/dt(Aᵀ ω₀ + ω_rel) − |q̇_quat|² κ_N`. The last terms are exact on consistent states:
+/// `Ω − S(ω₀) = L(Ġ)` (`G = R₀ᵀ R₀`, `L` keeping the diagonal halved and the entries
+/// `(0, 1)`, `(1, 2)`, `(2, 0)`) vanishes there but its rate does not: along the constraint
+/// `G̈ = −(∂G/∂q) q̈ = 2 K (q·q̈) = −2 K |q̇_quat|²`, so `N = 2 L(K)` and `κ_N` the entries
+/// `(2, 1)`, `(0, 2)`, `(1, 0)` of `Aᵀ N A`. Joint rows are `−J_jᵀ m a − W_jᵀ h` with the
+/// fixed-base `J_j`, `W_j`; the base rows come from three sums over the bodies (force,
+/// moment about the root's origin, and the radial term), as for [`rooted_mass`].
+pub fn rooted_forces(
+    a: &mut Arena,
+    model: &Model,
+    root: &Root,
+    used: &[bool],
+    forces: &mut [ExprId],
+) {
+    let nq = forces.len();
+    let rel = relative_bodies(a, model, root, used);
+    if rel.iter().all(Option::is_none) {
+        return;
+    }
+    let zero = a.constant(0.0);
+    let two = a.constant(2.0);
+    let Base {
+        q,
+        r0,
+        p,
+        kmat,
+        trans,
+    } = base(a, root);
+    // ω₀, R₀ᵀ ṗ₀, |q̇_quat|² and N = 2 L(K).
+    let rd = r0.map(|row| row.map(|e| super::motion::time_derivative(a, e, nq)));
+    let om = |a: &mut Arena, i: usize, j: usize| dot(a, &col(&r0, i), &col(&rd, j));
+    let w0 = [om(a, 2, 1), om(a, 0, 2), om(a, 1, 0)];
+    let mut pdot = [zero; 3];
+    for &(k, e) in &root.translation {
+        let v = a.sym(Sym::Vel(k));
+        for i in 0..3 {
+            let t = a.mul(e[i], v);
+            pdot[i] = a.add(pdot[i], t);
+        }
+    }
+    let v0 = [0, 1, 2].map(|i| dot(a, &col(&r0, i), &pdot));
+    let qv: Vec<ExprId> = root.quat.iter().map(|&k| a.sym(Sym::Vel(k))).collect();
+    let qd2 = dot(a, &qv, &qv);
+    let nmat: [[ExprId; 3]; 3] = [0, 1, 2].map(|i| {
+        [0, 1, 2].map(|j| match (i, j) {
+            _ if i == j => kmat[i][i],
+            (0, 1) | (1, 2) | (2, 0) => a.mul(two, kmat[i][j]),
+            _ => zero,
+        })
+    });
+    let mut force = [zero; 3];
+    let mut moment = [zero; 3];
+    let mut radial = zero;
+    for (b, rel) in model.dynamics.bodies.iter().zip(&rel) {
+        let Some(rel) = rel else { continue };
+        let m = b.mass;
+        let c = rel.com;
+        let cdot: Vec<ExprId> = c
+            .iter()
+            .map(|&e| super::motion::time_derivative(a, e, nq))
+            .collect();
+        let wc = cross(a, &w0, &c);
+        let u: Vec<ExprId> = (0..3)
+            .map(|i| {
+                let x = a.add(v0[i], wc[i]);
+                a.add(x, cdot[i])
+            })
+            .collect();
+        let wu = cross(a, &w0, &u);
+        let nc = mat_vec(a, &nmat, &c);
+        let ma: Vec<ExprId> = (0..3)
+            .map(|i| {
+                let du = super::motion::time_derivative(a, u[i], nq);
+                let x = a.add(du, wu[i]);
+                let r = a.mul(qd2, nc[i]);
+                let acc = a.sub(x, r);
+                a.mul(m, acc)
+            })
+            .collect();
+        let jac: Vec<Vec<ExprId>> = (0..nq)
+            .map(|i| c.iter().map(|&e| a.diff(e, Sym::Coord(i as u32))).collect())
+            .collect();
+        for (j, f) in forces.iter_mut().enumerate() {
+            if jac[j].iter().all(|&e| a.is_zero(e)) {
+                continue;
+            }
+            let g = dot(a, &jac[j], &ma);
+            *f = a.sub(*f, g);
+        }
+        force = add3(a, force, &ma);
+        let cma = cross(a, &c, &ma);
+        moment = add3(a, moment, &cma);
+        let kc = mat_vec(a, &kmat, &c);
+        let kcma = dot(a, &kc, &ma);
+        radial = a.add(radial, kcma);
+        let apply = |a: &mut Arena, x: &[ExprId]| -> Option<Vec<ExprId>> {
+            match &b.inertia {
+                Some(Inertia::Principal(im)) => Some((0..3).map(|k| a.mul(im[k], x[k])).collect()),
+                Some(Inertia::Full(im)) => Some((0..3).map(|k| dot(a, &im[k], x)).collect()),
+                _ => None,
+            }
+        };
+        let Some(r) = &rel.rot else { continue };
+        if apply(a, &c).is_none() {
+            continue;
+        }
+        let pairs = |a: &mut Arena, mat: &[[ExprId; 3]; 3]| -> Vec<ExprId> {
+            [(2, 1), (0, 2), (1, 0)]
+                .iter()
+                .map(|&(i, j)| {
+                    let mj = mat_vec(a, mat, &col(r, j));
+                    dot(a, &col(r, i), &mj)
+                })
+                .collect()
+        };
+        let w_rel = body_angular_velocity(a, r, nq);
+        let atw: Vec<ExprId> = (0..3).map(|i| dot(a, &col(r, i), &w0)).collect();
+        let w: Vec<ExprId> = (0..3).map(|i| a.add(atw[i], w_rel[i])).collect();
+        let kn = pairs(a, &nmat);
+        let wdot: Vec<ExprId> = (0..3)
+            .map(|i| {
+                let d = super::motion::time_derivative(a, w[i], nq);
+                let r = a.mul(qd2, kn[i]);
+                a.sub(d, r)
+            })
+            .collect();
+        let (Some(iwdot), Some(iw)) = (apply(a, &wdot), apply(a, &w)) else {
+            continue;
+        };
+        let gyro = cross(a, &w, &iw);
+        let h: Vec<ExprId> = (0..3).map(|i| a.add(iwdot[i], gyro[i])).collect();
+        for (j, f) in forces.iter_mut().enumerate() {
+            let wj: Vec<ExprId> = w_rel
+                .iter()
+                .map(|&e| a.diff(e, Sym::Vel(j as u32)))
+                .collect();
+            if wj.iter().all(|&e| a.is_zero(e)) {
+                continue;
+            }
+            let g = dot(a, &wj, &h);
+            *f = a.sub(*f, g);
+        }
+        let ah = [0, 1, 2].map(|i| dot(a, &r[i], &h));
+        moment = add3(a, moment, &ah);
+        let kappa = pairs(a, &kmat);
+        let kh = dot(a, &kappa, &h);
+        radial = a.add(radial, kh);
+    }
+    // The base's rows: −t_a·F, −(p_k·moment − q_k radial).
+    for &(ai, _, ta) in &trans {
+        let g = dot(a, &ta, &force);
+        forces[ai] = a.sub(forces[ai], g);
+    }
+    for (k, &qk) in root.quat.iter().enumerate() {
+        let x = dot(a, &p[k], &moment);
+        let y = a.mul(q[k], radial);
+        let g = a.sub(x, y);
+        forces[qk as usize] = a.sub(forces[qk as usize], g);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::find_root;
@@ -704,12 +894,12 @@ mod tests {
         assert!(find_root(&m, &mut arena).is_none());
     }
 
-    /// The mass matrix in the root's axes equals the world-axes one entry by entry (all
-    /// of it, not only its restriction to the constraint's tangent) at 200 random
-    /// consistent states, to 1e-12 of its largest entry; the forces and the energy are the
-    /// same expressions.
+    /// The mass matrix and the forces in the root's axes equal the world-axes ones entry by
+    /// entry (all of `M`, not only its restriction to the constraint's tangent) at 200
+    /// random consistent states (unit quaternions, tangent rates), to 1e-12 of each one's
+    /// largest magnitude; the energy too.
     #[test]
-    fn rooted_mass_matrix_equals_the_world_axes_one() {
+    fn rooted_dynamics_equals_the_world_axes_one() {
         let (m, mut arena) = model(FLOATING);
         let nq = m.coords.len();
         let rooted = equations_of_motion_rooted(&m, &mut arena, true);
@@ -727,8 +917,14 @@ mod tests {
         for _ in 0..200 {
             let (q, v) = state(&mut rng, nq, &quats);
             let (x, y) = (values(&arena, &ra, &q, &v), values(&arena, &wa, &q, &v));
-            let scale = y[..nq * nq].iter().fold(0.0f64, |s, e| s.max(e.abs()));
+            // Each of M, f and the energy against its own largest magnitude.
+            let block = |i: usize| match i {
+                _ if i < nq * nq => 0..nq * nq,
+                _ if i < nq * nq + nq => nq * nq..nq * nq + nq,
+                _ => i..i + 1,
+            };
             for (i, (a, b)) in x.iter().zip(&y).enumerate() {
+                let scale = y[block(i)].iter().fold(0.0f64, |s, e| s.max(e.abs()));
                 let err = (a - b).abs() / scale;
                 assert!(err <= 1e-12, "entry {i}: {a} vs {b} at q = {q:?}");
                 worst = worst.max(err);
