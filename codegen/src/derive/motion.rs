@@ -30,7 +30,7 @@ fn sum(a: &mut Arena, terms: impl IntoIterator<Item = ExprId>) -> ExprId {
     terms.into_iter().fold(zero, |acc, t| a.add(acc, t))
 }
 
-fn dot(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> ExprId {
+pub(super) fn dot(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> ExprId {
     let terms: Vec<ExprId> = x.iter().zip(y).map(|(&u, &v)| a.mul(u, v)).collect();
     sum(a, terms)
 }
@@ -117,7 +117,7 @@ fn is_fixed(a: &mut Arena, e: ExprId, nq: usize) -> bool {
 
 /// Adds `m · (uᵢ · vⱼ)`-shaped contributions to the symmetric mass matrix: entry
 /// `(i, j)` gains `entry(i, j)` where both partials are nonzero.
-fn add_mass(
+pub(super) fn add_mass(
     a: &mut Arena,
     mass: &mut [Vec<ExprId>],
     partials: &[Vec<ExprId>],
@@ -208,36 +208,7 @@ fn body_terms(
         }
         (Some(inertia), Some(Orientation::Rotation(r))) => {
             let w = body_angular_velocity(a, r, nq);
-            let apply = |a: &mut Arena, x: &[ExprId]| -> Vec<ExprId> {
-                match inertia {
-                    Inertia::Principal(m) => (0..3).map(|k| a.mul(m[k], x[k])).collect(),
-                    Inertia::Full(m) => (0..3).map(|k| dot(a, &m[k], x)).collect(),
-                    Inertia::Planar(_) => Vec::new(),
-                }
-            };
-            let iw = apply(a, &w);
-            if iw.len() == 3 {
-                let wdot: Vec<ExprId> = w.iter().map(|&e| time_derivative(a, e, nq)).collect();
-                let iwdot = apply(a, &wdot);
-                let gyro = cross(a, &w, &iw);
-                let h: Vec<ExprId> = iwdot
-                    .iter()
-                    .zip(&gyro)
-                    .map(|(&x, &y)| a.add(x, y))
-                    .collect();
-                let wj: Vec<Vec<ExprId>> = (0..nq)
-                    .map(|i| w.iter().map(|&e| a.diff(e, Sym::Vel(i as u32))).collect())
-                    .collect();
-                add_mass(a, mass, &wj, |a, u, v| {
-                    let iv = apply(a, v);
-                    dot(a, u, &iv)
-                });
-                for (i, f) in forces.iter_mut().enumerate() {
-                    let g = dot(a, &wj[i], &h);
-                    *f = a.sub(*f, g);
-                }
-                let e = dot(a, &w, &iw);
-                let r = a.mul(half, e);
+            if let Some(r) = rotation_terms(a, inertia, &w, mass, forces) {
                 kinetic = a.add(kinetic, r);
             }
         }
@@ -246,8 +217,54 @@ fn body_terms(
     kinetic
 }
 
+/// The rotational mass-matrix and quadratic-velocity contributions of a body of constant
+/// inertia whose body-frame angular velocity is `w` (`M += WᵀIW`, `f −= Wᵀ(I ω̇_c + ω × Iω)`
+/// with `W = ∂ω/∂q̇`); returns its kinetic energy `½ ωᵀIω` (`None` for a planar inertia).
+fn rotation_terms(
+    a: &mut Arena,
+    inertia: &Inertia,
+    w: &[ExprId],
+    mass: &mut [Vec<ExprId>],
+    forces: &mut [ExprId],
+) -> Option<ExprId> {
+    let nq = mass.len();
+    let half = a.constant(0.5);
+    let apply = |a: &mut Arena, x: &[ExprId]| -> Vec<ExprId> {
+        match inertia {
+            Inertia::Principal(m) => (0..3).map(|k| a.mul(m[k], x[k])).collect(),
+            Inertia::Full(m) => (0..3).map(|k| dot(a, &m[k], x)).collect(),
+            Inertia::Planar(_) => Vec::new(),
+        }
+    };
+    let iw = apply(a, w);
+    if iw.len() != 3 {
+        return None;
+    }
+    let wdot: Vec<ExprId> = w.iter().map(|&e| time_derivative(a, e, nq)).collect();
+    let iwdot = apply(a, &wdot);
+    let gyro = cross(a, w, &iw);
+    let h: Vec<ExprId> = iwdot
+        .iter()
+        .zip(&gyro)
+        .map(|(&x, &y)| a.add(x, y))
+        .collect();
+    let wj: Vec<Vec<ExprId>> = (0..nq)
+        .map(|i| w.iter().map(|&e| a.diff(e, Sym::Vel(i as u32))).collect())
+        .collect();
+    add_mass(a, mass, &wj, |a, u, v| {
+        let iv = apply(a, v);
+        dot(a, u, &iv)
+    });
+    for (i, f) in forces.iter_mut().enumerate() {
+        let g = dot(a, &wj[i], &h);
+        *f = a.sub(*f, g);
+    }
+    let e = dot(a, w, &iw);
+    Some(a.mul(half, e))
+}
+
 /// Body-frame angular velocity `ω` with `ω̃ = Rᵀ Ṙ`.
-fn body_angular_velocity(a: &mut Arena, r: &[[ExprId; 3]; 3], nq: usize) -> Vec<ExprId> {
+pub(super) fn body_angular_velocity(a: &mut Arena, r: &[[ExprId; 3]; 3], nq: usize) -> Vec<ExprId> {
     let rd: Vec<Vec<ExprId>> = r
         .iter()
         .map(|row| row.iter().map(|&e| time_derivative(a, e, nq)).collect())
@@ -260,7 +277,7 @@ fn body_angular_velocity(a: &mut Arena, r: &[[ExprId; 3]; 3], nq: usize) -> Vec<
     vec![w_skew(a, 2, 1), w_skew(a, 0, 2), w_skew(a, 1, 0)]
 }
 
-fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
+pub(super) fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
     let c = |a: &mut Arena, i: usize, j: usize| {
         let p = a.mul(x[i], y[j]);
         let q = a.mul(x[j], y[i]);
@@ -271,6 +288,16 @@ fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
 
 /// Builds `M`, `f` and the energy of the model's dynamics.
 pub fn equations_of_motion(model: &Model, arena: &mut Arena) -> EquationsOfMotion {
+    equations_of_motion_rooted(model, arena, true)
+}
+
+/// [`equations_of_motion`], with the bodies a floating root carries ([`super::root`])
+/// summed in the root's axes when `rooted`, in world axes otherwise.
+pub(crate) fn equations_of_motion_rooted(
+    model: &Model,
+    arena: &mut Arena,
+    rooted: bool,
+) -> EquationsOfMotion {
     let nq = model.coords.len();
     let dynamics = &model.dynamics;
     let a = &mut *arena;
@@ -281,7 +308,10 @@ pub fn equations_of_motion(model: &Model, arena: &mut Arena) -> EquationsOfMotio
     // inertia that varies with q or t) through Lagrange's equations of their energy.
     let mut tk = Vec::new();
     let mut varying = Vec::new();
-    for b in &dynamics.bodies {
+    // Bodies carried by a floating root: their mass matrix and forces in the root's axes.
+    let root = rooted.then(|| super::root::find_root(model, a)).flatten();
+    let mut in_root = vec![false; dynamics.bodies.len()];
+    for (n, b) in dynamics.bodies.iter().enumerate() {
         let inertia_fixed = match &b.inertia {
             None => true,
             Some(Inertia::Planar(i)) => is_fixed(a, *i, nq),
@@ -289,12 +319,22 @@ pub fn equations_of_motion(model: &Model, arena: &mut Arena) -> EquationsOfMotio
             Some(Inertia::Full(m)) => m.iter().flatten().all(|&e| is_fixed(a, e, nq)),
         };
         if inertia_fixed && is_fixed(a, b.mass, nq) {
-            tk.push(body_terms(a, b, &mut mass, &mut forces));
+            let rooted = root.as_ref().is_some_and(|r| r.rooted[n]);
+            in_root[n] = rooted;
+            tk.push(if rooted {
+                body_kinetic_energy(a, b, nq)
+            } else {
+                body_terms(a, b, &mut mass, &mut forces)
+            });
         } else {
             let t = body_kinetic_energy(a, b, nq);
             tk.push(t);
             varying.push(t);
         }
+    }
+    if let Some(root) = &root {
+        super::root::rooted_mass(a, model, root, &in_root, &mut mass);
+        super::root::rooted_forces(a, model, root, &in_root, &mut forces);
     }
     let t_kin = sum(a, tk);
     if !varying.is_empty() {

@@ -356,21 +356,20 @@ impl Emitter<'_> {
                 chunk_of[id.index()] = c;
             }
         }
-        // Values cross chunks through one scratch buffer: a `let` read by a later chunk
-        // gets a slot, written once by its own chunk and read only by the chunks that use
-        // it. (Handing every live value from chunk to chunk made the text grow with the
-        // number of chunks times the live set: quadratic for an LU's forward and back
-        // substitution, whose pivots all stay live.)
+        // Values cross chunks by return value: each chunk returns one array of the `let`s
+        // later chunks read and the roots it completes, built by one array literal, so no
+        // buffer is zero-filled before it is written (a shared scratch buffer cost Romeo's
+        // `mass_matrix` + `forces` a quarter of their instructions in `memset`). A later
+        // chunk takes by reference the arrays of only the chunks it reads from. (Handing
+        // every live value from chunk to chunk made the text grow with the number of
+        // chunks times the live set: quadratic for an LU's forward and back substitution,
+        // whose pivots all stay live.)
         let mut reads: Vec<BTreeSet<ExprId>> = vec![BTreeSet::new(); nchunks];
-        let mut slot = vec![usize::MAX; self.arena.len()];
-        let mut crossing: Vec<ExprId> = Vec::new();
+        let mut crossing = vec![false; self.arena.len()];
         let mut note_use = |r: ExprId, c: usize, reads: &mut Vec<BTreeSet<ExprId>>| {
             let home = chunk_of[r.index()];
             if home < c && sched.binding[r.index()] == Some(Binding::Let) {
-                if slot[r.index()] == usize::MAX {
-                    slot[r.index()] = crossing.len();
-                    crossing.push(r);
-                }
+                crossing[r.index()] = true;
                 reads[c].insert(r);
             }
         };
@@ -386,8 +385,8 @@ impl Emitter<'_> {
                 }
             }
         }
-        // Each root is written into the caller's buffer by the chunk where its last `let`
-        // is defined (after the chunks when it reads no `let`).
+        // Each root is returned by the chunk where its last `let` is defined (computed
+        // after the chunks when it reads no `let`).
         let mut root_chunk = Vec::with_capacity(roots.len());
         for &r in roots {
             let mut refs = Vec::new();
@@ -409,78 +408,100 @@ impl Emitter<'_> {
             }
             root_chunk.push(c);
         }
-        let buffered: Vec<usize> = (0..roots.len())
-            .filter(|&k| root_chunk[k] < nchunks)
-            .collect();
-        let mut root_slot = vec![usize::MAX; roots.len()];
-        for (j, &k) in buffered.iter().enumerate() {
-            root_slot[k] = j;
+        // Where each returned value sits: (chunk, index in its array). A crossing `let`
+        // first, in `lets`' order; then the roots, each value once (a root that is a
+        // crossing `let`, or repeats an earlier root, reuses its place).
+        let mut place: Vec<Option<(usize, usize)>> = vec![None; self.arena.len()];
+        let mut returned: Vec<Vec<ExprId>> = vec![Vec::new(); nchunks];
+        for c in 0..nchunks {
+            for &id in &lets[bounds[c]..bounds[c + 1]] {
+                if crossing[id.index()] {
+                    place[id.index()] = Some((c, returned[c].len()));
+                    returned[c].push(id);
+                }
+            }
         }
-        let nbuf = idx(buffered.len());
-        let nscratch = idx(crossing.len());
-        let buf = format_ident!("out_roots");
-        let scratch = format_ident!("scratch");
+        let mut root_place: Vec<Option<(usize, usize)>> = vec![None; roots.len()];
+        for (k, &r) in roots.iter().enumerate() {
+            let c = root_chunk[k];
+            if c == nchunks {
+                continue;
+            }
+            root_place[k] = Some(*place[r.index()].get_or_insert_with(|| {
+                returned[c].push(r);
+                (c, returned[c].len() - 1)
+            }));
+        }
         let ty = &self.scalar.ty;
         let generics = self.scalar.generics();
         let params = &sig.params;
         let args = &sig.args;
-        let zero = self.scalar.literal(0.0).unwrap_or_else(|| quote!(0.0));
+        let part_name = |c: usize| format_ident!("{}_part{}", fname, c);
         let mut chunks = Vec::new();
-        let mut stmts = quote! {
-            let mut #scratch: [#ty; #nscratch] = [#zero; #nscratch];
-            let mut #buf: [#ty; #nbuf] = [#zero; #nbuf];
-        };
+        let mut stmts = TokenStream::new();
         for c in 0..nchunks {
             let mine = &lets[bounds[c]..bounds[c + 1]];
             w.used_syms.clear();
             let mut unpack = TokenStream::new();
+            let mut from = BTreeSet::new();
             for id in &reads[c] {
                 let name = &let_names[id.index()];
-                let k = idx(slot[id.index()]);
-                unpack.extend(quote!(let #name = #scratch[#k];));
-            }
-            let body = self.let_stmts(&mut w, &sched, mine, &let_names);
-            let mut writes = TokenStream::new();
-            for &id in mine {
-                if slot[id.index()] != usize::MAX {
-                    let name = &let_names[id.index()];
-                    let k = idx(slot[id.index()]);
-                    writes.extend(quote!(#scratch[#k] = #name;));
+                if let Some((home, k)) = place[id.index()] {
+                    let (part, k) = (part_name(home), idx(k));
+                    unpack.extend(quote!(let #name = #part[#k];));
+                    from.insert(home);
                 }
             }
-            for &k in buffered.iter().filter(|&&k| root_chunk[k] == c) {
-                let e = w.reference(roots[k]).0;
-                let j = idx(root_slot[k]);
-                writes.extend(quote!(#buf[#j] = #e;));
-            }
+            let body = self.let_stmts(&mut w, &sched, mine, &let_names);
+            // A root returned here is a `let` of this chunk or an inline expression
+            // of its `let`s: written where it is returned.
+            let values: Vec<TokenStream> = returned[c]
+                .iter()
+                .map(|&id| {
+                    if crossing[id.index()] {
+                        let name = &let_names[id.index()];
+                        quote!(#name)
+                    } else {
+                        w.reference(id).0
+                    }
+                })
+                .collect();
             let inputs = self.bind_inputs(&w.used_syms);
-            let name = format_ident!("{}_part{}", fname, c);
+            let name = part_name(c);
+            let n = idx(values.len());
+            let from_names: Vec<Ident> = from.iter().map(|&h| part_name(h)).collect();
+            let from_lens: Vec<proc_macro2::Literal> =
+                from.iter().map(|&h| idx(returned[h].len())).collect();
             let doc = format!(
-                "Part {} of {} of `{}` (split to keep functions short).",
+                "Part {} of {} of `{}` (split to keep functions short): returns the values \
+                 later parts and the caller read.",
                 c + 1,
                 nchunks,
                 fname
             );
-            let block = super::expr::block([unpack, inputs, body, writes]);
+            let ret = quote!([#(#values),*]);
+            let block = super::expr::block([unpack, inputs, body, ret]);
+            let (mut part_params, mut part_args) = (params.clone(), args.clone());
+            for (from, len) in from_names.iter().zip(&from_lens) {
+                part_params.extend(quote!(, #from: &[#ty; #len]));
+                part_args.extend(quote!(, &#from));
+            }
             chunks.push(quote! {
                 #[doc = #doc]
                 #[inline(never)]
                 #[allow(unused_variables, clippy::too_many_arguments)]
-                fn #name #generics (
-                    #params, #scratch: &mut [#ty; #nscratch], #buf: &mut [#ty; #nbuf]
-                ) #block
+                fn #name #generics (#part_params) -> [#ty; #n] #block
             });
-            stmts.extend(quote!(#name(#args, &mut #scratch, &mut #buf);));
+            stmts.extend(quote!(let #name = #name(#part_args);));
         }
         w.used_syms.clear();
         let root_exprs: Vec<TokenStream> = (0..roots.len())
-            .map(|k| {
-                if root_slot[k] == usize::MAX {
-                    w.reference(roots[k]).0
-                } else {
-                    let j = idx(root_slot[k]);
-                    quote!(#buf[#j])
+            .map(|k| match root_place[k] {
+                Some((c, j)) => {
+                    let (part, j) = (part_name(c), idx(j));
+                    quote!(#part[#j])
                 }
+                None => w.reference(roots[k]).0,
             })
             .collect();
         stmts.extend(self.bind_inputs(&w.used_syms));
