@@ -146,7 +146,9 @@ where
         t: f64,
         y: &Pair<NQ, NQ>,
     ) -> Result<StepControl, SimError> {
-        let (drop, ratio) = self.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+        let (drop, ratio) = self
+            .guard
+            .check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t, true);
         if self.opts.rank_drop == RankDrop::Continue {
             let near = ratio.is_some_and(|r| r < HANDOVER_RATIO);
             if near || drop.is_some() {
@@ -219,7 +221,7 @@ where
     }
     sys.project(t0, &mut y0)?;
     // Starting at a rank drop is one too (the branch is open from the start).
-    let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, t0, &y0.a, t0);
+    let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, t0, &y0.a, t0, true);
     sys.on_rank_drop(drop)?;
     let mut out: Vec<(f64, Pair<NQ, NQ>)> = Vec::with_capacity(grid.len());
     let mut ode_stats = Stats::default();
@@ -250,7 +252,7 @@ where
         };
         // The rank-drop guard starts again from the state handed back.
         sys.guard = RankGuard::default();
-        let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, tb, &yb.a, tb);
+        let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, tb, &yb.a, tb, true);
         sys.on_rank_drop(drop)?;
         (t_start, y0) = (tb, yb);
         remaining = &remaining[remaining.partition_point(|&g| g <= tb)..];

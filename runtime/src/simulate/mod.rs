@@ -21,7 +21,10 @@ use nalgebra::{DMatrix, SVector};
 
 use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions};
 use crate::error::{largest_entries, AssemblyError, DynamicsError, KinematicsError, SimError};
-use crate::lagrange::{lagrange_accelerations, lagrange_qdd, row_space, RowSpace, RANK_DROP_RATIO};
+use crate::lagrange::{
+    lagrange_accelerations, lagrange_qdd, leading_singular_values, row_space, RowSpace,
+    RANK_DROP_RATIO,
+};
 use crate::linalg;
 use crate::mechanism::{Dynamics, Mechanism};
 use crate::null_space::{

@@ -84,8 +84,8 @@ where
     pub(super) fn rank_drop_at(&self, q: &SVector<f64, NQ>, t: f64) -> bool {
         let r = generic_rank::<NQ, NC, DOF>();
         if r > 0
-            && row_space::<NQ, NC>(&M::jacobian(q, self.p, t), r)
-                .is_some_and(|rs| rs.ratio < HANDOVER_RATIO)
+            && leading_singular_values::<NQ, NC>(&M::jacobian(q, self.p, t), r)
+                .is_some_and(|s| s[r - 1] < HANDOVER_RATIO * s[0] || s[0] == 0.0)
         {
             return true;
         }
@@ -310,8 +310,13 @@ where
         } else {
             (None, None)
         };
+        // Whether the guard tested the step and found the dependent columns regular along
+        // it: then `C_J` kept its rank too, and the watch need not look within the step.
+        let mut guard_clear = false;
         if let (Some(j0), Some(j1)) = (j0, j1) {
-            if let Some(s) = crossing_point(&j0, &j1) {
+            let crossing = crossing_point(&j0, &j1);
+            guard_clear = crossing.is_none();
+            if let Some(s) = crossing {
                 let q_c = y_prev.a + (y.a - y_prev.a) * s;
                 let t_c = t_prev + (t - t_prev) * s;
                 if self.opts.rank_drop == RankDrop::Continue && self.rank_drop_at(&q_c, t_c) {
@@ -351,7 +356,9 @@ where
             if w.handback.is_none() && health >= watch_health::<M, NQ, NC, DOF>() {
                 w.armed = true;
             } else {
-                let (drop, ratio) = w.guard.check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t);
+                let (drop, ratio) =
+                    w.guard
+                        .check::<M, NQ, NC, DOF>(self.p, t_prev, &y.a, t, !guard_clear);
                 watched = ratio;
                 if let Some(SimError::RankDrop { t, .. }) = drop {
                     if std::mem::take(&mut w.armed) {

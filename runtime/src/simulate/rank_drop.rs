@@ -458,24 +458,36 @@ where
     WATCH_HEALTH.min(guard_health::<M, NQ, NC, DOF>())
 }
 
-/// The rank-drop guard of the Lagrange route (and of its projection segments): the leading
-/// singular triplets of `C_J` at the last accepted state.
+/// The rank-drop guard of the Lagrange route (and of its projection segments): `C_J` at the
+/// last accepted state and, once computed, its leading singular triplets.
 #[derive(Default)]
 pub(super) struct RankGuard {
-    pub(super) last: Option<(f64, RowSpace)>,
+    pub(super) last: Option<(f64, SavedJacobian)>,
+}
+
+/// `C_J` at a checked state, and its leading singular triplets once computed.
+pub(super) struct SavedJacobian {
+    j: DMatrix<f64>,
+    row_space: Option<RowSpace>,
 }
 
 impl RankGuard {
     /// The rank drop ([`SimError::RankDrop`]) at the accepted state `(t, q)` or between it
     /// and the last one checked (`self.last`, when it was at `t_prev`), and the state's
-    /// `σ_r / σ_max`. Records the state for the next step. A non-finite Jacobian or a
-    /// failed SVD is left to the right-hand side to report (`(None, None)`).
+    /// `σ_r / σ_max` (from [`leading_singular_values`]: no singular vectors). Records the
+    /// state for the next step. A non-finite Jacobian or failed eigenvalues are left to the
+    /// right-hand side to report (`(None, None)`). `within`: whether to look for a rank drop
+    /// within the step too, by the singular triplets at both ends (two SVDs with their
+    /// vectors); the projection method passes `false` where its crossing guard found the
+    /// chart's dependent columns regular along the step (where `C_J` drops rank every
+    /// square block of it is singular).
     pub(super) fn check<M, const NQ: usize, const NC: usize, const DOF: usize>(
         &mut self,
         p: &M::Params,
         t_prev: f64,
         q: &SVector<f64, NQ>,
         t: f64,
+        within: bool,
     ) -> (Option<SimError>, Option<f64>)
     where
         M: Dynamics<NQ, NC, DOF>,
@@ -485,52 +497,79 @@ impl RankGuard {
             return (None, Some(1.0));
         }
         let j1 = M::jacobian(q, p, t);
-        let Some(rs1) = row_space::<NQ, NC>(&j1, r) else {
+        let Some(sigma) = leading_singular_values::<NQ, NC>(&j1, r) else {
             return (None, None);
         };
-        let above = |rs: &RowSpace| {
-            rs.sigma
-                .iter()
-                .filter(|&&x| x > RANK_DROP_RATIO * rs.sigma[0])
-                .count()
+        let ratio = if sigma[0] > 0.0 {
+            sigma[r - 1] / sigma[0]
+        } else {
+            0.0
         };
         let mut found = None;
-        if rs1.ratio <= RANK_DROP_RATIO {
+        let mut rs_now = None;
+        if ratio <= RANK_DROP_RATIO {
             found = Some(SimError::RankDrop {
                 t,
                 generic_rank: r,
-                rank: above(&rs1),
-                ratio: rs1.ratio,
+                rank: sigma
+                    .iter()
+                    .filter(|&&x| x > RANK_DROP_RATIO * sigma[0])
+                    .count(),
+                ratio,
             });
-        } else if let Some((t0, rs0)) = self.last.as_ref().filter(|(t0, _)| *t0 == t_prev) {
-            // The leading block in the previous state's singular bases, B(q) = U₀ᵀ C_J(q) V₀:
-            // B(q₀) = Σ₀ is regular; a rank drop between the states makes B singular (a left
-            // null vector of C_J there has a component in span U₀). While the singular
-            // vectors turn little within the step, B(q₁) is nearly diagonal with the signed
-            // singular values at q₁: a singular value that crossed zero shows as a negative
-            // eigenvalue of Σ₀^(−1/2) sym(B₁) Σ₀^(−1/2) (symmetric: real eigenvalues,
-            // robust where several cross at once — the windows of a parallelogram chain —,
-            // which the non-symmetric B₀⁻¹ B₁ splits into complex clusters). Only while the row space turns by less than 45° within the
-            // step (else B can turn singular without a rank drop).
-            let turn = rs0.v.tr_mul(&rs1.v).singular_values().min();
-            if turn >= std::f64::consts::FRAC_1_SQRT_2 {
-                if let Some(n) = sign_flips(rs0, &linalg::dmatrix(&j1)) {
-                    // Where the smallest singular value, signed, crosses zero on the chord.
-                    let (a, b) = (rs0.sigma[r - 1], rs1.sigma[r - 1]);
-                    let s = if a + b > 0.0 { a / (a + b) } else { 0.5 };
-                    found = Some(SimError::RankDrop {
-                        t: t0 + s * (t - t0),
-                        generic_rank: r,
-                        rank: r.saturating_sub(n),
-                        ratio: rs0.ratio.min(rs1.ratio),
-                    });
+        } else if let Some((t0, saved)) =
+            self.last.as_mut().filter(|(t0, _)| within && *t0 == t_prev)
+        {
+            // The singular triplets at both ends, computed here only (the previous one's
+            // kept for the next step).
+            let rs0 = match saved.row_space.take() {
+                Some(rs) => Some(rs),
+                None => row_space_of::<NQ, NC>(&saved.j, r),
+            };
+            let rs1 = row_space::<NQ, NC>(&j1, r);
+            if let (Some(rs0), Some(rs1)) = (rs0, rs1) {
+                // The leading block in the previous state's singular bases, B(q) = U₀ᵀ C_J(q) V₀:
+                // B(q₀) = Σ₀ is regular; a rank drop between the states makes B singular (a left
+                // null vector of C_J there has a component in span U₀). While the singular
+                // vectors turn little within the step, B(q₁) is nearly diagonal with the signed
+                // singular values at q₁: a singular value that crossed zero shows as a negative
+                // eigenvalue of Σ₀^(−1/2) sym(B₁) Σ₀^(−1/2) (symmetric: real eigenvalues,
+                // robust where several cross at once — the windows of a parallelogram chain —,
+                // which the non-symmetric B₀⁻¹ B₁ splits into complex clusters). Only while the
+                // row space turns by less than 45° within the step (else B can turn singular
+                // without a rank drop).
+                let turn = rs0.v.tr_mul(&rs1.v).singular_values().min();
+                if turn >= std::f64::consts::FRAC_1_SQRT_2 {
+                    if let Some(n) = sign_flips(&rs0, &linalg::dmatrix(&j1)) {
+                        // Where the smallest singular value, signed, crosses zero on the chord.
+                        let (a, b) = (rs0.sigma[r - 1], rs1.sigma[r - 1]);
+                        let s = if a + b > 0.0 { a / (a + b) } else { 0.5 };
+                        found = Some(SimError::RankDrop {
+                            t: *t0 + s * (t - *t0),
+                            generic_rank: r,
+                            rank: r.saturating_sub(n),
+                            ratio: rs0.ratio.min(rs1.ratio),
+                        });
+                    }
                 }
+                rs_now = Some(rs1);
             }
         }
-        let ratio = rs1.ratio;
-        self.last = Some((t, rs1));
+        self.last = Some((
+            t,
+            SavedJacobian {
+                j: linalg::dmatrix(&j1),
+                row_space: rs_now,
+            },
+        ));
         (found, Some(ratio))
     }
+}
+
+/// [`row_space`] of a Jacobian kept as a dynamic matrix.
+fn row_space_of<const NQ: usize, const NC: usize>(j: &DMatrix<f64>, r: usize) -> Option<RowSpace> {
+    let j = nalgebra::SMatrix::<f64, NC, NQ>::from_iterator(j.iter().copied());
+    row_space::<NQ, NC>(&j, r)
 }
 
 /// The model's generic rank `NQ − DOF`, capped at `NC`.
