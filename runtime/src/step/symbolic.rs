@@ -74,9 +74,7 @@ where
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
-    let s = M::dependent_solve_matrix(q, p, t);
-    let rj =
-        acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, &s, opts.parameter_jacobians)?;
+    let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, opts.parameter_jacobians)?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`, and `D`'s independent rows are the
     // identity (`INDEPENDENT`'s contract), so `δq̃_ind = δq_ind + h δu'`.
@@ -87,31 +85,33 @@ where
     for (j, &c) in M::INDEPENDENT.iter().enumerate() {
         dqn_q[(j, c)] += 1.0;
     }
+    let dq_dq = mul(&d1, &dqn_q);
     let mut du1_u = rj.ud_u * h;
     for c in 0..DOF {
         du1_u[(c, c)] += 1.0;
     }
-    let du1_p = rj.ud_p * h;
-    // Every block is written once, in place in the result (the parameter blocks stay
-    // zero without `parameter_jacobians`).
-    let mut out = StepJacobians {
+    let dq_du = mul(&d1, &(du1_u * h));
+    // Every block is written once (the parameter blocks stay zero without
+    // `parameter_jacobians`).
+    let (dq_dp, du_dp) = match rj.ud_p {
+        Some(ud_p) => {
+            let du1_p = ud_p * h;
+            let dqn_p = du1_p * h;
+            let dq_dp = projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &dqn_p);
+            (dq_dp, du1_p)
+        }
+        None => (SMatrix::zeros(), SMatrix::zeros()),
+    };
+    let out = StepJacobians {
         q: q1,
         u: u1,
-        dq_dq: product(&d1, &dqn_q),
-        dq_du: product(&d1, &(du1_u * h)),
+        dq_dq,
+        dq_du,
         du_dq: du1_q,
         du_du: du1_u,
-        dq_dp: if opts.parameter_jacobians {
-            M::dependent_jacobian_p(&q1, p, t1)
-        } else {
-            SMatrix::zeros()
-        },
-        du_dp: du1_p,
+        dq_dp,
+        du_dp,
     };
-    if opts.parameter_jacobians {
-        // ∂q'/∂p through the projection: `D(q') δq̃_ind − S(q') ∂C/∂p(q')`.
-        out.dq_dp.gemm(1.0, &d1, &(du1_p * h), 1.0);
-    }
     out.check_finite(t)?;
     Ok(out)
 }
@@ -174,52 +174,28 @@ where
     Ok(d1)
 }
 
-/// `a b`, each entry written once, column by column (no zero fill of the product first,
-/// no copy of it afterwards: `from_iterator` fills in column-major order), skipping the
-/// exact zeros of `b` (the generated derivative matrices and `S` are sparse).
-fn product<const R: usize, const K: usize, const C: usize>(
-    a: &SMatrix<f64, R, K>,
-    b: &SMatrix<f64, K, C>,
-) -> SMatrix<f64, R, C> {
-    let (av, bv) = (a.as_slice(), b.as_slice());
-    SMatrix::from_iterator((0..C).flat_map(|j| {
-        let mut col = [0.0f64; R];
-        for (k, &bkj) in bv[j * K..(j + 1) * K].iter().enumerate() {
-            // (With a few rows a zero test costs more than the products it saves.)
-            if R >= 4 && bkj == 0.0 {
-                continue;
-            }
-            for (o, x) in col.iter_mut().zip(&av[k * R..(k + 1) * R]) {
-                *o += x * bkj;
-            }
-        }
-        col
-    }))
-}
-
 /// The derivatives of `u̇` at one point of the rates, composed from the generated
-/// derivatives (see [`step_jacobians_symbolic`]).
-struct AccelerationJacobians<const NQ: usize, const DOF: usize, const NP: usize> {
+/// derivatives (see [`step_jacobians_symbolic`]), and the dependent solve `S` there.
+struct AccelerationJacobians<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
+    /// `S`, the dependent solve as a matrix.
+    s: SMatrix<f64, NQ, NC>,
     /// `∂u̇/∂q` (`u` held).
     ud_q: SMatrix<f64, DOF, NQ>,
     /// `∂u̇/∂u`.
     ud_u: SMatrix<f64, DOF, DOF>,
-    /// `∂u̇/∂p` (zero unless asked for).
-    ud_p: SMatrix<f64, DOF, NP>,
+    /// `∂u̇/∂p`, when asked for.
+    ud_p: Option<SMatrix<f64, DOF, NP>>,
 }
 
-/// `∂u̇/∂(q, u, p)` at the point whose rates are `r`, with `s` the dependent solve there
-/// as a matrix (time-independent constraints; see [`step_jacobians_symbolic`] for the
-/// derivation). The generated reductions' results are read where they were returned (no
-/// moves of kilobyte blocks).
+/// `∂u̇/∂(q, u, p)` at the point whose rates are `r` (time-independent constraints; see
+/// [`step_jacobians_symbolic`] for the derivation).
 fn acceleration_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
     r: &Rates<f64, NQ, DOF>,
-    s: &SMatrix<f64, NQ, NC>,
     parameters: bool,
-) -> Result<AccelerationJacobians<NQ, DOF, NP>, StepError>
+) -> Result<AccelerationJacobians<NQ, NC, DOF, NP>, StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
@@ -229,6 +205,8 @@ where
     // for time-independent constraints): sums over the basis columns are taken before the
     // call, e.g. `Σ_j u̇_j ∂(M D_j)/∂q + ∂(M Ḋu)/∂q = ∂(M q̈)/∂q`.
     let qdd = r.ddu + mul(d, &r.ud);
+    // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
+    let s = M::dependent_solve_matrix(q, p, t);
     // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
     // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
     // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
@@ -238,30 +216,25 @@ where
     // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
     let r0 = r.rhs - mul(&r.md, &r.ud);
     let s0 = s.tr_mul(&r0);
-    let pm_w = s.tr_mul(&r.md);
+    let pm = mul(&r.md.transpose(), &s);
+    let pm_w = pm.transpose();
     // The reductions by `P` (`Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)`, and
     // `Pᵀ ∂(γ − C_J q̈)/∂p` for the parameter blocks) from one generated body, and those by
     // `D` (`Dᵀ ∂(f − M q̈)/∂q`, `Dᵀ ∂f/∂q̇`, and `Dᵀ ∂(f − M q̈)/∂p`) from another.
-    let gr = if parameters {
-        M::gamma_reductions_p(q, &r.qd, p, t, &qdd, &pm_w)
+    let (g, dynamics_p) = if parameters {
+        let (g, acc_p) = M::gamma_reductions_p(q, &r.qd, p, t, &qdd, &pm_w);
+        let (dy, dy_p) = M::dynamics_reductions_p(q, &r.qd, p, t, &qdd, d);
+        (g, Some((dy, dy_p - acc_p)))
     } else {
-        (
-            M::gamma_reductions(q, &r.qd, p, t, &qdd, &pm_w),
-            SMatrix::zeros(),
-        )
+        (M::gamma_reductions(q, &r.qd, p, t, &qdd, &pm_w), None)
     };
-    let dr = if parameters {
-        M::dynamics_reductions_p(q, &r.qd, p, t, &qdd, d)
-    } else {
-        (
-            M::dynamics_reductions(q, &r.qd, p, t, &qdd, d),
-            SMatrix::zeros(),
-        )
+    let [g_q, g_qd, g_qdd] = g;
+    let ([dy_q, f_qd], r_p_direct) = match dynamics_p {
+        Some((dy, rp)) => (dy, Some(rp)),
+        None => (M::dynamics_reductions(q, &r.qd, p, t, &qdd, d), None),
     };
-    let [g_q, g_qd, g_qdd] = &gr.0;
-    let [dy_q, f_qd] = &dr.0;
     let k = f_qd - g_qd;
-    let ks = product(&k, s);
+    let ks = mul(&k, &s);
     let ks_w = ks.transpose();
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
     // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
@@ -269,17 +242,14 @@ where
     // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
     let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w) + M::gamma_hessian_qd(q, &r.qd, p, t, d, &s0)
         - g_qdd;
-    let mut r_q = half;
-    for ((x, a), b) in r_q.iter_mut().zip(dy_q.iter()).zip(g_q.iter()) {
-        *x = a - b + 0.5 * *x;
-    }
+    let r_q = dy_q - g_q + half * 0.5;
     // Along δu = e_c: δq̇ = D e_c, nothing else direct.
-    let r_u = product(&k, d);
+    let r_u = mul(&k, d);
     // One factorisation of `A` for the three blocks.
     let lu = Lu::factor(r.a).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
     let ud_q = lu.solve(r_q);
     let ud_u = lu.solve(r_u);
-    let ud_p = if parameters {
+    let ud_p = if let Some(r_p_direct) = r_p_direct {
         // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
         // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
         // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
@@ -288,15 +258,19 @@ where
         // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
         let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
         let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
-        let r_p = dr.1
-            - gr.1
+        let r_p = r_p_direct
             - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
             - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
-        lu.solve(r_p)
+        Some(lu.solve(r_p))
     } else {
-        SMatrix::zeros()
+        None
     };
-    Ok(AccelerationJacobians { ud_q, ud_u, ud_p })
+    Ok(AccelerationJacobians {
+        s,
+        ud_q,
+        ud_u,
+        ud_p,
+    })
 }
 
 /// The RK4 step's Jacobians from the generated derivatives, in reverse: the rates' Jacobian
@@ -390,8 +364,8 @@ where
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     // δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part).
-    let dq_dq = product(&d1, &acc_a.q);
-    let dq_du = product(&d1, &acc_a.u);
+    let dq_dq = mul(&d1, &acc_a.q);
+    let dq_du = mul(&d1, &acc_a.u);
     let dq_dp = if parameters {
         projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &acc_a.p)
     } else {
@@ -464,15 +438,15 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     where
         M: StepDerivatives<NQ, NC, DOF, NP>,
     {
-        self.s = M::dependent_solve_matrix(q, p, t);
-        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, &self.s, parameters)?;
+        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, parameters)?;
         // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`):
         // linear in the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
         self.g = M::gamma_jacobian_qd(q, &r.qd, p, t);
-        if parameters {
+        if let Some(ud_p) = aj.ud_p {
             self.jp = M::jacobian_times_jacobian_p(q, p, t, &r.qd);
-            self.ud_p = aj.ud_p;
+            self.ud_p = ud_p;
         }
+        self.s = aj.s;
         self.d = r.d;
         self.ud_q = aj.ud_q;
         self.ud_u = aj.ud_u;
@@ -513,13 +487,13 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     /// `[½ (Λ_q S) G + Λ_u ∂u̇/∂q, Λ_q D + Λ_u ∂u̇/∂u, −(Λ_q S) J_p + Λ_u ∂u̇/∂p]` (the
     /// parameter block left as it is without `parameters`).
     fn pull_into(&self, lam: &Rows<NQ, DOF, NP>, parameters: bool, out: &mut Rows<NQ, DOF, NP>) {
-        let l = product(&lam.q, &self.s);
-        out.q = product(&lam.u, &self.ud_q);
+        let l = mul(&lam.q, &self.s);
+        out.q = mul(&lam.u, &self.ud_q);
         mul_acc(&mut out.q, 0.5, &l, &self.g);
-        out.u = product(&lam.u, &self.ud_u);
+        out.u = mul(&lam.u, &self.ud_u);
         mul_acc(&mut out.u, 1.0, &lam.q, &self.d);
         if parameters {
-            out.p = product(&lam.u, &self.ud_p);
+            out.p = mul(&lam.u, &self.ud_p);
             mul_acc(&mut out.p, -1.0, &l, &self.jp);
         }
     }
