@@ -171,18 +171,7 @@ impl Problem {
     fn solve(&self, h: &[usize]) -> Result<Solved, ContactError> {
         let nq = self.m.nrows();
         let nc = self.cj.nrows();
-        let n = nq + nc + h.len();
-        let mut k = DMatrix::<f64>::zeros(n, n);
-        let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
-        rhs.rows_mut(0, nq).copy_from(&self.f);
-        for i in 0..nc {
-            for j in 0..nq {
-                k[(nq + i, j)] = self.cj[(i, j)];
-                k[(j, nq + i)] = -self.cj[(i, j)];
-            }
-            rhs[nq + i] = self.dc[i];
-        }
+        let (mut k, mut rhs) = saddle(&self.m, &self.f, &self.cj, &self.dc, h.len());
         for (r, &g) in h.iter().enumerate() {
             for j in 0..nq {
                 k[(nq + nc + r, j)] = self.jg[(g, j)];
@@ -190,23 +179,7 @@ impl Problem {
             }
             rhs[nq + nc + r] = self.dg[g];
         }
-        let x = match k.clone().lu().solve(&rhs) {
-            Some(x) if x.iter().all(|v| v.is_finite()) => x,
-            // Dependent rows (more contacts than directions): the least-squares solution
-            // of the consistent system.
-            _ => {
-                let svd =
-                    crate::linalg::svd(k.clone()).ok_or(ContactError::Singular { t: self.t })?;
-                let x = svd
-                    .solve(&rhs, 1e-12 * svd.singular_values.max())
-                    .map_err(|_| ContactError::Singular { t: self.t })?;
-                let res = (&k * &x - &rhs).norm();
-                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
-                    return Err(ContactError::Singular { t: self.t });
-                }
-                x
-            }
-        };
+        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.t })?;
         let a = x.rows(0, nq).into_owned();
         let mu = x.rows(nq, nc).iter().copied().collect();
         let lambda = x.rows(nq + nc, h.len()).iter().copied().collect();
@@ -337,6 +310,73 @@ fn lcp(
         t: pb.t,
         iterations,
     })
+}
+
+/// The saddle-point system of the equations of motion with the equality constraints,
+/// `[M, −C_Jᵀ; C_J, 0] (q̈, μ) = (f, d_C)`, bordered by `extra` zero rows and columns
+/// (and zero right-hand sides) for the caller's contact or slip rows.
+pub(super) fn saddle(
+    m: &DMatrix<f64>,
+    f: &DVector<f64>,
+    cj: &DMatrix<f64>,
+    dc: &DVector<f64>,
+    extra: usize,
+) -> (DMatrix<f64>, DVector<f64>) {
+    let nq = m.nrows();
+    let nc = cj.nrows();
+    let n = nq + nc + extra;
+    let mut k = DMatrix::<f64>::zeros(n, n);
+    let mut rhs = DVector::<f64>::zeros(n);
+    k.view_mut((0, 0), (nq, nq)).copy_from(m);
+    rhs.rows_mut(0, nq).copy_from(f);
+    for i in 0..nc {
+        for j in 0..nq {
+            k[(nq + i, j)] = cj[(i, j)];
+            k[(j, nq + i)] = -cj[(i, j)];
+        }
+        rhs[nq + i] = dc[i];
+    }
+    (k, rhs)
+}
+
+/// Solves a saddle-point system `k x = rhs` by LU; where that fails or is not finite
+/// (dependent rows: more contacts than directions), the least-squares solution of the
+/// consistent system. `None`: singular and inconsistent (residual above `1e-8` relative).
+pub(super) fn solve_saddle(k: &DMatrix<f64>, rhs: &DVector<f64>) -> Option<DVector<f64>> {
+    match k.clone().lu().solve(rhs) {
+        Some(x) if x.iter().all(|v| v.is_finite()) => Some(x),
+        _ => {
+            let svd = crate::linalg::svd(k.clone())?;
+            let x = svd.solve(rhs, 1e-12 * svd.singular_values.max()).ok()?;
+            let res = (k * &x - rhs).norm();
+            if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
+                return None;
+            }
+            Some(x)
+        }
+    }
+}
+
+/// The minimum-kinetic-energy velocity correction: the `q̇ + Δq̇` nearest `q̇` in the mass
+/// matrix `m`'s metric that satisfies `a_i q̇ + c_i = 0` for each row `(a_i, c_i)` (an empty
+/// set of rows leaves `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
+/// the least-squares sense (dependent rows allowed). `None`: `M` or the reduced system is
+/// singular; the result may still be non-finite (the caller checks).
+pub(super) fn velocity_correction<const NQ: usize>(
+    rows: &[(Vec<f64>, f64)],
+    qd: &SVector<f64, NQ>,
+    m: DMatrix<f64>,
+) -> Option<SVector<f64, NQ>> {
+    if rows.is_empty() {
+        return Some(*qd);
+    }
+    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+    let minv_at = m.lu().solve(&a.transpose())?;
+    let s = &a * &minv_at;
+    let svd = crate::linalg::svd(s)?;
+    let lam = svd.solve(&r, 1e-12 * svd.singular_values.max()).ok()?;
+    Some(qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied()))
 }
 
 fn dmat<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> DMatrix<f64> {

@@ -38,7 +38,7 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{dmat, dvec, ContactOptions};
+use super::{dmat, dvec, saddle, solve_saddle, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 
@@ -270,18 +270,13 @@ impl Pb {
             .filter(|&&k| modes[k] == ContactMode::Stick)
             .flat_map(|&k| self.rows[k].iter().copied())
             .collect();
-        let n = nq + nc + closed.len() + stick.len();
-        let mut k = DMatrix::<f64>::zeros(n, n);
-        let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
-        rhs.rows_mut(0, nq).copy_from(&self.f);
-        for i in 0..nc {
-            for j in 0..nq {
-                k[(nq + i, j)] = self.cj[(i, j)];
-                k[(j, nq + i)] = -self.cj[(i, j)];
-            }
-            rhs[nq + i] = self.dc[i];
-        }
+        let (mut k, mut rhs) = saddle(
+            &self.m,
+            &self.f,
+            &self.cj,
+            &self.dc,
+            closed.len() + stick.len(),
+        );
         for (c, &g) in closed.iter().enumerate() {
             let row = nq + nc + c;
             for j in 0..nq {
@@ -304,21 +299,7 @@ impl Pb {
             }
             rhs[row] = self.dt[r];
         }
-        let t = self.t;
-        let x = match k.clone().lu().solve(&rhs) {
-            Some(x) if x.iter().all(|v| v.is_finite()) => x,
-            _ => {
-                let svd = crate::linalg::svd(k.clone()).ok_or(ContactError::Singular { t })?;
-                let x = svd
-                    .solve(&rhs, 1e-12 * svd.singular_values.max())
-                    .map_err(|_| ContactError::Singular { t })?;
-                let res = (&k * &x - &rhs).norm();
-                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
-                    return Err(ContactError::Singular { t }.into());
-                }
-                x
-            }
-        };
+        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.t })?;
         let mut normal = vec![0.0; modes.len()];
         let mut tangential = vec![0.0; self.jt.nrows()];
         for (c, &g) in closed.iter().enumerate() {

@@ -3,11 +3,11 @@
 //! stop), impacts with friction between them.
 
 use crate::contact::phases::{impl_record, next_h0, phase_grid, Record};
-use crate::contact::{contact_accelerations, dmat, dvec, ContactOptions};
+use crate::contact::{contact_accelerations, dmat, velocity_correction, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
-use nalgebra::{DMatrix, DVector, SVector};
+use nalgebra::SVector;
 
 use super::*;
 
@@ -214,23 +214,8 @@ where
             }
         }
     }
-    if rows.is_empty() {
-        return Ok(*qd);
-    }
-    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
-    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
     let m = dmat(&M::mass_matrix(q, p, t));
-    let minv_at = m
-        .lu()
-        .solve(&a.transpose())
-        .ok_or(ContactError::Singular { t })?;
-    let s = &a * &minv_at;
-    let svd = crate::linalg::svd(s.clone()).ok_or(ContactError::Singular { t })?;
-    let lam = svd
-        .solve(&r, 1e-12 * svd.singular_values.max())
-        .map_err(|_| ContactError::Singular { t })?;
-    let dq = minv_at * lam;
-    let out = qd + SVector::<f64, NQ>::from_iterator(dq.iter().copied());
+    let out = velocity_correction(&rows, qd, m).ok_or(ContactError::Singular { t })?;
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)
     } else {

@@ -33,7 +33,7 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{dmat, dvec};
+use super::{dmat, dvec, saddle, solve_saddle};
 use crate::mechanism::JointFriction;
 
 /// The state of one joint's friction.
@@ -275,18 +275,7 @@ impl Pb {
         let stick: Vec<usize> = (0..modes.len())
             .filter(|&k| modes[k] == JointMode::Stick)
             .collect();
-        let n = nq + nc + stick.len();
-        let mut k = DMatrix::<f64>::zeros(n, n);
-        let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
-        rhs.rows_mut(0, nq).copy_from(&self.f);
-        for i in 0..nc {
-            for j in 0..nq {
-                k[(nq + i, j)] = self.cj[(i, j)];
-                k[(j, nq + i)] = -self.cj[(i, j)];
-            }
-            rhs[nq + i] = self.dc[i];
-        }
+        let (mut k, mut rhs) = saddle(&self.m, &self.f, &self.cj, &self.dc, stick.len());
         for (s, &g) in modes.iter().enumerate() {
             if let JointMode::Slide(sigma) = g {
                 let c = self.mu[s] * self.radius[s] * sigma;
@@ -306,22 +295,7 @@ impl Pb {
             }
             rhs[row] = self.ds[s];
         }
-        let t = self.t;
-        let x = match k.clone().lu().solve(&rhs) {
-            Some(x) if x.iter().all(|v| v.is_finite()) => x,
-            _ => {
-                let svd =
-                    crate::linalg::svd(k.clone()).ok_or(JointFrictionError::Singular { t })?;
-                let x = svd
-                    .solve(&rhs, 1e-12 * svd.singular_values.max())
-                    .map_err(|_| JointFrictionError::Singular { t })?;
-                let res = (&k * &x - &rhs).norm();
-                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
-                    return Err(JointFrictionError::Singular { t });
-                }
-                x
-            }
-        };
+        let x = solve_saddle(&k, &rhs).ok_or(JointFrictionError::Singular { t: self.t })?;
         let mut st = vec![0.0; modes.len()];
         for (c, &s) in stick.iter().enumerate() {
             st[s] = x[nq + nc + c];

@@ -3,9 +3,9 @@
 //! a one-row normal).
 
 use crate::contact::phases::{impl_record, next_h0, phase_grid, Record};
-use crate::contact::{dmat, dvec};
+use crate::contact::{dmat, velocity_correction};
 use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
-use nalgebra::{DMatrix, DVector, SVector};
+use nalgebra::SVector;
 
 use super::*;
 
@@ -172,22 +172,8 @@ where
             rows.push((js.row(k).iter().copied().collect(), st[k]));
         }
     }
-    if rows.is_empty() {
-        return Ok(*qd);
-    }
-    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
-    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
     let m = dmat(&M::mass_matrix(q, p, t));
-    let minv_at = m
-        .lu()
-        .solve(&a.transpose())
-        .ok_or(JointFrictionError::Singular { t })?;
-    let s = &a * &minv_at;
-    let svd = crate::linalg::svd(s).ok_or(JointFrictionError::Singular { t })?;
-    let lam = svd
-        .solve(&r, 1e-12 * svd.singular_values.max())
-        .map_err(|_| JointFrictionError::Singular { t })?;
-    let out = qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied());
+    let out = velocity_correction(&rows, qd, m).ok_or(JointFrictionError::Singular { t })?;
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)
     } else {
