@@ -5,7 +5,7 @@
 
 use nalgebra::SVector;
 
-use super::phases::Cursor;
+use super::phases::{gaps_and_rates, impact_due, Cursor};
 use super::{
     accelerations_excluding, contact_accelerations, impact_with, ContactError, ContactOptions,
     ContactPath, ContactTrajectory, Inequalities,
@@ -279,10 +279,8 @@ where
     loop {
         let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the impact first.
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
-        let vtol = 1e-12 * (1.0 + vn.amax());
-        if (0..NI).any(|k| g[k].abs() <= tol && vn[k] < -vtol) {
+        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
+        if impact_due(&g, &vn, tol) {
             let plastic = resting::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts)?;
             let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &opts.contact, &plastic)?;
             if !imp.handled.is_empty() {
@@ -307,8 +305,7 @@ where
         let Some(rest) = at.rest() else {
             break;
         };
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
         let vtol = 1e-9 * (1.0 + vn.amax());
         sys.leaving = std::array::from_fn(|k| g[k] <= tol && vn[k] > vtol);
         // Clear contacts and those leaving their boundary raise events; resting ones do

@@ -379,6 +379,87 @@ pub(super) fn velocity_correction<const NQ: usize>(
     Some(qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied()))
 }
 
+/// The equality constraints' acceleration rows at `(q, q̇, t)` with Baumgarte's
+/// stabilisation `(α, β)`: `C_J` and `d_C = γ − 2α (C_J q̇ + C_t) − β² C`.
+pub(super) fn stabilised_equalities<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    (alpha, beta): (f64, f64),
+) -> (SMatrix<f64, NC, NQ>, SVector<f64, NC>)
+where
+    M: crate::mechanism::Dynamics<NQ, NC, DOF>,
+{
+    let cj = M::jacobian(q, p, t);
+    let w = cj * qd + M::jacobian_t(q, p, t);
+    let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+    (cj, dc)
+}
+
+/// The inequality rows at `(q, q̇, t)` with Baumgarte's stabilisation `(α, β)`: the gaps
+/// `g`, their Jacobian `J_g`, the normal velocities `v_n = J_g q̇ + ∂g/∂t` and
+/// `d_g = γ_g − 2α v_n − β² g`.
+#[allow(clippy::type_complexity)]
+pub(super) fn stabilised_inequalities<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+>(
+    q: &SVector<f64, NQ>,
+    qd: &SVector<f64, NQ>,
+    p: &M::Params,
+    t: f64,
+    (alpha, beta): (f64, f64),
+) -> (
+    SVector<f64, NI>,
+    SMatrix<f64, NI, NQ>,
+    SVector<f64, NI>,
+    SVector<f64, NI>,
+)
+where
+    M: Inequalities<NQ, NC, DOF, NI>,
+{
+    let g = M::inequality(q, p, t);
+    let jg = M::inequality_jacobian(q, p, t);
+    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
+    let dg = M::inequality_gamma(q, qd, p, t) - vn * (2.0 * alpha) - g * (beta * beta);
+    (g, jg, vn, dg)
+}
+
+/// How many assignments the per-contact choices `radices` make (their product), if at
+/// most `max` (`None`: more, or an overflow).
+pub(super) fn assignments(radices: &[usize], max: usize) -> Option<usize> {
+    radices
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .filter(|&n| n <= max)
+}
+
+/// The mode enumeration of the frictional solvers: calls `visit` with the digits of each
+/// of the `total` assignments of the per-contact choices `radices` (mixed radix, the first
+/// contact's choice varying fastest, so that each contact's preferred choice is tried first)
+/// until it returns a value.
+pub(super) fn first_assignment<T, E>(
+    radices: &[usize],
+    total: usize,
+    mut visit: impl FnMut(&[usize]) -> Result<Option<T>, E>,
+) -> Result<Option<T>, E> {
+    let mut digits = vec![0; radices.len()];
+    for mut code in 0..total {
+        for (d, &n) in digits.iter_mut().zip(radices) {
+            *d = code % n;
+            code /= n;
+        }
+        if let Some(found) = visit(&digits)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
 fn dmat<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> DMatrix<f64> {
     DMatrix::from_fn(R, C, |i, j| m[(i, j)])
 }
@@ -431,16 +512,10 @@ pub(super) fn accelerations_excluding<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let (alpha, beta) = opts.baumgarte;
     let m = dmat(&M::mass_matrix(q, p, t));
     let f = dvec(&M::forces(q, qd, p, t));
-    let cj = M::jacobian(q, p, t);
-    let w = cj * qd + M::jacobian_t(q, p, t);
-    let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
-    let g = M::inequality(q, p, t);
-    let jg = M::inequality_jacobian(q, p, t);
-    let gd = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let dg = M::inequality_gamma(q, qd, p, t) - gd * (2.0 * alpha) - g * (beta * beta);
+    let (cj, dc) = stabilised_equalities::<M, NQ, NC, DOF>(q, qd, p, t, opts.baumgarte);
+    let (g, jg, _, dg) = stabilised_inequalities::<M, NQ, NC, DOF, NI>(q, qd, p, t, opts.baumgarte);
     let finite = crate::linalg::finite;
     let all = [
         m.as_slice(),

@@ -38,7 +38,10 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{dmat, dvec, saddle, solve_saddle, ContactOptions};
+use super::{
+    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, stabilised_equalities,
+    stabilised_inequalities, ContactOptions,
+};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 
@@ -189,14 +192,9 @@ impl Pb {
     where
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
-        let (alpha, beta) = opts.contact.baumgarte;
-        let cj = M::jacobian(q, p, t);
-        let w = cj * qd + M::jacobian_t(q, p, t);
-        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
-        let g = M::inequality(q, p, t);
-        let jg = M::inequality_jacobian(q, p, t);
-        let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-        let dg = M::inequality_gamma(q, qd, p, t) - vn * (2.0 * alpha) - g * (beta * beta);
+        let baumgarte = opts.contact.baumgarte;
+        let (cj, dc) = stabilised_equalities::<M, NQ, NC, DOF>(q, qd, p, t, baumgarte);
+        let (g, jg, _, dg) = stabilised_inequalities::<M, NQ, NC, DOF, NI>(q, qd, p, t, baumgarte);
         let jt = M::tangent_jacobian(q, p, t);
         let vt = jt * qd + M::tangent_jacobian_t(q, p, t);
         let dt = M::tangent_gamma(q, qd, p, t);
@@ -447,31 +445,31 @@ fn enumerate(
             )
         })
         .collect();
-    let total = cands
-        .iter()
-        .try_fold(1usize, |acc, c| acc.checked_mul(c.len()))
-        .filter(|&n| n <= opts.max_combinations)
-        .ok_or(FrictionError::TooManyContacts {
+    let radices: Vec<usize> = cands.iter().map(Vec::len).collect();
+    let total =
+        assignments(&radices, opts.max_combinations).ok_or(FrictionError::TooManyContacts {
             t: pb.t,
             active: active.len(),
         })?;
     let mut modes = vec![ContactMode::Open; ni];
     let mut last_err = None;
-    for mut code in 0..total {
+    let found = first_assignment(&radices, total, |digits| {
         for (i, &k) in active.iter().enumerate() {
-            let n = cands[i].len();
-            modes[k] = cands[i][code % n].clone();
-            code /= n;
+            modes[k] = cands[i][digits[i]].clone();
         }
         solves += 1;
-        match pb.solve(&modes) {
-            Ok(sol) => {
-                if pb.valid(&modes, &sol, &active, tol, opts.slip_tol) {
-                    return Ok((modes, sol, solves));
-                }
+        Ok::<_, FrictionError>(match pb.solve(&modes) {
+            Ok(sol) => pb
+                .valid(&modes, &sol, &active, tol, opts.slip_tol)
+                .then_some(sol),
+            Err(e) => {
+                last_err = Some(e);
+                None
             }
-            Err(e) => last_err = Some(e),
-        }
+        })
+    })?;
+    if let Some(sol) = found {
+        return Ok((modes, sol, solves));
     }
     match last_err {
         Some(e) if total == 1 => Err(e),

@@ -2,7 +2,7 @@
 //! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
 //! stop), impacts with friction between them.
 
-use crate::contact::phases::{impl_record, Cursor};
+use crate::contact::phases::{gaps_and_rates, impact_due, impl_record, Cursor};
 use crate::contact::{contact_accelerations, dmat, velocity_correction, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
@@ -279,10 +279,8 @@ where
     loop {
         let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the (frictionless) impact first.
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
-        let vtol = 1e-12 * (1.0 + vn.amax());
-        if (0..NI).any(|k| g[k].abs() <= tol && vn[k] < -vtol) {
+        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
+        if impact_due(&g, &vn, tol) {
             let free = ContactOptions {
                 active_tol: -1.0,
                 ..*copts
@@ -304,8 +302,7 @@ where
         let Some(rest) = at.rest() else {
             break;
         };
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
         let vtol = 1e-9 * (1.0 + vn.amax());
         let leaving: [bool; NI] =
             std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));

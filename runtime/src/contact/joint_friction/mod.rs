@@ -33,7 +33,9 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{dmat, dvec, saddle, solve_saddle};
+use super::{
+    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, stabilised_equalities,
+};
 use crate::mechanism::JointFriction;
 
 /// The state of one joint's friction.
@@ -214,10 +216,7 @@ impl Pb {
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
-        let (alpha, beta) = opts.baumgarte;
-        let cj = M::jacobian(q, p, t);
-        let w = cj * qd + M::jacobian_t(q, p, t);
-        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+        let (cj, dc) = stabilised_equalities::<M, NQ, NC, DOF>(q, qd, p, t, opts.baumgarte);
         let js = M::slip_jacobian(q, p, t);
         let vs = js * qd + M::slip_jacobian_t(q, p, t);
         let pb = Pb {
@@ -433,32 +432,25 @@ fn enumerate(
     let cands: Vec<Vec<JointMode>> = (0..ns)
         .map(|k| candidates(pb, k, !no_stick[k], opts.slip_tol))
         .collect();
-    // One-row sliding joints also choose their normal's sign (two ways each).
-    let total = cands
-        .iter()
-        .enumerate()
-        .try_fold(1usize, |acc, (k, c)| {
-            acc.checked_mul(c.len() * if one_row(k) { 2 } else { 1 })
-        })
-        .filter(|&n| n <= opts.max_combinations)
+    // One-row sliding joints also choose their normal's sign (two ways each): digit `d`
+    // of joint `k` is its mode `d % n` and its sign flip `d / n` (`n` its modes).
+    let radices: Vec<usize> = (0..ns)
+        .map(|k| cands[k].len() * if one_row(k) { 2 } else { 1 })
+        .collect();
+    let total = assignments(&radices, opts.max_combinations)
         .ok_or(JointFrictionError::TooManyJoints { t: pb.t })?;
     let mut modes = vec![JointMode::Free; ns];
     let mut flip = vec![false; ns];
     let mut stuck = None;
-    for mut code in 0..total {
+    let found = first_assignment(&radices, total, |digits| {
         for k in 0..ns {
             let n = cands[k].len();
-            modes[k] = cands[k][code % n];
-            code /= n;
-            flip[k] = false;
-            if one_row(k) {
-                flip[k] = code % 2 == 1;
-                code /= 2;
-            }
+            modes[k] = cands[k][digits[k] % n];
+            flip[k] = digits[k] / n == 1;
         }
         // A one-row sign only matters while sliding: skip the flipped duplicates.
         if (0..ns).any(|k| flip[k] && !matches!(modes[k], JointMode::Slide(_))) {
-            continue;
+            return Ok(None);
         }
         let nhat = if modes.iter().any(|m| matches!(m, JointMode::Slide(_))) {
             let base = match &start {
@@ -484,14 +476,16 @@ fn enumerate(
                 })
                 .collect()
         };
-        match pb.solve(&modes, nhat, opts)? {
-            Ok(sol) => {
-                if pb.valid(&modes, &sol, tol, opts.slip_tol) {
-                    return Ok((modes, sol));
-                }
+        Ok(match pb.solve(&modes, nhat, opts)? {
+            Ok(sol) => pb.valid(&modes, &sol, tol, opts.slip_tol).then_some(sol),
+            Err(k) => {
+                stuck = Some(k);
+                None
             }
-            Err(k) => stuck = Some(k),
-        }
+        })
+    })?;
+    if let Some(sol) = found {
+        return Ok((modes, sol));
     }
     match stuck {
         Some(joint) => Err(JointFrictionError::NoConvergence { t: pb.t, joint }),
