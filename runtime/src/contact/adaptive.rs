@@ -5,7 +5,8 @@
 
 use nalgebra::SVector;
 
-use super::phases::{gaps_and_rates, impact_due, Cursor};
+use super::phases::{impact_due, Cursor};
+use super::Point;
 use super::{
     accelerations_excluding, contact_accelerations, impact_with, ContactError, ContactOptions,
     ContactPath, ContactTrajectory, Inequalities,
@@ -279,7 +280,13 @@ where
     loop {
         let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the impact first.
-        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        }
+        .gaps::<M, NC, DOF, NI>();
         if impact_due(&g, &vn, tol) {
             let plastic = resting::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts)?;
             let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &opts.contact, &plastic)?;
@@ -305,7 +312,13 @@ where
         let Some(rest) = at.rest() else {
             break;
         };
-        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        }
+        .gaps::<M, NC, DOF, NI>();
         let vtol = 1e-9 * (1.0 + vn.amax());
         sys.leaving = std::array::from_fn(|k| g[k] <= tol && vn[k] > vtol);
         // Clear contacts and those leaving their boundary raise events; resting ones do

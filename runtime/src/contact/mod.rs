@@ -379,54 +379,62 @@ pub(super) fn velocity_correction<const NQ: usize>(
     Some(qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied()))
 }
 
-/// The equality constraints' acceleration rows at `(q, q̇, t)` with Baumgarte's
-/// stabilisation `(α, β)`: `C_J` and `d_C = γ − 2α (C_J q̇ + C_t) − β² C`.
-pub(super) fn stabilised_equalities<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    (alpha, beta): (f64, f64),
-) -> (SMatrix<f64, NC, NQ>, SVector<f64, NC>)
-where
-    M: crate::mechanism::Dynamics<NQ, NC, DOF>,
-{
-    let cj = M::jacobian(q, p, t);
-    let w = cj * qd + M::jacobian_t(q, p, t);
-    let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
-    (cj, dc)
+/// A state `(q, q̇)` of a model with parameters `p` at time `t`: where the contact solvers
+/// evaluate the rows they share.
+pub(super) struct Point<'a, P, const NQ: usize> {
+    pub(super) q: &'a SVector<f64, NQ>,
+    pub(super) qd: &'a SVector<f64, NQ>,
+    pub(super) p: &'a P,
+    pub(super) t: f64,
 }
 
-/// The inequality rows at `(q, q̇, t)` with Baumgarte's stabilisation `(α, β)`: the gaps
-/// `g`, their Jacobian `J_g`, the normal velocities `v_n = J_g q̇ + ∂g/∂t` and
-/// `d_g = γ_g − 2α v_n − β² g`.
-#[allow(clippy::type_complexity)]
-pub(super) fn stabilised_inequalities<
-    M,
-    const NQ: usize,
-    const NC: usize,
-    const DOF: usize,
-    const NI: usize,
->(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    (alpha, beta): (f64, f64),
-) -> (
-    SVector<f64, NI>,
-    SMatrix<f64, NI, NQ>,
-    SVector<f64, NI>,
-    SVector<f64, NI>,
-)
-where
-    M: Inequalities<NQ, NC, DOF, NI>,
-{
-    let g = M::inequality(q, p, t);
-    let jg = M::inequality_jacobian(q, p, t);
-    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let dg = M::inequality_gamma(q, qd, p, t) - vn * (2.0 * alpha) - g * (beta * beta);
-    (g, jg, vn, dg)
+impl<P, const NQ: usize> Point<'_, P, NQ> {
+    /// The equality constraints' acceleration rows with Baumgarte's stabilisation `(α, β)`:
+    /// `C_J` and `d_C = γ − 2α (C_J q̇ + C_t) − β² C`.
+    pub(super) fn equalities<M, const NC: usize, const DOF: usize>(
+        &self,
+        (alpha, beta): (f64, f64),
+    ) -> (SMatrix<f64, NC, NQ>, SVector<f64, NC>)
+    where
+        M: crate::mechanism::Dynamics<NQ, NC, DOF, Params = P>,
+    {
+        let Point { q, qd, p, t } = *self;
+        let cj = M::jacobian(q, p, t);
+        let w = cj * qd + M::jacobian_t(q, p, t);
+        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+        (cj, dc)
+    }
+
+    /// The gaps `g`, their Jacobian `J_g` and the normal velocities `v_n = J_g q̇ + ∂g/∂t`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn gaps<M, const NC: usize, const DOF: usize, const NI: usize>(
+        &self,
+    ) -> (SVector<f64, NI>, SMatrix<f64, NI, NQ>, SVector<f64, NI>)
+    where
+        M: Inequalities<NQ, NC, DOF, NI, Params = P>,
+    {
+        let Point { q, qd, p, t } = *self;
+        let jg = M::inequality_jacobian(q, p, t);
+        let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
+        (M::inequality(q, p, t), jg, vn)
+    }
+
+    /// The inequality rows with Baumgarte's stabilisation `(α, β)`: [`Point::gaps`] and
+    /// `d_g = γ_g − 2α v_n − β² g`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn inequalities<M, const NC: usize, const DOF: usize, const NI: usize>(
+        &self,
+        (alpha, beta): (f64, f64),
+    ) -> (SVector<f64, NI>, SMatrix<f64, NI, NQ>, SVector<f64, NI>)
+    where
+        M: Inequalities<NQ, NC, DOF, NI, Params = P>,
+    {
+        let (g, jg, vn) = self.gaps::<M, NC, DOF, NI>();
+        let dg = M::inequality_gamma(self.q, self.qd, self.p, self.t)
+            - vn * (2.0 * alpha)
+            - g * (beta * beta);
+        (g, jg, dg)
+    }
 }
 
 /// How many assignments the per-contact choices `radices` make (their product), if at
@@ -514,8 +522,9 @@ where
 {
     let m = dmat(&M::mass_matrix(q, p, t));
     let f = dvec(&M::forces(q, qd, p, t));
-    let (cj, dc) = stabilised_equalities::<M, NQ, NC, DOF>(q, qd, p, t, opts.baumgarte);
-    let (g, jg, _, dg) = stabilised_inequalities::<M, NQ, NC, DOF, NI>(q, qd, p, t, opts.baumgarte);
+    let at = Point { q, qd, p, t };
+    let (cj, dc) = at.equalities::<M, NC, DOF>(opts.baumgarte);
+    let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(opts.baumgarte);
     let finite = crate::linalg::finite;
     let all = [
         m.as_slice(),

@@ -6,7 +6,6 @@
 use nalgebra::SVector;
 
 use crate::error::{ContactError, OdeError};
-use crate::mechanism::Inequalities;
 use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
 
 /// The times a run over `[t0, t1]` stops at: the output times strictly inside, ascending,
@@ -177,27 +176,6 @@ impl<const NQ: usize> Cursor<NQ> {
             }
         }
     }
-}
-
-/// The gaps `g` and the normal velocities `v_n = J_g q̇ + ∂g/∂t` at `(q, q̇, t)`.
-pub(super) fn gaps_and_rates<
-    M,
-    const NQ: usize,
-    const NC: usize,
-    const DOF: usize,
-    const NI: usize,
->(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-) -> (SVector<f64, NI>, SVector<f64, NI>)
-where
-    M: Inequalities<NQ, NC, DOF, NI>,
-{
-    let g = M::inequality(q, p, t);
-    let vn = M::inequality_jacobian(q, p, t) * qd + M::inequality_jacobian_t(q, p, t);
-    (g, vn)
 }
 
 /// Whether an impact is due: a contact at its boundary (`|g_k| ≤ tol`) approaching faster

@@ -39,8 +39,7 @@
 use nalgebra::{DMatrix, DVector, SVector};
 
 use super::{
-    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, stabilised_equalities,
-    stabilised_inequalities, ContactOptions,
+    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, ContactOptions, Point,
 };
 use crate::error::ContactError;
 use crate::mechanism::Friction;
@@ -193,8 +192,9 @@ impl Pb {
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
         let baumgarte = opts.contact.baumgarte;
-        let (cj, dc) = stabilised_equalities::<M, NQ, NC, DOF>(q, qd, p, t, baumgarte);
-        let (g, jg, _, dg) = stabilised_inequalities::<M, NQ, NC, DOF, NI>(q, qd, p, t, baumgarte);
+        let at = Point { q, qd, p, t };
+        let (cj, dc) = at.equalities::<M, NC, DOF>(baumgarte);
+        let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(baumgarte);
         let jt = M::tangent_jacobian(q, p, t);
         let vt = jt * qd + M::tangent_jacobian_t(q, p, t);
         let dt = M::tangent_gamma(q, qd, p, t);

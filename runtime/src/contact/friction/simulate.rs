@@ -2,7 +2,8 @@
 //! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
 //! stop), impacts with friction between them.
 
-use crate::contact::phases::{gaps_and_rates, impact_due, impl_record, Cursor};
+use crate::contact::phases::{impact_due, impl_record, Cursor};
+use crate::contact::Point;
 use crate::contact::{contact_accelerations, dmat, velocity_correction, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
@@ -279,7 +280,13 @@ where
     loop {
         let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the (frictionless) impact first.
-        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        }
+        .gaps::<M, NC, DOF, NI>();
         if impact_due(&g, &vn, tol) {
             let free = ContactOptions {
                 active_tol: -1.0,
@@ -302,7 +309,13 @@ where
         let Some(rest) = at.rest() else {
             break;
         };
-        let (g, vn) = gaps_and_rates::<M, NQ, NC, DOF, NI>(&q, &qd, p, t);
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        }
+        .gaps::<M, NC, DOF, NI>();
         let vtol = 1e-9 * (1.0 + vn.amax());
         let leaving: [bool; NI] =
             std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));

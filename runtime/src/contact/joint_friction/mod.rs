@@ -33,9 +33,7 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{
-    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, stabilised_equalities,
-};
+use super::{assignments, dmat, dvec, first_assignment, saddle, solve_saddle, Point};
 use crate::mechanism::JointFriction;
 
 /// The state of one joint's friction.
@@ -216,7 +214,7 @@ impl Pb {
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
-        let (cj, dc) = stabilised_equalities::<M, NQ, NC, DOF>(q, qd, p, t, opts.baumgarte);
+        let (cj, dc) = Point { q, qd, p, t }.equalities::<M, NC, DOF>(opts.baumgarte);
         let js = M::slip_jacobian(q, p, t);
         let vs = js * qd + M::slip_jacobian_t(q, p, t);
         let pb = Pb {
