@@ -101,15 +101,14 @@ where
                 excluded[k] = self.leaving[k] && vn[k] > 0.0;
             }
         }
-        let s = accelerations_excluding::<M, NQ, NC, DOF, NI>(
-            &y.a,
-            &y.b,
-            self.p,
+        let at = Point {
+            q: &y.a,
+            qd: &y.b,
+            p: self.p,
             t,
-            &[],
-            &self.opts.contact,
-            &excluded,
-        )?;
+        };
+        let s =
+            accelerations_excluding::<M, NQ, NC, DOF, NI>(at, &[], &self.opts.contact, &excluded)?;
         Ok(Pair::new(y.b, s.qdd))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), ContactError> {

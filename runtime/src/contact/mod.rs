@@ -496,12 +496,12 @@ pub fn contact_accelerations<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    accelerations_excluding::<M, NQ, NC, DOF, NI>(q, qd, p, t, carried, opts, &[false; NI])
+    let at = Point { q, qd, p, t };
+    accelerations_excluding::<M, NQ, NC, DOF, NI>(at, carried, opts, &[false; NI])
 }
 
 /// [`contact_accelerations`] with the contacts marked `excluded` never active (a contact
 /// leaving its boundary after an impact, for the adaptive simulator).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn accelerations_excluding<
     M,
     const NQ: usize,
@@ -509,10 +509,7 @@ pub(super) fn accelerations_excluding<
     const DOF: usize,
     const NI: usize,
 >(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    at: Point<'_, M::Params, NQ>,
     carried: &[usize],
     opts: &ContactOptions,
     excluded: &[bool; NI],
@@ -520,9 +517,9 @@ pub(super) fn accelerations_excluding<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
+    let Point { q, qd, p, t } = at;
     let m = dmat(&M::mass_matrix(q, p, t));
     let f = dvec(&M::forces(q, qd, p, t));
-    let at = Point { q, qd, p, t };
     let (cj, dc) = at.equalities::<M, NC, DOF>(opts.baumgarte);
     let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(opts.baumgarte);
     let finite = crate::linalg::finite;

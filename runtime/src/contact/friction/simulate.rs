@@ -104,31 +104,34 @@ struct Phase<
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
+    Phase<'_, M, NQ, NC, DOF, NI, NT>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    /// The frictional solve of the phase's modes at `(t, y)`.
+    fn solve(&self, t: f64, y: &Pair<NQ, NQ>) -> Result<FrictionSolve<NQ>, FrictionError> {
+        friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
+            &y.a,
+            &y.b,
+            self.p,
+            t,
+            &self.opts.friction,
+            &self.modes,
+        )
+    }
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
     OdeSystem<Pair<NQ, NQ>> for Phase<'_, M, NQ, NC, DOF, NI, NT>
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     type Error = FrictionError;
     fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, FrictionError> {
-        let s = friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
-            &y.a,
-            &y.b,
-            self.p,
-            t,
-            &self.opts.friction,
-            &self.modes,
-        )?;
-        Ok(Pair::new(y.b, s.qdd))
+        Ok(Pair::new(y.b, self.solve(t, y)?.qdd))
     }
     fn events(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Option<Vec<f64>>, FrictionError> {
-        let s = friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
-            &y.a,
-            &y.b,
-            self.p,
-            t,
-            &self.opts.friction,
-            &self.modes,
-        )?;
+        let s = self.solve(t, y)?;
         let g = M::inequality(&y.a, self.p, t);
         let vt =
             M::tangent_jacobian(&y.a, self.p, t) * y.b + M::tangent_jacobian_t(&y.a, self.p, t);
