@@ -9,7 +9,7 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{contact_accelerations, ContactError, ContactOptions};
 use crate::dual::Dual;
-use crate::mechanism::GenericInequalities;
+use crate::mechanism::{GenericDynamics, GenericInequalities};
 use crate::real::Real;
 
 /// One row of a KKT system `[M −Bᵀ; A 0] [q̈; λ] = [f; d]`: the row `a` of `A q̈ = d`, and
@@ -129,20 +129,14 @@ where
     let m = M::mass_matrix_s(q, p, t);
     let f = M::forces_s(q, qd, p, t);
     let cj = M::jacobian_s(q, p, t);
-    let c = M::residual_s(q, p, t);
-    let (ct, gamma) = (M::jacobian_t_s(q, p, t), M::gamma_s(q, qd, p, t));
     let g = M::inequality_s(q, p, t);
     let jg = M::inequality_jacobian_s(q, p, t);
     let (gt, gg) = (
         M::inequality_jacobian_t_s(q, p, t),
         M::inequality_gamma_s(q, qd, p, t),
     );
-    let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + handled.len());
-    for r in 0..NC {
-        let row = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
-        let d = baumgarte_rhs(&row, qd, c[r], ct[r], gamma[r], baumgarte);
-        rows.push(KktRow::equal(row, d));
-    }
+    let capacity = NC + handled.len();
+    let mut rows = equality_rows::<M, S, NQ, NC, DOF, NP>(&cj, q, qd, p, t, baumgarte, capacity);
     for &k in handled {
         if k >= NI {
             return None;
@@ -153,6 +147,44 @@ where
     }
     let qdd = kkt_solve(&m, &f, &rows)?;
     Some(euler_step(q, qd, &qdd, h))
+}
+
+/// The KKT rows `C_J q̈ = d_C` of the equality constraints (`cj` their Jacobian at `q`) with
+/// Baumgarte's terms ([`baumgarte_rhs`]), over any scalar, in a vector with room for
+/// `capacity` rows in all.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn equality_rows<
+    M,
+    S,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    cj: &SMatrix<S, NC, NQ>,
+    q: &SVector<S, NQ>,
+    qd: &SVector<S, NQ>,
+    p: &[S; NP],
+    t: S,
+    baumgarte: (f64, f64),
+    capacity: usize,
+) -> Vec<KktRow<S, NQ>>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    S: Real,
+{
+    let (c, ct, gamma) = (
+        M::residual_s(q, p, t),
+        M::jacobian_t_s(q, p, t),
+        M::gamma_s(q, qd, p, t),
+    );
+    let mut rows = Vec::with_capacity(capacity);
+    for r in 0..NC {
+        let a = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
+        let d = baumgarte_rhs(&a, qd, c[r], ct[r], gamma[r], baumgarte);
+        rows.push(KktRow::equal(a, d));
+    }
+    rows
 }
 
 /// Baumgarte's right-hand side of one constraint row `a`:
