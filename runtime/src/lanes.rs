@@ -17,7 +17,7 @@
 
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
-use crate::real::Real;
+use crate::real::{unary_methods, Real};
 
 /// Four `f64` lanes computed together.
 ///
@@ -200,57 +200,26 @@ impl Real for F64x4 {
     fn is_zero(self) -> bool {
         self.0 == [0.0; 4]
     }
-    #[inline(always)]
-    fn sin(self) -> Self {
-        sin_cos_lanes(self).0
-    }
-    #[inline(always)]
-    fn cos(self) -> Self {
-        sin_cos_lanes(self).1
-    }
+    unary_methods!(
+        sin => |x| sin_cos_lanes(x).0,
+        cos => |x| sin_cos_lanes(x).1,
+        tan => |x: Self| x.map(f64::tan),
+        asin => |x: Self| x.map(f64::asin),
+        acos => |x: Self| x.map(f64::acos),
+        atan => |x: Self| x.map(f64::atan),
+        sqrt => |x: Self| x.map(f64::sqrt),
+        exp => |x: Self| x.map(f64::exp),
+        ln => |x: Self| x.map(f64::ln),
+        abs => |x: Self| x.map(f64::abs),
+        signum => |x: Self| x.map(f64::signum),
+    );
     #[inline(always)]
     fn sin_cos(self) -> (Self, Self) {
         sin_cos_lanes(self)
     }
     #[inline(always)]
-    fn tan(self) -> Self {
-        self.map(f64::tan)
-    }
-    #[inline(always)]
-    fn asin(self) -> Self {
-        self.map(f64::asin)
-    }
-    #[inline(always)]
-    fn acos(self) -> Self {
-        self.map(f64::acos)
-    }
-    #[inline(always)]
-    fn atan(self) -> Self {
-        self.map(f64::atan)
-    }
-    #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         self.zip(x, f64::atan2)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        self.map(f64::sqrt)
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        self.map(f64::exp)
-    }
-    #[inline(always)]
-    fn ln(self) -> Self {
-        self.map(f64::ln)
-    }
-    #[inline(always)]
-    fn abs(self) -> Self {
-        self.map(f64::abs)
-    }
-    #[inline(always)]
-    fn signum(self) -> Self {
-        self.map(f64::signum)
     }
     #[inline(always)]
     fn powi(self, n: i32) -> Self {
