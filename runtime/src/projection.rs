@@ -195,7 +195,7 @@ where
     if !linalg::finite(ct.as_slice()) {
         return Err(nonfinite("jacobian_t", t));
     }
-    let qd = crate::velocity::consistent_velocity::<M, NQ, NC, DOF>(part, q, u, p, t, &ct)?;
+    let qd = part.velocity::<M, NC>(q, u, p, t, &ct)?;
     let gamma = M::gamma(q, &qd, p, t);
     if !linalg::finite(gamma.as_slice()) {
         return Err(nonfinite("gamma", t));

@@ -97,27 +97,7 @@ where
             t,
         });
     }
-    consistent_velocity::<M, NQ, NC, DOF>(part, q, u, p, t, &ct)
-}
-
-/// `q̇ = D u + x`: the velocity with the independent part `u` in the partition `part`, `x`
-/// the dependent solve of `C_J x = −C_t` (none where `C_t = 0`).
-pub(crate) fn consistent_velocity<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    part: &Partition<NQ, DOF>,
-    q: &SVector<f64, NQ>,
-    u: &SVector<f64, DOF>,
-    p: &M::Params,
-    t: f64,
-    ct: &SVector<f64, NC>,
-) -> Result<SVector<f64, NQ>, KinematicsError>
-where
-    M: Mechanism<NQ, NC, DOF>,
-{
-    let mut qd = part.d * u;
-    if ct.iter().any(|&c| c != 0.0) {
-        qd += part.solve_dependent::<M, NC>(q, p, t, &(-ct))?;
-    }
-    Ok(qd)
+    part.velocity::<M, NC>(q, u, p, t, &ct)
 }
 
 /// Projects `qd` onto `C_J q̇ + C_t = 0` keeping its independent velocities:
