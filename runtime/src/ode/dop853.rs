@@ -442,10 +442,21 @@ impl<S: OdeState> Method<S> for Dp853 {
         )?;
         let [ydiff, bspl, r4] = step.dense_head(y1, k13);
         let ks = [k6, k7, k8, k9, k10, k11, k12, k13, &k14, &k15, &k16];
-        let [r5, r6, r7, r8] = DENSE.map(|d| {
-            let rest: [(f64, &S); 11] = core::array::from_fn(|j| (step.h * d[j + 1], ks[j]));
-            sum((step.h * d[0], k1), &rest)
-        });
+        let h = step.h;
+        let row = |d: &[f64; 12]| {
+            let mut r = k1.clone();
+            r.scale(h * d[0]);
+            for (&c, &k) in d[1..].iter().zip(&ks) {
+                r.axpy(h * c, k);
+            }
+            r
+        };
+        let [r5, r6, r7, r8] = [
+            row(&DENSE[0]),
+            row(&DENSE[1]),
+            row(&DENSE[2]),
+            row(&DENSE[3]),
+        ];
         Ok([ydiff, bspl, r4, r5, r6, r7, r8])
     }
 

@@ -140,6 +140,7 @@ fn trial<S: OdeState, Sys: OdeSystem<S>>(
     let k6 = eval(sys, stats, step.t_new, &y6)?;
     let y1 = step.combine(&[(A71, k1), (A73, &k3), (A74, &k4), (A75, &k5), (A76, &k6)]);
     let k7 = eval(sys, stats, step.t_new, &y1)?;
+    // e = E1 k1 + E3 k3 + ... + E7 k7 (times h below)
     let e = sum(
         (E1, k1),
         &[(E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)],

@@ -32,6 +32,7 @@ pub(super) struct Step<'a, S> {
 
 impl<S: OdeState> Step<'_, S> {
     /// `y + h Σ c_j k_j`.
+    #[inline(always)]
     pub(super) fn combine(&self, terms: &[(f64, &S)]) -> S {
         let mut ys = self.y.clone();
         for &(c, k) in terms {
@@ -41,6 +42,7 @@ impl<S: OdeState> Step<'_, S> {
     }
 
     /// The stage `f(t + c h, y + h Σ a_j k_j)` (`terms`: the `(a_j, k_j)`).
+    #[inline(always)]
     pub(super) fn stage<Sys: OdeSystem<S>>(
         &self,
         sys: &mut Sys,
@@ -54,6 +56,7 @@ impl<S: OdeState> Step<'_, S> {
     /// The first three coefficients of a Dormand–Prince dense output to `y1`, shared by
     /// dopri5 and dop853: `y1 − y`, `h k1 − (y1 − y)` and `(y1 − y) − h f_end − (h k1 −
     /// (y1 − y))`.
+    #[inline(always)]
     pub(super) fn dense_head(&self, y1: &S, f_end: &S) -> [S; 3] {
         let mut ydiff = y1.clone();
         ydiff.axpy(-1.0, self.y);
@@ -68,6 +71,7 @@ impl<S: OdeState> Step<'_, S> {
 }
 
 /// `Σ c_j k_j` (at least one term).
+#[inline(always)]
 pub(super) fn sum<S: OdeState>(first: (f64, &S), rest: &[(f64, &S)]) -> S {
     let mut s = first.1.clone();
     s.scale(first.0);
