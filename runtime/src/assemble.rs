@@ -136,7 +136,13 @@ pub fn assemble<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    assemble_core::<M, NQ, NC, DOF>(q0, p, t, opts, &M::INDEPENDENT, true)
+    let task = Task {
+        p,
+        t,
+        opts,
+        independent: &M::INDEPENDENT,
+    };
+    assemble_core::<M, NQ, NC, DOF>(q0, &task, true)
 }
 
 /// [`assemble`] keeping the independent coordinates of `chart` fixed (the generated code
@@ -154,7 +160,13 @@ where
     M: Mechanism<NQ, NC, DOF>,
 {
     let generated = chart.is_generated::<M, NQ, NC>();
-    assemble_core::<M, NQ, NC, DOF>(q0, p, t, opts, chart.independent(), generated)
+    let task = Task {
+        p,
+        t,
+        opts,
+        independent: chart.independent(),
+    };
+    assemble_core::<M, NQ, NC, DOF>(q0, &task, generated)
 }
 
 /// Assembly that may change partition: [`assemble`] with the generated independent
@@ -203,18 +215,25 @@ where
     Err(first)
 }
 
+/// One assembly problem: the parameters, the time, the options and the coordinates held.
+struct Task<'a, P, const DOF: usize> {
+    p: &'a P,
+    t: f64,
+    opts: &'a AssemblyOptions,
+    independent: &'a [usize; DOF],
+}
+
+/// Newton's iteration from `q0` for `task` (`use_static`: the generated dependent solve
+/// may serve), rescued by [`rescue`] where it fails.
 fn assemble_core<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q0: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    opts: &AssemblyOptions,
-    independent: &[usize; DOF],
+    task: &Task<'_, M::Params, DOF>,
     use_static: bool,
 ) -> Result<Assembly<NQ>, AssemblyError>
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    match newton::<M, NQ, NC, DOF>(q0, p, t, opts, independent, use_static) {
+    match newton::<M, NQ, NC, DOF>(q0, task, use_static) {
         Ok(a) => Ok(a),
         Err(e @ (AssemblyError::SingularJacobian { .. } | AssemblyError::NotConverged { .. })) => {
             let q_fail = match &e {
@@ -224,7 +243,7 @@ where
                 }
                 _ => *q0,
             };
-            rescue::<M, NQ, NC, DOF>(&q_fail, p, t, opts, independent, e)
+            rescue::<M, NQ, NC, DOF>(&q_fail, task, e)
         }
         Err(e) => Err(e),
     }
@@ -238,15 +257,18 @@ where
 /// `‖J_depᵀ C‖ / (‖C_J‖_F ‖C‖) ≤ 1e-7`), [`AssemblyError::Unreachable`]; else `failure`.
 fn rescue<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q_fail: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    opts: &AssemblyOptions,
-    independent: &[usize; DOF],
+    task: &Task<'_, M::Params, DOF>,
     failure: AssemblyError,
 ) -> Result<Assembly<NQ>, AssemblyError>
 where
     M: Mechanism<NQ, NC, DOF>,
 {
+    let &Task {
+        p,
+        t,
+        opts,
+        independent,
+    } = task;
     let Some(dep) = linalg::dependent_indices(NQ, independent) else {
         return Err(failure);
     };
@@ -259,7 +281,7 @@ where
         for &i in &dep {
             q[i] += sign * 1e-3 * (1.0 + q[i].abs());
         }
-        let (q, norm, grad, its) = levenberg_marquardt::<M, NQ, NC, DOF>(q, p, t, opts, &dep);
+        let (q, norm, grad, its) = levenberg_marquardt::<M, NQ, NC, DOF>(q, task, &dep);
         if norm <= opts.tol {
             return Ok(Assembly {
                 q,
@@ -298,14 +320,13 @@ where
 /// gradient `‖J_depᵀ C‖ / (‖C_J‖_F ‖C‖)` and the steps taken.
 fn levenberg_marquardt<M, const NQ: usize, const NC: usize, const DOF: usize>(
     mut q: SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    opts: &AssemblyOptions,
+    task: &Task<'_, M::Params, DOF>,
     dep: &[usize],
 ) -> (SVector<f64, NQ>, f64, f64, usize)
 where
     M: Mechanism<NQ, NC, DOF>,
 {
+    let &Task { p, t, opts, .. } = task;
     let mut c = M::residual(&q, p, t);
     let mut norm = c.norm();
     let mut mu = 1e-3;
@@ -371,20 +392,19 @@ where
 /// Newton iteration on the dependent coordinates (the complement of `independent`).
 fn newton<M, const NQ: usize, const NC: usize, const DOF: usize>(
     q0: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    opts: &AssemblyOptions,
-    independent: &[usize; DOF],
+    task: &Task<'_, M::Params, DOF>,
     use_static: bool,
 ) -> Result<Assembly<NQ>, AssemblyError>
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    if !(opts.tol.is_finite() && opts.tol > 0.0) {
-        return Err(AssemblyError::InvalidOptions(
-            "tolerance must be positive and finite",
-        ));
-    }
+    let &Task {
+        p,
+        t,
+        opts,
+        independent,
+    } = task;
+    check_tolerance(opts)?;
     if !valid_threshold(opts.pivot_threshold) {
         return Err(AssemblyError::InvalidOptions(
             "pivot threshold must be a number in [0, 1]",
@@ -393,12 +413,7 @@ where
     let dep = linalg::dependent_indices(NQ, independent).ok_or(AssemblyError::InvalidModel(
         "INDEPENDENT has out-of-range or repeated indices",
     ))?;
-    if !linalg::finite(q0.as_slice()) || !t.is_finite() {
-        return Err(AssemblyError::NonFinite {
-            what: "initial coordinates or time",
-            iteration: 0,
-        });
-    }
+    check_start(q0, t)?;
     // The generated dependent solve uses every row, the velocity constraints' too: a model
     // with velocity constraints takes the numeric steps on its holonomic rows.
     let use_static = use_static && M::VELOCITY_ROWS == 0;
@@ -416,21 +431,8 @@ where
     let mut last_rcond = 1.0;
     let mut iterations = 0;
     loop {
-        if norm <= opts.tol {
-            return Ok(Assembly {
-                q,
-                iterations,
-                residual_norm: norm,
-                used_numeric,
-            });
-        }
-        if iterations >= opts.max_iterations {
-            return Err(AssemblyError::NotConverged {
-                iterations,
-                residual_norm: norm,
-                worst: largest_entries(c.as_slice(), &[]),
-                q: q.as_slice().to_vec(),
-            });
+        if let Some(end) = finished(&q, &c, norm, (iterations, used_numeric), opts) {
+            return end;
         }
         // Up to two attempts: the static step, then the numeric one.
         let mut accepted = false;
@@ -480,12 +482,7 @@ where
                     q: q.as_slice().to_vec(),
                 }
             } else {
-                AssemblyError::NotConverged {
-                    iterations,
-                    residual_norm: norm,
-                    worst: largest_entries(c.as_slice(), &[]),
-                    q: q.as_slice().to_vec(),
-                }
+                not_converged(iterations, norm, &c, &q)
             });
         }
     }
@@ -592,29 +589,12 @@ pub fn assemble_min_norm<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    if !(opts.tol.is_finite() && opts.tol > 0.0) {
-        return Err(AssemblyError::InvalidOptions(
-            "tolerance must be positive and finite",
-        ));
-    }
-    if !linalg::finite(q0.as_slice()) || !t.is_finite() {
-        return Err(AssemblyError::NonFinite {
-            what: "initial coordinates or time",
-            iteration: 0,
-        });
-    }
+    check_tolerance(opts)?;
+    check_start(q0, t)?;
     let mut q = *q0;
     let mut c = M::residual(&q, p, t);
     let mut norm = c.norm();
     let mut iterations = 0;
-    let not_converged = |iterations, norm, c: &SVector<f64, NC>, q: &SVector<f64, NQ>| {
-        AssemblyError::NotConverged {
-            iterations,
-            residual_norm: norm,
-            worst: largest_entries(c.as_slice(), &[]),
-            q: q.as_slice().to_vec(),
-        }
-    };
     loop {
         if !norm.is_finite() {
             return Err(AssemblyError::NonFinite {
@@ -622,16 +602,8 @@ where
                 iteration: iterations,
             });
         }
-        if norm <= opts.tol {
-            return Ok(Assembly {
-                q,
-                iterations,
-                residual_norm: norm,
-                used_numeric: true,
-            });
-        }
-        if iterations >= opts.max_iterations {
-            return Err(not_converged(iterations, norm, &c, &q));
+        if let Some(end) = finished(&q, &c, norm, (iterations, true), opts) {
+            return end;
         }
         let j = M::jacobian(&q, p, t);
         if !linalg::finite(j.as_slice()) {
@@ -650,4 +622,61 @@ where
         };
         (q, c, norm) = (q_new, c_new, n_new);
     }
+}
+
+/// [`AssemblyError::InvalidOptions`] unless the tolerance is positive and finite.
+fn check_tolerance(opts: &AssemblyOptions) -> Result<(), AssemblyError> {
+    if !(opts.tol.is_finite() && opts.tol > 0.0) {
+        return Err(AssemblyError::InvalidOptions(
+            "tolerance must be positive and finite",
+        ));
+    }
+    Ok(())
+}
+
+/// [`AssemblyError::NonFinite`] unless the starting coordinates and the time are finite.
+fn check_start<const NQ: usize>(q0: &SVector<f64, NQ>, t: f64) -> Result<(), AssemblyError> {
+    if !linalg::finite(q0.as_slice()) || !t.is_finite() {
+        return Err(AssemblyError::NonFinite {
+            what: "initial coordinates or time",
+            iteration: 0,
+        });
+    }
+    Ok(())
+}
+
+/// [`AssemblyError::NotConverged`] at `q`, whose residual `c` has the norm `norm`.
+fn not_converged<const NQ: usize, const NC: usize>(
+    iterations: usize,
+    norm: f64,
+    c: &SVector<f64, NC>,
+    q: &SVector<f64, NQ>,
+) -> AssemblyError {
+    AssemblyError::NotConverged {
+        iterations,
+        residual_norm: norm,
+        worst: largest_entries(c.as_slice(), &[]),
+        q: q.as_slice().to_vec(),
+    }
+}
+
+/// Where an iteration stops at `q` (residual `c` of norm `norm`) after `iterations` steps
+/// (`used_numeric`: whether any was numeric): assembled when `norm ≤ tol`, else
+/// [`AssemblyError::NotConverged`] when the steps are used up, else `None` (go on).
+fn finished<const NQ: usize, const NC: usize>(
+    q: &SVector<f64, NQ>,
+    c: &SVector<f64, NC>,
+    norm: f64,
+    (iterations, used_numeric): (usize, bool),
+    opts: &AssemblyOptions,
+) -> Option<Result<Assembly<NQ>, AssemblyError>> {
+    if norm <= opts.tol {
+        return Some(Ok(Assembly {
+            q: *q,
+            iterations,
+            residual_norm: norm,
+            used_numeric,
+        }));
+    }
+    (iterations >= opts.max_iterations).then(|| Err(not_converged(iterations, norm, c, q)))
 }

@@ -17,7 +17,7 @@
 
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
-use crate::real::Real;
+use crate::real::{unary_methods, Real};
 
 /// Four `f64` lanes computed together.
 ///
@@ -105,68 +105,12 @@ impl Neg for F64x4 {
 
 /// `(sin x, cos x)` of each lane, bitwise equal to the scalar
 /// [`sin_cos`](crate::sin_cos): the same fdlibm reduction and kernels, computed on the four
-/// lanes together (branch-free over the lanes, so that the compiler vectorises the loops):
-/// the kernels alone when every lane is within π/4 (the scalar's shortcut), the first
-/// Cody–Waite step and the kernels when every lane needs only that step (`|x| < 2²⁰·π/2`,
-/// not near a multiple of π/2); lane by lane otherwise.
+/// lanes together by [`crate::trig`]'s branch-free routine for several angles (the kernels
+/// alone when every lane is within π/4, the first Cody–Waite step and the kernels when every
+/// lane needs only that step; lane by lane otherwise).
 #[inline]
 pub fn sin_cos_lanes(x: F64x4) -> (F64x4, F64x4) {
-    use crate::trig::{
-        kernel_cos, kernel_sin, INV_PIO2, ONE_STEP, PIO2_1, PIO2_1T, REDUCTION_LIMIT, SHIFT,
-    };
-    // `|y0| ≥ 2⁻¹⁵ |x|` is the scalar reduction's own test for stopping after one step (as a
-    // comparison of `f64`s, which the compiler vectorises); a lane that needs more steps, a
-    // NaN, an infinite or a huge lane goes to the lane-by-lane path.
-    let x = x.0;
-    if x.iter().all(|v| v.abs() <= core::f64::consts::FRAC_PI_4) {
-        // Every lane within π/4 (the scalar's shortcut): the kernels alone.
-        return (
-            F64x4(core::array::from_fn(|l| kernel_sin(x[l], 0.0))),
-            F64x4(core::array::from_fn(|l| kernel_cos(x[l], 0.0))),
-        );
-    }
-    let mut y0 = [0.0; 4];
-    let mut y1 = [0.0; 4];
-    let mut quadrant = [0u64; 4];
-    let mut one_step = [false; 4];
-    // Branch-free over the lanes (selects, bit operations), so that the loops vectorise.
-    for l in 0..4 {
-        // Lanes within π/4 take the scalar shortcut's values: with f = 0 and quadrant 0 the
-        // arithmetic below gives y0 = x, y1 = 0 exactly.
-        let ax = x[l].abs();
-        let small = ax <= core::f64::consts::FRAC_PI_4;
-        let biased = x[l] * INV_PIO2 + SHIFT;
-        let f = if small { 0.0 } else { biased - SHIFT };
-        quadrant[l] = biased.to_bits() & 3 & (u64::from(small)).wrapping_sub(1);
-        let r = x[l] - f * PIO2_1;
-        let w = f * PIO2_1T;
-        y0[l] = r - w;
-        y1[l] = (r - y0[l]) - w;
-        // NaN and infinite lanes fail the first comparison.
-        one_step[l] = (ax < REDUCTION_LIMIT) & (y0[l].abs() >= ax * ONE_STEP);
-    }
-    if !(one_step[0] & one_step[1] & one_step[2] & one_step[3]) {
-        let f = crate::trig::sin_cos;
-        let r = [f(x[0]), f(x[1]), f(x[2]), f(x[3])];
-        return (
-            F64x4([r[0].0, r[1].0, r[2].0, r[3].0]),
-            F64x4([r[0].1, r[1].1, r[2].1, r[3].1]),
-        );
-    }
-    let mut s = [0.0; 4];
-    let mut c = [0.0; 4];
-    for l in 0..4 {
-        let ks = kernel_sin(y0[l], y1[l]).to_bits();
-        let kc = kernel_cos(y0[l], y1[l]).to_bits();
-        // Quadrant q: sin = (s, c, −s, −c)[q], cos = (c, −s, −c, s)[q]: swap the kernels
-        // for odd q (by a mask), then flip the signs.
-        let q = quadrant[l];
-        let swap = (q & 1).wrapping_neg();
-        let a = (ks & !swap) | (kc & swap);
-        let b = (kc & !swap) | (ks & swap);
-        s[l] = f64::from_bits(a ^ ((q >> 1) << 63));
-        c[l] = f64::from_bits(b ^ ((((q + 1) >> 1) & 1) << 63));
-    }
+    let (s, c) = crate::trig::sin_cos_n(x.0);
     (F64x4(s), F64x4(c))
 }
 
@@ -200,57 +144,26 @@ impl Real for F64x4 {
     fn is_zero(self) -> bool {
         self.0 == [0.0; 4]
     }
-    #[inline(always)]
-    fn sin(self) -> Self {
-        sin_cos_lanes(self).0
-    }
-    #[inline(always)]
-    fn cos(self) -> Self {
-        sin_cos_lanes(self).1
-    }
+    unary_methods!(
+        sin => |x| sin_cos_lanes(x).0,
+        cos => |x| sin_cos_lanes(x).1,
+        tan => |x: Self| x.map(f64::tan),
+        asin => |x: Self| x.map(f64::asin),
+        acos => |x: Self| x.map(f64::acos),
+        atan => |x: Self| x.map(f64::atan),
+        sqrt => |x: Self| x.map(f64::sqrt),
+        exp => |x: Self| x.map(f64::exp),
+        ln => |x: Self| x.map(f64::ln),
+        abs => |x: Self| x.map(f64::abs),
+        signum => |x: Self| x.map(f64::signum),
+    );
     #[inline(always)]
     fn sin_cos(self) -> (Self, Self) {
         sin_cos_lanes(self)
     }
     #[inline(always)]
-    fn tan(self) -> Self {
-        self.map(f64::tan)
-    }
-    #[inline(always)]
-    fn asin(self) -> Self {
-        self.map(f64::asin)
-    }
-    #[inline(always)]
-    fn acos(self) -> Self {
-        self.map(f64::acos)
-    }
-    #[inline(always)]
-    fn atan(self) -> Self {
-        self.map(f64::atan)
-    }
-    #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         self.zip(x, f64::atan2)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        self.map(f64::sqrt)
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        self.map(f64::exp)
-    }
-    #[inline(always)]
-    fn ln(self) -> Self {
-        self.map(f64::ln)
-    }
-    #[inline(always)]
-    fn abs(self) -> Self {
-        self.map(f64::abs)
-    }
-    #[inline(always)]
-    fn signum(self) -> Self {
-        self.map(f64::signum)
     }
     #[inline(always)]
     fn powi(self, n: i32) -> Self {
@@ -267,13 +180,7 @@ mod tests {
     /// and with large, infinite and NaN lanes mixed in (the lane-by-lane path).
     #[test]
     fn lanes_equal_the_scalar_bit_for_bit() {
-        let mut s: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::trig::tests::uniform(0x2545_f491_4f6c_dd1d);
         let pio4 = core::f64::consts::FRAC_PI_4;
         let mut specials = vec![
             0.0,

@@ -195,10 +195,7 @@ where
     if !linalg::finite(ct.as_slice()) {
         return Err(nonfinite("jacobian_t", t));
     }
-    let mut qd = d * u;
-    if ct.iter().any(|&c| c != 0.0) {
-        qd += part.solve_dependent::<M, NC>(q, p, t, &(-ct))?;
-    }
+    let qd = part.velocity::<M, NC>(q, u, p, t, &ct)?;
     let gamma = M::gamma(q, &qd, p, t);
     if !linalg::finite(gamma.as_slice()) {
         return Err(nonfinite("gamma", t));

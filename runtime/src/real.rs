@@ -127,6 +127,18 @@ pub trait Real:
     fn powi(self, n: i32) -> Self;
 }
 
+/// One-argument methods `name(self) -> Self` of an implementation of [`Real`], each
+/// `name => f` as `f(self)`, always inlined.
+macro_rules! unary_methods {
+    ($($name:ident => $f:expr),* $(,)?) => {$(
+        #[inline(always)]
+        fn $name(self) -> Self {
+            $f(self)
+        }
+    )*};
+}
+pub(crate) use unary_methods;
+
 /// `Real` for a primitive float: the inherent methods with `std`, the `libm` functions
 /// without (`no_std`); `sin_cos` by the given function.
 macro_rules! float_real {
@@ -150,57 +162,26 @@ macro_rules! float_real {
             fn value(self) -> f64 {
                 self as f64
             }
-            #[inline(always)]
-            fn sin(self) -> Self {
-                $libm::$sin(self)
-            }
-            #[inline(always)]
-            fn cos(self) -> Self {
-                $libm::$cos(self)
-            }
+            unary_methods!(
+                sin => $libm::$sin,
+                cos => $libm::$cos,
+                tan => $libm::$tan,
+                asin => $libm::$asin,
+                acos => $libm::$acos,
+                atan => $libm::$atan,
+                sqrt => $libm::$sqrt,
+                exp => $libm::$exp,
+                ln => $libm::$ln,
+                abs => <$t>::abs,
+                signum => <$t>::signum,
+            );
             #[inline(always)]
             fn sin_cos(self) -> (Self, Self) {
                 $sin_cos(self)
             }
             #[inline(always)]
-            fn tan(self) -> Self {
-                $libm::$tan(self)
-            }
-            #[inline(always)]
-            fn asin(self) -> Self {
-                $libm::$asin(self)
-            }
-            #[inline(always)]
-            fn acos(self) -> Self {
-                $libm::$acos(self)
-            }
-            #[inline(always)]
-            fn atan(self) -> Self {
-                $libm::$atan(self)
-            }
-            #[inline(always)]
             fn atan2(self, x: Self) -> Self {
                 $libm::$atan2(self, x)
-            }
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                $libm::$sqrt(self)
-            }
-            #[inline(always)]
-            fn exp(self) -> Self {
-                $libm::$exp(self)
-            }
-            #[inline(always)]
-            fn ln(self) -> Self {
-                $libm::$ln(self)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
-            }
-            #[inline(always)]
-            fn signum(self) -> Self {
-                <$t>::signum(self)
             }
             #[inline(always)]
             fn powi(self, n: i32) -> Self {

@@ -136,7 +136,7 @@ pub fn sin_cos_pair(a: f64, b: f64) -> ((f64, f64), (f64, f64)) {
 /// step (`|x| < 2²⁰·π/2`, not near a multiple of π/2, or within π/4); angle by angle
 /// otherwise. (Three angles vectorise worse than a pair and a single: `sin_cos_pair`.)
 #[inline(always)]
-fn sin_cos_n<const N: usize>(x: [f64; N]) -> ([f64; N], [f64; N]) {
+pub(crate) fn sin_cos_n<const N: usize>(x: [f64; N]) -> ([f64; N], [f64; N]) {
     if x.iter().all(|v| v.abs() <= core::f64::consts::FRAC_PI_4) {
         // Every angle within π/4 (the scalar's shortcut, e.g. orientation angles near 0):
         // the kernels alone.
@@ -225,8 +225,19 @@ fn more_steps(ax: f64, f: f64, mut r: f64) -> (f64, f64, f64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::sin_cos;
+
+    /// Uniform numbers in `[0, 1)` from a xorshift generator seeded with `seed` (nonzero):
+    /// deterministic test inputs.
+    pub(crate) fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
 
     /// Distance in units in the last place.
     fn ulps(a: f64, b: f64) -> u64 {
@@ -247,13 +258,7 @@ mod tests {
     #[test]
     fn agrees_with_libm_within_an_ulp() {
         // Deterministic xorshift over several ranges, including near multiples of π/2.
-        let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::trig::tests::uniform(0x9e37_79b9_7f4a_7c15);
         let mut worst = 0;
         for &range in &[0.8, 4.0, 100.0, 1e4, 1.6e6, 1e9] {
             for _ in 0..200_000 {
@@ -307,13 +312,7 @@ mod tests {
     /// by angle path), within π/4, NaN and ∞.
     #[test]
     fn pairs_equal_single_angles() {
-        let mut s: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::trig::tests::uniform(0x2545_f491_4f6c_dd1d);
         let same = |a: (f64, f64), b: (f64, f64)| {
             a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits()
         };

@@ -97,11 +97,7 @@ where
             t,
         });
     }
-    let mut qd = part.d * u;
-    if ct.iter().any(|&c| c != 0.0) {
-        qd += part.solve_dependent::<M, NC>(q, p, t, &(-ct))?;
-    }
-    Ok(qd)
+    part.velocity::<M, NC>(q, u, p, t, &ct)
 }
 
 /// Projects `qd` onto `C_J q̇ + C_t = 0` keeping its independent velocities:

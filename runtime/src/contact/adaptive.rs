@@ -5,13 +5,14 @@
 
 use nalgebra::SVector;
 
-use super::phases::{next_h0, phase_grid, Record};
+use super::phases::{impact_due, Cursor};
+use super::Point;
 use super::{
     accelerations_excluding, contact_accelerations, impact_with, ContactError, ContactOptions,
     ContactPath, ContactTrajectory, Inequalities,
 };
 use crate::assemble::{assemble_min_norm, AssemblyOptions};
-use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
+use crate::ode::{Dopri5Options, OdeSystem, Pair};
 use crate::velocity::project_velocity_min_norm;
 
 /// Options of [`simulate_contact_adaptive`].
@@ -100,15 +101,14 @@ where
                 excluded[k] = self.leaving[k] && vn[k] > 0.0;
             }
         }
-        let s = accelerations_excluding::<M, NQ, NC, DOF, NI>(
-            &y.a,
-            &y.b,
-            self.p,
+        let at = Point {
+            q: &y.a,
+            qd: &y.b,
+            p: self.p,
             t,
-            &[],
-            &self.opts.contact,
-            &excluded,
-        )?;
+        };
+        let s =
+            accelerations_excluding::<M, NQ, NC, DOF, NI>(at, &[], &self.opts.contact, &excluded)?;
         Ok(Pair::new(y.b, s.qdd))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), ContactError> {
@@ -249,7 +249,15 @@ pub fn simulate_contact_adaptive<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let grid = phase_grid(t0, t1, &opts.output_times).map_err(ContactError::InvalidOptions)?;
+    let mut out = ContactTrajectory::<NQ>::default();
+    let mut at = Cursor::start(
+        (t0, q0, qd0),
+        t1,
+        &opts.output_times,
+        opts.dopri5.h0,
+        &mut out,
+    )
+    .map_err(ContactError::InvalidOptions)?;
     let tol = opts.contact.active_tol;
     if !(tol > 0.0 && tol.is_finite()) {
         return Err(ContactError::InvalidOptions(
@@ -261,9 +269,6 @@ where
             "rest_height must be non-negative and finite",
         ));
     }
-    let mut out = ContactTrajectory::<NQ>::default();
-    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
-    out.record(t, &q, qd);
     let mut sys = Phase::<M, NQ, NC, DOF, NI> {
         p,
         opts,
@@ -271,14 +276,17 @@ where
         armed: [false; NI],
         leaving: [false; NI],
     };
-    let mut events = 0usize;
-    let mut h0 = opts.dopri5.h0;
     loop {
+        let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the impact first.
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
-        let vtol = 1e-12 * (1.0 + vn.amax());
-        if (0..NI).any(|k| g[k].abs() <= tol && vn[k] < -vtol) {
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        }
+        .gaps::<M, NC, DOF, NI>();
+        if impact_due(&g, &vn, tol) {
             let plastic = resting::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts)?;
             let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &opts.contact, &plastic)?;
             if !imp.handled.is_empty() {
@@ -291,6 +299,7 @@ where
         // Gauss–Newton step on `[C; g_active] = 0`): each phase then starts from `g_k = 0`,
         // and the event thresholds do not creep from impact to impact.
         q = onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
+        (at.q, at.qd) = (q, qd);
         // The solve at the recorded point (for the trajectory's accelerations).
         let s = contact_accelerations::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &[], &opts.contact)?;
         out.qdd.push(s.qdd);
@@ -299,63 +308,35 @@ where
         if matches!(s.path, ContactPath::Lcp { .. }) {
             out.lcp_steps += 1;
         }
-        let rest: Vec<f64> = grid.iter().copied().filter(|&x| x > t).collect();
-        if rest.is_empty() {
+        let Some(rest) = at.rest() else {
             break;
+        };
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
         }
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+        .gaps::<M, NC, DOF, NI>();
         let vtol = 1e-9 * (1.0 + vn.amax());
         sys.leaving = std::array::from_fn(|k| g[k] <= tol && vn[k] > vtol);
         // Clear contacts and those leaving their boundary raise events; resting ones do
         // once they are clear of it.
         sys.armed = std::array::from_fn(|k| g[k] > tol || sys.leaving[k]);
-        let dopts = Dopri5Options { h0, ..opts.dopri5 };
-        let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
-            crate::error::OdeError::System { source, .. } => source,
-            other => match other {
-                crate::error::OdeError::NonFinite { t } => ContactError::NonFinite { t },
-                _ => ContactError::Singular { t },
-            },
-        })?;
-        for (tt, y) in sol.t.iter().zip(&sol.y) {
-            if *tt == t1 {
-                continue;
-            }
-            let s = contact_accelerations::<M, NQ, NC, DOF, NI>(
-                &y.a,
-                &y.b,
-                p,
-                *tt,
-                &[],
-                &opts.contact,
-            )?;
+        let limits = (&opts.dopri5, opts.max_events);
+        let solve = |out: &mut ContactTrajectory<NQ>, tt: f64, y: &Pair<NQ, NQ>| {
+            let s =
+                contact_accelerations::<M, NQ, NC, DOF, NI>(&y.a, &y.b, p, tt, &[], &opts.contact)?;
             out.qdd.push(s.qdd);
             out.handled.push(s.handled);
             out.iterations.push(s.iterations);
-            out.record(*tt, &y.a, y.b);
-        }
-        match (sol.stopped, sol.event) {
-            (Some((te, ye)), Some(e)) => {
-                events += 1;
-                if events > opts.max_events {
-                    return Err(ContactError::TooManyEvents { t: te });
-                }
-                out.event_contacts.push(e);
-                // The next phase starts with a step like the last ones.
-                h0 = Some(next_h0(t, te, sol.stats.steps));
-                t = te;
-                q = ye.a;
-                qd = ye.b;
-                out.events.push(t);
-                out.record(t, &q, qd);
-            }
-            _ => {
-                let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
-                out.record(t1, &last.a, last.b);
-                break;
-            }
-        }
+            Ok(())
+        };
+        let Some(e) = at.run(&mut sys, &rest, limits, &mut out, solve)? else {
+            break;
+        };
+        out.event_contacts.push(e);
+        out.events.push(at.t);
     }
     // One fewer solve than recorded times: the last time's is dropped.
     out.qdd.truncate(out.t.len().saturating_sub(1));

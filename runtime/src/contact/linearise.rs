@@ -9,60 +9,8 @@ use nalgebra::{SMatrix, SVector};
 
 use super::{contact_accelerations, ContactError, ContactOptions};
 use crate::dual::Dual;
-use crate::mechanism::GenericInequalities;
+use crate::mechanism::{GenericDynamics, GenericInequalities};
 use crate::real::Real;
-
-/// `q̈` from the KKT system of the equality constraints and the `handled` inequalities
-/// (as equalities), with Baumgarte's terms: `[M Aᵀ; A 0] [q̈; −ν] = [f; d]`, `A = [C_J;
-/// J_H]`. A dense LU with partial pivoting over any scalar (pivots chosen on the values).
-#[allow(clippy::too_many_arguments)]
-fn kkt_accelerations<
-    M,
-    S,
-    const NQ: usize,
-    const NC: usize,
-    const DOF: usize,
-    const NI: usize,
-    const NP: usize,
->(
-    q: &SVector<S, NQ>,
-    qd: &SVector<S, NQ>,
-    p: &[S; NP],
-    t: S,
-    handled: &[usize],
-    baumgarte: (f64, f64),
-) -> Option<SVector<S, NQ>>
-where
-    M: GenericInequalities<NQ, NC, DOF, NI, NP>,
-    S: Real,
-{
-    let m = M::mass_matrix_s(q, p, t);
-    let f = M::forces_s(q, qd, p, t);
-    let cj = M::jacobian_s(q, p, t);
-    let c = M::residual_s(q, p, t);
-    let (ct, gamma) = (M::jacobian_t_s(q, p, t), M::gamma_s(q, qd, p, t));
-    let g = M::inequality_s(q, p, t);
-    let jg = M::inequality_jacobian_s(q, p, t);
-    let (gt, gg) = (
-        M::inequality_jacobian_t_s(q, p, t),
-        M::inequality_gamma_s(q, qd, p, t),
-    );
-    let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + handled.len());
-    for r in 0..NC {
-        let row = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
-        let d = baumgarte_rhs(&row, qd, c[r], ct[r], gamma[r], baumgarte);
-        rows.push(KktRow::equal(row, d));
-    }
-    for &k in handled {
-        if k >= NI {
-            return None;
-        }
-        let row = SVector::<S, NQ>::from_fn(|j, _| jg[(k, j)]);
-        let d = baumgarte_rhs(&row, qd, g[k], gt[k], gg[k], baumgarte);
-        rows.push(KktRow::equal(row, d));
-    }
-    kkt_solve(&m, &f, &rows)
-}
 
 /// One row of a KKT system `[M −Bᵀ; A 0] [q̈; λ] = [f; d]`: the row `a` of `A q̈ = d`, and
 /// the direction `b` its multiplier acts along in `M q̈ = f + Bᵀ λ` (`b = a` for an equality
@@ -151,7 +99,10 @@ pub(crate) fn kkt_solve<S: Real, const NQ: usize>(
 }
 
 /// One semi-implicit Euler step of length `h` of the contact dynamics with the `handled`
-/// inequalities held as equalities: `q̇' = q̇ + h q̈`, `q' = q + h q̇'`, over any scalar.
+/// inequalities held as equalities: `q̇' = q̇ + h q̈`, `q' = q + h q̇'`, over any scalar,
+/// `q̈` from the KKT system of the equality constraints and the `handled` inequalities (as
+/// equalities), with Baumgarte's terms: `[M Aᵀ; A 0] [q̈; −ν] = [f; d]`, `A = [C_J; J_H]`
+/// (a dense LU with partial pivoting, pivots chosen on the values).
 /// `None` when the KKT system is singular (redundant rows, a contact handled twice).
 #[allow(clippy::too_many_arguments)]
 pub fn contact_step_generic<
@@ -175,8 +126,65 @@ where
     M: GenericInequalities<NQ, NC, DOF, NI, NP>,
     S: Real,
 {
-    let qdd = kkt_accelerations::<M, S, NQ, NC, DOF, NI, NP>(q, qd, p, t, handled, baumgarte)?;
+    let m = M::mass_matrix_s(q, p, t);
+    let f = M::forces_s(q, qd, p, t);
+    let cj = M::jacobian_s(q, p, t);
+    let g = M::inequality_s(q, p, t);
+    let jg = M::inequality_jacobian_s(q, p, t);
+    let (gt, gg) = (
+        M::inequality_jacobian_t_s(q, p, t),
+        M::inequality_gamma_s(q, qd, p, t),
+    );
+    let capacity = NC + handled.len();
+    let mut rows = equality_rows::<M, S, NQ, NC, DOF, NP>(&cj, q, qd, p, t, baumgarte, capacity);
+    for &k in handled {
+        if k >= NI {
+            return None;
+        }
+        let row = SVector::<S, NQ>::from_fn(|j, _| jg[(k, j)]);
+        let d = baumgarte_rhs(&row, qd, g[k], gt[k], gg[k], baumgarte);
+        rows.push(KktRow::equal(row, d));
+    }
+    let qdd = kkt_solve(&m, &f, &rows)?;
     Some(euler_step(q, qd, &qdd, h))
+}
+
+/// The KKT rows `C_J q̈ = d_C` of the equality constraints (`cj` their Jacobian at `q`) with
+/// Baumgarte's terms ([`baumgarte_rhs`]), over any scalar, in a vector with room for
+/// `capacity` rows in all.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn equality_rows<
+    M,
+    S,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    cj: &SMatrix<S, NC, NQ>,
+    q: &SVector<S, NQ>,
+    qd: &SVector<S, NQ>,
+    p: &[S; NP],
+    t: S,
+    baumgarte: (f64, f64),
+    capacity: usize,
+) -> Vec<KktRow<S, NQ>>
+where
+    M: GenericDynamics<NQ, NC, DOF, NP>,
+    S: Real,
+{
+    let (c, ct, gamma) = (
+        M::residual_s(q, p, t),
+        M::jacobian_t_s(q, p, t),
+        M::gamma_s(q, qd, p, t),
+    );
+    let mut rows = Vec::with_capacity(capacity);
+    for r in 0..NC {
+        let a = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
+        let d = baumgarte_rhs(&a, qd, c[r], ct[r], gamma[r], baumgarte);
+        rows.push(KktRow::equal(a, d));
+    }
+    rows
 }
 
 /// Baumgarte's right-hand side of one constraint row `a`:

@@ -171,18 +171,7 @@ impl Problem {
     fn solve(&self, h: &[usize]) -> Result<Solved, ContactError> {
         let nq = self.m.nrows();
         let nc = self.cj.nrows();
-        let n = nq + nc + h.len();
-        let mut k = DMatrix::<f64>::zeros(n, n);
-        let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
-        rhs.rows_mut(0, nq).copy_from(&self.f);
-        for i in 0..nc {
-            for j in 0..nq {
-                k[(nq + i, j)] = self.cj[(i, j)];
-                k[(j, nq + i)] = -self.cj[(i, j)];
-            }
-            rhs[nq + i] = self.dc[i];
-        }
+        let (mut k, mut rhs) = saddle(&self.m, &self.f, &self.cj, &self.dc, h.len());
         for (r, &g) in h.iter().enumerate() {
             for j in 0..nq {
                 k[(nq + nc + r, j)] = self.jg[(g, j)];
@@ -190,23 +179,7 @@ impl Problem {
             }
             rhs[nq + nc + r] = self.dg[g];
         }
-        let x = match k.clone().lu().solve(&rhs) {
-            Some(x) if x.iter().all(|v| v.is_finite()) => x,
-            // Dependent rows (more contacts than directions): the least-squares solution
-            // of the consistent system.
-            _ => {
-                let svd =
-                    crate::linalg::svd(k.clone()).ok_or(ContactError::Singular { t: self.t })?;
-                let x = svd
-                    .solve(&rhs, 1e-12 * svd.singular_values.max())
-                    .map_err(|_| ContactError::Singular { t: self.t })?;
-                let res = (&k * &x - &rhs).norm();
-                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
-                    return Err(ContactError::Singular { t: self.t });
-                }
-                x
-            }
-        };
+        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.t })?;
         let a = x.rows(0, nq).into_owned();
         let mu = x.rows(nq, nc).iter().copied().collect();
         let lambda = x.rows(nq + nc, h.len()).iter().copied().collect();
@@ -339,6 +312,162 @@ fn lcp(
     })
 }
 
+/// The saddle-point system of the equations of motion with the equality constraints,
+/// `[M, −C_Jᵀ; C_J, 0] (q̈, μ) = (f, d_C)`, bordered by `extra` zero rows and columns
+/// (and zero right-hand sides) for the caller's contact or slip rows.
+pub(super) fn saddle(
+    m: &DMatrix<f64>,
+    f: &DVector<f64>,
+    cj: &DMatrix<f64>,
+    dc: &DVector<f64>,
+    extra: usize,
+) -> (DMatrix<f64>, DVector<f64>) {
+    let nq = m.nrows();
+    let nc = cj.nrows();
+    let n = nq + nc + extra;
+    let mut k = DMatrix::<f64>::zeros(n, n);
+    let mut rhs = DVector::<f64>::zeros(n);
+    k.view_mut((0, 0), (nq, nq)).copy_from(m);
+    rhs.rows_mut(0, nq).copy_from(f);
+    for i in 0..nc {
+        for j in 0..nq {
+            k[(nq + i, j)] = cj[(i, j)];
+            k[(j, nq + i)] = -cj[(i, j)];
+        }
+        rhs[nq + i] = dc[i];
+    }
+    (k, rhs)
+}
+
+/// Solves a saddle-point system `k x = rhs` by LU; where that fails or is not finite
+/// (dependent rows: more contacts than directions), the least-squares solution of the
+/// consistent system. `None`: singular and inconsistent (residual above `1e-8` relative).
+pub(super) fn solve_saddle(k: &DMatrix<f64>, rhs: &DVector<f64>) -> Option<DVector<f64>> {
+    match k.clone().lu().solve(rhs) {
+        Some(x) if x.iter().all(|v| v.is_finite()) => Some(x),
+        _ => {
+            let svd = crate::linalg::svd(k.clone())?;
+            let x = svd.solve(rhs, 1e-12 * svd.singular_values.max()).ok()?;
+            let res = (k * &x - rhs).norm();
+            if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
+                return None;
+            }
+            Some(x)
+        }
+    }
+}
+
+/// The minimum-kinetic-energy velocity correction: the `q̇ + Δq̇` nearest `q̇` in the mass
+/// matrix `m`'s metric that satisfies `a_i q̇ + c_i = 0` for each row `(a_i, c_i)` (an empty
+/// set of rows leaves `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
+/// the least-squares sense (dependent rows allowed). `None`: `M` or the reduced system is
+/// singular; the result may still be non-finite (the caller checks).
+pub(super) fn velocity_correction<const NQ: usize>(
+    rows: &[(Vec<f64>, f64)],
+    qd: &SVector<f64, NQ>,
+    m: DMatrix<f64>,
+) -> Option<SVector<f64, NQ>> {
+    if rows.is_empty() {
+        return Some(*qd);
+    }
+    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+    let minv_at = m.lu().solve(&a.transpose())?;
+    let s = &a * &minv_at;
+    let svd = crate::linalg::svd(s)?;
+    let lam = svd.solve(&r, 1e-12 * svd.singular_values.max()).ok()?;
+    Some(qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied()))
+}
+
+/// A state `(q, q̇)` of a model with parameters `p` at time `t`: where the contact solvers
+/// evaluate the rows they share.
+pub(super) struct Point<'a, P, const NQ: usize> {
+    pub(super) q: &'a SVector<f64, NQ>,
+    pub(super) qd: &'a SVector<f64, NQ>,
+    pub(super) p: &'a P,
+    pub(super) t: f64,
+}
+
+impl<P, const NQ: usize> Point<'_, P, NQ> {
+    /// The equality constraints' acceleration rows with Baumgarte's stabilisation `(α, β)`:
+    /// `C_J` and `d_C = γ − 2α (C_J q̇ + C_t) − β² C`.
+    pub(super) fn equalities<M, const NC: usize, const DOF: usize>(
+        &self,
+        (alpha, beta): (f64, f64),
+    ) -> (SMatrix<f64, NC, NQ>, SVector<f64, NC>)
+    where
+        M: crate::mechanism::Dynamics<NQ, NC, DOF, Params = P>,
+    {
+        let Point { q, qd, p, t } = *self;
+        let cj = M::jacobian(q, p, t);
+        let w = cj * qd + M::jacobian_t(q, p, t);
+        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+        (cj, dc)
+    }
+
+    /// The gaps `g`, their Jacobian `J_g` and the normal velocities `v_n = J_g q̇ + ∂g/∂t`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn gaps<M, const NC: usize, const DOF: usize, const NI: usize>(
+        &self,
+    ) -> (SVector<f64, NI>, SMatrix<f64, NI, NQ>, SVector<f64, NI>)
+    where
+        M: Inequalities<NQ, NC, DOF, NI, Params = P>,
+    {
+        let Point { q, qd, p, t } = *self;
+        let jg = M::inequality_jacobian(q, p, t);
+        let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
+        (M::inequality(q, p, t), jg, vn)
+    }
+
+    /// The inequality rows with Baumgarte's stabilisation `(α, β)`: [`Point::gaps`] and
+    /// `d_g = γ_g − 2α v_n − β² g`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn inequalities<M, const NC: usize, const DOF: usize, const NI: usize>(
+        &self,
+        (alpha, beta): (f64, f64),
+    ) -> (SVector<f64, NI>, SMatrix<f64, NI, NQ>, SVector<f64, NI>)
+    where
+        M: Inequalities<NQ, NC, DOF, NI, Params = P>,
+    {
+        let (g, jg, vn) = self.gaps::<M, NC, DOF, NI>();
+        let dg = M::inequality_gamma(self.q, self.qd, self.p, self.t)
+            - vn * (2.0 * alpha)
+            - g * (beta * beta);
+        (g, jg, dg)
+    }
+}
+
+/// How many assignments the per-contact choices `radices` make (their product), if at
+/// most `max` (`None`: more, or an overflow).
+pub(super) fn assignments(radices: &[usize], max: usize) -> Option<usize> {
+    radices
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .filter(|&n| n <= max)
+}
+
+/// The mode enumeration of the frictional solvers: calls `visit` with the digits of each
+/// of the `total` assignments of the per-contact choices `radices` (mixed radix, the first
+/// contact's choice varying fastest, so that each contact's preferred choice is tried first)
+/// until it returns a value.
+pub(super) fn first_assignment<T, E>(
+    radices: &[usize],
+    total: usize,
+    mut visit: impl FnMut(&[usize]) -> Result<Option<T>, E>,
+) -> Result<Option<T>, E> {
+    let mut digits = vec![0; radices.len()];
+    for mut code in 0..total {
+        for (d, &n) in digits.iter_mut().zip(radices) {
+            *d = code % n;
+            code /= n;
+        }
+        if let Some(found) = visit(&digits)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
 fn dmat<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> DMatrix<f64> {
     DMatrix::from_fn(R, C, |i, j| m[(i, j)])
 }
@@ -367,12 +496,12 @@ pub fn contact_accelerations<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    accelerations_excluding::<M, NQ, NC, DOF, NI>(q, qd, p, t, carried, opts, &[false; NI])
+    let at = Point { q, qd, p, t };
+    accelerations_excluding::<M, NQ, NC, DOF, NI>(at, carried, opts, &[false; NI])
 }
 
 /// [`contact_accelerations`] with the contacts marked `excluded` never active (a contact
 /// leaving its boundary after an impact, for the adaptive simulator).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn accelerations_excluding<
     M,
     const NQ: usize,
@@ -380,10 +509,7 @@ pub(super) fn accelerations_excluding<
     const DOF: usize,
     const NI: usize,
 >(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    at: Point<'_, M::Params, NQ>,
     carried: &[usize],
     opts: &ContactOptions,
     excluded: &[bool; NI],
@@ -391,16 +517,11 @@ pub(super) fn accelerations_excluding<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let (alpha, beta) = opts.baumgarte;
+    let Point { q, qd, p, t } = at;
     let m = dmat(&M::mass_matrix(q, p, t));
     let f = dvec(&M::forces(q, qd, p, t));
-    let cj = M::jacobian(q, p, t);
-    let w = cj * qd + M::jacobian_t(q, p, t);
-    let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
-    let g = M::inequality(q, p, t);
-    let jg = M::inequality_jacobian(q, p, t);
-    let gd = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let dg = M::inequality_gamma(q, qd, p, t) - gd * (2.0 * alpha) - g * (beta * beta);
+    let (cj, dc) = at.equalities::<M, NC, DOF>(opts.baumgarte);
+    let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(opts.baumgarte);
     let finite = crate::linalg::finite;
     let all = [
         m.as_slice(),

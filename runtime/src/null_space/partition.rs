@@ -129,6 +129,27 @@ fn numeric_partition<const NQ: usize, const DOF: usize>(
 }
 
 impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
+    /// `q̇ = D u + x`: the velocity whose independent part is `u`, `x` the dependent solve
+    /// of `C_J x = −C_t` (none where `C_t = 0`). Inlined, as [`Self::solve_dependent`].
+    #[inline(always)]
+    pub(crate) fn velocity<M, const NC: usize>(
+        &self,
+        q: &SVector<f64, NQ>,
+        u: &SVector<f64, DOF>,
+        p: &M::Params,
+        t: f64,
+        ct: &SVector<f64, NC>,
+    ) -> Result<SVector<f64, NQ>, KinematicsError>
+    where
+        M: Mechanism<NQ, NC, DOF>,
+    {
+        let mut qd = self.d * u;
+        if ct.iter().any(|&c| c != 0.0) {
+            qd += self.solve_dependent::<M, NC>(q, p, t, &(-ct))?;
+        }
+        Ok(qd)
+    }
+
     /// Solves `C_J x = b` for `x` with zero independent part.
     ///
     /// The generated primary chart's solve is inlined into the caller (its trigonometry is

@@ -10,8 +10,8 @@
 // The coefficients are written with the published 30 digits.
 #![allow(clippy::excessive_precision)]
 
-use super::driver::{integrate, Method, Trial};
-use super::{eval, Dopri5Options, OdeState, OdeSystem, Solution, Stats};
+use super::driver::{integrate, sum, Method, Step, Trial};
+use super::{Dopri5Options, OdeState, OdeSystem, Solution, Stats};
 use crate::error::OdeError;
 
 const C2: f64 = 0.526001519587677318785587544488e-01;
@@ -169,6 +169,21 @@ const D7_13: f64 = -0.43533456590011143754432175058e2;
 const D7_14: f64 = 0.96324553959188282948394950600e2;
 const D7_15: f64 = -0.39177261675615439165231486172e2;
 const D7_16: f64 = -0.14972683625798562581422125276e3;
+/// The rows `d4 … d7` of the dense output, over the stages `k1, k6 … k16`.
+const DENSE: [[f64; 12]; 4] = [
+    [
+        D4_1, D4_6, D4_7, D4_8, D4_9, D4_10, D4_11, D4_12, D4_13, D4_14, D4_15, D4_16,
+    ],
+    [
+        D5_1, D5_6, D5_7, D5_8, D5_9, D5_10, D5_11, D5_12, D5_13, D5_14, D5_15, D5_16,
+    ],
+    [
+        D6_1, D6_6, D6_7, D6_8, D6_9, D6_10, D6_11, D6_12, D6_13, D6_14, D6_15, D6_16,
+    ],
+    [
+        D7_1, D7_6, D7_7, D7_8, D7_9, D7_10, D7_11, D7_12, D7_13, D7_14, D7_15, D7_16,
+    ],
+];
 
 /// Adaptive Dormand–Prince 8(5,3) integration of `sys` from `(t0, y0)`, reporting the
 /// state at each time of `t_out` (ascending, `≥ t0`; the last one is the end time).
@@ -223,25 +238,6 @@ pub(crate) fn dop853_step<S: OdeState, Sys: OdeSystem<S>>(
 /// The Dormand–Prince 8(5,3) method ([`Method`]).
 struct Dp853;
 
-/// `y + h Σ c_j k_j`.
-fn combine<S: OdeState>(y: &S, h: f64, terms: &[(f64, &S)]) -> S {
-    let mut ys = y.clone();
-    for &(c, k) in terms {
-        ys.axpy(h * c, k);
-    }
-    ys
-}
-
-/// `Σ c_j k_j` (at least one term).
-fn sum<S: OdeState>(first: (f64, &S), rest: &[(f64, &S)]) -> S {
-    let mut s = first.1.clone();
-    s.scale(first.0);
-    for &(c, k) in rest {
-        s.axpy(c, k);
-    }
-    s
-}
-
 /// `Σ_i (x_i / (atol + rtol·max(|a_i|, |b_i|)))²`.
 fn weighted_sq<S: OdeState>(x: &S, a: &S, b: &S, rtol: f64, atol: f64) -> f64 {
     x.components()
@@ -265,149 +261,100 @@ impl<S: OdeState> Method<S> for Dp853 {
     fn trial<Sys: OdeSystem<S>>(
         sys: &mut Sys,
         stats: &mut Stats,
-        t: f64,
-        y: &S,
-        k1: &S,
-        h: f64,
-        _t_new: f64,
-        rtol: f64,
-        atol: f64,
+        step: &Step<'_, S>,
     ) -> Result<Trial<S, [S; 12]>, OdeError<Sys::Error>> {
-        let k2 = eval(sys, stats, t + C2 * h, &combine(y, h, &[(A2_1, k1)]))?;
-        let k3 = eval(
+        let (y, k1, h) = (step.y, step.k1, step.h);
+        let k2 = step.stage(sys, stats, C2, &[(A2_1, k1)])?;
+        let k3 = step.stage(sys, stats, C3, &[(A3_1, k1), (A3_2, &k2)])?;
+        let k4 = step.stage(sys, stats, C4, &[(A4_1, k1), (A4_3, &k3)])?;
+        let k5 = step.stage(sys, stats, C5, &[(A5_1, k1), (A5_3, &k3), (A5_4, &k4)])?;
+        let k6 = step.stage(sys, stats, C6, &[(A6_1, k1), (A6_4, &k4), (A6_5, &k5)])?;
+        let k7 = step.stage(
             sys,
             stats,
-            t + C3 * h,
-            &combine(y, h, &[(A3_1, k1), (A3_2, &k2)]),
+            C7,
+            &[(A7_1, k1), (A7_4, &k4), (A7_5, &k5), (A7_6, &k6)],
         )?;
-        let k4 = eval(
+        let k8 = step.stage(
             sys,
             stats,
-            t + C4 * h,
-            &combine(y, h, &[(A4_1, k1), (A4_3, &k3)]),
-        )?;
-        let k5 = eval(
-            sys,
-            stats,
-            t + C5 * h,
-            &combine(y, h, &[(A5_1, k1), (A5_3, &k3), (A5_4, &k4)]),
-        )?;
-        let k6 = eval(
-            sys,
-            stats,
-            t + C6 * h,
-            &combine(y, h, &[(A6_1, k1), (A6_4, &k4), (A6_5, &k5)]),
-        )?;
-        let k7 = eval(
-            sys,
-            stats,
-            t + C7 * h,
-            &combine(y, h, &[(A7_1, k1), (A7_4, &k4), (A7_5, &k5), (A7_6, &k6)]),
-        )?;
-        let k8 = eval(
-            sys,
-            stats,
-            t + C8 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A8_1, k1),
-                    (A8_4, &k4),
-                    (A8_5, &k5),
-                    (A8_6, &k6),
-                    (A8_7, &k7),
-                ],
-            ),
-        )?;
-        let k9 = eval(
-            sys,
-            stats,
-            t + C9 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A9_1, k1),
-                    (A9_4, &k4),
-                    (A9_5, &k5),
-                    (A9_6, &k6),
-                    (A9_7, &k7),
-                    (A9_8, &k8),
-                ],
-            ),
-        )?;
-        let k10 = eval(
-            sys,
-            stats,
-            t + C10 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A10_1, k1),
-                    (A10_4, &k4),
-                    (A10_5, &k5),
-                    (A10_6, &k6),
-                    (A10_7, &k7),
-                    (A10_8, &k8),
-                    (A10_9, &k9),
-                ],
-            ),
-        )?;
-        let k11 = eval(
-            sys,
-            stats,
-            t + C11 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A11_1, k1),
-                    (A11_4, &k4),
-                    (A11_5, &k5),
-                    (A11_6, &k6),
-                    (A11_7, &k7),
-                    (A11_8, &k8),
-                    (A11_9, &k9),
-                    (A11_10, &k10),
-                ],
-            ),
-        )?;
-        let k12 = eval(
-            sys,
-            stats,
-            t + C12 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A12_1, k1),
-                    (A12_4, &k4),
-                    (A12_5, &k5),
-                    (A12_6, &k6),
-                    (A12_7, &k7),
-                    (A12_8, &k8),
-                    (A12_9, &k9),
-                    (A12_10, &k10),
-                    (A12_11, &k11),
-                ],
-            ),
-        )?;
-        let y1 = combine(
-            y,
-            h,
+            C8,
             &[
-                (B1, k1),
-                (B6, &k6),
-                (B7, &k7),
-                (B8, &k8),
-                (B9, &k9),
-                (B10, &k10),
-                (B11, &k11),
-                (B12, &k12),
+                (A8_1, k1),
+                (A8_4, &k4),
+                (A8_5, &k5),
+                (A8_6, &k6),
+                (A8_7, &k7),
             ],
-        );
+        )?;
+        let k9 = step.stage(
+            sys,
+            stats,
+            C9,
+            &[
+                (A9_1, k1),
+                (A9_4, &k4),
+                (A9_5, &k5),
+                (A9_6, &k6),
+                (A9_7, &k7),
+                (A9_8, &k8),
+            ],
+        )?;
+        let k10 = step.stage(
+            sys,
+            stats,
+            C10,
+            &[
+                (A10_1, k1),
+                (A10_4, &k4),
+                (A10_5, &k5),
+                (A10_6, &k6),
+                (A10_7, &k7),
+                (A10_8, &k8),
+                (A10_9, &k9),
+            ],
+        )?;
+        let k11 = step.stage(
+            sys,
+            stats,
+            C11,
+            &[
+                (A11_1, k1),
+                (A11_4, &k4),
+                (A11_5, &k5),
+                (A11_6, &k6),
+                (A11_7, &k7),
+                (A11_8, &k8),
+                (A11_9, &k9),
+                (A11_10, &k10),
+            ],
+        )?;
+        let k12 = step.stage(
+            sys,
+            stats,
+            C12,
+            &[
+                (A12_1, k1),
+                (A12_4, &k4),
+                (A12_5, &k5),
+                (A12_6, &k6),
+                (A12_7, &k7),
+                (A12_8, &k8),
+                (A12_9, &k9),
+                (A12_10, &k10),
+                (A12_11, &k11),
+            ],
+        )?;
+        let y1 = step.combine(&[
+            (B1, k1),
+            (B6, &k6),
+            (B7, &k7),
+            (B8, &k8),
+            (B9, &k9),
+            (B10, &k10),
+            (B11, &k11),
+            (B12, &k12),
+        ]);
         let e5 = sum(
             (E1, k1),
             &[
@@ -433,8 +380,8 @@ impl<S: OdeState> Method<S> for Dp853 {
             ],
         );
         let n = y.dim().max(1) as f64;
-        let err5 = weighted_sq(&e5, y, &y1, rtol, atol);
-        let err3 = weighted_sq(&e3, y, &y1, rtol, atol);
+        let err5 = weighted_sq(&e5, y, &y1, step.rtol, step.atol);
+        let err3 = weighted_sq(&e3, y, &y1, step.rtol, step.atol);
         let deno = err5 + 0.01 * err3;
         let err = if deno > 0.0 {
             h.abs() * err5 / (n * deno).sqrt()
@@ -454,11 +401,8 @@ impl<S: OdeState> Method<S> for Dp853 {
     fn dense<Sys: OdeSystem<S>>(
         sys: &mut Sys,
         stats: &mut Stats,
-        t: f64,
-        h: f64,
-        y: &S,
+        step: &Step<'_, S>,
         y1: &S,
-        _k1: &S,
         f_end: Option<&S>,
         stages: &[S; 12],
     ) -> Result<[S; 7], OdeError<Sys::Error>> {
@@ -468,135 +412,68 @@ impl<S: OdeState> Method<S> for Dp853 {
             ));
         };
         let [k1, _, _, _, _, k6, k7, k8, k9, k10, k11, k12] = stages;
-        let k14 = eval(
+        let k14 = step.stage(
             sys,
             stats,
-            t + C14 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A14_1, k1),
-                    (A14_7, k7),
-                    (A14_8, k8),
-                    (A14_9, k9),
-                    (A14_10, k10),
-                    (A14_11, k11),
-                    (A14_12, k12),
-                    (A14_13, k13),
-                ],
-            ),
+            C14,
+            &[
+                (A14_1, k1),
+                (A14_7, k7),
+                (A14_8, k8),
+                (A14_9, k9),
+                (A14_10, k10),
+                (A14_11, k11),
+                (A14_12, k12),
+                (A14_13, k13),
+            ],
         )?;
-        let k15 = eval(
+        let k15 = step.stage(
             sys,
             stats,
-            t + C15 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A15_1, k1),
-                    (A15_6, k6),
-                    (A15_7, k7),
-                    (A15_8, k8),
-                    (A15_11, k11),
-                    (A15_12, k12),
-                    (A15_13, k13),
-                    (A15_14, &k14),
-                ],
-            ),
+            C15,
+            &[
+                (A15_1, k1),
+                (A15_6, k6),
+                (A15_7, k7),
+                (A15_8, k8),
+                (A15_11, k11),
+                (A15_12, k12),
+                (A15_13, k13),
+                (A15_14, &k14),
+            ],
         )?;
-        let k16 = eval(
+        let k16 = step.stage(
             sys,
             stats,
-            t + C16 * h,
-            &combine(
-                y,
-                h,
-                &[
-                    (A16_1, k1),
-                    (A16_6, k6),
-                    (A16_7, k7),
-                    (A16_8, k8),
-                    (A16_9, k9),
-                    (A16_13, k13),
-                    (A16_14, &k14),
-                    (A16_15, &k15),
-                ],
-            ),
+            C16,
+            &[
+                (A16_1, k1),
+                (A16_6, k6),
+                (A16_7, k7),
+                (A16_8, k8),
+                (A16_9, k9),
+                (A16_13, k13),
+                (A16_14, &k14),
+                (A16_15, &k15),
+            ],
         )?;
-        let mut ydiff = y1.clone();
-        ydiff.axpy(-1.0, y);
-        let mut bspl = k1.clone();
-        bspl.scale(h);
-        bspl.axpy(-1.0, &ydiff);
-        let mut r4 = ydiff.clone();
-        r4.axpy(-h, k13);
-        r4.axpy(-1.0, &bspl);
-        let r5 = sum(
-            (h * D4_1, k1),
-            &[
-                (h * D4_6, k6),
-                (h * D4_7, k7),
-                (h * D4_8, k8),
-                (h * D4_9, k9),
-                (h * D4_10, k10),
-                (h * D4_11, k11),
-                (h * D4_12, k12),
-                (h * D4_13, k13),
-                (h * D4_14, &k14),
-                (h * D4_15, &k15),
-                (h * D4_16, &k16),
-            ],
-        );
-        let r6 = sum(
-            (h * D5_1, k1),
-            &[
-                (h * D5_6, k6),
-                (h * D5_7, k7),
-                (h * D5_8, k8),
-                (h * D5_9, k9),
-                (h * D5_10, k10),
-                (h * D5_11, k11),
-                (h * D5_12, k12),
-                (h * D5_13, k13),
-                (h * D5_14, &k14),
-                (h * D5_15, &k15),
-                (h * D5_16, &k16),
-            ],
-        );
-        let r7 = sum(
-            (h * D6_1, k1),
-            &[
-                (h * D6_6, k6),
-                (h * D6_7, k7),
-                (h * D6_8, k8),
-                (h * D6_9, k9),
-                (h * D6_10, k10),
-                (h * D6_11, k11),
-                (h * D6_12, k12),
-                (h * D6_13, k13),
-                (h * D6_14, &k14),
-                (h * D6_15, &k15),
-                (h * D6_16, &k16),
-            ],
-        );
-        let r8 = sum(
-            (h * D7_1, k1),
-            &[
-                (h * D7_6, k6),
-                (h * D7_7, k7),
-                (h * D7_8, k8),
-                (h * D7_9, k9),
-                (h * D7_10, k10),
-                (h * D7_11, k11),
-                (h * D7_12, k12),
-                (h * D7_13, k13),
-                (h * D7_14, &k14),
-                (h * D7_15, &k15),
-                (h * D7_16, &k16),
-            ],
-        );
+        let [ydiff, bspl, r4] = step.dense_head(y1, k13);
+        let ks = [k6, k7, k8, k9, k10, k11, k12, k13, &k14, &k15, &k16];
+        let h = step.h;
+        let row = |d: &[f64; 12]| {
+            let mut r = k1.clone();
+            r.scale(h * d[0]);
+            for (&c, &k) in d[1..].iter().zip(&ks) {
+                r.axpy(h * c, k);
+            }
+            r
+        };
+        let [r5, r6, r7, r8] = [
+            row(&DENSE[0]),
+            row(&DENSE[1]),
+            row(&DENSE[2]),
+            row(&DENSE[3]),
+        ];
         Ok([ydiff, bspl, r4, r5, r6, r7, r8])
     }
 

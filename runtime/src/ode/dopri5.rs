@@ -1,6 +1,6 @@
 //! Adaptive Dormand–Prince 5(4) with its fourth-order dense output.
 
-use super::driver::{integrate, Method, Trial};
+use super::driver::{integrate, sum, Method, Step, Trial};
 use super::{eval, wrms, Dopri5Options, OdeState, OdeSystem, Solution, Stats};
 use crate::error::OdeError;
 
@@ -84,29 +84,34 @@ impl<S: OdeState> Method<S> for Dp5 {
     fn trial<Sys: OdeSystem<S>>(
         sys: &mut Sys,
         stats: &mut Stats,
-        t: f64,
-        y: &S,
-        k1: &S,
-        h: f64,
-        t_new: f64,
-        rtol: f64,
-        atol: f64,
+        step: &Step<'_, S>,
     ) -> Result<Trial<S, [S; 7]>, OdeError<Sys::Error>> {
-        trial(sys, stats, t, y, k1, h, t_new, rtol, atol)
+        trial(sys, stats, step)
     }
 
     fn dense<Sys: OdeSystem<S>>(
         _sys: &mut Sys,
         _stats: &mut Stats,
-        _t: f64,
-        h: f64,
-        y: &S,
+        step: &Step<'_, S>,
         y1: &S,
-        k1: &S,
         _f_end: Option<&S>,
-        [_, _, k3, k4, k5, k6, k7]: &[S; 7],
+        [k1, _, k3, k4, k5, k6, k7]: &[S; 7],
     ) -> Result<[S; 4], OdeError<Sys::Error>> {
-        Ok(dense_coefficients(h, y, y1, k1, k3, k4, k5, k6, k7))
+        // Hairer's dopri5 continuous extension: `(y1 − y, h k1 − (y1 − y), …)`, its last
+        // stage the right-hand side at the step's end (first-same-as-last).
+        let [ydiff, bspl, r4] = step.dense_head(y1, k7);
+        let h = step.h;
+        let r5 = sum(
+            (h * D1, k1),
+            &[
+                (h * D3, k3),
+                (h * D4, k4),
+                (h * D5, k5),
+                (h * D6, k6),
+                (h * D7, k7),
+            ],
+        );
+        Ok([ydiff, bspl, r4, r5])
     }
 
     /// `y + s (ydiff + s1 (bspl + s (r4 + s1 r5)))`, `s1 = 1 − s`.
@@ -115,93 +120,36 @@ impl<S: OdeState> Method<S> for Dp5 {
     }
 }
 
-/// The Dormand–Prince stages of a step of length `h` from `(t, y)` with `k1 = f(t, y)`.
-#[allow(clippy::too_many_arguments)]
+/// The Dormand–Prince stages of the step `step`.
 fn trial<S: OdeState, Sys: OdeSystem<S>>(
     sys: &mut Sys,
     stats: &mut Stats,
-    t: f64,
-    y: &S,
-    k1: &S,
-    h: f64,
-    t_new: f64,
-    rtol: f64,
-    atol: f64,
+    step: &Step<'_, S>,
 ) -> Result<Trial<S, [S; 7]>, OdeError<Sys::Error>> {
-    let stage = |coeffs: &[(f64, &S)]| {
-        let mut ys = y.clone();
-        for &(c, k) in coeffs {
-            ys.axpy(h * c, k);
-        }
-        ys
-    };
-    let k2 = eval(sys, stats, t + C2 * h, &stage(&[(A21, k1)]))?;
-    let k3 = eval(sys, stats, t + C3 * h, &stage(&[(A31, k1), (A32, &k2)]))?;
-    let k4 = eval(
+    let k1 = step.k1;
+    let k2 = step.stage(sys, stats, C2, &[(A21, k1)])?;
+    let k3 = step.stage(sys, stats, C3, &[(A31, k1), (A32, &k2)])?;
+    let k4 = step.stage(sys, stats, C4, &[(A41, k1), (A42, &k2), (A43, &k3)])?;
+    let k5 = step.stage(
         sys,
         stats,
-        t + C4 * h,
-        &stage(&[(A41, k1), (A42, &k2), (A43, &k3)]),
+        C5,
+        &[(A51, k1), (A52, &k2), (A53, &k3), (A54, &k4)],
     )?;
-    let k5 = eval(
-        sys,
-        stats,
-        t + C5 * h,
-        &stage(&[(A51, k1), (A52, &k2), (A53, &k3), (A54, &k4)]),
-    )?;
-    let k6 = eval(
-        sys,
-        stats,
-        t_new,
-        &stage(&[(A61, k1), (A62, &k2), (A63, &k3), (A64, &k4), (A65, &k5)]),
-    )?;
-    let y1 = stage(&[(A71, k1), (A73, &k3), (A74, &k4), (A75, &k5), (A76, &k6)]);
-    let k7 = eval(sys, stats, t_new, &y1)?;
+    let y6 = step.combine(&[(A61, k1), (A62, &k2), (A63, &k3), (A64, &k4), (A65, &k5)]);
+    let k6 = eval(sys, stats, step.t_new, &y6)?;
+    let y1 = step.combine(&[(A71, k1), (A73, &k3), (A74, &k4), (A75, &k5), (A76, &k6)]);
+    let k7 = eval(sys, stats, step.t_new, &y1)?;
     // e = E1 k1 + E3 k3 + ... + E7 k7 (times h below)
-    let mut e = k1.clone();
-    e.scale(E1);
-    e.axpy(E3, &k3);
-    e.axpy(E4, &k4);
-    e.axpy(E5, &k5);
-    e.axpy(E6, &k6);
-    e.axpy(E7, &k7);
-    let err = h * wrms(&e, y, &y1, rtol, atol);
+    let e = sum(
+        (E1, k1),
+        &[(E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)],
+    );
+    let err = step.h * wrms(&e, step.y, &y1, step.rtol, step.atol);
     Ok(Trial {
         y1,
         f1: Some(k7.clone()),
         err,
         stages: [k1.clone(), k2, k3, k4, k5, k6, k7],
     })
-}
-
-/// The dense output's coefficients of a step of length `h` from `y` to `y1` (Hairer's
-/// dopri5 continuous extension): `(y1 − y, h k1 − (y1 − y), …)`.
-#[allow(clippy::too_many_arguments)]
-fn dense_coefficients<S: OdeState>(
-    h: f64,
-    y: &S,
-    y1: &S,
-    k1: &S,
-    k3: &S,
-    k4: &S,
-    k5: &S,
-    k6: &S,
-    k7: &S,
-) -> [S; 4] {
-    let mut ydiff = y1.clone();
-    ydiff.axpy(-1.0, y);
-    let mut bspl = k1.clone();
-    bspl.scale(h);
-    bspl.axpy(-1.0, &ydiff);
-    let mut r4 = ydiff.clone();
-    r4.axpy(-h, k7);
-    r4.axpy(-1.0, &bspl);
-    let mut r5 = k1.clone();
-    r5.scale(h * D1);
-    r5.axpy(h * D3, k3);
-    r5.axpy(h * D4, k4);
-    r5.axpy(h * D5, k5);
-    r5.axpy(h * D6, k6);
-    r5.axpy(h * D7, k7);
-    [ydiff, bspl, r4, r5]
 }

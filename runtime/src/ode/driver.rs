@@ -18,6 +18,69 @@ pub(super) struct Trial<S, K> {
     pub(super) stages: K,
 }
 
+/// One trial step: from `(t, y)` with `k1 = f(t, y)`, of length `h`, ending at `t_new`
+/// (`t + h`, or the end time exactly), under the tolerances `rtol` and `atol`.
+pub(super) struct Step<'a, S> {
+    pub(super) t: f64,
+    pub(super) y: &'a S,
+    pub(super) k1: &'a S,
+    pub(super) h: f64,
+    pub(super) t_new: f64,
+    pub(super) rtol: f64,
+    pub(super) atol: f64,
+}
+
+impl<S: OdeState> Step<'_, S> {
+    /// `y + h Σ c_j k_j`.
+    #[inline(always)]
+    pub(super) fn combine(&self, terms: &[(f64, &S)]) -> S {
+        let mut ys = self.y.clone();
+        for &(c, k) in terms {
+            ys.axpy(self.h * c, k);
+        }
+        ys
+    }
+
+    /// The stage `f(t + c h, y + h Σ a_j k_j)` (`terms`: the `(a_j, k_j)`).
+    #[inline(always)]
+    pub(super) fn stage<Sys: OdeSystem<S>>(
+        &self,
+        sys: &mut Sys,
+        stats: &mut Stats,
+        c: f64,
+        terms: &[(f64, &S)],
+    ) -> Result<S, OdeError<Sys::Error>> {
+        eval(sys, stats, self.t + c * self.h, &self.combine(terms))
+    }
+
+    /// The first three coefficients of a Dormand–Prince dense output to `y1`, shared by
+    /// dopri5 and dop853: `y1 − y`, `h k1 − (y1 − y)` and `(y1 − y) − h f_end − (h k1 −
+    /// (y1 − y))`.
+    #[inline(always)]
+    pub(super) fn dense_head(&self, y1: &S, f_end: &S) -> [S; 3] {
+        let mut ydiff = y1.clone();
+        ydiff.axpy(-1.0, self.y);
+        let mut bspl = self.k1.clone();
+        bspl.scale(self.h);
+        bspl.axpy(-1.0, &ydiff);
+        let mut r4 = ydiff.clone();
+        r4.axpy(-self.h, f_end);
+        r4.axpy(-1.0, &bspl);
+        [ydiff, bspl, r4]
+    }
+}
+
+/// `Σ c_j k_j` (at least one term).
+#[inline(always)]
+pub(super) fn sum<S: OdeState>(first: (f64, &S), rest: &[(f64, &S)]) -> S {
+    let mut s = first.1.clone();
+    s.scale(first.0);
+    for &(c, k) in rest {
+        s.axpy(c, k);
+    }
+    s
+}
+
 /// An embedded explicit Runge–Kutta pair with dense output.
 pub(super) trait Method<S: OdeState> {
     /// The stages kept for the dense output.
@@ -30,31 +93,20 @@ pub(super) trait Method<S: OdeState> {
     /// Whether [`Method::dense`] needs the right-hand side at the step's end.
     const DENSE_NEEDS_END: bool;
 
-    /// The stages of a step of length `h` from `(t, y)`, `k1 = f(t, y)`.
-    #[allow(clippy::too_many_arguments)]
+    /// The stages of the step `step`.
     fn trial<Sys: OdeSystem<S>>(
         sys: &mut Sys,
         stats: &mut Stats,
-        t: f64,
-        y: &S,
-        k1: &S,
-        h: f64,
-        t_new: f64,
-        rtol: f64,
-        atol: f64,
+        step: &Step<'_, S>,
     ) -> Result<Trial<S, Self::Stages>, OdeError<Sys::Error>>;
 
-    /// The dense output of an accepted step from `y` to `y1` (`f_end`: the right-hand side
+    /// The dense output of the accepted step `step` to `y1` (`f_end`: the right-hand side
     /// at the step's end where [`Method::DENSE_NEEDS_END`]).
-    #[allow(clippy::too_many_arguments)]
     fn dense<Sys: OdeSystem<S>>(
         sys: &mut Sys,
         stats: &mut Stats,
-        t: f64,
-        h: f64,
-        y: &S,
+        step: &Step<'_, S>,
         y1: &S,
-        k1: &S,
         f_end: Option<&S>,
         stages: &Self::Stages,
     ) -> Result<Self::Dense, OdeError<Sys::Error>>;
@@ -130,12 +182,21 @@ pub(super) fn integrate<S: OdeState, Sys: OdeSystem<S>, M: Method<S>>(
         }
         let t_new = if last { t_end } else { t + h };
 
+        let step = Step {
+            t,
+            y: &y,
+            k1: &k1,
+            h,
+            t_new,
+            rtol,
+            atol,
+        };
         let Trial {
             y1,
             f1,
             err,
             stages,
-        } = M::trial(sys, &mut stats, t, &y, &k1, h, t_new, rtol, atol)?;
+        } = M::trial(sys, &mut stats, &step)?;
         let finite = err.is_finite() && all_finite(&y1) && f1.as_ref().is_none_or(all_finite);
 
         if !(finite && err <= 1.0) {
@@ -188,7 +249,7 @@ pub(super) fn integrate<S: OdeState, Sys: OdeSystem<S>, M: Method<S>>(
         };
         if !crossing.is_empty() {
             let fe = end_rhs::<S, Sys, M>(sys, &mut stats, &mut f_end, t_new, &y_acc)?;
-            let dense = M::dense(sys, &mut stats, t, h, &y, &y1, &k1, fe, &stages)?;
+            let dense = M::dense(sys, &mut stats, &step, &y1, fe, &stages)?;
             if let Some((s, k)) =
                 locate_event::<S, Sys, M>(sys, t, h, t_new, &y, &dense, &crossing)?
             {
@@ -208,7 +269,7 @@ pub(super) fn integrate<S: OdeState, Sys: OdeSystem<S>, M: Method<S>>(
         // Dense output only when an output time falls inside this step.
         let dense = if out.due(t_new, false).is_some() {
             let fe = end_rhs::<S, Sys, M>(sys, &mut stats, &mut f_end, t_new, &y_acc)?;
-            Some(M::dense(sys, &mut stats, t, h, &y, &y1, &k1, fe, &stages)?)
+            Some(M::dense(sys, &mut stats, &step, &y1, fe, &stages)?)
         } else {
             None
         };

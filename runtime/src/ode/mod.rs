@@ -316,6 +316,7 @@ fn project<S: OdeState, Sys: OdeSystem<S>>(
 }
 
 /// Weighted RMS norm `sqrt(mean((x_i / (atol + rtol max(|a_i|, |b_i|)))²))`.
+#[inline(never)]
 fn wrms<S: OdeState>(x: &S, a: &S, b: &S, rtol: f64, atol: f64) -> f64 {
     let n = x.dim().max(1) as f64;
     let sum: f64 = x

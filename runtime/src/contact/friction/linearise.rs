@@ -12,7 +12,7 @@ use nalgebra::SVector;
 
 use super::{friction_accelerations, ContactMode, FrictionError, FrictionOptions};
 use crate::contact::linearise::{
-    baumgarte_rhs, euler_step, jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES,
+    baumgarte_rhs, equality_rows, euler_step, jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES,
 };
 use crate::contact::ContactStepJacobians;
 use crate::dual::Dual;
@@ -20,10 +20,13 @@ use crate::error::ContactError;
 use crate::mechanism::GenericFriction;
 use crate::real::Real;
 
-/// `q̈` with the contacts' `modes` held (see the module documentation), with Baumgarte's
-/// terms on the constraint and normal rows as [`friction_accelerations`] has them.
+/// One semi-implicit Euler step of length `h` of the frictional contact dynamics with the
+/// contacts' `modes` held (as [`friction_accelerations`] reports them; see the module
+/// documentation): `q̇' = q̇ + h q̈`, `q' = q + h q̇'`, over any scalar, with Baumgarte's
+/// terms on the constraint and normal rows as [`friction_accelerations`] has them. `None` when the system with those modes is singular or
+/// `modes` does not have one entry per inequality.
 #[allow(clippy::too_many_arguments)]
-fn accelerations<
+pub fn friction_step_generic<
     M,
     S,
     const NQ: usize,
@@ -37,9 +40,10 @@ fn accelerations<
     qd: &SVector<S, NQ>,
     p: &[S; NP],
     t: S,
+    h: S,
     modes: &[ContactMode],
     opts: &FrictionOptions,
-) -> Option<SVector<S, NQ>>
+) -> Option<(SVector<S, NQ>, SVector<S, NQ>)>
 where
     M: GenericFriction<NQ, NC, DOF, NI, NT, NP>,
     S: Real,
@@ -50,18 +54,9 @@ where
     let stab = |a: &SVector<S, NQ>, value: S, dt: S, gamma: S| {
         baumgarte_rhs(a, qd, value, dt, gamma, opts.contact.baumgarte)
     };
-    let cj = M::jacobian_s(q, p, t);
-    let (c, ct, gamma) = (
-        M::residual_s(q, p, t),
-        M::jacobian_t_s(q, p, t),
-        M::gamma_s(q, qd, p, t),
-    );
-    let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + 2 * NI + NT);
-    for r in 0..NC {
-        let a = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
-        let d = stab(&a, c[r], ct[r], gamma[r]);
-        rows.push(KktRow::equal(a, d));
-    }
+    let (cj, capacity) = (M::jacobian_s(q, p, t), NC + 2 * NI + NT);
+    let baumgarte = opts.contact.baumgarte;
+    let mut rows = equality_rows::<M, S, NQ, NC, DOF, NP>(&cj, q, qd, p, t, baumgarte, capacity);
     let (g, jg) = (M::inequality_s(q, p, t), M::inequality_jacobian_s(q, p, t));
     let (gt, gg) = (
         M::inequality_jacobian_t_s(q, p, t),
@@ -121,37 +116,7 @@ where
             }
         }
     }
-    kkt_solve(&M::mass_matrix_s(q, p, t), &M::forces_s(q, qd, p, t), &rows)
-}
-
-/// One semi-implicit Euler step of length `h` of the frictional contact dynamics with the
-/// contacts' `modes` held (as [`friction_accelerations`] reports them): `q̇' = q̇ + h q̈`,
-/// `q' = q + h q̇'`, over any scalar. `None` when the system with those modes is singular or
-/// `modes` does not have one entry per inequality.
-#[allow(clippy::too_many_arguments)]
-pub fn friction_step_generic<
-    M,
-    S,
-    const NQ: usize,
-    const NC: usize,
-    const DOF: usize,
-    const NI: usize,
-    const NT: usize,
-    const NP: usize,
->(
-    q: &SVector<S, NQ>,
-    qd: &SVector<S, NQ>,
-    p: &[S; NP],
-    t: S,
-    h: S,
-    modes: &[ContactMode],
-    opts: &FrictionOptions,
-) -> Option<(SVector<S, NQ>, SVector<S, NQ>)>
-where
-    M: GenericFriction<NQ, NC, DOF, NI, NT, NP>,
-    S: Real,
-{
-    let qdd = accelerations::<M, S, NQ, NC, DOF, NI, NT, NP>(q, qd, p, t, modes, opts)?;
+    let qdd = kkt_solve(&M::mass_matrix_s(q, p, t), &M::forces_s(q, qd, p, t), &rows)?;
     Some(euler_step(q, qd, &qdd, h))
 }
 

@@ -38,7 +38,9 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{dmat, dvec, ContactOptions};
+use super::{
+    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, ContactOptions, Point,
+};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 
@@ -189,14 +191,10 @@ impl Pb {
     where
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
-        let (alpha, beta) = opts.contact.baumgarte;
-        let cj = M::jacobian(q, p, t);
-        let w = cj * qd + M::jacobian_t(q, p, t);
-        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
-        let g = M::inequality(q, p, t);
-        let jg = M::inequality_jacobian(q, p, t);
-        let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-        let dg = M::inequality_gamma(q, qd, p, t) - vn * (2.0 * alpha) - g * (beta * beta);
+        let baumgarte = opts.contact.baumgarte;
+        let at = Point { q, qd, p, t };
+        let (cj, dc) = at.equalities::<M, NC, DOF>(baumgarte);
+        let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(baumgarte);
         let jt = M::tangent_jacobian(q, p, t);
         let vt = jt * qd + M::tangent_jacobian_t(q, p, t);
         let dt = M::tangent_gamma(q, qd, p, t);
@@ -270,18 +268,13 @@ impl Pb {
             .filter(|&&k| modes[k] == ContactMode::Stick)
             .flat_map(|&k| self.rows[k].iter().copied())
             .collect();
-        let n = nq + nc + closed.len() + stick.len();
-        let mut k = DMatrix::<f64>::zeros(n, n);
-        let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
-        rhs.rows_mut(0, nq).copy_from(&self.f);
-        for i in 0..nc {
-            for j in 0..nq {
-                k[(nq + i, j)] = self.cj[(i, j)];
-                k[(j, nq + i)] = -self.cj[(i, j)];
-            }
-            rhs[nq + i] = self.dc[i];
-        }
+        let (mut k, mut rhs) = saddle(
+            &self.m,
+            &self.f,
+            &self.cj,
+            &self.dc,
+            closed.len() + stick.len(),
+        );
         for (c, &g) in closed.iter().enumerate() {
             let row = nq + nc + c;
             for j in 0..nq {
@@ -304,21 +297,7 @@ impl Pb {
             }
             rhs[row] = self.dt[r];
         }
-        let t = self.t;
-        let x = match k.clone().lu().solve(&rhs) {
-            Some(x) if x.iter().all(|v| v.is_finite()) => x,
-            _ => {
-                let svd = crate::linalg::svd(k.clone()).ok_or(ContactError::Singular { t })?;
-                let x = svd
-                    .solve(&rhs, 1e-12 * svd.singular_values.max())
-                    .map_err(|_| ContactError::Singular { t })?;
-                let res = (&k * &x - &rhs).norm();
-                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
-                    return Err(ContactError::Singular { t }.into());
-                }
-                x
-            }
-        };
+        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.t })?;
         let mut normal = vec![0.0; modes.len()];
         let mut tangential = vec![0.0; self.jt.nrows()];
         for (c, &g) in closed.iter().enumerate() {
@@ -466,31 +445,31 @@ fn enumerate(
             )
         })
         .collect();
-    let total = cands
-        .iter()
-        .try_fold(1usize, |acc, c| acc.checked_mul(c.len()))
-        .filter(|&n| n <= opts.max_combinations)
-        .ok_or(FrictionError::TooManyContacts {
+    let radices: Vec<usize> = cands.iter().map(Vec::len).collect();
+    let total =
+        assignments(&radices, opts.max_combinations).ok_or(FrictionError::TooManyContacts {
             t: pb.t,
             active: active.len(),
         })?;
     let mut modes = vec![ContactMode::Open; ni];
     let mut last_err = None;
-    for mut code in 0..total {
+    let found = first_assignment(&radices, total, |digits| {
         for (i, &k) in active.iter().enumerate() {
-            let n = cands[i].len();
-            modes[k] = cands[i][code % n].clone();
-            code /= n;
+            modes[k] = cands[i][digits[i]].clone();
         }
         solves += 1;
-        match pb.solve(&modes) {
-            Ok(sol) => {
-                if pb.valid(&modes, &sol, &active, tol, opts.slip_tol) {
-                    return Ok((modes, sol, solves));
-                }
+        Ok::<_, FrictionError>(match pb.solve(&modes) {
+            Ok(sol) => pb
+                .valid(&modes, &sol, &active, tol, opts.slip_tol)
+                .then_some(sol),
+            Err(e) => {
+                last_err = Some(e);
+                None
             }
-            Err(e) => last_err = Some(e),
-        }
+        })
+    })?;
+    if let Some(sol) = found {
+        return Ok((modes, sol, solves));
     }
     match last_err {
         Some(e) if total == 1 => Err(e),

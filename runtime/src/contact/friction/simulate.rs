@@ -2,12 +2,13 @@
 //! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
 //! stop), impacts with friction between them.
 
-use crate::contact::phases::{impl_record, next_h0, phase_grid, Record};
-use crate::contact::{contact_accelerations, dmat, dvec, ContactOptions};
+use crate::contact::phases::{impact_due, impl_record, Cursor};
+use crate::contact::Point;
+use crate::contact::{contact_accelerations, dmat, velocity_correction, ContactOptions};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
-use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
-use nalgebra::{DMatrix, DVector, SVector};
+use crate::ode::{Dopri5Options, OdeSystem, Pair};
+use nalgebra::SVector;
 
 use super::*;
 
@@ -103,31 +104,34 @@ struct Phase<
 }
 
 impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
+    Phase<'_, M, NQ, NC, DOF, NI, NT>
+where
+    M: Friction<NQ, NC, DOF, NI, NT>,
+{
+    /// The frictional solve of the phase's modes at `(t, y)`.
+    fn solve(&self, t: f64, y: &Pair<NQ, NQ>) -> Result<FrictionSolve<NQ>, FrictionError> {
+        friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
+            &y.a,
+            &y.b,
+            self.p,
+            t,
+            &self.opts.friction,
+            &self.modes,
+        )
+    }
+}
+
+impl<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize, const NT: usize>
     OdeSystem<Pair<NQ, NQ>> for Phase<'_, M, NQ, NC, DOF, NI, NT>
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     type Error = FrictionError;
     fn rhs(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Pair<NQ, NQ>, FrictionError> {
-        let s = friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
-            &y.a,
-            &y.b,
-            self.p,
-            t,
-            &self.opts.friction,
-            &self.modes,
-        )?;
-        Ok(Pair::new(y.b, s.qdd))
+        Ok(Pair::new(y.b, self.solve(t, y)?.qdd))
     }
     fn events(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<Option<Vec<f64>>, FrictionError> {
-        let s = friction_accelerations_with_modes::<M, NQ, NC, DOF, NI, NT>(
-            &y.a,
-            &y.b,
-            self.p,
-            t,
-            &self.opts.friction,
-            &self.modes,
-        )?;
+        let s = self.solve(t, y)?;
         let g = M::inequality(&y.a, self.p, t);
         let vt =
             M::tangent_jacobian(&y.a, self.p, t) * y.b + M::tangent_jacobian_t(&y.a, self.p, t);
@@ -214,23 +218,8 @@ where
             }
         }
     }
-    if rows.is_empty() {
-        return Ok(*qd);
-    }
-    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
-    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
     let m = dmat(&M::mass_matrix(q, p, t));
-    let minv_at = m
-        .lu()
-        .solve(&a.transpose())
-        .ok_or(ContactError::Singular { t })?;
-    let s = &a * &minv_at;
-    let svd = crate::linalg::svd(s.clone()).ok_or(ContactError::Singular { t })?;
-    let lam = svd
-        .solve(&r, 1e-12 * svd.singular_values.max())
-        .map_err(|_| ContactError::Singular { t })?;
-    let dq = minv_at * lam;
-    let out = qd + SVector::<f64, NQ>::from_iterator(dq.iter().copied());
+    let out = velocity_correction(&rows, qd, m).ok_or(ContactError::Singular { t })?;
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)
     } else {
@@ -270,7 +259,15 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(&opts.friction)?;
-    let grid = phase_grid(t0, t1, &opts.output_times).map_err(ContactError::InvalidOptions)?;
+    let mut out = FrictionTrajectory::<NQ>::default();
+    let mut at = Cursor::start(
+        (t0, q0, qd0),
+        t1,
+        &opts.output_times,
+        opts.dopri5.h0,
+        &mut out,
+    )
+    .map_err(ContactError::InvalidOptions)?;
     if !(opts.rest_height >= 0.0 && opts.rest_height.is_finite()) {
         return Err(
             ContactError::InvalidOptions("rest_height must be non-negative and finite").into(),
@@ -278,22 +275,22 @@ where
     }
     let copts = &opts.friction.contact;
     let tol = copts.active_tol;
-    let mut out = FrictionTrajectory::<NQ>::default();
-    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
-    out.record(t, &q, qd);
     let mut no_stick = [false; NI];
     // A contact whose normal force just reached zero (`Release`) starts the next phase open:
     // at the event its force is zero to rounding, and re-enumerating would let it close again
     // with a force of −0 (tolerated) that then grows negative unseen (a floor that holds on).
     let mut released = [false; NI];
-    let mut events = 0usize;
-    let mut h0 = opts.dopri5.h0;
     loop {
+        let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the (frictionless) impact first.
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
-        let vtol = 1e-12 * (1.0 + vn.amax());
-        if (0..NI).any(|k| g[k].abs() <= tol && vn[k] < -vtol) {
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        }
+        .gaps::<M, NC, DOF, NI>();
+        if impact_due(&g, &vn, tol) {
             let free = ContactOptions {
                 active_tol: -1.0,
                 ..*copts
@@ -311,12 +308,17 @@ where
             qd += imp.qdd;
         }
         q = crate::contact::adaptive::onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
-        let rest: Vec<f64> = grid.iter().copied().filter(|&x| x > t).collect();
-        if rest.is_empty() {
+        (at.q, at.qd) = (q, qd);
+        let Some(rest) = at.rest() else {
             break;
+        };
+        let (g, _, vn) = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
         }
-        let g = M::inequality(&q, p, t);
-        let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
+        .gaps::<M, NC, DOF, NI>();
         let vtol = 1e-9 * (1.0 + vn.amax());
         let leaving: [bool; NI] =
             std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));
@@ -373,51 +375,27 @@ where
             modes,
             offset,
         };
-        let dopts = Dopri5Options { h0, ..opts.dopri5 };
-        let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
-            crate::error::OdeError::System { source, .. } => source,
-            crate::error::OdeError::NonFinite { t } => ContactError::NonFinite { t }.into(),
-            _ => ContactError::Singular { t }.into(),
-        })?;
-        for (tt, y) in sol.t.iter().zip(&sol.y) {
-            if *tt != t1 {
-                out.record(*tt, &y.a, y.b);
-            }
+        at.qd = qd;
+        let limits = (&opts.dopri5, opts.max_events);
+        let Some(e) = at.run(&mut sys, &rest, limits, &mut out, |_, _, _| Ok(()))? else {
+            break;
+        };
+        // By the condition that crossed (see `Phase::events`).
+        let k = e / 2;
+        let kind = match (&sys.modes[k], e % 2) {
+            (ContactMode::Open, _) => FrictionEvent::Touch,
+            (_, 0) => FrictionEvent::Release,
+            (ContactMode::Stick, _) => FrictionEvent::Slip,
+            _ => FrictionEvent::Stop,
+        };
+        no_stick = [false; NI];
+        released = [false; NI];
+        match kind {
+            FrictionEvent::Slip => no_stick[k] = true,
+            FrictionEvent::Release => released[k] = true,
+            _ => {}
         }
-        match (sol.stopped, sol.event) {
-            (Some((te, ye)), Some(e)) => {
-                events += 1;
-                if events > opts.max_events {
-                    return Err(ContactError::TooManyEvents { t: te }.into());
-                }
-                // By the condition that crossed (see `Phase::events`).
-                let k = e / 2;
-                let kind = match (&sys.modes[k], e % 2) {
-                    (ContactMode::Open, _) => FrictionEvent::Touch,
-                    (_, 0) => FrictionEvent::Release,
-                    (ContactMode::Stick, _) => FrictionEvent::Slip,
-                    _ => FrictionEvent::Stop,
-                };
-                no_stick = [false; NI];
-                released = [false; NI];
-                match kind {
-                    FrictionEvent::Slip => no_stick[k] = true,
-                    FrictionEvent::Release => released[k] = true,
-                    _ => {}
-                }
-                h0 = Some(next_h0(t, te, sol.stats.steps));
-                t = te;
-                q = ye.a;
-                qd = ye.b;
-                out.events.push((t, k, kind));
-                out.record(t, &q, qd);
-            }
-            _ => {
-                let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
-                out.record(t1, &last.a, last.b);
-                break;
-            }
-        }
+        out.events.push((at.t, k, kind));
     }
     Ok(out)
 }

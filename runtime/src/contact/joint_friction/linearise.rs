@@ -10,7 +10,7 @@ use nalgebra::SVector;
 
 use super::{joint_friction_accelerations, JointFrictionError, JointFrictionOptions, JointMode};
 use crate::contact::linearise::{
-    baumgarte_rhs, euler_step, jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES,
+    equality_rows, euler_step, jacobians_by_duals, kkt_solve, KktRow, DUAL_LANES,
 };
 use crate::contact::ContactStepJacobians;
 use crate::dual::Dual;
@@ -48,19 +48,10 @@ where
         return None;
     }
     let cj = M::jacobian_s(q, p, t);
-    let (c, ct, gamma) = (
-        M::residual_s(q, p, t),
-        M::jacobian_t_s(q, p, t),
-        M::gamma_s(q, qd, p, t),
-    );
     let js = M::slip_jacobian_s(q, p, t);
     let ds = M::slip_gamma_s(q, qd, p, t);
-    let mut rows: Vec<KktRow<S, NQ>> = Vec::with_capacity(NC + NS);
-    for r in 0..NC {
-        let a = SVector::<S, NQ>::from_fn(|j, _| cj[(r, j)]);
-        let d = baumgarte_rhs(&a, qd, c[r], ct[r], gamma[r], opts.baumgarte);
-        rows.push(KktRow::equal(a, d));
-    }
+    let mut rows =
+        equality_rows::<M, S, NQ, NC, DOF, NP>(&cj, q, qd, p, t, opts.baumgarte, NC + NS);
     for (k, mode) in modes.iter().enumerate() {
         let (first, n) = M::FRICTION_ROWS[k];
         match *mode {

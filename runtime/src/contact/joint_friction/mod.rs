@@ -33,7 +33,7 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{dmat, dvec};
+use super::{assignments, dmat, dvec, first_assignment, saddle, solve_saddle, Point};
 use crate::mechanism::JointFriction;
 
 /// The state of one joint's friction.
@@ -214,10 +214,7 @@ impl Pb {
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
-        let (alpha, beta) = opts.baumgarte;
-        let cj = M::jacobian(q, p, t);
-        let w = cj * qd + M::jacobian_t(q, p, t);
-        let dc = M::gamma(q, qd, p, t) - w * (2.0 * alpha) - M::residual(q, p, t) * (beta * beta);
+        let (cj, dc) = Point { q, qd, p, t }.equalities::<M, NC, DOF>(opts.baumgarte);
         let js = M::slip_jacobian(q, p, t);
         let vs = js * qd + M::slip_jacobian_t(q, p, t);
         let pb = Pb {
@@ -275,18 +272,7 @@ impl Pb {
         let stick: Vec<usize> = (0..modes.len())
             .filter(|&k| modes[k] == JointMode::Stick)
             .collect();
-        let n = nq + nc + stick.len();
-        let mut k = DMatrix::<f64>::zeros(n, n);
-        let mut rhs = DVector::<f64>::zeros(n);
-        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
-        rhs.rows_mut(0, nq).copy_from(&self.f);
-        for i in 0..nc {
-            for j in 0..nq {
-                k[(nq + i, j)] = self.cj[(i, j)];
-                k[(j, nq + i)] = -self.cj[(i, j)];
-            }
-            rhs[nq + i] = self.dc[i];
-        }
+        let (mut k, mut rhs) = saddle(&self.m, &self.f, &self.cj, &self.dc, stick.len());
         for (s, &g) in modes.iter().enumerate() {
             if let JointMode::Slide(sigma) = g {
                 let c = self.mu[s] * self.radius[s] * sigma;
@@ -306,22 +292,7 @@ impl Pb {
             }
             rhs[row] = self.ds[s];
         }
-        let t = self.t;
-        let x = match k.clone().lu().solve(&rhs) {
-            Some(x) if x.iter().all(|v| v.is_finite()) => x,
-            _ => {
-                let svd =
-                    crate::linalg::svd(k.clone()).ok_or(JointFrictionError::Singular { t })?;
-                let x = svd
-                    .solve(&rhs, 1e-12 * svd.singular_values.max())
-                    .map_err(|_| JointFrictionError::Singular { t })?;
-                let res = (&k * &x - &rhs).norm();
-                if res.is_nan() || res > 1e-8 * rhs.norm().max(1.0) {
-                    return Err(JointFrictionError::Singular { t });
-                }
-                x
-            }
-        };
+        let x = solve_saddle(&k, &rhs).ok_or(JointFrictionError::Singular { t: self.t })?;
         let mut st = vec![0.0; modes.len()];
         for (c, &s) in stick.iter().enumerate() {
             st[s] = x[nq + nc + c];
@@ -459,32 +430,25 @@ fn enumerate(
     let cands: Vec<Vec<JointMode>> = (0..ns)
         .map(|k| candidates(pb, k, !no_stick[k], opts.slip_tol))
         .collect();
-    // One-row sliding joints also choose their normal's sign (two ways each).
-    let total = cands
-        .iter()
-        .enumerate()
-        .try_fold(1usize, |acc, (k, c)| {
-            acc.checked_mul(c.len() * if one_row(k) { 2 } else { 1 })
-        })
-        .filter(|&n| n <= opts.max_combinations)
+    // One-row sliding joints also choose their normal's sign (two ways each): digit `d`
+    // of joint `k` is its mode `d % n` and its sign flip `d / n` (`n` its modes).
+    let radices: Vec<usize> = (0..ns)
+        .map(|k| cands[k].len() * if one_row(k) { 2 } else { 1 })
+        .collect();
+    let total = assignments(&radices, opts.max_combinations)
         .ok_or(JointFrictionError::TooManyJoints { t: pb.t })?;
     let mut modes = vec![JointMode::Free; ns];
     let mut flip = vec![false; ns];
     let mut stuck = None;
-    for mut code in 0..total {
+    let found = first_assignment(&radices, total, |digits| {
         for k in 0..ns {
             let n = cands[k].len();
-            modes[k] = cands[k][code % n];
-            code /= n;
-            flip[k] = false;
-            if one_row(k) {
-                flip[k] = code % 2 == 1;
-                code /= 2;
-            }
+            modes[k] = cands[k][digits[k] % n];
+            flip[k] = digits[k] / n == 1;
         }
         // A one-row sign only matters while sliding: skip the flipped duplicates.
         if (0..ns).any(|k| flip[k] && !matches!(modes[k], JointMode::Slide(_))) {
-            continue;
+            return Ok(None);
         }
         let nhat = if modes.iter().any(|m| matches!(m, JointMode::Slide(_))) {
             let base = match &start {
@@ -510,14 +474,16 @@ fn enumerate(
                 })
                 .collect()
         };
-        match pb.solve(&modes, nhat, opts)? {
-            Ok(sol) => {
-                if pb.valid(&modes, &sol, tol, opts.slip_tol) {
-                    return Ok((modes, sol));
-                }
+        Ok(match pb.solve(&modes, nhat, opts)? {
+            Ok(sol) => pb.valid(&modes, &sol, tol, opts.slip_tol).then_some(sol),
+            Err(k) => {
+                stuck = Some(k);
+                None
             }
-            Err(k) => stuck = Some(k),
-        }
+        })
+    })?;
+    if let Some(sol) = found {
+        return Ok((modes, sol));
     }
     match stuck {
         Some(joint) => Err(JointFrictionError::NoConvergence { t: pb.t, joint }),

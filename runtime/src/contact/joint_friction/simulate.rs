@@ -2,10 +2,10 @@
 //! modes on DOPRI5, their ends located as events on its dense output (slip, stop, reversal of
 //! a one-row normal).
 
-use crate::contact::phases::{impl_record, next_h0, phase_grid, Record};
-use crate::contact::{dmat, dvec};
-use crate::ode::{dopri5, Dopri5Options, OdeSystem, Pair};
-use nalgebra::{DMatrix, DVector, SVector};
+use crate::contact::phases::{impl_record, Cursor, PhaseError};
+use crate::contact::{dmat, velocity_correction};
+use crate::ode::{Dopri5Options, OdeSystem, Pair};
+use nalgebra::SVector;
 
 use super::*;
 
@@ -65,6 +65,19 @@ pub struct JointFrictionTrajectory<const NQ: usize> {
 }
 
 impl_record!(JointFrictionTrajectory);
+
+/// The joint-friction simulator reports an integrator failure where it happened.
+impl PhaseError for JointFrictionError {
+    fn non_finite(t: f64) -> Self {
+        JointFrictionError::NonFinite { t }
+    }
+    fn integrator(at: f64, _start: f64) -> Self {
+        JointFrictionError::Integrator { t: at }
+    }
+    fn too_many_events(t: f64) -> Self {
+        JointFrictionError::TooManyEvents { t }
+    }
+}
 
 /// One smooth phase: fixed modes and one-row normal signs.
 struct Phase<'a, M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>
@@ -172,22 +185,8 @@ where
             rows.push((js.row(k).iter().copied().collect(), st[k]));
         }
     }
-    if rows.is_empty() {
-        return Ok(*qd);
-    }
-    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
-    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
     let m = dmat(&M::mass_matrix(q, p, t));
-    let minv_at = m
-        .lu()
-        .solve(&a.transpose())
-        .ok_or(JointFrictionError::Singular { t })?;
-    let s = &a * &minv_at;
-    let svd = crate::linalg::svd(s).ok_or(JointFrictionError::Singular { t })?;
-    let lam = svd
-        .solve(&r, 1e-12 * svd.singular_values.max())
-        .map_err(|_| JointFrictionError::Singular { t })?;
-    let out = qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied());
+    let out = velocity_correction(&rows, qd, m).ok_or(JointFrictionError::Singular { t })?;
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)
     } else {
@@ -223,19 +222,18 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     check(&opts.friction)?;
-    let grid =
-        phase_grid(t0, t1, &opts.output_times).map_err(JointFrictionError::InvalidOptions)?;
     let mut out = JointFrictionTrajectory::<NQ>::default();
-    let (mut q, mut qd, mut t) = (*q0, *qd0, t0);
-    out.record(t, &q, qd);
+    let mut at = Cursor::start(
+        (t0, q0, qd0),
+        t1,
+        &opts.output_times,
+        opts.dopri5.h0,
+        &mut out,
+    )
+    .map_err(JointFrictionError::InvalidOptions)?;
     let mut no_stick = [false; NS];
-    let mut events = 0usize;
-    let mut h0 = opts.dopri5.h0;
-    loop {
-        let rest: Vec<f64> = grid.iter().copied().filter(|&x| x > t).collect();
-        if rest.is_empty() {
-            break;
-        }
+    while let Some(rest) = at.rest() {
+        let (q, mut qd, t) = (at.q, at.qd, at.t);
         let pb = Pb::new::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &opts.friction)?;
         let (modes, sol) = enumerate(&pb, &opts.friction, &no_stick)?;
         if modes.contains(&JointMode::Stick) {
@@ -274,50 +272,24 @@ where
             }),
             offset,
         };
-        let dopts = Dopri5Options { h0, ..opts.dopri5 };
-        let sol = dopri5(&mut sys, t, Pair::new(q, qd), &rest, &dopts).map_err(|e| match e {
-            crate::error::OdeError::System { source, .. } => source,
-            crate::error::OdeError::NonFinite { t } => JointFrictionError::NonFinite { t },
-            crate::error::OdeError::StepSizeUnderflow { t, .. }
-            | crate::error::OdeError::MaxSteps { t, .. } => JointFrictionError::Integrator { t },
-            _ => JointFrictionError::Integrator { t },
-        })?;
-        for (tt, y) in sol.t.iter().zip(&sol.y) {
-            if *tt != t1 {
-                out.record(*tt, &y.a, y.b);
-            }
+        at.qd = qd;
+        let limits = (&opts.dopri5, opts.max_events);
+        let Some(e) = at.run(&mut sys, &rest, limits, &mut out, |_, _, _| Ok(()))? else {
+            break;
+        };
+        let k = e / 2;
+        let kind = if e % 2 == 1 {
+            JointFrictionEvent::Reverse
+        } else if sys.modes[k] == JointMode::Stick {
+            JointFrictionEvent::Slip
+        } else {
+            JointFrictionEvent::Stop
+        };
+        no_stick = [false; NS];
+        if kind == JointFrictionEvent::Slip {
+            no_stick[k] = true;
         }
-        match (sol.stopped, sol.event) {
-            (Some((te, ye)), Some(e)) => {
-                events += 1;
-                if events > opts.max_events {
-                    return Err(JointFrictionError::TooManyEvents { t: te });
-                }
-                let k = e / 2;
-                let kind = if e % 2 == 1 {
-                    JointFrictionEvent::Reverse
-                } else if sys.modes[k] == JointMode::Stick {
-                    JointFrictionEvent::Slip
-                } else {
-                    JointFrictionEvent::Stop
-                };
-                no_stick = [false; NS];
-                if kind == JointFrictionEvent::Slip {
-                    no_stick[k] = true;
-                }
-                h0 = Some(next_h0(t, te, sol.stats.steps));
-                t = te;
-                q = ye.a;
-                qd = ye.b;
-                out.events.push((t, k, kind));
-                out.record(t, &q, qd);
-            }
-            _ => {
-                let last = sol.y.last().copied().unwrap_or(Pair::new(q, qd));
-                out.record(t1, &last.a, last.b);
-                break;
-            }
-        }
+        out.events.push((at.t, k, kind));
     }
     Ok(out)
 }
