@@ -229,9 +229,18 @@ pub(crate) fn dop853_step<S: OdeState, Sys: OdeSystem<S>>(
     h: f64,
 ) -> Result<(S, usize), OdeError<Sys::Error>> {
     let mut stats = Stats::default();
-    let k1 = eval(sys, &mut stats, t0, y0)?;
+    let k1 = super::eval(sys, &mut stats, t0, y0)?;
     // The tolerances only weigh the error estimate, which is not used.
-    let trial = <Dp853 as Method<S>>::trial(sys, &mut stats, t0, y0, &k1, h, t0 + h, 1.0, 1.0)?;
+    let step = Step {
+        t: t0,
+        y: y0,
+        k1: &k1,
+        h,
+        t_new: t0 + h,
+        rtol: 1.0,
+        atol: 1.0,
+    };
+    let trial = <Dp853 as Method<S>>::trial(sys, &mut stats, &step)?;
     Ok((trial.y1, stats.rhs_calls))
 }
 
