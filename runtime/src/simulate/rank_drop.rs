@@ -12,8 +12,9 @@ use super::*;
 /// velocities, its integral from `tb` for the independent coordinates (one polynomial motion:
 /// the coordinates' derivative is the velocity), and the dependent coordinates assembled in
 /// the chart from a Taylor polynomial of all coordinates at `tb`, which starts on the branch
-/// the motion is on (without a landing step — a stage that could not be evaluated — the
-/// landing too, the polynomial through the nodes extrapolated). Records the rank drop at
+/// the motion is on (without a landing step — a stage that could not be evaluated, or a
+/// landing cut short by the last output time — the landing too, the polynomial through the
+/// nodes extrapolated). Records the rank drop at
 /// `t*` when a singular value of `C_J` changed sign between `tb` and the landing (one per
 /// approach). Returns the landing state (`None` at the end of `grid`).
 #[allow(clippy::type_complexity)]
@@ -72,7 +73,13 @@ where
     // point as the base is before it from nodes as far apart as DOP853's long steps, left
     // the velocity 4e-7 off at one of A02's flat positions (40 windows, rtol 1e-11: 0.12 m
     // off after 20 s; the runs at 1e-10, whose steps crossed the points, 3e-5).
-    let bridged = {
+    // Only a landing symmetric about the point: one cut short by the end of the outputs puts
+    // the point anywhere in the step, possibly on a stage (there the chart is singular), and
+    // the polynomial serves that last stretch.
+    let symmetric = t_land >= 2.0 * t_star - tb;
+    let bridged = if !symmetric {
+        None
+    } else {
         let keep = sys.project_stages;
         sys.project_stages = true;
         let step = crate::ode::dop853_step(sys, tb, &yb, t_land - tb);
