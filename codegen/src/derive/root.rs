@@ -99,30 +99,6 @@ fn quaternion_values(q: [f64; 4]) -> [[f64; 3]; 3] {
     ]
 }
 
-/// The same rotation as DAG nodes, built as the language's `rot_quat` builds it (so the
-/// nodes are shared with the model's own).
-fn quaternion(a: &mut Arena, q: [ExprId; 4]) -> [[ExprId; 3]; 3] {
-    let [w, x, y, z] = q;
-    let two = a.constant(2.0);
-    let one = a.constant(1.0);
-    let p = |a: &mut Arena, u: ExprId, v: ExprId| {
-        let m = a.mul(u, v);
-        a.mul(two, m)
-    };
-    let (xx, yy, zz) = (p(a, x, x), p(a, y, y), p(a, z, z));
-    let (xy, xz, yz) = (p(a, x, y), p(a, x, z), p(a, y, z));
-    let (wx, wy, wz) = (p(a, w, x), p(a, w, y), p(a, w, z));
-    let diag = |a: &mut Arena, u: ExprId, v: ExprId| {
-        let s = a.add(u, v);
-        a.sub(one, s)
-    };
-    [
-        [diag(a, yy, zz), a.sub(xy, wz), a.add(xz, wy)],
-        [a.add(xy, wz), diag(a, xx, zz), a.sub(yz, wx)],
-        [a.sub(xz, wy), a.add(yz, wx), diag(a, xx, yy)],
-    ]
-}
-
 /// The four coordinates of a constraint `±(w² + x² + y² + z² − 1)`, if `e` is one.
 fn norm_constraint(a: &Arena, e: ExprId) -> Option<[u32; 4]> {
     let cs = a.coords_of(e);
@@ -406,7 +382,9 @@ fn base(a: &mut Arena, root: &Root) -> Base {
     let half = a.constant(0.5);
     let two = a.constant(2.0);
     let q = root.quat.map(|k| a.sym(Sym::Coord(k)));
-    let r0 = quaternion(a, q);
+    // Built as the language's `rot_quat` builds it, so the nodes are shared with the
+    // model's own.
+    let r0 = crate::model::quaternion(a, q);
     let p: Vec<[ExprId; 3]> = root
         .quat
         .iter()

@@ -61,7 +61,7 @@ pub(super) fn origin(f: &Value) -> Option<Vec<ExprId>> {
 
 /// The rotation matrix of the quaternion `w + x i + y j + z k` (orthogonal when it is a
 /// unit quaternion): `I + 2 w [v]× + 2 [v]×²` with `v = (x, y, z)`, written out.
-pub(super) fn quaternion(a: &mut Arena, q: [ExprId; 4]) -> [[ExprId; 3]; 3] {
+pub(crate) fn quaternion(a: &mut Arena, q: [ExprId; 4]) -> [[ExprId; 3]; 3] {
     let [w, x, y, z] = q;
     let two = a.constant(2.0);
     let one = a.constant(1.0);

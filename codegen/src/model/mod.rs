@@ -10,6 +10,7 @@ mod call;
 pub mod dynamics;
 mod formulas;
 mod frame;
+pub(crate) use frame::quaternion;
 mod friction;
 mod items;
 mod joint;
