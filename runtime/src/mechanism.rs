@@ -123,6 +123,20 @@ pub trait Dynamics<const NQ: usize, const NC: usize, const DOF: usize>:
     }
     /// Generalised mass matrix `M(q, p, t)` (symmetric, `NQ × NQ`).
     fn mass_matrix(q: &SVector<f64, NQ>, p: &Self::Params, t: f64) -> SMatrix<f64, NQ, NQ>;
+    /// [`mass_matrix`](Self::mass_matrix) written into `out`. Generated models write only
+    /// the structural nonzeros ([`MASS_NONZEROS`](Self::MASS_NONZEROS)) and leave the other
+    /// entries as they are: zero `out` once and reuse it (for a large sparse mass matrix the
+    /// zero fill of a new matrix on every call costs more than its entries). The default
+    /// assigns the whole matrix.
+    #[inline]
+    fn mass_matrix_into(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        out: &mut SMatrix<f64, NQ, NQ>,
+    ) {
+        *out = Self::mass_matrix(q, p, t);
+    }
     /// Generalised forces `f(q, q̇, p, t)`: applied forces plus the quadratic-velocity
     /// (Coriolis/centrifugal) terms.
     fn forces(

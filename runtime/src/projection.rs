@@ -153,7 +153,8 @@ where
         return Err(nonfinite("u", t));
     }
     let part = partition::<M, NQ, NC, DOF>(q, p, t, threshold)?;
-    accelerations_with::<M, NQ, NC, DOF>(&part, q, u, p, t)
+    let mut mass = SMatrix::<f64, NQ, NQ>::zeros();
+    accelerations_with::<M, NQ, NC, DOF>(&part, q, u, p, t, &mut mass)
 }
 
 /// [`projection_accelerations`] in the chart `chart`: `u` are the velocities of
@@ -176,8 +177,30 @@ where
     if !linalg::finite(u.as_slice()) {
         return Err(nonfinite("u", t));
     }
+    let mut mass = SMatrix::<f64, NQ, NQ>::zeros();
+    accelerations_in_buffer::<M, NQ, NC, DOF>(chart, q, u, p, t, threshold, &mut mass)
+}
+
+/// [`projection_accelerations_in`] with the mass matrix written into `mass`, a buffer the
+/// caller zeroed once and reuses for the same model (the simulation routes: generated
+/// models write only the structural nonzeros, [`Dynamics::mass_matrix_into`]).
+pub(crate) fn accelerations_in_buffer<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    chart: &Chart<DOF>,
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    threshold: f64,
+    mass: &mut SMatrix<f64, NQ, NQ>,
+) -> Result<ProjectionAccelerations<NQ, DOF>, DynamicsError>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    if !linalg::finite(u.as_slice()) {
+        return Err(nonfinite("u", t));
+    }
     let part = partition_in::<M, NQ, NC, DOF>(chart, q, p, t, threshold)?;
-    accelerations_with::<M, NQ, NC, DOF>(&part, q, u, p, t)
+    accelerations_with::<M, NQ, NC, DOF>(&part, q, u, p, t, mass)
 }
 
 fn accelerations_with<M, const NQ: usize, const NC: usize, const DOF: usize>(
@@ -186,6 +209,7 @@ fn accelerations_with<M, const NQ: usize, const NC: usize, const DOF: usize>(
     u: &SVector<f64, DOF>,
     p: &M::Params,
     t: f64,
+    mass: &mut SMatrix<f64, NQ, NQ>,
 ) -> Result<ProjectionAccelerations<NQ, DOF>, DynamicsError>
 where
     M: Dynamics<NQ, NC, DOF>,
@@ -201,7 +225,8 @@ where
         return Err(nonfinite("gamma", t));
     }
     let du = part.solve_dependent::<M, NC>(q, p, t, &gamma)?;
-    let mass = M::mass_matrix(q, p, t);
+    M::mass_matrix_into(q, p, t, mass);
+    let mass = &*mass;
     let f = M::forces(q, &qd, p, t);
     let names: &[&'static str] = &M::COORD_NAMES;
     let nz = M::MASS_NONZEROS;
@@ -210,15 +235,15 @@ where
         // column of `M` against a zero could vanish: checked before it is used.
         check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
     }
-    let md = linalg::mass_mul(nz, &mass, &d);
-    let rhs = f - linalg::mass_mul(nz, &mass, &du);
+    let md = linalg::mass_mul(nz, mass, &d);
+    let rhs = f - linalg::mass_mul(nz, mass, &du);
     // With the listed nonzeros, a non-finite entry of `M` (`mass_mul` multiplies each
     // listed entry by every column, zeros included) or of `f` makes `rhs` or `DᵀMD`
     // non-finite, which `reduced_solve` refuses; only then are `M` and `f` checked, to name
     // what was not finite (the checks cost 5 % of a Stewart right-hand side when done up
     // front on every call).
     let ud = reduced_solve(&d, &md, &rhs, names, t, q, u).map_err(|e| {
-        let named = if !linalg::mass_finite(nz, &mass) {
+        let named = if !linalg::mass_finite(nz, mass) {
             check_finite("mass matrix", t, mass.as_slice(), NQ, names).err()
         } else {
             check_finite("forces", t, f.as_slice(), NQ, names).err()

@@ -96,6 +96,15 @@ pub(crate) fn model_impls(
                     const MASS_NONZEROS: Option<&'static [(usize, usize)]> = Some(&MASS_NONZEROS);
                     #not_smooth
                     #dynamics
+                    #[inline]
+                    fn mass_matrix_into(
+                        q: &SVector<f64, NQ>,
+                        p: &Params,
+                        t: f64,
+                        buffer: &mut SMatrix<f64, NQ, NQ>,
+                    ) {
+                        mass_matrix_into(q, p, t, buffer)
+                    }
                 }
             },
         )

@@ -570,6 +570,15 @@ pub mod ramp {
         ) -> Option<f64> {
             Some(energy(q, qd, p, t))
         }
+        #[inline]
+        fn mass_matrix_into(
+            q: &SVector<f64, NQ>,
+            p: &Params,
+            t: f64,
+            buffer: &mut SMatrix<f64, NQ, NQ>,
+        ) {
+            mass_matrix_into(q, p, t, buffer)
+        }
     }
     impl ::mechgen::runtime::Inequalities<NQ, NC, DOF, NI> for Model {
         const INEQUALITY_NAMES: [&'static str; NI] = INEQUALITY_NAMES;

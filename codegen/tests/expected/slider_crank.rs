@@ -663,5 +663,14 @@ pub mod slider_crank {
         ) -> Option<f64> {
             Some(energy(q, qd, p, t))
         }
+        #[inline]
+        fn mass_matrix_into(
+            q: &SVector<f64, NQ>,
+            p: &Params,
+            t: f64,
+            buffer: &mut SMatrix<f64, NQ, NQ>,
+        ) {
+            mass_matrix_into(q, p, t, buffer)
+        }
     }
 }

@@ -71,6 +71,7 @@ where
             last_health: None,
             project_stages: false,
             stage_projections: 0,
+            mass: Box::new(SMatrix::zeros()),
         };
         let y0 = Pair::new(y.a, sys.chart.independent_part(&y.b));
         let mut run = ProjectionRun::default();

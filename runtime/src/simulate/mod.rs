@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use nalgebra::{DMatrix, SVector};
+use nalgebra::{DMatrix, SMatrix, SVector};
 
 use crate::assemble::{assemble, assemble_in, assemble_min_norm, AssemblyOptions};
 use crate::error::{largest_entries, AssemblyError, DynamicsError, KinematicsError, SimError};
@@ -34,7 +34,7 @@ use crate::null_space::{
 use crate::ode::{
     dop853, dopri5, rk4, Dopri5Options, OdeSystem, Pair, Rk4Options, Solution, Stats, StepControl,
 };
-use crate::projection::{multipliers, projection_accelerations_in};
+use crate::projection::{accelerations_in_buffer, multipliers, projection_accelerations_in};
 use crate::velocity::{project_velocity, project_velocity_min_norm, velocity_from_independent_in};
 
 mod blocks;
@@ -486,6 +486,7 @@ mod tests {
             last_health: None,
             project_stages: false,
             stage_projections: 0,
+            mass: Box::new(SMatrix::zeros()),
         };
         let y0 = Pair::new(
             SVector::<f64, 2>::new(0.6, -0.8),
