@@ -167,6 +167,48 @@ fn mimic_is_a_constraint_and_names_are_identifiers() {
     assert_eq!((g.modules[0].nq, g.modules[0].nc), (2, 1));
 }
 
+/// What published robots carry that a strict reading refused (TALOS and the iCub of
+/// example-robot-data 6.0.0 did not import): a `<mimic>` on a fixed joint (TALOS's
+/// grippers; a fixed joint does not move, so nothing is coupled) and a moment of inertia
+/// that is a negative rounding of zero (the iCub's `r_hip_2`: `-5.42101e-20`). Both import
+/// with a note each; a clearly negative moment and a mimic on a floating joint stay errors.
+#[test]
+fn fixed_joint_mimics_and_rounding_negative_moments_are_notes() {
+    let text = "<robot name=\"r\">
+  <link name=\"base\"/>
+  <link name=\"arm\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial></link>
+  <link name=\"pad\"><inertial><mass value=\"0.5\"/><inertia ixx=\"-5.42101e-20\" ixy=\"0\" ixz=\"0\" iyy=\"-5.42101e-20\" iyz=\"0\" izz=\"0\"/></inertial></link>
+  <joint name=\"j\" type=\"revolute\"><parent link=\"base\"/><child link=\"arm\"/><axis xyz=\"0 0 1\"/></joint>
+  <joint name=\"f\" type=\"fixed\"><parent link=\"arm\"/><child link=\"pad\"/>
+    <mimic joint=\"j\" multiplier=\"1\" offset=\"0\"/></joint>
+</robot>";
+    let imported = import(text, &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let notes: Vec<(u32, &str)> = imported
+        .notes
+        .iter()
+        .map(|n| (n.line, n.message.as_str()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (4, "the moment -5.42101e-20 of link `pad`'s inertia read as 0 (a negative value within 1e-15 kg m² of zero: rounding noise)"),
+            (4, "the moment -5.42101e-20 of link `pad`'s inertia read as 0 (a negative value within 1e-15 kg m² of zero: rounding noise)"),
+            (6, "the <mimic> of the fixed joint `f` ignored (a fixed joint does not move)"),
+        ]
+    );
+    assert_eq!(imported.coords.len(), 1);
+    let g = generate_str(&imported.mech, &Options::default())
+        .unwrap_or_else(|e| panic!("{}\n{}", e.message, imported.mech));
+    assert_eq!((g.modules[0].nq, g.modules[0].nc), (1, 0));
+    // Beyond rounding: still an error, at the element.
+    let e = error(&text.replace("ixx=\"-5.42101e-20\"", "ixx=\"-1e-9\""));
+    assert!(e.message.contains("has a negative moment"), "{e}");
+    assert_eq!(e.line, 4);
+    // A mimic on a joint that moves but cannot follow one coordinate: still an error.
+    let e = error(&text.replace("type=\"fixed\"", "type=\"floating\""));
+    assert!(e.message.contains("cannot mimic another joint"), "{e}");
+}
+
 /// Origins of whole quarter turns (`1.5707963267948966`, as URDF files write π/2) are
 /// written as exact matrices: each equal to nalgebra's `from_euler_angles` rounded to
 /// integers; other angles (`1.57079632679`) stay `rpy(…)`.

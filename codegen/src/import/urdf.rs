@@ -8,7 +8,9 @@
 //! the root link, as Pinocchio's `JointModelFreeFlyer` root); joint origins (`xyz`, `rpy`)
 //! and axes (any direction, normalised); inertials with their own origin and the full
 //! tensor; `<limit>` kept as comments; `<dynamics damping>` as a parameter and a viscous
-//! generalised force; `<mimic>` as an exact constraint.
+//! generalised force; `<mimic>` as an exact constraint (on a fixed joint, which does not
+//! move, ignored with a note); a negative moment of inertia within rounding of zero
+//! (≥ −1e-15 kg m²) read as 0 with a note.
 //!
 //! A free joint (the floating base, a `floating` joint) has seven coordinates: the child
 //! frame's position in the parent frame `NAME_px`, `NAME_py`, `NAME_pz`, then the unit
@@ -59,6 +61,12 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Write as _};
 
 use roxmltree::{Document, Node};
+
+/// Negative moments of inertia no larger than this (kg m²) are read as 0, with a note: the
+/// rounding noise of an exported zero (the iCub's `r_hip_2` has `ixx = -5.42101e-20`,
+/// `-2⁻⁶⁴`). MuJoCo's compiler uses the same value (`mjMINVAL`) as the smallest inertia
+/// it distinguishes from zero.
+const INERTIA_NOISE: f64 = 1e-15;
 
 /// Options of the import.
 #[derive(Clone, Debug)]
@@ -524,6 +532,20 @@ fn read_inertial(
                 for (x, k) in v.iter_mut().zip(["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]) {
                     *x = number(doc, c, k, attr(doc, c, k)?)?;
                 }
+                for k in [0, 3, 5] {
+                    if v[k] < 0.0 && v[k] >= -INERTIA_NOISE {
+                        notes.push(note_at(
+                            doc,
+                            c,
+                            format!(
+                                "the moment {} of link `{link}`'s inertia read as 0 (a negative \
+                                 value within {INERTIA_NOISE:e} kg m² of zero: rounding noise)",
+                                num(v[k])
+                            ),
+                        ));
+                        v[k] = 0.0;
+                    }
+                }
                 if v[0] < 0.0 || v[3] < 0.0 || v[5] < 0.0 {
                     return Err(err_at(
                         doc,
@@ -674,6 +696,18 @@ fn read_joint(doc: &Document, n: Node, notes: &mut Vec<Note>) -> Result<Joint, I
         child.ok_or_else(|| err_at(doc, n, format!("joint `{name}` has no <child link=…>")))?;
     if kind != Kind::Fixed && joint.axis.iter().all(|&x| x == 0.0) {
         return Err(err_at(doc, n, format!("joint `{name}` has the zero axis")));
+    }
+    if joint.mimic.is_some() && kind == Kind::Fixed {
+        // A fixed joint does not move: there is nothing to couple (TALOS's grippers carry
+        // such `<mimic>` elements on their fixed joints).
+        notes.push(note_at(
+            doc,
+            n,
+            format!(
+                "the <mimic> of the fixed joint `{name}` ignored (a fixed joint does not move)"
+            ),
+        ));
+        joint.mimic = None;
     }
     if joint.mimic.is_some() && !matches!(kind, Kind::Revolute | Kind::Continuous | Kind::Prismatic)
     {
