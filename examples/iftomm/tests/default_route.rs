@@ -107,3 +107,30 @@ fn a02_40_jumps_follow_the_tolerance() {
         assert!(r.error <= 1e-4, "rtol {rtol:e}: error {:e}", r.error);
     }
 }
+
+/// An absolute tolerance below what rounding near a flat position allows (rtol 1e-11 with
+/// atol 1e-15, the coordinates near zero governed by atol): the chart's accelerations carry
+/// rounding amplified by `1/ratio²`, the error control shrank the steps to ~1e-9 s 4e-5 s
+/// before the flat position at t = 8.584, and the creeping approach never jumped (its kept
+/// 64 states reached back 1e-7 s, less than the distance ahead): the run did not end in
+/// minutes (the default route at rtol 1e-8 with the harness's atol 1e-12 took 510 s, its
+/// global-error control asking for that local tolerance). Now a creeping approach reaches
+/// back to its first state: measured 3,286 steps, 1.25e-6 m, 2.8 s.
+#[test]
+fn a02_40_passes_its_flat_positions_at_a_tolerance_below_rounding() {
+    let problem = Problem::A02 { n: 40 };
+    let o = RunOptions {
+        rtol: 1e-11,
+        atol: 1e-15,
+        accuracy: mechgen::runtime::Accuracy::Local,
+        ..RunOptions::full(problem)
+    };
+    let r = run(problem, Route::Auto, &o).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "A02 (N = 40) at rtol 1e-11, atol 1e-15: error {:.2e}, {} steps, {} rank drops",
+        r.error, r.ode.steps, r.rank_drops
+    );
+    assert_eq!(r.rank_drops, 20);
+    assert!(r.error <= 1e-4, "error {:e}", r.error);
+    assert!(r.ode.steps < 10_000, "{} steps", r.ode.steps);
+}

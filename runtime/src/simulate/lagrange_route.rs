@@ -68,6 +68,7 @@ where
                 ..RankWatch::default()
             }),
             approach: VecDeque::new(),
+            approach_start: 0.0,
             last_health: None,
             project_stages: false,
             stage_projections: 0,

@@ -483,6 +483,7 @@ mod tests {
             rank_drops: Vec::new(),
             watch: Some(RankWatch::default()),
             approach: VecDeque::new(),
+            approach_start: 0.0,
             last_health: None,
             project_stages: false,
             stage_projections: 0,

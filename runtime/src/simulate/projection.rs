@@ -35,6 +35,9 @@ pub(super) struct ProjectionSystem<
     /// ([`RankDrop::Continue`]; `∞` where the ratio was not measured, away from singular
     /// charts): the approach to a rank drop, and the nodes of a jump over it.
     pub(super) approach: VecDeque<(f64, Pair<NQ, DOF>, f64)>,
+    /// The time of the first state of the current approach ([`Self::approach`] keeps only
+    /// the last [`APPROACH_HISTORY`] states): how far behind a creeping approach reaches.
+    pub(super) approach_start: f64,
     /// `(t, health)` of the chart at the last accepted state (cleared by a restart).
     pub(super) last_health: Option<(f64, f64)>,
     /// Whether the right-hand side first projects each stage's coordinates onto the
@@ -547,6 +550,7 @@ where
         rank_drops: Vec::new(),
         watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
         approach: VecDeque::new(),
+        approach_start: 0.0,
         last_health: None,
         project_stages: false,
         stage_projections: 0,
