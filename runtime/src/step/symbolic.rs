@@ -216,8 +216,12 @@ where
     // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
     let r0 = r.rhs - mul(&r.md, &r.ud);
     let s0 = s.tr_mul(&r0);
-    let pm = mul(&r.md.transpose(), &s);
-    let pm_w = pm.transpose();
+    // `S` is zero at the rows `INDEPENDENT` (`solve_dependent`'s contract): the products
+    // with it run over the dependent rows only, written straight in the shape the
+    // generated reductions take (`Pᵀ`, `(K S)ᵀ`: no transposed copies).
+    let (dep, n_dep) = dependent_rows::<NQ, DOF>(&M::INDEPENDENT);
+    let dep = &dep[..n_dep];
+    let pm_w = SMatrix::<f64, NC, DOF>::from_fn(|c, j| dot_rows(dep, |i| s[(i, c)] * r.md[(i, j)]));
     // The reductions by `P` (`Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)`, and
     // `Pᵀ ∂(γ − C_J q̈)/∂p` for the parameter blocks) from one generated body, and those by
     // `D` (`Dᵀ ∂(f − M q̈)/∂q`, `Dᵀ ∂f/∂q̇`, and `Dᵀ ∂(f − M q̈)/∂p`) from another.
@@ -234,8 +238,7 @@ where
         None => (M::dynamics_reductions(q, &r.qd, p, t, &qdd, d), None),
     };
     let k = f_qd - g_qd;
-    let ks = mul(&k, &s);
-    let ks_w = ks.transpose();
+    let ks_w = SMatrix::<f64, NC, DOF>::from_fn(|c, j| dot_rows(dep, |i| s[(i, c)] * k[(j, i)]));
     // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
     // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
     // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
@@ -532,6 +535,26 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> Rows<NQ, DOF, NP> {
             *y = a * x;
         }
     }
+}
+
+/// The rows of `0..NQ` not in `ind`, in increasing order, and how many (the rows of `S`
+/// that may be nonzero).
+fn dependent_rows<const NQ: usize, const DOF: usize>(ind: &[usize; DOF]) -> ([usize; NQ], usize) {
+    let mut rows = [0; NQ];
+    let mut n = 0;
+    for i in 0..NQ {
+        if !ind.contains(&i) {
+            rows[n] = i;
+            n += 1;
+        }
+    }
+    (rows, n)
+}
+
+/// `Σ_{i ∈ rows} term(i)`, in the order of `rows`.
+#[inline(always)]
+fn dot_rows(rows: &[usize], term: impl Fn(usize) -> f64) -> f64 {
+    rows.iter().fold(0.0, |acc, &i| acc + term(i))
 }
 
 /// `y += a x`, in place.
