@@ -134,3 +134,25 @@ fn a02_40_passes_its_flat_positions_at_a_tolerance_below_rounding() {
     assert!(r.error <= 1e-4, "error {:e}", r.error);
     assert!(r.ode.steps < 10_000, "{} steps", r.ode.steps);
 }
+
+/// The global-error control at rtol 1e-8 with atol 1e-12 (the harness's atol): its reruns
+/// scaled atol with rtol down to 1e-16, where the run at local rtol 1e-12 crept through
+/// the flat positions (345,267 right-hand sides, 28 s; before the creeping fix above, 510 s).
+/// The reruns' atol now stops at `Accuracy::MIN_LOCAL_ATOL` (1e-14): measured 12,119
+/// right-hand sides in the returned run, 1.76e-5 m, under a second.
+#[test]
+fn a02_40_control_with_a_small_atol_stays_cheap() {
+    let problem = Problem::A02 { n: 40 };
+    let o = RunOptions {
+        rtol: 1e-8,
+        atol: 1e-12,
+        ..RunOptions::full(problem)
+    };
+    let r = run(problem, Route::Auto, &o).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "A02 (N = 40) at rtol 1e-8, atol 1e-12 (control): error {:.2e}, {} RHS in all runs, {:?}",
+        r.error, r.rhs_total, r.global_error
+    );
+    assert!(r.error <= HIGH_PRECISION, "error {:e}", r.error);
+    assert!(r.rhs_total < 100_000, "{} right-hand sides", r.rhs_total);
+}

@@ -42,6 +42,14 @@ impl Accuracy {
     /// reliable: measured, Dormand–Prince 8(5,3) at 1e-13 passes the flat positions of IFToMM
     /// A02 2e-2 off (1e-8 at 1e-12).
     pub const MIN_LOCAL_RTOL: f64 = 1e-12;
+    /// The smallest absolute tolerance [`Accuracy::Control`] scales `atol` down to with
+    /// the relative one (unless `atol` itself is smaller): its analogue of
+    /// [`MIN_LOCAL_RTOL`](Self::MIN_LOCAL_RTOL) for coordinates near zero. Below it, near a
+    /// flat position the chart's rounding (amplified by the inverse square of
+    /// `σ_r / σ_max`) exceeds the tolerance and the steps shrink to nothing: IFToMM A02 with
+    /// 40 windows at local rtol 1e-12 took 24 s with atol 1e-16 (what the control asked for
+    /// a user's rtol 1e-8, atol 1e-12) and 0.75 s with atol 1e-14.
+    pub const MIN_LOCAL_ATOL: f64 = 1e-14;
 }
 
 /// What [`Accuracy::Estimate`] and [`Accuracy::Control`] achieved
@@ -58,7 +66,8 @@ pub struct GlobalError {
     /// `ratio ≤ 1`.
     pub converged: bool,
     /// The local relative tolerance of the returned run (its absolute tolerance is
-    /// `atol` scaled by the same factor).
+    /// `atol` scaled by the same factor, not below [`Accuracy::MIN_LOCAL_ATOL`] unless `atol`
+    /// is).
     pub local_rtol: f64,
     /// The runs made (the returned one included).
     pub runs: usize,
@@ -99,7 +108,7 @@ where
     let floor = Accuracy::MIN_LOCAL_RTOL.min(opts.rtol);
     let with_tol = |tau: f64| Options {
         rtol: tau,
-        atol: opts.atol * (tau / opts.rtol),
+        atol: (opts.atol * (tau / opts.rtol)).max(opts.atol.min(Accuracy::MIN_LOCAL_ATOL)),
         accuracy: Accuracy::Local,
         ..opts.clone()
     };
