@@ -174,9 +174,6 @@ pub fn projection_accelerations_in<M, const NQ: usize, const NC: usize, const DO
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    if !linalg::finite(u.as_slice()) {
-        return Err(nonfinite("u", t));
-    }
     let mut mass = SMatrix::<f64, NQ, NQ>::zeros();
     accelerations_in_buffer::<M, NQ, NC, DOF>(chart, q, u, p, t, threshold, &mut mass)
 }
