@@ -8,6 +8,7 @@ pub mod motion;
 pub mod outputs;
 pub mod root;
 pub mod sensitivity;
+pub mod tree;
 pub mod velocity;
 
 pub use matrix::SymMatrix;

@@ -10,6 +10,7 @@
 //! `f_i = ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t`. Either way `M q̈ = f + Q + C_Jᵀ λ` is
 //! Lagrange's equation, for rheonomic bodies (positions depending on `t`) as well.
 
+use super::tree::TreeBody;
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
 use crate::model::Model;
@@ -116,11 +117,13 @@ fn is_fixed(a: &mut Arena, e: ExprId, nq: usize) -> bool {
 }
 
 /// Adds `m · (uᵢ · vⱼ)`-shaped contributions to the symmetric mass matrix: entry
-/// `(i, j)` gains `entry(i, j)` where both partials are nonzero.
+/// `(i, j)` gains `entry(i, j)` where both partials are nonzero, except the entries
+/// `covered` marks (summed from composite bodies, [`super::tree`]).
 pub(super) fn add_mass(
     a: &mut Arena,
     mass: &mut [Vec<ExprId>],
     partials: &[Vec<ExprId>],
+    covered: Option<&[Vec<bool>]>,
     mut entry: impl FnMut(&mut Arena, &[ExprId], &[ExprId]) -> ExprId,
 ) {
     let nq = mass.len();
@@ -129,6 +132,9 @@ pub(super) fn add_mass(
         .collect();
     for (n, &i) in active.iter().enumerate() {
         for &j in &active[n..] {
+            if covered.is_some_and(|c| c[i][j]) {
+                continue;
+            }
             let e = entry(a, &partials[i], &partials[j]);
             let m = a.add(mass[i][j], e);
             mass[i][j] = m;
@@ -145,6 +151,7 @@ pub(super) fn add_mass(
 fn body_terms(
     a: &mut Arena,
     body: &Body,
+    covered: Option<&[Vec<bool>]>,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
 ) -> ExprId {
@@ -165,7 +172,7 @@ fn body_terms(
         })
         .collect();
     let m = body.mass;
-    add_mass(a, mass, &jac, |a, u, v| {
+    add_mass(a, mass, &jac, covered, |a, u, v| {
         let d = dot(a, u, v);
         a.mul(m, d)
     });
@@ -193,7 +200,7 @@ fn body_terms(
                 .map(|i| vec![a.diff(*phi, Sym::Coord(i as u32))])
                 .collect();
             let i0 = *inertia;
-            add_mass(a, mass, &jphi, |a, u, v| {
+            add_mass(a, mass, &jphi, covered, |a, u, v| {
                 let d = a.mul(u[0], v[0]);
                 a.mul(i0, d)
             });
@@ -208,7 +215,7 @@ fn body_terms(
         }
         (Some(inertia), Some(Orientation::Rotation(r))) => {
             let w = body_angular_velocity(a, r, nq);
-            if let Some(r) = rotation_terms(a, inertia, &w, mass, forces) {
+            if let Some(r) = rotation_terms(a, inertia, &w, covered, mass, forces) {
                 kinetic = a.add(kinetic, r);
             }
         }
@@ -224,6 +231,7 @@ fn rotation_terms(
     a: &mut Arena,
     inertia: &Inertia,
     w: &[ExprId],
+    covered: Option<&[Vec<bool>]>,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
 ) -> Option<ExprId> {
@@ -251,7 +259,7 @@ fn rotation_terms(
     let wj: Vec<Vec<ExprId>> = (0..nq)
         .map(|i| w.iter().map(|&e| a.diff(e, Sym::Vel(i as u32))).collect())
         .collect();
-    add_mass(a, mass, &wj, |a, u, v| {
+    add_mass(a, mass, &wj, covered, |a, u, v| {
         let iv = apply(a, v);
         dot(a, u, &iv)
     });
@@ -286,6 +294,34 @@ pub(super) fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
     vec![c(a, 1, 2), c(a, 2, 0), c(a, 0, 1)]
 }
 
+/// The body as a tree's body: 3-D, a rotation with a spatial inertia, or a point mass.
+pub(super) fn tree_body(b: &Body) -> Option<TreeBody<'_>> {
+    let com: [ExprId; 3] = b.com.as_slice().try_into().ok()?;
+    match (&b.inertia, &b.orientation) {
+        (Some(i @ (Inertia::Principal(_) | Inertia::Full(_))), Some(Orientation::Rotation(r))) => {
+            Some(TreeBody {
+                mass: b.mass,
+                inertia: Some(i),
+                com,
+                rot: Some(*r),
+            })
+        }
+        (None, None) => Some(TreeBody {
+            mass: b.mass,
+            inertia: None,
+            com,
+            rot: None,
+        }),
+        (None, Some(Orientation::Rotation(r))) => Some(TreeBody {
+            mass: b.mass,
+            inertia: None,
+            com,
+            rot: Some(*r),
+        }),
+        _ => None,
+    }
+}
+
 /// Builds `M`, `f` and the energy of the model's dynamics.
 pub fn equations_of_motion(model: &Model, arena: &mut Arena) -> EquationsOfMotion {
     equations_of_motion_rooted(model, arena, true)
@@ -310,21 +346,41 @@ pub(crate) fn equations_of_motion_rooted(
     let mut varying = Vec::new();
     // Bodies carried by a floating root: their mass matrix and forces in the root's axes.
     let root = rooted.then(|| super::root::find_root(model, a)).flatten();
-    let mut in_root = vec![false; dynamics.bodies.len()];
+    let fixed: Vec<bool> = dynamics
+        .bodies
+        .iter()
+        .map(|b| {
+            let inertia_fixed = match &b.inertia {
+                None => true,
+                Some(Inertia::Planar(i)) => is_fixed(a, *i, nq),
+                Some(Inertia::Principal(m)) => m.iter().all(|&e| is_fixed(a, e, nq)),
+                Some(Inertia::Full(m)) => m.iter().flatten().all(|&e| is_fixed(a, e, nq)),
+            };
+            inertia_fixed && is_fixed(a, b.mass, nq)
+        })
+        .collect();
+    let in_root: Vec<bool> = (0..dynamics.bodies.len())
+        .map(|n| fixed[n] && root.as_ref().is_some_and(|r| r.rooted[n]))
+        .collect();
+    // The world-axes bodies of a tree: their joint pairs from composite bodies.
+    let tree_bodies: Vec<Option<TreeBody>> = dynamics
+        .bodies
+        .iter()
+        .enumerate()
+        .map(|(n, b)| (fixed[n] && !in_root[n]).then(|| tree_body(b)).flatten())
+        .collect();
+    let tree = (rooted && tree_bodies.iter().any(Option::is_some))
+        .then(|| super::tree::composite_mass(a, &tree_bodies, &mut mass));
     for (n, b) in dynamics.bodies.iter().enumerate() {
-        let inertia_fixed = match &b.inertia {
-            None => true,
-            Some(Inertia::Planar(i)) => is_fixed(a, *i, nq),
-            Some(Inertia::Principal(m)) => m.iter().all(|&e| is_fixed(a, e, nq)),
-            Some(Inertia::Full(m)) => m.iter().flatten().all(|&e| is_fixed(a, e, nq)),
-        };
-        if inertia_fixed && is_fixed(a, b.mass, nq) {
-            let rooted = root.as_ref().is_some_and(|r| r.rooted[n]);
-            in_root[n] = rooted;
-            tk.push(if rooted {
+        if fixed[n] {
+            let covered = tree
+                .as_ref()
+                .filter(|_| tree_bodies[n].is_some())
+                .map(|t| t.covered.as_slice());
+            tk.push(if in_root[n] {
                 body_kinetic_energy(a, b, nq)
             } else {
-                body_terms(a, b, &mut mass, &mut forces)
+                body_terms(a, b, covered, &mut mass, &mut forces)
             });
         } else {
             let t = body_kinetic_energy(a, b, nq);

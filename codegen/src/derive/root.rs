@@ -31,12 +31,13 @@
 //! for which they fail keeps the world-axes formulation.
 
 use super::motion::{add_mass, body_angular_velocity, cross, dot};
+use super::tree::{composite_mass, TreeBody};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
 use crate::model::Model;
 
 /// Random points at which the identities are checked.
-const POINTS: u64 = 4;
+pub(super) const POINTS: u64 = 4;
 
 /// The floating root found in a model, and the bodies it carries.
 #[derive(Clone, Debug)]
@@ -71,7 +72,7 @@ fn random(seed: u64, key: u64, lo: f64, hi: f64) -> f64 {
 }
 
 /// The value of symbol `s` at random point `seed`.
-fn point(seed: u64, s: Sym) -> f64 {
+pub(super) fn point(seed: u64, s: Sym) -> f64 {
     match s {
         Sym::Coord(i) => random(seed, 4 * i as u64, -1.3, 1.3),
         Sym::Vel(i) => random(seed, 4 * i as u64 + 1, -1.3, 1.3),
@@ -81,7 +82,7 @@ fn point(seed: u64, s: Sym) -> f64 {
     }
 }
 
-fn close(x: f64, y: f64) -> bool {
+pub(super) fn close(x: f64, y: f64) -> bool {
     (x - y).abs() <= 1e-9 * (1.0 + x.abs() + y.abs())
 }
 
@@ -466,7 +467,32 @@ pub fn rooted_mass(
     let mut lin = vec![[zero; 3]; nq];
     let mut ang = vec![[zero; 3]; nq];
     let mut rad = vec![zero; nq];
-    for (b, rel) in model.dynamics.bodies.iter().zip(&rel) {
+    // The joint block's nested pairs from composite bodies ([`super::tree`]).
+    let tree_bodies: Vec<Option<TreeBody>> = model
+        .dynamics
+        .bodies
+        .iter()
+        .zip(&rel)
+        .map(|(b, rel)| {
+            let rel = rel.as_ref()?;
+            let inertia = match &b.inertia {
+                Some(i @ (Inertia::Principal(_) | Inertia::Full(_))) => Some(i),
+                None => None,
+                Some(Inertia::Planar(_)) => return None,
+            };
+            Some(TreeBody {
+                mass: b.mass,
+                inertia,
+                com: rel.com,
+                rot: rel.rot,
+            })
+        })
+        .collect();
+    let tree = composite_mass(a, &tree_bodies, mass);
+    let covered = Some(tree.covered.as_slice());
+    // Per body, the radial terms' vector `m c × K c + A I κ`, summed per joint below.
+    let mut radial: Vec<Option<[ExprId; 3]>> = vec![None; rel.len()];
+    for (n, (b, rel)) in model.dynamics.bodies.iter().zip(&rel).enumerate() {
         let Some(rel) = rel else { continue };
         let m = b.mass;
         let c = rel.com;
@@ -474,7 +500,7 @@ pub fn rooted_mass(
         let jac: Vec<Vec<ExprId>> = (0..nq)
             .map(|i| c.iter().map(|&e| a.diff(e, Sym::Coord(i as u32))).collect())
             .collect();
-        add_mass(a, mass, &jac, |a, u, v| {
+        add_mass(a, mass, &jac, covered, |a, u, v| {
             let d = dot(a, u, v);
             a.mul(m, d)
         });
@@ -498,7 +524,7 @@ pub fn rooted_mass(
                 .collect()
         });
         if let Some(wj) = &wj {
-            add_mass(a, mass, wj, |a, u, v| {
+            add_mass(a, mass, wj, covered, |a, u, v| {
                 let iv = apply(a, v);
                 dot(a, u, &iv)
             });
@@ -529,6 +555,7 @@ pub fn rooted_mass(
         }
         let ckc = cross(a, &mc, &kc);
         v_sum = add3(a, v_sum, &ckc);
+        let mut v_body = [ckc[0], ckc[1], ckc[2]];
         let kc2 = dot(a, &kc, &kc);
         let mkc2 = a.mul(m, kc2);
         s_sum = a.add(s_sum, mkc2);
@@ -545,11 +572,16 @@ pub fn rooted_mass(
             let ik = apply(a, kappa);
             let aik = [0, 1, 2].map(|i| dot(a, &r[i], &ik));
             v_sum = add3(a, v_sum, &aik);
+            v_body = add3(a, v_body, &aik);
             let kik = dot(a, kappa, &ik);
             s_sum = a.add(s_sum, kik);
         }
-        // The joints' momentum columns.
+        radial[n] = Some(v_body);
+        // The joints' momentum columns (the tree's joints' from their composites, below).
         for j in 0..nq {
+            if tree.joints[j].is_some() {
+                continue;
+            }
             let jw = wj.as_ref().map(|w| &w[j]);
             let moving = jac[j].iter().any(|&e| !a.is_zero(e))
                 || jw.is_some_and(|w| w.iter().any(|&e| !a.is_zero(e)));
@@ -570,6 +602,19 @@ pub fn rooted_mass(
                 rad[j] = a.add(rad[j], kiw);
             }
         }
+    }
+    // The tree's joints: `p_j`, `L_j`, and `v_j · K h_j + ω_j · V_j` with `V_j` the sum of
+    // the radial vectors over the bodies the joint moves.
+    let radial_sums = tree.set_sums(a, &radial);
+    for (j, joint) in tree.joints.iter().enumerate() {
+        let Some(joint) = joint else { continue };
+        lin[j] = joint.lin;
+        ang[j] = joint.ang;
+        let kh = mat_vec(a, &kmat, &joint.first);
+        let x = dot(a, &joint.vel, &kh);
+        let v = tree.joint_sum(&radial_sums, joint);
+        let y = dot(a, &joint.omega, &v);
+        rad[j] = a.add(x, y);
     }
     // The base's entries.
     let is_base = |j: usize| {
