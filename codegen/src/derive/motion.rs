@@ -10,7 +10,7 @@
 //! `f_i = ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t`. Either way `M q̈ = f + Q + C_Jᵀ λ` is
 //! Lagrange's equation, for rheonomic bodies (positions depending on `t`) as well.
 
-use super::tree::TreeBody;
+use super::tree::{Tree, TreeBody};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
 use crate::model::Model;
@@ -148,13 +148,18 @@ pub(super) fn add_mass(
 /// `M += m Jᵀ J + Wᵀ I W`, `f −= m Jᵀ a_c + Wᵀ (I ω̇_c + ω × I ω)`, with `J = ∂r/∂q`,
 /// `W = ∂ω/∂q̇` and `a_c`, `ω̇_c` the accelerations at `q̈ = 0`. Each body costs
 /// `O(NQ)` entries instead of the `O(NQ³)` of differentiating the momenta.
+/// With `tree` (the body is one of a tree's, [`super::tree`]), the mass-matrix entries it
+/// covers and the rows of its rigid joints are left out, and the body's inertial wrench
+/// about the origin, `(c × m a + R h, m a)`, is returned for the joints' composite sums.
 fn body_terms(
     a: &mut Arena,
     body: &Body,
-    covered: Option<&[Vec<bool>]>,
+    tree: Option<&Tree>,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
-) -> ExprId {
+) -> (ExprId, Option<[ExprId; 6]>) {
+    let covered = tree.map(|t| t.covered.as_slice());
+    let rigid = |j: usize| tree.is_some_and(|t| t.joints[j].is_some());
     let nq = mass.len();
     let half = a.constant(0.5);
     // Translation.
@@ -184,9 +189,16 @@ fn body_terms(
         })
         .collect();
     for (i, f) in forces.iter_mut().enumerate() {
+        if rigid(i) {
+            continue;
+        }
         let g = dot(a, &jac[i], &ma);
         *f = a.sub(*f, g);
     }
+    let mut wrench = tree.map(|_| {
+        let c = cross(a, &body.com, &ma);
+        [c[0], c[1], c[2], ma[0], ma[1], ma[2]]
+    });
     let v2 = dot(a, &vel, &vel);
     let mv2 = a.mul(m, v2);
     let mut kinetic = a.mul(half, mv2);
@@ -215,26 +227,34 @@ fn body_terms(
         }
         (Some(inertia), Some(Orientation::Rotation(r))) => {
             let w = body_angular_velocity(a, r, nq);
-            if let Some(r) = rotation_terms(a, inertia, &w, covered, mass, forces) {
-                kinetic = a.add(kinetic, r);
+            if let Some((e, h)) = rotation_terms(a, inertia, &w, tree, mass, forces) {
+                kinetic = a.add(kinetic, e);
+                if let Some(x) = &mut wrench {
+                    for i in 0..3 {
+                        let rh = dot(a, &r[i], &h);
+                        x[i] = a.add(x[i], rh);
+                    }
+                }
             }
         }
         _ => {}
     }
-    kinetic
+    (kinetic, wrench)
 }
 
 /// The rotational mass-matrix and quadratic-velocity contributions of a body of constant
 /// inertia whose body-frame angular velocity is `w` (`M += WᵀIW`, `f −= Wᵀ(I ω̇_c + ω × Iω)`
-/// with `W = ∂ω/∂q̇`); returns its kinetic energy `½ ωᵀIω` (`None` for a planar inertia).
+/// with `W = ∂ω/∂q̇`; without `tree`'s covered entries and rigid joints' rows); returns its
+/// kinetic energy `½ ωᵀIω` and `h = I ω̇_c + ω × Iω` (`None` for a planar inertia).
 fn rotation_terms(
     a: &mut Arena,
     inertia: &Inertia,
     w: &[ExprId],
-    covered: Option<&[Vec<bool>]>,
+    tree: Option<&Tree>,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
-) -> Option<ExprId> {
+) -> Option<(ExprId, Vec<ExprId>)> {
+    let covered = tree.map(|t| t.covered.as_slice());
     let nq = mass.len();
     let half = a.constant(0.5);
     let apply = |a: &mut Arena, x: &[ExprId]| -> Vec<ExprId> {
@@ -264,11 +284,14 @@ fn rotation_terms(
         dot(a, u, &iv)
     });
     for (i, f) in forces.iter_mut().enumerate() {
+        if tree.is_some_and(|t| t.joints[i].is_some()) {
+            continue;
+        }
         let g = dot(a, &wj[i], &h);
         *f = a.sub(*f, g);
     }
     let e = dot(a, w, &iw);
-    Some(a.mul(half, e))
+    Some((a.mul(half, e), h))
 }
 
 /// Body-frame angular velocity `ω` with `ω̃ = Rᵀ Ṙ`.
@@ -292,6 +315,47 @@ pub(super) fn cross(a: &mut Arena, x: &[ExprId], y: &[ExprId]) -> Vec<ExprId> {
         a.sub(p, q)
     };
     vec![c(a, 1, 2), c(a, 2, 0), c(a, 0, 1)]
+}
+
+/// Adds the rows of `tree`'s rigid joints: `Q_j −= ω_j · Σ (moment − h × g) + v_j · Σ (force −
+/// m g)` over the bodies joint `j` moves, from each body's inertial wrench about the origin
+/// `(c × m a + R h, m a)` and its weight (`gravity`, in the tree's axes).
+pub(super) fn add_joint_forces(
+    a: &mut Arena,
+    tree: &Tree,
+    bodies: &[Option<TreeBody>],
+    wrenches: &[Option<[ExprId; 6]>],
+    gravity: Option<[ExprId; 3]>,
+    forces: &mut [ExprId],
+) {
+    let sums = tree.set_sums(a, wrenches);
+    let weights: Vec<Option<[ExprId; 4]>> = bodies
+        .iter()
+        .map(|b| {
+            let b = b.as_ref()?;
+            let h = b.com.map(|c| a.mul(b.mass, c));
+            Some([b.mass, h[0], h[1], h[2]])
+        })
+        .collect();
+    let weight_sums = gravity.map(|_| tree.set_sums(a, &weights));
+    for (j, joint) in tree.joints.iter().enumerate() {
+        let Some(joint) = joint else { continue };
+        let w = tree.joint_sum(&sums, joint);
+        let (mut moment, mut force) = ([w[0], w[1], w[2]], [w[3], w[4], w[5]]);
+        if let (Some(g), Some(ws)) = (gravity, &weight_sums) {
+            let s = tree.joint_sum(ws, joint);
+            let hg = cross(a, &[s[1], s[2], s[3]], &g);
+            for i in 0..3 {
+                moment[i] = a.sub(moment[i], hg[i]);
+                let mg = a.mul(s[0], g[i]);
+                force[i] = a.sub(force[i], mg);
+            }
+        }
+        let x = dot(a, &joint.omega, &moment);
+        let y = dot(a, &joint.vel, &force);
+        let e = a.add(x, y);
+        forces[j] = a.sub(forces[j], e);
+    }
 }
 
 /// The body as a tree's body: 3-D, a rotation with a spatial inertia, or a point mass.
@@ -371,16 +435,16 @@ pub(crate) fn equations_of_motion_rooted(
         .collect();
     let tree = (rooted && tree_bodies.iter().any(Option::is_some))
         .then(|| super::tree::composite_mass(a, &tree_bodies, &mut mass));
+    let mut wrenches: Vec<Option<[ExprId; 6]>> = vec![None; dynamics.bodies.len()];
     for (n, b) in dynamics.bodies.iter().enumerate() {
         if fixed[n] {
-            let covered = tree
-                .as_ref()
-                .filter(|_| tree_bodies[n].is_some())
-                .map(|t| t.covered.as_slice());
+            let member = tree.as_ref().filter(|_| tree_bodies[n].is_some());
             tk.push(if in_root[n] {
                 body_kinetic_energy(a, b, nq)
             } else {
-                body_terms(a, b, covered, &mut mass, &mut forces)
+                let (t, w) = body_terms(a, b, member, &mut mass, &mut forces);
+                wrenches[n] = w;
+                t
             });
         } else {
             let t = body_kinetic_energy(a, b, nq);
@@ -388,10 +452,20 @@ pub(crate) fn equations_of_motion_rooted(
             varying.push(t);
         }
     }
-    if let Some(root) = &root {
-        super::root::rooted_mass(a, model, root, &in_root, &mut mass);
-        super::root::rooted_forces(a, model, root, &in_root, &mut forces);
+    // The world tree's rigid joints: `−(ω_j · Σ moment + v_j · Σ force)` over the bodies
+    // each moves, the weights' wrench `(h × g, m g)` included.
+    let gravity3: Option<[ExprId; 3]> = dynamics
+        .gravity
+        .as_ref()
+        .and_then(|g| g.as_slice().try_into().ok());
+    if let Some(tree) = &tree {
+        add_joint_forces(a, tree, &tree_bodies, &wrenches, gravity3, &mut forces);
     }
+    let root_tree = root.as_ref().map(|root| {
+        let tree = super::root::rooted_mass(a, model, root, &in_root, &mut mass);
+        super::root::rooted_forces(a, model, root, &in_root, &tree, gravity3, &mut forces);
+        tree
+    });
     let t_kin = sum(a, tk);
     if !varying.is_empty() {
         let t_var = sum(a, varying);
@@ -418,15 +492,32 @@ pub(crate) fn equations_of_motion_rooted(
         mass[j][i] = m;
     }
     // Potential energy of gravity and springs; their forces are −∂V/∂q (springs add damping).
+    // The bodies of the world tree and of the root's tree have their weights' forces on
+    // their trees' rigid joints from the composites above: those rows leave their potential
+    // out.
     let mut potential = zero;
+    let mut rest_potential = zero;
+    let mut tree_potential = [zero; 2];
     if let Some(g) = &dynamics.gravity {
-        for b in &dynamics.bodies {
+        for (k, b) in dynamics.bodies.iter().enumerate() {
             let n = g.len().min(b.com.len());
             let gr = dot(a, &g[..n], &b.com[..n]);
             let mgr = a.mul(b.mass, gr);
             potential = a.sub(potential, mgr);
+            let part = if tree.is_some() && tree_bodies[k].is_some() {
+                Some(0)
+            } else if root_tree.as_ref().is_some_and(|t| t.has_body(k)) {
+                Some(1)
+            } else {
+                None
+            };
+            match (part, gravity3) {
+                (Some(p), Some(_)) => tree_potential[p] = a.sub(tree_potential[p], mgr),
+                _ => rest_potential = a.sub(rest_potential, mgr),
+            }
         }
     }
+    let trees = [tree.as_ref(), root_tree.as_ref()];
     let mut spring_forces = vec![zero; nq];
     for s in &dynamics.springs {
         let diff: Vec<ExprId> = s.a.iter().zip(&s.b).map(|(&x, &y)| a.sub(y, x)).collect();
@@ -446,6 +537,7 @@ pub(crate) fn equations_of_motion_rooted(
         let ke = a.mul(s.stiffness, ext2);
         let v = a.mul(half, ke);
         potential = a.add(potential, v);
+        rest_potential = a.add(rest_potential, v);
         if !a.is_zero(s.damping) {
             let ldot = time_derivative(a, l, nq);
             let cl = a.mul(s.damping, ldot);
@@ -457,7 +549,13 @@ pub(crate) fn equations_of_motion_rooted(
         }
     }
     for (i, f) in forces.iter_mut().enumerate() {
-        let dv = a.diff(potential, Sym::Coord(i as u32));
+        let mut dv = a.diff(rest_potential, Sym::Coord(i as u32));
+        for (t, &v) in trees.iter().zip(&tree_potential) {
+            if !t.is_some_and(|t| t.joints[i].is_some()) {
+                let d = a.diff(v, Sym::Coord(i as u32));
+                dv = a.add(dv, d);
+            }
+        }
         let x = a.sub(*f, dv);
         *f = a.add(x, spring_forces[i]);
     }

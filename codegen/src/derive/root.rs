@@ -30,8 +30,8 @@
 //! coordinates, so a random check off the constraint does not pass by accident; a body
 //! for which they fail keeps the world-axes formulation.
 
-use super::motion::{add_mass, body_angular_velocity, cross, dot};
-use super::tree::{composite_mass, TreeBody};
+use super::motion::{add_joint_forces, add_mass, body_angular_velocity, cross, dot};
+use super::tree::{composite_mass, Tree, TreeBody};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
 use crate::model::Model;
@@ -353,6 +353,30 @@ pub fn relative_bodies(
         .collect()
 }
 
+/// The rooted bodies in the root's axes, as a tree's bodies.
+fn tree_bodies<'m>(model: &'m Model, rel: &[Option<RelativeBody>]) -> Vec<Option<TreeBody<'m>>> {
+    model
+        .dynamics
+        .bodies
+        .iter()
+        .zip(rel)
+        .map(|(b, rel)| {
+            let rel = rel.as_ref()?;
+            let inertia = match &b.inertia {
+                Some(i @ (Inertia::Principal(_) | Inertia::Full(_))) => Some(i),
+                None => None,
+                Some(Inertia::Planar(_)) => return None,
+            };
+            Some(TreeBody {
+                mass: b.mass,
+                inertia,
+                com: rel.com,
+                rot: rel.rot,
+            })
+        })
+        .collect()
+}
+
 /// `x + y` entrywise.
 fn add3(a: &mut Arena, x: [ExprId; 3], y: &[ExprId]) -> [ExprId; 3] {
     [0, 1, 2].map(|i| a.add(x[i], y[i]))
@@ -448,11 +472,11 @@ pub fn rooted_mass(
     root: &Root,
     used: &[bool],
     mass: &mut [Vec<ExprId>],
-) {
+) -> Tree {
     let nq = mass.len();
     let rel = relative_bodies(a, model, root, used);
     if rel.iter().all(Option::is_none) {
-        return;
+        return Tree::empty(nq);
     }
     let zero = a.constant(0.0);
     let Base {
@@ -468,27 +492,7 @@ pub fn rooted_mass(
     let mut ang = vec![[zero; 3]; nq];
     let mut rad = vec![zero; nq];
     // The joint block's nested pairs from composite bodies ([`super::tree`]).
-    let tree_bodies: Vec<Option<TreeBody>> = model
-        .dynamics
-        .bodies
-        .iter()
-        .zip(&rel)
-        .map(|(b, rel)| {
-            let rel = rel.as_ref()?;
-            let inertia = match &b.inertia {
-                Some(i @ (Inertia::Principal(_) | Inertia::Full(_))) => Some(i),
-                None => None,
-                Some(Inertia::Planar(_)) => return None,
-            };
-            Some(TreeBody {
-                mass: b.mass,
-                inertia,
-                com: rel.com,
-                rot: rel.rot,
-            })
-        })
-        .collect();
-    let tree = composite_mass(a, &tree_bodies, mass);
+    let tree = composite_mass(a, &tree_bodies(model, &rel), mass);
     let covered = Some(tree.covered.as_slice());
     // Per body, the radial terms' vector `m c × K c + A I κ`, summed per joint below.
     let mut radial: Vec<Option<[ExprId; 3]>> = vec![None; rel.len()];
@@ -667,6 +671,7 @@ pub fn rooted_mass(
             put(a, mass, qk as usize, j, e);
         }
     }
+    tree
 }
 
 /// The generalised forces of the bodies the root carries (`used` and rooted): the
@@ -687,6 +692,8 @@ pub fn rooted_forces(
     model: &Model,
     root: &Root,
     used: &[bool],
+    tree: &Tree,
+    gravity: Option<[ExprId; 3]>,
     forces: &mut [ExprId],
 ) {
     let nq = forces.len();
@@ -694,6 +701,8 @@ pub fn rooted_forces(
     if rel.iter().all(Option::is_none) {
         return;
     }
+    let rigid = |j: usize| tree.joints[j].is_some();
+    let mut wrenches: Vec<Option<[ExprId; 6]>> = vec![None; rel.len()];
     let zero = a.constant(0.0);
     let two = a.constant(2.0);
     let Base {
@@ -728,7 +737,7 @@ pub fn rooted_forces(
     let mut force = [zero; 3];
     let mut moment = [zero; 3];
     let mut radial = zero;
-    for (b, rel) in model.dynamics.bodies.iter().zip(&rel) {
+    for (n, (b, rel)) in model.dynamics.bodies.iter().zip(&rel).enumerate() {
         let Some(rel) = rel else { continue };
         let m = b.mass;
         let c = rel.com;
@@ -758,7 +767,7 @@ pub fn rooted_forces(
             .map(|i| c.iter().map(|&e| a.diff(e, Sym::Coord(i as u32))).collect())
             .collect();
         for (j, f) in forces.iter_mut().enumerate() {
-            if jac[j].iter().all(|&e| a.is_zero(e)) {
+            if rigid(j) || jac[j].iter().all(|&e| a.is_zero(e)) {
                 continue;
             }
             let g = dot(a, &jac[j], &ma);
@@ -767,6 +776,7 @@ pub fn rooted_forces(
         force = add3(a, force, &ma);
         let cma = cross(a, &c, &ma);
         moment = add3(a, moment, &cma);
+        wrenches[n] = Some([cma[0], cma[1], cma[2], ma[0], ma[1], ma[2]]);
         let kc = mat_vec(a, &kmat, &c);
         let kcma = dot(a, &kc, &ma);
         radial = a.add(radial, kcma);
@@ -807,6 +817,9 @@ pub fn rooted_forces(
         let gyro = cross(a, &w, &iw);
         let h: Vec<ExprId> = (0..3).map(|i| a.add(iwdot[i], gyro[i])).collect();
         for (j, f) in forces.iter_mut().enumerate() {
+            if rigid(j) {
+                continue;
+            }
             let wj: Vec<ExprId> = w_rel
                 .iter()
                 .map(|&e| a.diff(e, Sym::Vel(j as u32)))
@@ -819,10 +832,26 @@ pub fn rooted_forces(
         }
         let ah = [0, 1, 2].map(|i| dot(a, &r[i], &h));
         moment = add3(a, moment, &ah);
+        if let Some(x) = &mut wrenches[n] {
+            for i in 0..3 {
+                x[i] = a.add(x[i], ah[i]);
+            }
+        }
         let kappa = pairs(a, &kmat);
         let kh = dot(a, &kappa, &h);
         radial = a.add(radial, kh);
     }
+    // The tree's joints from their composites, with the weights in the root's axes
+    // (`R₀ᵀ g`).
+    let g_root = gravity.map(|g| [0, 1, 2].map(|i| dot(a, &col(&r0, i), &g)));
+    add_joint_forces(
+        a,
+        tree,
+        &tree_bodies(model, &rel),
+        &wrenches,
+        g_root,
+        forces,
+    );
     // The base's rows: −t_a·F, −(p_k·moment − q_k radial).
     for &(ai, _, ta) in &trans {
         let g = dot(a, &ta, &force);
