@@ -400,6 +400,10 @@ struct Base {
     r0: [[ExprId; 3]; 3],
     p: Vec<[ExprId; 3]>,
     kmat: [[ExprId; 3]; 3],
+    /// `4 v` with `v = (x, y, z)`, the quaternion's vector part: `K = 4 (v vᵀ − |v|² I)`.
+    v4: [ExprId; 3],
+    /// The axial vector of `N − K`'s skew part (`N = 2 L(K)`): `(−K₁₂, −K₀₂, −K₀₁)`.
+    s: [ExprId; 3],
     trans: Vec<(usize, [ExprId; 3], [ExprId; 3])>,
 }
 
@@ -443,13 +447,29 @@ fn base(a: &mut Arena, root: &Root) -> Base {
             (k as usize, e, t)
         })
         .collect();
+    let four = a.constant(4.0);
+    let v4 = [1, 2, 3].map(|k| a.mul(four, q[k]));
+    let s = [(1, 2), (0, 2), (0, 1)].map(|(i, j)| a.neg(kmat[i][j]));
     Base {
         q,
         r0,
         p,
         kmat,
+        v4,
+        s,
         trans,
     }
+}
+
+/// `κ`: the entries `(2, 1)`, `(0, 2)`, `(1, 0)` of `Aᵀ K A` for a body's rotation `A`. With
+/// `K = R₀ + R₀ᵀ − 2I = 4 (v vᵀ − |v|² I)` (the language's `rot_quat`, `v` the quaternion's
+/// vector part: an identity) and `AᵀA = I` (on consistent states), those entries are
+/// `4 (Aᵀv)_i (Aᵀv)_j`.
+fn kappa(a: &mut Arena, base: &Base, r: &[[ExprId; 3]; 3]) -> [ExprId; 3] {
+    let q = [base.q[1], base.q[2], base.q[3]];
+    let av = [0, 1, 2].map(|i| dot(a, &col(r, i), &q));
+    let av4 = [0, 1, 2].map(|i| dot(a, &col(r, i), &base.v4));
+    [(2, 1), (0, 2), (1, 0)].map(|(i, j)| a.mul(av4[i], av[j]))
 }
 
 /// The mass matrix of the bodies the root carries (`used` and rooted), added to `mass`.
@@ -479,9 +499,14 @@ pub fn rooted_mass(
         return Tree::empty(nq);
     }
     let zero = a.constant(0.0);
+    let base = base(a, root);
     let Base {
-        q, p, kmat, trans, ..
-    } = base(a, root);
+        q,
+        ref p,
+        kmat,
+        ref trans,
+        ..
+    } = base;
     // Composites over the bodies.
     let mut m_total = zero;
     let mut first = [zero; 3];
@@ -494,6 +519,13 @@ pub fn rooted_mass(
     // The joint block's nested pairs from composite bodies ([`super::tree`]).
     let tree = composite_mass(a, &tree_bodies(model, &rel), mass);
     let covered = Some(tree.covered.as_slice());
+    // The total mass, first moment and inertia about the root's origin from the tree's
+    // composites, where every rooted body is one of its members.
+    let shared = tree.total_inertia().filter(|_| {
+        rel.iter()
+            .enumerate()
+            .all(|(n, r)| r.is_none() || tree.has_body(n))
+    });
     // Per body, the radial terms' vector `m c × K c + A I κ`, summed per joint below.
     let mut radial: Vec<Option<[ExprId; 3]>> = vec![None; rel.len()];
     for (n, (b, rel)) in model.dynamics.bodies.iter().zip(&rel).enumerate() {
@@ -536,25 +568,19 @@ pub fn rooted_mass(
         // Composites: mass, first moment, inertia about the root's origin, and the
         // radial terms.
         let kc = mat_vec(a, &kmat, &c);
-        let kappa: Option<Vec<ExprId>> = rot.map(|(_, r)| {
-            [(2, 1), (0, 2), (1, 0)]
-                .iter()
-                .map(|&(i, j)| {
-                    let kcj = mat_vec(a, &kmat, &col(r, j));
-                    dot(a, &col(r, i), &kcj)
-                })
-                .collect()
-        });
-        m_total = a.add(m_total, m);
+        let kappa: Option<[ExprId; 3]> = rot.map(|(_, r)| kappa(a, &base, r));
         let mc = c.map(|e| a.mul(m, e));
-        first = add3(a, first, &mc);
-        let c2 = dot(a, &c, &c);
-        for i in 0..3 {
-            for j in 0..3 {
-                let cc = a.mul(c[i], c[j]);
-                let mut e = if i == j { a.sub(c2, cc) } else { a.neg(cc) };
-                e = a.mul(m, e);
-                inertia[i][j] = a.add(inertia[i][j], e);
+        if shared.is_none() {
+            m_total = a.add(m_total, m);
+            first = add3(a, first, &mc);
+            let c2 = dot(a, &c, &c);
+            for i in 0..3 {
+                for j in 0..3 {
+                    let cc = a.mul(c[i], c[j]);
+                    let mut e = if i == j { a.sub(c2, cc) } else { a.neg(cc) };
+                    e = a.mul(m, e);
+                    inertia[i][j] = a.add(inertia[i][j], e);
+                }
             }
         }
         let ckc = cross(a, &mc, &kc);
@@ -565,12 +591,14 @@ pub fn rooted_mass(
         s_sum = a.add(s_sum, mkc2);
         if let (Some((_, r)), Some(kappa)) = (rot, &kappa) {
             // A I Aᵀ, A I κ, κᵀ I κ.
-            let rows: Vec<Vec<ExprId>> = (0..3).map(|i| r[i].to_vec()).collect();
-            let iat: Vec<Vec<ExprId>> = (0..3).map(|i| apply(a, &rows[i])).collect();
-            for i in 0..3 {
-                for j in 0..3 {
-                    let e = dot(a, &rows[i], &iat[j]);
-                    inertia[i][j] = a.add(inertia[i][j], e);
+            if shared.is_none() {
+                let rows: Vec<Vec<ExprId>> = (0..3).map(|i| r[i].to_vec()).collect();
+                let iat: Vec<Vec<ExprId>> = (0..3).map(|i| apply(a, &rows[i])).collect();
+                for i in 0..3 {
+                    for j in 0..3 {
+                        let e = dot(a, &rows[i], &iat[j]);
+                        inertia[i][j] = a.add(inertia[i][j], e);
+                    }
                 }
             }
             let ik = apply(a, kappa);
@@ -606,6 +634,11 @@ pub fn rooted_mass(
                 rad[j] = a.add(rad[j], kiw);
             }
         }
+    }
+    if let Some(t) = shared {
+        m_total = t[0];
+        first = [t[1], t[2], t[3]];
+        inertia = [[t[4], t[7], t[8]], [t[7], t[5], t[9]], [t[8], t[9], t[6]]];
     }
     // The tree's joints: `p_j`, `L_j`, and `v_j · K h_j + ω_j · V_j` with `V_j` the sum of
     // the radial vectors over the bodies the joint moves.
@@ -704,14 +737,16 @@ pub fn rooted_forces(
     let rigid = |j: usize| tree.joints[j].is_some();
     let mut wrenches: Vec<Option<[ExprId; 6]>> = vec![None; rel.len()];
     let zero = a.constant(0.0);
-    let two = a.constant(2.0);
+    let base = base(a, root);
     let Base {
         q,
         r0,
-        p,
+        ref p,
         kmat,
-        trans,
-    } = base(a, root);
+        ref trans,
+        s: skew,
+        ..
+    } = base;
     // ω₀, R₀ᵀ ṗ₀, |q̇_quat|² and N = 2 L(K).
     let rd = r0.map(|row| row.map(|e| super::motion::time_derivative(a, e, nq)));
     let om = |a: &mut Arena, i: usize, j: usize| dot(a, &col(&r0, i), &col(&rd, j));
@@ -727,13 +762,6 @@ pub fn rooted_forces(
     let v0 = [0, 1, 2].map(|i| dot(a, &col(&r0, i), &pdot));
     let qv: Vec<ExprId> = root.quat.iter().map(|&k| a.sym(Sym::Vel(k))).collect();
     let qd2 = dot(a, &qv, &qv);
-    let nmat: [[ExprId; 3]; 3] = [0, 1, 2].map(|i| {
-        [0, 1, 2].map(|j| match (i, j) {
-            _ if i == j => kmat[i][i],
-            (0, 1) | (1, 2) | (2, 0) => a.mul(two, kmat[i][j]),
-            _ => zero,
-        })
-    });
     let mut force = [zero; 3];
     let mut moment = [zero; 3];
     let mut radial = zero;
@@ -753,7 +781,10 @@ pub fn rooted_forces(
             })
             .collect();
         let wu = cross(a, &w0, &u);
-        let nc = mat_vec(a, &nmat, &c);
+        // N c = K c + s × c (N = 2 L(K) is K plus the skew matrix of s).
+        let kc = mat_vec(a, &kmat, &c);
+        let sc = cross(a, &skew, &c);
+        let nc: Vec<ExprId> = (0..3).map(|i| a.add(kc[i], sc[i])).collect();
         let ma: Vec<ExprId> = (0..3)
             .map(|i| {
                 let du = super::motion::time_derivative(a, u[i], nq);
@@ -777,7 +808,6 @@ pub fn rooted_forces(
         let cma = cross(a, &c, &ma);
         moment = add3(a, moment, &cma);
         wrenches[n] = Some([cma[0], cma[1], cma[2], ma[0], ma[1], ma[2]]);
-        let kc = mat_vec(a, &kmat, &c);
         let kcma = dot(a, &kc, &ma);
         radial = a.add(radial, kcma);
         let apply = |a: &mut Arena, x: &[ExprId]| -> Option<Vec<ExprId>> {
@@ -791,19 +821,17 @@ pub fn rooted_forces(
         if apply(a, &c).is_none() {
             continue;
         }
-        let pairs = |a: &mut Arena, mat: &[[ExprId; 3]; 3]| -> Vec<ExprId> {
-            [(2, 1), (0, 2), (1, 0)]
-                .iter()
-                .map(|&(i, j)| {
-                    let mj = mat_vec(a, mat, &col(r, j));
-                    dot(a, &col(r, i), &mj)
-                })
-                .collect()
-        };
         let w_rel = body_angular_velocity(a, r, nq);
         let atw: Vec<ExprId> = (0..3).map(|i| dot(a, &col(r, i), &w0)).collect();
         let w: Vec<ExprId> = (0..3).map(|i| a.add(atw[i], w_rel[i])).collect();
-        let kn = pairs(a, &nmat);
+        // κ_N, the entries (2, 1), (0, 2), (1, 0) of Aᵀ N A: κ + Aᵀ s (A orthogonal).
+        let kap = kappa(a, &base, r);
+        let kn: Vec<ExprId> = (0..3)
+            .map(|i| {
+                let x = dot(a, &col(r, i), &skew);
+                a.add(kap[i], x)
+            })
+            .collect();
         let wdot: Vec<ExprId> = (0..3)
             .map(|i| {
                 let d = super::motion::time_derivative(a, w[i], nq);
@@ -837,8 +865,7 @@ pub fn rooted_forces(
                 x[i] = a.add(x[i], ah[i]);
             }
         }
-        let kappa = pairs(a, &kmat);
-        let kh = dot(a, &kappa, &h);
+        let kh = dot(a, &kap, &h);
         radial = a.add(radial, kh);
     }
     // The tree's joints from their composites, with the weights in the root's axes
@@ -853,7 +880,7 @@ pub fn rooted_forces(
         forces,
     );
     // The base's rows: −t_a·F, −(p_k·moment − q_k radial).
-    for &(ai, _, ta) in &trans {
+    for &(ai, _, ta) in trans {
         let g = dot(a, &ta, &force);
         forces[ai] = a.sub(forces[ai], g);
     }

@@ -71,6 +71,8 @@ pub struct Tree {
     sets: Vec<Vec<bool>>,
     /// Which of the bodies given take part.
     members: Vec<bool>,
+    /// The composite spatial inertia `[m, h (3), I_O (6)]` over all the members.
+    total_inertia: Option<[ExprId; 10]>,
     /// Per set: the smaller sets its sum is made of, and the bodies added to them.
     plan: Vec<(Vec<usize>, Vec<usize>)>,
 }
@@ -84,6 +86,7 @@ impl Tree {
             sets: Vec::new(),
             members: Vec::new(),
             plan: Vec::new(),
+            total_inertia: None,
         }
     }
 
@@ -114,6 +117,44 @@ impl Tree {
             sums.push(s);
         }
         sums
+    }
+
+    /// The sum of a per-body vector over every member: the largest disjoint sets' sums
+    /// (from [`Tree::set_sums`]) and the bodies in none of them.
+    pub fn total<const N: usize>(
+        &self,
+        a: &mut Arena,
+        sums: &[[ExprId; N]],
+        values: &[Option<[ExprId; N]>],
+    ) -> [ExprId; N] {
+        let zero = a.constant(0.0);
+        let mut taken = vec![false; self.members.len()];
+        let mut s = [zero; N];
+        for (k, set) in self.sets.iter().enumerate().rev() {
+            if (0..taken.len()).any(|b| set[b] && taken[b]) {
+                continue;
+            }
+            (0..taken.len())
+                .filter(|&b| set[b])
+                .for_each(|b| taken[b] = true);
+            for n in 0..N {
+                s[n] = a.add(s[n], sums[k][n]);
+            }
+        }
+        for (b, x) in values.iter().enumerate() {
+            if let (false, true, Some(x)) = (taken[b], self.members[b], x) {
+                for n in 0..N {
+                    s[n] = a.add(s[n], x[n]);
+                }
+            }
+        }
+        s
+    }
+
+    /// The composite spatial inertia `[m, h (3), I_O (6)]` (`I_O` as `[xx, yy, zz, xy, xz,
+    /// yz]`, about the origin) of every member, where the tree has joints.
+    pub fn total_inertia(&self) -> Option<[ExprId; 10]> {
+        self.total_inertia
     }
 
     /// Whether body `n` (of the bodies the tree was found among) takes part in it.
@@ -359,6 +400,7 @@ pub fn composite_mass(
         sets,
         members: bodies.iter().map(Option::is_some).collect(),
         plan,
+        total_inertia: None,
     };
     if order.is_empty() {
         return tree;
@@ -379,6 +421,7 @@ pub fn composite_mass(
         };
     }
     let sums = tree.set_sums(a, &inertias);
+    tree.total_inertia = Some(tree.total(a, &sums, &inertias));
     for &j in &order {
         let Some((omega, vel)) = columns[j] else {
             continue;
