@@ -433,8 +433,10 @@ pub(crate) fn equations_of_motion_rooted(
         .enumerate()
         .map(|(n, b)| (fixed[n] && !in_root[n]).then(|| tree_body(b)).flatten())
         .collect();
-    let tree = (rooted && tree_bodies.iter().any(Option::is_some))
-        .then(|| super::tree::composite_mass(a, &tree_bodies, &mut mass));
+    let tree = (rooted && tree_bodies.iter().any(Option::is_some)).then(|| {
+        let quats = super::root::quaternions(model, a);
+        super::tree::composite_mass(a, &tree_bodies, &quats, &mut mass)
+    });
     let mut wrenches: Vec<Option<[ExprId; 6]>> = vec![None; dynamics.bodies.len()];
     for (n, b) in dynamics.bodies.iter().enumerate() {
         if fixed[n] {

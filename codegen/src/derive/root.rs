@@ -127,6 +127,16 @@ fn norm_constraint(a: &Arena, e: ExprId) -> Option<[u32; 4]> {
     Some(quat)
 }
 
+/// The coordinates of every unit-quaternion constraint of the model (`±(w² + x² + y² + z² −
+/// 1)`), each in the constraint's coordinate order.
+pub fn quaternions(model: &Model, a: &mut Arena) -> Vec<[u32; 4]> {
+    model
+        .constraints
+        .iter()
+        .filter_map(|c| norm_constraint(a, c.expr))
+        .collect()
+}
+
 /// The 3-D bodies' centres of mass and rotations, 12 roots per body (a point mass repeats
 /// its first centre-of-mass entry for the rotation).
 fn body_roots(bodies: &[Body]) -> Vec<Option<Vec<ExprId>>> {
@@ -517,7 +527,8 @@ pub fn rooted_mass(
     let mut ang = vec![[zero; 3]; nq];
     let mut rad = vec![zero; nq];
     // The joint block's nested pairs from composite bodies ([`super::tree`]).
-    let tree = composite_mass(a, &tree_bodies(model, &rel), mass);
+    let quats = quaternions(model, a);
+    let tree = composite_mass(a, &tree_bodies(model, &rel), &quats, mass);
     let covered = Some(tree.covered.as_slice());
     // The total mass, first moment and inertia about the root's origin from the tree's
     // composites, where every rooted body is one of its members.

@@ -15,12 +15,14 @@
 //! placements' expressions; `S_j` is taken from the moved body with the fewest coordinates
 //! (`ω_j` from `∂R/∂q_j Rᵀ`, `v_j = ∂c/∂q_j − ω_j × c`), and the identities `∂c_b/∂q_j =
 //! v_j + ω_j × c_b` and `∂R_b/∂q_j = S(ω_j) R_b` are checked for every moved body `b` at
-//! random points (every coordinate, parameter and time random). They are trigonometric
-//! polynomial identities in the coordinates, so a check at random points does not pass by
-//! accident. A coordinate that fails (a quaternion off its norm, a body placed by an
-//! expression that is not a rigid motion of its parent) and every pair whose sets do not
-//! nest keep the body-by-body sum: the result is the same mass matrix, entry by entry, to
-//! rounding.
+//! random points (every coordinate, parameter and time random, the coordinates of each
+//! unit-quaternion constraint scaled to unit norm). They are trigonometric and polynomial
+//! identities, so a check at random points does not pass by accident. A coordinate that
+//! fails (a quaternion's own coordinates, a body placed by an expression that is not a rigid
+//! motion of its parent) and every pair whose sets do not nest keep the body-by-body sum.
+//! The result is the same mass matrix and forces, entry by entry, to rounding, wherever the
+//! quaternions are of unit norm (the states the constrained dynamics is defined on; with no
+//! quaternion below a joint, everywhere) — as for the floating root ([`super::root`]).
 
 use super::motion::{cross, dot};
 use super::root::{close, point, POINTS};
@@ -256,14 +258,34 @@ fn spatial_column(a: &mut Arena, body: &TreeBody, j: usize) -> Option<([ExprId; 
     Some((omega, vel))
 }
 
-/// Whether every body in `moved` moves by `(ω, v)` under coordinate `j`, at random points.
+/// The value of symbol `s` at random point `seed`, every quaternion in `quats` (the
+/// coordinates of a norm constraint) scaled to unit norm.
+fn unit_point(seed: u64, s: Sym, quats: &[[u32; 4]]) -> f64 {
+    let x = point(seed, s);
+    let Sym::Coord(k) = s else { return x };
+    match quats.iter().find(|q| q.contains(&k)) {
+        Some(q) => {
+            let n = q
+                .iter()
+                .map(|&i| point(seed, Sym::Coord(i)).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            x / n
+        }
+        None => x,
+    }
+}
+
+/// Whether every body in `moved` moves by `(ω, v)` under coordinate `j`, at random points
+/// (the quaternions `quats` of unit norm there: a joint below a ball joint moves its bodies
+/// rigidly only where the ball's rotation is one).
 fn rigid(
     a: &mut Arena,
     bodies: &[Option<TreeBody>],
     moved: &[usize],
     j: usize,
-    omega: [ExprId; 3],
-    vel: [ExprId; 3],
+    (omega, vel): ([ExprId; 3], [ExprId; 3]),
+    quats: &[[u32; 4]],
 ) -> bool {
     let s = Sym::Coord(j as u32);
     let mut roots: Vec<ExprId> = omega.iter().chain(&vel).copied().collect();
@@ -283,7 +305,7 @@ fn rigid(
         }
     }
     for seed in 0..POINTS {
-        let x = a.eval(&roots, &|s| point(seed, s));
+        let x = a.eval(&roots, &|s| unit_point(seed, s, quats));
         let (w, v) = ([x[0], x[1], x[2]], [x[3], x[4], x[5]]);
         let mut n = 6;
         for &b in moved {
@@ -325,6 +347,7 @@ fn rigid(
 pub fn composite_mass(
     a: &mut Arena,
     bodies: &[Option<TreeBody>],
+    quats: &[[u32; 4]],
     mass: &mut [Vec<ExprId>],
 ) -> Tree {
     let nq = mass.len();
@@ -356,7 +379,7 @@ pub fn composite_mass(
         let Some((omega, vel)) = spatial_column(a, body, j) else {
             continue;
         };
-        if rigid(a, bodies, &moved[j], j, omega, vel) {
+        if rigid(a, bodies, &moved[j], j, (omega, vel), quats) {
             columns[j] = Some((omega, vel));
         }
     }
@@ -486,12 +509,13 @@ mod tests {
     /// A fixed-base arm with offsets and full inertias (revolute joints about tilted axes,
     /// a prismatic joint, a universal joint of two coordinates moving the same bodies, a
     /// branch of two fingers, a point mass), a pendulum on a ball joint (a quaternion: not
-    /// rigid off its norm), and a body placed by an expression that is not a rigid motion.
+    /// one rigid motion of what it moves) with a hinged body below it, and a body placed by
+    /// an expression that is not a rigid motion.
     const ARM: &str = "
         param g = 9.81;
         coord a = 0.1; coord b = 0.2; coord s = 0.3; coord u1 = 0.1; coord u2 = -0.2;
         coord f1 = 0.01; coord f2 = 0.02; coord e = 0.4;
-        coord bw = 1.0; coord bx = 0.0; coord by = 0.0; coord bz = 0.0;
+        coord bw = 1.0; coord bx = 0.0; coord by = 0.0; coord bz = 0.0; coord h = 0.2;
         constraint bw * bw + bx * bx + by * by + bz * bz == 1.0;
         let l1 = translate(vec3(0.0, 0.0, 0.3)) * rot_z(a);
         let l2 = l1 * frame(vec3(0.05, -0.1, 0.2), rpy(0.3, -0.2, 0.7)) * rot_y(b);
@@ -501,6 +525,7 @@ mod tests {
         let fa = hand * translate(vec3(0.0, f1, 0.05));
         let fb = hand * rpy(0.0, 0.0, 0.5) * translate(vec3(0.0, -f2, 0.05));
         let pend = l2 * translate(vec3(0.1, 0.0, 0.0)) * rot_quat(bw, bx, by, bz);
+        let pend2 = pend * translate(vec3(0.0, 0.05, -0.4)) * rot_x(h);
         body b1 { mass = 4.0, inertia = mat3(0.7, -0.01, 0.02, -0.01, 0.7, 0.019, 0.02, 0.019, 0.09), frame = l1 * translate(vec3(0.003, 0.002, -0.04)) }
         body b2 { mass = 0.6, inertia = mat3(0.08, -0.004, 0.01, -0.004, 0.028, 0.0007, 0.01, 0.0007, 0.026), frame = l2 * translate(vec3(-0.003, -0.03, 0.003)) }
         body b3 { mass = 3.2, inertia = mat3(0.04, 0.0, 0.0, 0.0, 0.036, 0.0, 0.0, 0.0, 0.011), frame = l3 * translate(vec3(0.02, 0.04, -0.06)) }
@@ -510,6 +535,7 @@ mod tests {
         body fb { mass = 0.015, inertia = mat3(0.0002, 0.0, 0.0, 0.0, 0.0002, 0.0, 0.0, 0.0, 0.0001), frame = fb }
         body tip { mass = 0.3, frame = hand * translate(vec3(0.2, 0.0, 0.0)) }
         body pend { mass = 0.5, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.01, 0.0, 0.0, 0.0, 0.002), frame = pend * translate(vec3(0.0, 0.0, -0.4)) }
+        body pend2 { mass = 0.4, inertia = mat3(0.02, 0.001, 0.0, 0.001, 0.01, 0.0, 0.0, 0.0, 0.003), frame = pend2 * translate(vec3(0.0, 0.0, -0.2)) }
         body odd { mass = 0.2, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.03), frame = frame(vec3(cos(a), e * e, sin(e)), rot_z(a)) }
         gravity = vec3(0.0, 0.0, -g);
     ";
@@ -527,9 +553,10 @@ mod tests {
         r
     }
 
-    /// Which coordinates the tree finds rigid: every joint of the arm and `e` (it moves one
-    /// body alone), not the quaternion's coordinates, not `a` (it places `odd` by an
-    /// expression that is not one rigid motion with the arm's bodies).
+    /// Which coordinates the tree finds rigid: every joint of the arm, `e` (it moves one
+    /// body alone) and `h` (below the ball joint: rigid where its quaternion is a rotation),
+    /// not the quaternion's coordinates, not `a` (it places `odd` by an expression that is
+    /// not one rigid motion with the arm's bodies).
     #[test]
     fn the_tree_finds_the_rigid_joints_and_only_them() {
         let (m, mut arena) = model(ARM);
@@ -537,13 +564,15 @@ mod tests {
         let bodies: Vec<_> = m.dynamics.bodies.iter().map(tree_body).collect();
         let zero = arena.constant(0.0);
         let mut mass = vec![vec![zero; nq]; nq];
-        let tree = composite_mass(&mut arena, &bodies, &mut mass);
+        let quats = crate::derive::root::quaternions(&m, &mut arena);
+        let tree = composite_mass(&mut arena, &bodies, &quats, &mut mass);
         let rigid: Vec<usize> = (0..nq).filter(|&j| tree.joints[j].is_some()).collect();
-        assert_eq!(rigid, [1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(rigid, [1, 2, 3, 4, 5, 6, 7, 12]);
         let covered = tree.covered.iter().flatten().filter(|&&c| c).count();
         // The pairs among b, s, u1, u2 (all nested: 16 entries), f1 and f2 each with those
-        // four (8 entries) and itself (1), not f1 with f2 (disjoint sets); e with itself.
-        assert_eq!(covered, 16 + 2 * 9 + 1);
+        // four (8 entries) and itself (1), not f1 with f2 (disjoint sets); e with itself; h
+        // with b (whose bodies include the pendulum's) and itself.
+        assert_eq!(covered, 16 + 2 * 9 + 1 + 3);
     }
 
     /// The mass matrix and the forces with composite bodies equal the body-by-body ones
