@@ -520,6 +520,14 @@ pub(crate) fn equations_of_motion_rooted(
         }
     }
     let trees = [tree.as_ref(), root_tree.as_ref()];
+    // The weights' rows of the floating root's own coordinates, from the totals of the bodies
+    // it carries (`−∂V/∂q` with `V = −M g·p₀ − g·R₀ h`).
+    let base_weight: Vec<Option<ExprId>> = match (&root, &root_tree, gravity3) {
+        (Some(root), Some(t), Some(g)) if t.joints.iter().any(Option::is_some) => {
+            super::root::base_weight(a, model, root, &in_root, t, g)
+        }
+        _ => vec![None; nq],
+    };
     let mut spring_forces = vec![zero; nq];
     for s in &dynamics.springs {
         let diff: Vec<ExprId> = s.a.iter().zip(&s.b).map(|(&x, &y)| a.sub(y, x)).collect();
@@ -552,11 +560,15 @@ pub(crate) fn equations_of_motion_rooted(
     }
     for (i, f) in forces.iter_mut().enumerate() {
         let mut dv = a.diff(rest_potential, Sym::Coord(i as u32));
-        for (t, &v) in trees.iter().zip(&tree_potential) {
-            if !t.is_some_and(|t| t.joints[i].is_some()) {
-                let d = a.diff(v, Sym::Coord(i as u32));
-                dv = a.add(dv, d);
+        for (n, (t, &v)) in trees.iter().zip(&tree_potential).enumerate() {
+            if t.is_some_and(|t| t.joints[i].is_some()) {
+                continue;
             }
+            let d = match base_weight[i] {
+                Some(w) if n == 1 => w,
+                _ => a.diff(v, Sym::Coord(i as u32)),
+            };
+            dv = a.add(dv, d);
         }
         let x = a.sub(*f, dv);
         *f = a.add(x, spring_forces[i]);

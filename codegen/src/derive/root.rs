@@ -718,6 +718,50 @@ pub fn rooted_mass(
     tree
 }
 
+/// `∂V/∂q_i` of the weights of `tree`'s members (bodies the root carries) for the root's own
+/// coordinates `i` (`None` for the others): with `c = p₀ + R₀ c_rel`, `V = −Σ m g·c = −M g·p₀
+/// − g·R₀ h` (`M`, `h` the members' mass and first moment about the root's origin in its
+/// axes), so a translation `a` (world direction `e_a`) gives `−M g·e_a` and a quaternion
+/// coordinate `k` gives `−g·(∂R₀/∂q_k) h`: two sums over the bodies instead of each body's
+/// chain differentiated by the base's coordinates.
+pub fn base_weight(
+    a: &mut Arena,
+    model: &Model,
+    root: &Root,
+    used: &[bool],
+    tree: &Tree,
+    g: [ExprId; 3],
+) -> Vec<Option<ExprId>> {
+    let nq = model.coords.len();
+    let rel = relative_bodies(a, model, root, used);
+    let zero = a.constant(0.0);
+    let (mut m_total, mut h) = (zero, [zero; 3]);
+    for (n, (b, rel)) in model.dynamics.bodies.iter().zip(&rel).enumerate() {
+        let Some(rel) = rel else { continue };
+        if !tree.has_body(n) {
+            continue;
+        }
+        m_total = a.add(m_total, b.mass);
+        let mc = rel.com.map(|e| a.mul(b.mass, e));
+        h = add3(a, h, &mc);
+    }
+    let mut rows = vec![None; nq];
+    for &(k, e) in &root.translation {
+        let ge = dot(a, &g, &e);
+        let x = a.mul(m_total, ge);
+        rows[k as usize] = Some(a.neg(x));
+    }
+    let q = root.quat.map(|k| a.sym(Sym::Coord(k)));
+    let r0 = crate::model::quaternion(a, q);
+    for &k in &root.quat {
+        let dr = r0.map(|row| row.map(|e| a.diff(e, Sym::Coord(k))));
+        let drh = mat_vec(a, &dr, &h);
+        let x = dot(a, &g, &drh);
+        rows[k as usize] = Some(a.neg(x));
+    }
+    rows
+}
+
 /// The generalised forces of the bodies the root carries (`used` and rooted): the
 /// quadratic-velocity terms `−Jᵀ m a − Wᵀ(I ω̇ + ω × Iω)` in the root's axes.
 ///
