@@ -29,6 +29,9 @@ use super::root::{close, point, POINTS};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::Inertia;
 
+/// A joint's spatial velocity per unit rate: `(ω, v)`.
+type Column = ([ExprId; 3], [ExprId; 3]);
+
 /// A body of constant mass and inertia placed in 3-D: its centre of mass and, unless it
 /// is a point mass, its rotation and inertia tensor (body axes).
 #[derive(Clone, Debug)]
@@ -276,21 +279,20 @@ fn unit_point(seed: u64, s: Sym, quats: &[[u32; 4]]) -> f64 {
     }
 }
 
-/// Whether every body in `moved` moves by `(ω, v)` under coordinate `j`, at random points
-/// (the quaternions `quats` of unit norm there: a joint below a ball joint moves its bodies
-/// rigidly only where the ball's rotation is one).
-fn rigid(
+/// What the rigidity check of coordinate `j` evaluates: `(ω, v)`, then for every body in
+/// `moved` its centre of mass and its derivative by `q_j`, and its rotation and that one's
+/// derivative (`None` if a moved body takes no part).
+fn check_roots(
     a: &mut Arena,
     bodies: &[Option<TreeBody>],
     moved: &[usize],
     j: usize,
     (omega, vel): ([ExprId; 3], [ExprId; 3]),
-    quats: &[[u32; 4]],
-) -> bool {
+) -> Option<Vec<ExprId>> {
     let s = Sym::Coord(j as u32);
     let mut roots: Vec<ExprId> = omega.iter().chain(&vel).copied().collect();
     for &b in moved {
-        let Some(body) = &bodies[b] else { return false };
+        let body = bodies[b].as_ref()?;
         roots.extend(body.com);
         for &c in &body.com {
             let d = a.diff(c, s);
@@ -304,36 +306,37 @@ fn rigid(
             }
         }
     }
-    for seed in 0..POINTS {
-        let x = a.eval(&roots, &|s| unit_point(seed, s, quats));
-        let (w, v) = ([x[0], x[1], x[2]], [x[3], x[4], x[5]]);
-        let mut n = 6;
-        for &b in moved {
-            let Some(body) = &bodies[b] else { return false };
-            let (c, dc) = (&x[n..n + 3], &x[n + 3..n + 6]);
-            n += 6;
-            let wc = [
-                w[1] * c[2] - w[2] * c[1],
-                w[2] * c[0] - w[0] * c[2],
-                w[0] * c[1] - w[1] * c[0],
-            ];
-            if !(0..3).all(|i| close(dc[i], v[i] + wc[i])) {
-                return false;
-            }
-            if body.rot.is_some() {
-                let (r, dr) = (&x[n..n + 9], &x[n + 9..n + 18]);
-                n += 18;
-                // S(ω) R, column by column.
-                for col in 0..3 {
-                    let rc = [r[col], r[3 + col], r[6 + col]];
-                    let wr = [
-                        w[1] * rc[2] - w[2] * rc[1],
-                        w[2] * rc[0] - w[0] * rc[2],
-                        w[0] * rc[1] - w[1] * rc[0],
-                    ];
-                    if !(0..3).all(|i| close(dr[3 * i + col], wr[i])) {
-                        return false;
-                    }
+    Some(roots)
+}
+
+/// Whether the values `x` of [`check_roots`] at one point say every body in `moved` moves
+/// by `(ω, v)`: `∂c/∂q_j = v + ω × c` and `∂R/∂q_j = S(ω) R`.
+fn moves_rigidly(x: &[f64], bodies: &[Option<TreeBody>], moved: &[usize]) -> bool {
+    let cross = |w: &[f64], c: &[f64]| {
+        [
+            w[1] * c[2] - w[2] * c[1],
+            w[2] * c[0] - w[0] * c[2],
+            w[0] * c[1] - w[1] * c[0],
+        ]
+    };
+    let (w, v) = (&x[0..3], &x[3..6]);
+    let mut n = 6;
+    for &b in moved {
+        let Some(body) = &bodies[b] else { return false };
+        let (c, dc) = (&x[n..n + 3], &x[n + 3..n + 6]);
+        n += 6;
+        let wc = cross(w, c);
+        if !(0..3).all(|i| close(dc[i], v[i] + wc[i])) {
+            return false;
+        }
+        if body.rot.is_some() {
+            let (r, dr) = (&x[n..n + 9], &x[n + 9..n + 18]);
+            n += 18;
+            // S(ω) R, column by column.
+            for col in 0..3 {
+                let wr = cross(w, &[r[col], r[3 + col], r[6 + col]]);
+                if !(0..3).all(|i| close(dr[3 * i + col], wr[i])) {
+                    return false;
                 }
             }
         }
@@ -364,7 +367,11 @@ pub fn composite_mass(
         .collect();
     // The joints: a spatial column from the moved body with the fewest coordinates, checked
     // against every moved body.
-    let mut columns: Vec<Option<([ExprId; 3], [ExprId; 3])>> = vec![None; nq];
+    let mut columns: Vec<Option<Column>> = vec![None; nq];
+    // Every candidate's check evaluated together, once per point (the bodies' placements are
+    // shared among the coordinates that move them).
+    let mut roots: Vec<ExprId> = Vec::new();
+    let mut spans: Vec<(usize, std::ops::Range<usize>, Column)> = Vec::new();
     for j in 0..nq {
         let rep = moved[j]
             .iter()
@@ -376,11 +383,24 @@ pub fn composite_mass(
             });
         let Some(&rep) = rep else { continue };
         let Some(body) = &bodies[rep] else { continue };
-        let Some((omega, vel)) = spatial_column(a, body, j) else {
+        let Some(column) = spatial_column(a, body, j) else {
             continue;
         };
-        if rigid(a, bodies, &moved[j], j, (omega, vel), quats) {
-            columns[j] = Some((omega, vel));
+        if let Some(r) = check_roots(a, bodies, &moved[j], j, column) {
+            spans.push((j, roots.len()..roots.len() + r.len(), column));
+            roots.extend(r);
+        }
+    }
+    let mut ok = vec![true; spans.len()];
+    for seed in 0..POINTS {
+        let x = a.eval(&roots, &|s| unit_point(seed, s, quats));
+        for (k, (j, span, _)) in spans.iter().enumerate() {
+            ok[k] = ok[k] && moves_rigidly(&x[span.clone()], bodies, &moved[*j]);
+        }
+    }
+    for ((j, _, column), ok) in spans.into_iter().zip(ok) {
+        if ok {
+            columns[j] = Some(column);
         }
     }
     // The distinct sets of moved bodies, smallest first, each planned from smaller ones.
