@@ -207,6 +207,14 @@ pub(super) struct Point<'a, P, const NQ: usize> {
     pub(super) t: f64,
 }
 
+impl<P, const NQ: usize> Clone for Point<'_, P, NQ> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P, const NQ: usize> Copy for Point<'_, P, NQ> {}
+
 impl<P, const NQ: usize> Point<'_, P, NQ> {
     /// The equality constraints' acceleration rows with Baumgarte's stabilisation `(α, β)`:
     /// `C_J` and `d_C = γ − 2α (C_J q̇ + C_t) − β² C`.

@@ -92,17 +92,17 @@ pub(super) struct Cursor<const NQ: usize> {
 
 impl<const NQ: usize> Cursor<NQ> {
     /// A run from `(t0, q0, q̇0)` over `[t0, t1]` stopping at `output_times`, starting with
-    /// the step `h0` (see [`phase_grid`] for the errors); records the first state in `out`.
-    pub(super) fn start(
+    /// the step `h0` (see [`phase_grid`] for the errors), and the trajectory it records into,
+    /// holding the first state.
+    pub(super) fn start<R: Record<NQ> + Default>(
         (t0, q0, qd0): (f64, &SVector<f64, NQ>, &SVector<f64, NQ>),
         t1: f64,
-        output_times: &[f64],
-        h0: Option<f64>,
-        out: &mut impl Record<NQ>,
-    ) -> Result<Self, &'static str> {
+        (output_times, h0): (&[f64], Option<f64>),
+    ) -> Result<(Self, R), &'static str> {
         let grid = phase_grid(t0, t1, output_times)?;
+        let mut out = R::default();
         out.record(t0, q0, *qd0);
-        Ok(Self {
+        let at = Self {
             t: t0,
             q: *q0,
             qd: *qd0,
@@ -110,7 +110,8 @@ impl<const NQ: usize> Cursor<NQ> {
             events: 0,
             grid,
             t1,
-        })
+        };
+        Ok((at, out))
     }
 
     /// The output times (and `t1`) after the current time; `None` when the run is over.

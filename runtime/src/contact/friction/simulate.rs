@@ -2,9 +2,9 @@
 //! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
 //! stop), impacts with friction between them.
 
-use crate::contact::phases::{impact_due, impl_record, Cursor};
-use crate::contact::Point;
-use crate::contact::{contact_accelerations, dmat, velocity_correction, ContactOptions};
+use crate::contact::adaptive::{check_rest_height, start_phase};
+use crate::contact::phases::{impl_record, Cursor};
+use crate::contact::{dmat, velocity_correction, Point};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 use crate::ode::{Dopri5Options, OdeSystem, Pair};
@@ -259,69 +259,34 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(&opts.friction)?;
-    let mut out = FrictionTrajectory::<NQ>::default();
-    let mut at = Cursor::start(
-        (t0, q0, qd0),
-        t1,
-        &opts.output_times,
-        opts.dopri5.h0,
-        &mut out,
-    )
-    .map_err(ContactError::InvalidOptions)?;
-    if !(opts.rest_height >= 0.0 && opts.rest_height.is_finite()) {
-        return Err(
-            ContactError::InvalidOptions("rest_height must be non-negative and finite").into(),
-        );
-    }
-    let copts = &opts.friction.contact;
-    let tol = copts.active_tol;
+    let (mut at, mut out): (_, FrictionTrajectory<NQ>) =
+        Cursor::start((t0, q0, qd0), t1, (&opts.output_times, opts.dopri5.h0))
+            .map_err(ContactError::InvalidOptions)?;
+    check_rest_height(opts.rest_height)?;
+    let tol = opts.friction.contact.active_tol;
     let mut no_stick = [false; NI];
     // A contact whose normal force just reached zero (`Release`) starts the next phase open:
     // at the event its force is zero to rounding, and re-enumerating would let it close again
     // with a force of −0 (tolerated) that then grows negative unseen (a floor that holds on).
     let mut released = [false; NI];
     loop {
-        let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the (frictionless) impact first.
-        let (g, _, vn) = Point {
-            q: &q,
-            qd: &qd,
-            p,
-            t,
-        }
-        .gaps::<M, NC, DOF, NI>();
-        if impact_due(&g, &vn, tol) {
-            let free = ContactOptions {
-                active_tol: -1.0,
-                ..*copts
-            };
-            let s = contact_accelerations::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &[], &free)?;
-            let an = M::inequality_jacobian(&q, p, t) * s.qdd - M::inequality_gamma(&q, &qd, p, t);
-            let plastic: [bool; NI] = std::array::from_fn(|k| {
-                vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * opts.rest_height
-            });
-            let imp =
-                impact_modes::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction, &plastic)?;
+        let limits = (&opts.friction.contact, opts.rest_height);
+        let start = start_phase::<M, NQ, NC, DOF, NI, _>(&mut at, p, limits, |here, plastic| {
+            let Point { q, qd, p, t } = here;
+            let imp = impact_modes::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, &opts.friction, plastic)?;
             if imp.normal.iter().any(|&l| l != 0.0) {
                 out.impacts += 1;
             }
-            qd += imp.qdd;
-        }
-        q = crate::contact::adaptive::onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
-        (at.q, at.qd) = (q, qd);
+            Ok::<_, FrictionError>(imp.qdd)
+        })?;
         let Some(rest) = at.rest() else {
             break;
         };
-        let (g, _, vn) = Point {
-            q: &q,
-            qd: &qd,
-            p,
-            t,
-        }
-        .gaps::<M, NC, DOF, NI>();
-        let vtol = 1e-9 * (1.0 + vn.amax());
+        let (q, mut qd, t) = (at.q, at.qd, at.t);
+        let g = start.g;
         let leaving: [bool; NI] =
-            std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));
+            std::array::from_fn(|k| g[k].abs() <= tol && (start.away[k] || released[k]));
         let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
         let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
         let ttol = opts.friction.contact.tendency_tol * pb.scale();

@@ -222,15 +222,9 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     check(&opts.friction)?;
-    let mut out = JointFrictionTrajectory::<NQ>::default();
-    let mut at = Cursor::start(
-        (t0, q0, qd0),
-        t1,
-        &opts.output_times,
-        opts.dopri5.h0,
-        &mut out,
-    )
-    .map_err(JointFrictionError::InvalidOptions)?;
+    let (mut at, mut out): (_, JointFrictionTrajectory<NQ>) =
+        Cursor::start((t0, q0, qd0), t1, (&opts.output_times, opts.dopri5.h0))
+            .map_err(JointFrictionError::InvalidOptions)?;
     let mut no_stick = [false; NS];
     while let Some(rest) = at.rest() {
         let (q, mut qd, t) = (at.q, at.qd, at.t);
