@@ -131,31 +131,93 @@ pub struct ContactSolve<const NQ: usize> {
     pub path: ContactPath,
 }
 
-/// The saddle-point system of the equations of motion with the equality constraints,
-/// `[M, −C_Jᵀ; C_J, 0] (q̈, μ) = (f, d_C)`, bordered by `extra` zero rows and columns
-/// (and zero right-hand sides) for the caller's contact or slip rows.
-pub(super) fn saddle(
-    m: &DMatrix<f64>,
-    f: &DVector<f64>,
-    cj: &DMatrix<f64>,
-    dc: &DVector<f64>,
-    extra: usize,
-) -> (DMatrix<f64>, DVector<f64>) {
-    let nq = m.nrows();
-    let nc = cj.nrows();
-    let n = nq + nc + extra;
-    let mut k = DMatrix::<f64>::zeros(n, n);
-    let mut rhs = DVector::<f64>::zeros(n);
-    k.view_mut((0, 0), (nq, nq)).copy_from(m);
-    rhs.rows_mut(0, nq).copy_from(f);
-    for i in 0..nc {
-        for j in 0..nq {
-            k[(nq + i, j)] = cj[(i, j)];
-            k[(j, nq + i)] = -cj[(i, j)];
+/// The equations of motion with the equality constraints at one state, `M a = f + C_Jᵀ μ`,
+/// `C_J a = d_C`: what each contact problem borders with its own contact or slip rows.
+pub(super) struct Motion {
+    /// The mass matrix `M`.
+    pub(super) m: DMatrix<f64>,
+    /// The forces `f`.
+    pub(super) f: DVector<f64>,
+    /// The constraint Jacobian `C_J`.
+    pub(super) cj: DMatrix<f64>,
+    /// The constraints' acceleration right-hand side `d_C`.
+    pub(super) dc: DVector<f64>,
+    /// Time.
+    pub(super) t: f64,
+}
+
+impl Motion {
+    /// The equations at `here`, with Baumgarte's stabilisation `(α, β)` in `d_C`.
+    pub(super) fn at<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        here: Point<'_, M::Params, NQ>,
+        baumgarte: (f64, f64),
+    ) -> Self
+    where
+        M: crate::mechanism::Dynamics<NQ, NC, DOF>,
+    {
+        let Point { q, qd, p, t } = here;
+        let (cj, dc) = here.equalities::<M, NC, DOF>(baumgarte);
+        Self {
+            m: dmat(&M::mass_matrix(q, p, t)),
+            f: dvec(&M::forces(q, qd, p, t)),
+            cj: dmat(&cj),
+            dc: dvec(&dc),
+            t,
         }
-        rhs[nq + i] = dc[i];
     }
-    (k, rhs)
+
+    /// Whether `M`, `f`, `C_J`, `d_C` and the caller's `more` values are all finite.
+    pub(super) fn finite(&self, more: &[&[f64]]) -> bool {
+        let own = [
+            self.m.as_slice(),
+            self.f.as_slice(),
+            self.cj.as_slice(),
+            self.dc.as_slice(),
+        ];
+        own.iter().chain(more).all(|s| crate::linalg::finite(s))
+    }
+
+    /// The scale of a problem's tolerances: the largest of `|f|`, `|d_C|`, the caller's
+    /// right-hand sides `more` and 1.
+    pub(super) fn scale(&self, more: &[&DVector<f64>]) -> f64 {
+        more.iter()
+            .fold(self.f.amax().max(self.dc.amax()), |s, d| s.max(d.amax()))
+            .max(1.0)
+    }
+
+    /// The saddle-point system `[M, −C_Jᵀ; C_J, 0] (q̈, μ) = (f, d_C)`, bordered by `extra`
+    /// zero rows and columns (and zero right-hand sides) for the caller's rows.
+    pub(super) fn saddle(&self, extra: usize) -> (DMatrix<f64>, DVector<f64>) {
+        let nq = self.m.nrows();
+        let nc = self.cj.nrows();
+        let n = nq + nc + extra;
+        let mut k = DMatrix::<f64>::zeros(n, n);
+        let mut rhs = DVector::<f64>::zeros(n);
+        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
+        rhs.rows_mut(0, nq).copy_from(&self.f);
+        for i in 0..nc {
+            hold(&mut k, &mut rhs, nq + i, self.cj.row(i), self.dc[i]);
+        }
+        (k, rhs)
+    }
+}
+
+/// Writes the held row `j a = d` into a saddle-point system at index `at`: `j` in row `at`,
+/// `−jᵀ` in column `at`, `d` on the right-hand side.
+pub(super) fn hold<S>(
+    k: &mut DMatrix<f64>,
+    rhs: &mut DVector<f64>,
+    at: usize,
+    j: nalgebra::Matrix<f64, nalgebra::U1, nalgebra::Dyn, S>,
+    d: f64,
+) where
+    S: nalgebra::RawStorage<f64, nalgebra::U1, nalgebra::Dyn>,
+{
+    for (c, &x) in j.iter().enumerate() {
+        k[(at, c)] = x;
+        k[(c, at)] = -x;
+    }
+    rhs[at] = d;
 }
 
 /// Solves a saddle-point system `k x = rhs` by LU; where that fails or is not finite
@@ -344,28 +406,15 @@ pub(super) fn accelerations_excluding<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let Point { q, qd, p, t } = at;
-    let m = dmat(&M::mass_matrix(q, p, t));
-    let f = dvec(&M::forces(q, qd, p, t));
-    let (cj, dc) = at.equalities::<M, NC, DOF>(opts.baumgarte);
+    let motion = Motion::at::<M, NQ, NC, DOF>(at, opts.baumgarte);
     let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(opts.baumgarte);
-    let finite = crate::linalg::finite;
-    let all = [
-        m.as_slice(),
-        f.as_slice(),
-        dc.as_slice(),
-        g.as_slice(),
-        jg.as_slice(),
-        dg.as_slice(),
-    ];
-    if !all.iter().all(|s| finite(s)) {
-        return Err(ContactError::NonFinite { t });
+    if !motion.finite(&[g.as_slice(), jg.as_slice(), dg.as_slice()]) {
+        return Err(ContactError::NonFinite { t: at.t });
     }
     let active: Vec<usize> = (0..NI)
         .filter(|&k| g[k].abs() <= opts.active_tol && !excluded[k])
         .collect();
-    let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
-    active_set_solve(&pb, &active, carried, opts)
+    active_set_solve(&Problem::new(motion, &jg, &dg), &active, carried, opts)
 }
 
 /// The impact at `(q, q̇)`: the velocity change `Δq̇` (in `qdd`) and impulses for the
@@ -399,17 +448,21 @@ fn impact_with<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: 
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let m = dmat(&M::mass_matrix(q, p, t));
     let cj = M::jacobian(q, p, t);
-    let dc = -(cj * qd + M::jacobian_t(q, p, t));
+    let motion = Motion {
+        m: dmat(&M::mass_matrix(q, p, t)),
+        f: DVector::<f64>::zeros(NQ),
+        cj: dmat(&cj),
+        dc: dvec(&-(cj * qd + M::jacobian_t(q, p, t))),
+        t,
+    };
     let g = M::inequality(q, p, t);
     let jg = M::inequality_jacobian(q, p, t);
     let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
     let e = |k: usize| if plastic[k] { 0.0 } else { M::RESTITUTION[k] };
     let dg = SVector::<f64, NI>::from_fn(|k, _| -vn[k] - e(k) * vn[k].min(0.0));
     let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
-    let f = DVector::<f64>::zeros(NQ);
-    let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
+    let pb = Problem::new(motion, &jg, &dg);
     let right = ContactOptions {
         algorithm: ActiveSet::Right,
         ..*opts
