@@ -197,10 +197,13 @@ pub struct SimStats {
 
 /// Accumulates the defects of [`SimStats`].
 #[derive(Default)]
-struct Defects {
-    max_residual: f64,
-    max_position_correction: f64,
-    max_velocity_correction: f64,
+pub(crate) struct Defects {
+    /// Largest `‖C(q)‖` of a reported state.
+    pub(crate) max_residual: f64,
+    /// Largest change made by a position projection.
+    pub(crate) max_position_correction: f64,
+    /// Largest change made by a velocity projection.
+    pub(crate) max_velocity_correction: f64,
     energy0: Option<f64>,
     energy_change: Option<f64>,
 }
@@ -215,7 +218,8 @@ pub(crate) fn max_nan(a: f64, b: f64) -> f64 {
 }
 
 impl Defects {
-    fn energy(&mut self, e: Option<f64>) {
+    /// Takes the energy `e` of a reported state (the first one is the reference).
+    pub(crate) fn energy(&mut self, e: Option<f64>) {
         let Some(e) = e else { return };
         match self.energy0 {
             None => {
@@ -228,7 +232,8 @@ impl Defects {
             }
         }
     }
-    fn into_stats(
+    /// The statistics of a run with these defects.
+    pub(crate) fn into_stats(
         self,
         ode: Stats,
         newton_iterations: usize,
