@@ -208,9 +208,7 @@ where
         ..*contact
     };
     let s = contact_accelerations::<M, NQ, NC, DOF, NI>(q, qd, p, t, &[], &free)?;
-    let jg = M::inequality_jacobian(q, p, t);
-    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let an = jg * s.qdd - M::inequality_gamma(q, qd, p, t);
+    let (vn, an) = at.approach::<M, NC, DOF, NI>(&s.qdd);
     Ok(std::array::from_fn(|k| {
         vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * rest_height
     }))
@@ -339,8 +337,7 @@ where
     loop {
         let limits = (&opts.contact, opts.rest_height);
         let start = start_phase::<M, NQ, NC, DOF, NI, _>(&mut at, p, limits, |here, plastic| {
-            let Point { q, qd, p, t } = here;
-            let imp = impact_with::<M, NQ, NC, DOF, NI>(q, qd, p, t, &opts.contact, plastic)?;
+            let imp = impact_with::<M, NQ, NC, DOF, NI>(here, &opts.contact, plastic)?;
             if !imp.handled.is_empty() {
                 out.impacts += 1;
                 out.impact_contacts.push(imp.handled.clone());

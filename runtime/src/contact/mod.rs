@@ -238,26 +238,46 @@ pub(super) fn solve_saddle(k: &DMatrix<f64>, rhs: &DVector<f64>) -> Option<DVect
     }
 }
 
-/// The minimum-kinetic-energy velocity correction: the `q̇ + Δq̇` nearest `q̇` in the mass
-/// matrix `m`'s metric that satisfies `a_i q̇ + c_i = 0` for each row `(a_i, c_i)` (an empty
-/// set of rows leaves `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
-/// the least-squares sense (dependent rows allowed). `None`: `M` or the reduced system is
-/// singular; the result may still be non-finite (the caller checks).
-pub(super) fn velocity_correction<const NQ: usize>(
-    rows: &[(Vec<f64>, f64)],
-    qd: &SVector<f64, NQ>,
-    m: DMatrix<f64>,
-) -> Option<SVector<f64, NQ>> {
-    if rows.is_empty() {
-        return Some(*qd);
+/// The minimum-kinetic-energy velocity correction at `here`: the `q̇ + Δq̇` nearest `q̇` in
+/// the mass matrix's metric that satisfies `a_i q̇ + c_i = 0` for the velocity rows of the
+/// equality constraints (`C_J q̇ + C_t = 0`) and each of the caller's rows `(a_i, c_i)` (no
+/// rows at all leave `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
+/// the least-squares sense (dependent rows allowed). Errors: [`ContactError::Singular`]
+/// where `M` or the reduced system is singular, [`ContactError::NonFinite`] for a
+/// non-finite result.
+pub(super) fn velocity_correction<M, const NQ: usize, const NC: usize, const DOF: usize>(
+    here: Point<'_, M::Params, NQ>,
+    more: Vec<(Vec<f64>, f64)>,
+) -> Result<SVector<f64, NQ>, ContactError>
+where
+    M: crate::mechanism::Dynamics<NQ, NC, DOF>,
+{
+    let Point { q, qd, p, t } = here;
+    let (cj, ct) = (M::jacobian(q, p, t), M::jacobian_t(q, p, t));
+    let mut rows: Vec<(Vec<f64>, f64)> = (0..NC)
+        .map(|i| (cj.row(i).iter().copied().collect(), ct[i]))
+        .collect();
+    rows.extend(more);
+    let out = if rows.is_empty() {
+        *qd
+    } else {
+        let m = dmat(&M::mass_matrix(q, p, t));
+        let singular = ContactError::Singular { t };
+        let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+        let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+        let minv_at = m.lu().solve(&a.transpose()).ok_or(singular.clone())?;
+        let s = &a * &minv_at;
+        let svd = crate::linalg::svd(s).ok_or(singular.clone())?;
+        let lam = svd
+            .solve(&r, 1e-12 * svd.singular_values.max())
+            .map_err(|_| singular)?;
+        qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied())
+    };
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(ContactError::NonFinite { t })
     }
-    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
-    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
-    let minv_at = m.lu().solve(&a.transpose())?;
-    let s = &a * &minv_at;
-    let svd = crate::linalg::svd(s)?;
-    let lam = svd.solve(&r, 1e-12 * svd.singular_values.max()).ok()?;
-    Some(qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied()))
 }
 
 /// A state `(q, q̇)` of a model with parameters `p` at time `t`: where the contact solvers
@@ -306,6 +326,22 @@ impl<P, const NQ: usize> Point<'_, P, NQ> {
         let jg = M::inequality_jacobian(q, p, t);
         let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
         (M::inequality(q, p, t), jg, vn)
+    }
+
+    /// The normal velocities `v_n` and, for the accelerations `qdd`, the normal accelerations
+    /// `a_n = J_g q̈ − γ_g` (negative: towards the contact).
+    pub(super) fn approach<M, const NC: usize, const DOF: usize, const NI: usize>(
+        &self,
+        qdd: &SVector<f64, NQ>,
+    ) -> (SVector<f64, NI>, SVector<f64, NI>)
+    where
+        M: Inequalities<NQ, NC, DOF, NI, Params = P>,
+    {
+        let (_, jg, vn) = self.gaps::<M, NC, DOF, NI>();
+        (
+            vn,
+            jg * qdd - M::inequality_gamma(self.q, self.qd, self.p, self.t),
+        )
     }
 
     /// The inequality rows with Baumgarte's stabilisation `(α, β)`: [`Point::gaps`] and
@@ -433,21 +469,19 @@ pub fn contact_impact<M, const NQ: usize, const NC: usize, const DOF: usize, con
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    impact_with::<M, NQ, NC, DOF, NI>(q, qd, p, t, opts, &[false; NI])
+    impact_with::<M, NQ, NC, DOF, NI>(Point { q, qd, p, t }, opts, &[false; NI])
 }
 
 /// [`contact_impact`] with the restitution of the contacts marked `plastic` taken as 0.
 fn impact_with<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     opts: &ContactOptions,
     plastic: &[bool; NI],
 ) -> Result<ContactSolve<NQ>, ContactError>
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
+    let Point { q, qd, p, t } = here;
     let cj = M::jacobian(q, p, t);
     let motion = Motion {
         m: dmat(&M::mass_matrix(q, p, t)),
@@ -509,11 +543,8 @@ phases::impl_record!(ContactTrajectory);
 /// force took 2,478 impulses in 3,000 steps). The threshold is the model's own
 /// acceleration times the step, so it has the units and scale of the motion.
 fn micro_impacts<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
+    here: Point<'_, M::Params, NQ>,
     qdd: Option<&SVector<f64, NQ>>,
-    p: &M::Params,
-    t: f64,
     h: f64,
 ) -> [bool; NI]
 where
@@ -522,9 +553,7 @@ where
     let Some(qdd) = qdd else {
         return [false; NI];
     };
-    let jg = M::inequality_jacobian(q, p, t);
-    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let an = jg * qdd - M::inequality_gamma(q, qd, p, t);
+    let (vn, an) = here.approach::<M, NC, DOF, NI>(qdd);
     std::array::from_fn(|k| an[k] < 0.0 && vn[k] < 0.0 && -vn[k] <= -2.0 * h * an[k])
 }
 
@@ -586,17 +615,20 @@ where
             if opts.locate_events {
                 // An active contact approaching (reached at the end of the last step, or
                 // within the tolerance): the impact first.
-                let g = M::inequality(&q, p, t);
-                let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
-                let vtol = 1e-12 * (1.0 + vn.amax());
-                if (0..NI).any(|k| g[k].abs() <= opts.active_tol && vn[k] < -vtol) {
+                let here = Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                };
+                let (g, _, vn) = here.gaps::<M, NC, DOF, NI>();
+                if phases::impact_due(&g, &vn, opts.active_tol) {
                     events += 1;
                     if events > opts.max_events_per_step {
                         return Err(ContactError::TooManyEvents { t });
                     }
-                    let plastic =
-                        micro_impacts::<M, NQ, NC, DOF, NI>(&q, &qd, out.qdd.last(), p, t, h);
-                    let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts, &plastic)?;
+                    let plastic = micro_impacts::<M, NQ, NC, DOF, NI>(here, out.qdd.last(), h);
+                    let imp = impact_with::<M, NQ, NC, DOF, NI>(here, opts, &plastic)?;
                     if !imp.handled.is_empty() {
                         out.impacts += 1;
                         out.impact_contacts.push(imp.handled.clone());
@@ -657,8 +689,14 @@ where
                 qd = qde;
                 t += lo;
                 out.events.push(t);
-                let plastic = micro_impacts::<M, NQ, NC, DOF, NI>(&q, &qd, Some(&s.qdd), p, t, h);
-                let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts, &plastic)?;
+                let here = Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                };
+                let plastic = micro_impacts::<M, NQ, NC, DOF, NI>(here, Some(&s.qdd), h);
+                let imp = impact_with::<M, NQ, NC, DOF, NI>(here, opts, &plastic)?;
                 if !imp.handled.is_empty() {
                     out.impacts += 1;
                     out.impact_contacts.push(imp.handled.clone());

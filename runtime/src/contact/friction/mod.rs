@@ -178,17 +178,14 @@ impl Pb {
         const NI: usize,
         const NT: usize,
     >(
-        q: &SVector<f64, NQ>,
-        qd: &SVector<f64, NQ>,
-        p: &M::Params,
-        t: f64,
+        at: Point<'_, M::Params, NQ>,
         opts: &FrictionOptions,
     ) -> Result<Self, FrictionError>
     where
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
         let baumgarte = opts.contact.baumgarte;
-        let at = Point { q, qd, p, t };
+        let Point { q, qd, p, t } = at;
         let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(baumgarte);
         let jt = M::tangent_jacobian(q, p, t);
         let vt = jt * qd + M::tangent_jacobian_t(q, p, t);
@@ -487,7 +484,7 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(opts)?;
-    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(Point { q, qd, p, t }, opts)?;
     let (modes, sol, solves) = enumerate(&pb, opts, &[false; NI], &[false; NI])?;
     Ok(finish(modes, sol, solves))
 }
@@ -516,7 +513,7 @@ where
     if modes.len() != NI {
         return Err(ContactError::InvalidOptions("one contact mode per inequality").into());
     }
-    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(Point { q, qd, p, t }, opts)?;
     let sol = pb.solve(modes)?;
     Ok(finish(modes.to_vec(), sol, 1))
 }
@@ -548,7 +545,7 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(opts)?;
-    impact_modes::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts, &[false; NI])
+    impact_modes::<M, NQ, NC, DOF, NI, NT>(Point { q, qd, p, t }, opts, &[false; NI])
 }
 
 /// [`friction_impact`] with the contacts marked `plastic` taken with restitution 0.
@@ -560,17 +557,15 @@ fn impact_modes<
     const NI: usize,
     const NT: usize,
 >(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     opts: &FrictionOptions,
     plastic: &[bool; NI],
 ) -> Result<FrictionSolve<NQ>, FrictionError>
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
-    let mut pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    let mut pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(here, opts)?;
+    let Point { q, qd, p, t } = here;
     // On impulses: M Δq̇ = impulses, C_J Δq̇ = −(C_J q̇ + C_t), J_n Δq̇ = −v_n − e min(v_n, 0)
     // (equality on closed contacts, a lower bound on open ones), J_t Δq̇ = −v_t on sticking
     // slip rows; with the slip "at rest" so that a sliding contact's post-impact slip is

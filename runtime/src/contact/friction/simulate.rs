@@ -4,7 +4,7 @@
 
 use crate::contact::adaptive::{check_rest_height, start_phase};
 use crate::contact::phases::{impl_record, Cursor};
-use crate::contact::{dmat, velocity_correction, Point};
+use crate::contact::{velocity_correction, Point};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 use crate::ode::{Dopri5Options, OdeSystem, Pair};
@@ -180,7 +180,7 @@ where
 
 /// `q̇` with the velocity rows of the equality constraints, the closed contacts' normal
 /// velocities and the sticking contacts' slip velocities set to zero by the smallest change
-/// in kinetic energy (`Δq̇ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ (−A q̇ − a₀)`).
+/// in kinetic energy ([`velocity_correction`]).
 fn hold_velocities<
     M,
     const NQ: usize,
@@ -189,25 +189,18 @@ fn hold_velocities<
     const NI: usize,
     const NT: usize,
 >(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     modes: &[ContactMode],
 ) -> Result<SVector<f64, NQ>, FrictionError>
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
-    let cj = M::jacobian(q, p, t);
-    let ct = M::jacobian_t(q, p, t);
+    let Point { q, p, t, .. } = here;
     let jg = M::inequality_jacobian(q, p, t);
     let gt = M::inequality_jacobian_t(q, p, t);
     let jt = M::tangent_jacobian(q, p, t);
     let tt = M::tangent_jacobian_t(q, p, t);
     let mut rows: Vec<(Vec<f64>, f64)> = Vec::new();
-    for i in 0..NC {
-        rows.push((cj.row(i).iter().copied().collect(), ct[i]));
-    }
     for k in 0..NI {
         if modes[k] != ContactMode::Open {
             rows.push((jg.row(k).iter().copied().collect(), gt[k]));
@@ -218,13 +211,7 @@ where
             }
         }
     }
-    let m = dmat(&M::mass_matrix(q, p, t));
-    let out = velocity_correction(&rows, qd, m).ok_or(ContactError::Singular { t })?;
-    if out.iter().all(|v| v.is_finite()) {
-        Ok(out)
-    } else {
-        Err(ContactError::NonFinite { t }.into())
-    }
+    Ok(velocity_correction::<M, NQ, NC, DOF>(here, rows)?)
 }
 
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with Coulomb friction at the contacts, on
@@ -273,8 +260,7 @@ where
         // An active contact approaching: the (frictionless) impact first.
         let limits = (&opts.friction.contact, opts.rest_height);
         let start = start_phase::<M, NQ, NC, DOF, NI, _>(&mut at, p, limits, |here, plastic| {
-            let Point { q, qd, p, t } = here;
-            let imp = impact_modes::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, &opts.friction, plastic)?;
+            let imp = impact_modes::<M, NQ, NC, DOF, NI, NT>(here, &opts.friction, plastic)?;
             if imp.normal.iter().any(|&l| l != 0.0) {
                 out.impacts += 1;
             }
@@ -287,7 +273,13 @@ where
         let g = start.g;
         let leaving: [bool; NI] =
             std::array::from_fn(|k| g[k].abs() <= tol && (start.away[k] || released[k]));
-        let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
+        let here = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        };
+        let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(here, &opts.friction)?;
         let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
         let ttol = opts.friction.contact.tendency_tol * pb.scale();
         let vt0 = M::tangent_jacobian(&q, p, t) * qd + M::tangent_jacobian_t(&q, p, t);
@@ -315,7 +307,15 @@ where
             })
             .collect();
         if modes.contains(&ContactMode::Stick) {
-            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &modes)?;
+            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(
+                Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                },
+                &modes,
+            )?;
         }
         out.phases.push((t, modes.clone()));
         let mut sys = Phase::<M, NQ, NC, DOF, NI, NT> {

@@ -201,19 +201,17 @@ struct Sol {
 
 impl Pb {
     fn new<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
-        q: &SVector<f64, NQ>,
-        qd: &SVector<f64, NQ>,
-        p: &M::Params,
-        t: f64,
+        at: Point<'_, M::Params, NQ>,
         opts: &JointFrictionOptions,
     ) -> Result<Self, JointFrictionError>
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
+        let Point { q, qd, p, t } = at;
         let js = M::slip_jacobian(q, p, t);
         let vs = js * qd + M::slip_jacobian_t(q, p, t);
         let pb = Pb {
-            motion: Motion::at::<M, NQ, NC, DOF>(Point { q, qd, p, t }, opts.baumgarte),
+            motion: Motion::at::<M, NQ, NC, DOF>(at, opts.baumgarte),
             js: dmat(&js),
             ds: dvec(&M::slip_gamma(q, qd, p, t)),
             vs: dvec(&vs),
@@ -557,7 +555,7 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     check(opts)?;
-    let pb = Pb::new::<M, NQ, NC, DOF, NS>(q, qd, p, t, opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NS>(Point { q, qd, p, t }, opts)?;
     let (modes, sol) = enumerate(&pb, opts, &[false; NS])?;
     Ok(finish(&pb, modes, sol))
 }
