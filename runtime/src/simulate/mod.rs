@@ -473,27 +473,11 @@ mod tests {
     #[test]
     fn a_nan_accepted_state_is_an_error_not_a_decision() {
         let opts = SimOptions::default();
-        let mut sys = ProjectionSystem::<Circle, 2, 1, 1> {
-            p: &(),
-            opts: &opts,
-            newton: 0,
-            fallbacks: 0,
-            guard: CrossingGuard::default(),
-            defects: Defects::default(),
-            has_energy: false,
-            chart: Chart::generated::<Circle, 2, 1>().unwrap_or_else(|e| panic!("{e}")),
-            stop: None,
-            floor: DEFAULT_SWITCH_THRESHOLD,
-            singular_stage: None,
-            rank_drops: Vec::new(),
-            watch: Some(RankWatch::default()),
-            approach: VecDeque::new(),
-            approach_start: 0.0,
-            last_health: None,
-            project_stages: false,
-            stage_projections: 0,
-            mass: Box::new(SMatrix::zeros()),
-        };
+        let chart = Chart::generated::<Circle, 2, 1>().unwrap_or_else(|e| panic!("{e}"));
+        let watch = Some(RankWatch::default());
+        let mut sys =
+            ProjectionSystem::<Circle, 2, 1, 1>::new(&(), &opts, chart, Defects::default(), watch);
+        sys.floor = DEFAULT_SWITCH_THRESHOLD;
         let y0 = Pair::new(
             SVector::<f64, 2>::new(0.6, -0.8),
             SVector::<f64, 1>::new(0.1),
