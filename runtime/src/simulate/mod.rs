@@ -401,6 +401,22 @@ pub(crate) fn add_stats(total: &mut Stats, s: &Stats) {
     total.max_projection = max_nan(total.max_projection, s.max_projection);
 }
 
+/// Adds the statistics `s` of a later part of a run to `total`: the counters summed, the
+/// largest defects kept (a NaN shows); the energy change, which the callers bound in their
+/// own ways, is left to them.
+pub(crate) fn add_sim_stats(total: &mut SimStats, s: &SimStats) {
+    add_stats(&mut total.ode, &s.ode);
+    total.newton_iterations += s.newton_iterations;
+    total.numeric_fallbacks += s.numeric_fallbacks;
+    total.max_residual = max_nan(total.max_residual, s.max_residual);
+    total.max_position_correction =
+        max_nan(total.max_position_correction, s.max_position_correction);
+    total.max_velocity_correction =
+        max_nan(total.max_velocity_correction, s.max_velocity_correction);
+    total.max_velocity_residual = max_nan(total.max_velocity_residual, s.max_velocity_residual);
+    total.partition_switches += s.partition_switches;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
