@@ -242,15 +242,16 @@ pub(super) fn solve_saddle(k: &DMatrix<f64>, rhs: &DVector<f64>) -> Option<DVect
 /// the mass matrix's metric that satisfies `a_i q̇ + c_i = 0` for the velocity rows of the
 /// equality constraints (`C_J q̇ + C_t = 0`) and each of the caller's rows `(a_i, c_i)` (no
 /// rows at all leave `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
-/// the least-squares sense (dependent rows allowed). Errors: [`ContactError::Singular`]
-/// where `M` or the reduced system is singular, [`ContactError::NonFinite`] for a
-/// non-finite result.
-pub(super) fn velocity_correction<M, const NQ: usize, const NC: usize, const DOF: usize>(
+/// the least-squares sense (dependent rows allowed). Errors: singular (`E::singular`) where
+/// `M` or the reduced system is singular, non-finite (`E::non_finite`) for a non-finite
+/// result.
+pub(super) fn velocity_correction<M, const NQ: usize, const NC: usize, const DOF: usize, E>(
     here: Point<'_, M::Params, NQ>,
     more: Vec<(Vec<f64>, f64)>,
-) -> Result<SVector<f64, NQ>, ContactError>
+) -> Result<SVector<f64, NQ>, E>
 where
     M: crate::mechanism::Dynamics<NQ, NC, DOF>,
+    E: phases::PhaseError,
 {
     let Point { q, qd, p, t } = here;
     let (cj, ct) = (M::jacobian(q, p, t), M::jacobian_t(q, p, t));
@@ -262,21 +263,20 @@ where
         *qd
     } else {
         let m = dmat(&M::mass_matrix(q, p, t));
-        let singular = ContactError::Singular { t };
         let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
         let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
-        let minv_at = m.lu().solve(&a.transpose()).ok_or(singular.clone())?;
+        let minv_at = m.lu().solve(&a.transpose()).ok_or_else(|| E::singular(t))?;
         let s = &a * &minv_at;
-        let svd = crate::linalg::svd(s).ok_or(singular.clone())?;
+        let svd = crate::linalg::svd(s).ok_or_else(|| E::singular(t))?;
         let lam = svd
             .solve(&r, 1e-12 * svd.singular_values.max())
-            .map_err(|_| singular)?;
+            .map_err(|_| E::singular(t))?;
         qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied())
     };
     if out.iter().all(|v| v.is_finite()) {
         Ok(out)
     } else {
-        Err(ContactError::NonFinite { t })
+        Err(E::non_finite(t))
     }
 }
 

@@ -52,11 +52,13 @@ macro_rules! impl_record {
 }
 pub(super) use impl_record;
 
-/// The errors of an event-located simulator: what an integrator failure and too many
-/// events become.
-pub(super) trait PhaseError {
-    /// The state became non-finite at `t`.
+/// The errors of an event-located simulator (what an integrator failure and too many events
+/// become) and of the machinery the solvers share (a singular system, a non-finite value).
+pub(crate) trait PhaseError {
+    /// The state, or a value computed from it, became non-finite at `t`.
     fn non_finite(t: f64) -> Self;
+    /// A system at `t` was singular.
+    fn singular(t: f64) -> Self;
     /// The integrator gave up at `at` (step-size underflow, too many steps) in the phase
     /// that started at `start` (`at == start` for unusable options).
     fn integrator(at: f64, start: f64) -> Self;
@@ -69,6 +71,9 @@ pub(super) trait PhaseError {
 impl<E: From<ContactError>> PhaseError for E {
     fn non_finite(t: f64) -> Self {
         ContactError::NonFinite { t }.into()
+    }
+    fn singular(t: f64) -> Self {
+        ContactError::Singular { t }.into()
     }
     fn integrator(_at: f64, start: f64) -> Self {
         ContactError::Singular { t: start }.into()

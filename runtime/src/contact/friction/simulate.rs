@@ -211,7 +211,7 @@ where
             }
         }
     }
-    Ok(velocity_correction::<M, NQ, NC, DOF>(here, rows)?)
+    velocity_correction::<M, NQ, NC, DOF, _>(here, rows)
 }
 
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with Coulomb friction at the contacts, on

@@ -4,7 +4,6 @@
 
 use crate::contact::phases::{impl_record, Cursor, PhaseError};
 use crate::contact::{velocity_correction, Point};
-use crate::error::ContactError;
 use crate::ode::{Dopri5Options, OdeSystem, Pair};
 use nalgebra::SVector;
 
@@ -71,6 +70,9 @@ impl_record!(JointFrictionTrajectory);
 impl PhaseError for JointFrictionError {
     fn non_finite(t: f64) -> Self {
         JointFrictionError::NonFinite { t }
+    }
+    fn singular(t: f64) -> Self {
+        JointFrictionError::Singular { t }
     }
     fn integrator(at: f64, _start: f64) -> Self {
         JointFrictionError::Integrator { t: at }
@@ -184,10 +186,7 @@ where
         .filter(|&k| modes[k] == JointMode::Stick)
         .map(|k| (js.row(k).iter().copied().collect(), st[k]))
         .collect();
-    velocity_correction::<M, NQ, NC, DOF>(here, rows).map_err(|e| match e {
-        ContactError::NonFinite { t } => JointFrictionError::NonFinite { t },
-        _ => JointFrictionError::Singular { t },
-    })
+    velocity_correction::<M, NQ, NC, DOF, _>(here, rows)
 }
 
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with dry friction in the joints, on DOPRI5:
