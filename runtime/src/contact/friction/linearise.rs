@@ -128,8 +128,9 @@ where
 /// (sticking, sliding or frictionless). A contact about to change its mode within the step is
 /// outside the linearisation's neighbourhood.
 ///
-/// Errors: the solver's ([`FrictionError`]), and [`ContactError::Singular`] when the system
-/// with the modes held is singular.
+/// Errors: the solver's ([`FrictionError`]), and
+/// [`ContactError::Singular`](crate::ContactError::Singular) when the system with the modes
+/// held is singular.
 pub fn friction_step_jacobians<
     M,
     const NQ: usize,
