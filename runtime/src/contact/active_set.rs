@@ -35,7 +35,7 @@ impl Problem {
         let nc = self.motion.cj.nrows();
         let (mut k, mut rhs) = self.motion.saddle(h.len());
         for (r, &g) in h.iter().enumerate() {
-            hold(&mut k, &mut rhs, nq + nc + r, self.jg.row(g), self.dg[g]);
+            hold(&mut k, &mut rhs, nq + nc + r, (&self.jg, g), self.dg[g]);
         }
         let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.motion.t })?;
         let a = x.rows(0, nq).into_owned();

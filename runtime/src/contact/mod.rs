@@ -166,19 +166,20 @@ impl Motion {
         }
     }
 
-    /// Whether `M`, `f`, `C_J`, `d_C` and the caller's `more` values are all finite.
+    /// Whether `M`, `f`, `d_C` and the caller's `more` values are all finite (a non-finite
+    /// `C_J` makes `d_C` non-finite).
+    #[inline]
     pub(super) fn finite(&self, more: &[&[f64]]) -> bool {
-        let own = [
-            self.m.as_slice(),
-            self.f.as_slice(),
-            self.cj.as_slice(),
-            self.dc.as_slice(),
-        ];
-        own.iter().chain(more).all(|s| crate::linalg::finite(s))
+        let finite = crate::linalg::finite;
+        finite(self.m.as_slice())
+            && finite(self.f.as_slice())
+            && finite(self.dc.as_slice())
+            && more.iter().all(|s| finite(s))
     }
 
     /// The scale of a problem's tolerances: the largest of `|f|`, `|d_C|`, the caller's
     /// right-hand sides `more` and 1.
+    #[inline]
     pub(super) fn scale(&self, more: &[&DVector<f64>]) -> f64 {
         more.iter()
             .fold(self.f.amax().max(self.dc.amax()), |s, d| s.max(d.amax()))
@@ -196,26 +197,25 @@ impl Motion {
         k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
         rhs.rows_mut(0, nq).copy_from(&self.f);
         for i in 0..nc {
-            hold(&mut k, &mut rhs, nq + i, self.cj.row(i), self.dc[i]);
+            hold(&mut k, &mut rhs, nq + i, (&self.cj, i), self.dc[i]);
         }
         (k, rhs)
     }
 }
 
-/// Writes the held row `j a = d` into a saddle-point system at index `at`: `j` in row `at`,
-/// `−jᵀ` in column `at`, `d` on the right-hand side.
-pub(super) fn hold<S>(
+/// Writes the held row `J_r a = d` (row `r` of `j`) into a saddle-point system at index
+/// `at`: the row in row `at`, its negative in column `at`, `d` on the right-hand side.
+#[inline]
+pub(super) fn hold(
     k: &mut DMatrix<f64>,
     rhs: &mut DVector<f64>,
     at: usize,
-    j: nalgebra::Matrix<f64, nalgebra::U1, nalgebra::Dyn, S>,
+    (j, r): (&DMatrix<f64>, usize),
     d: f64,
-) where
-    S: nalgebra::RawStorage<f64, nalgebra::U1, nalgebra::Dyn>,
-{
-    for (c, &x) in j.iter().enumerate() {
-        k[(at, c)] = x;
-        k[(c, at)] = -x;
+) {
+    for c in 0..j.ncols() {
+        k[(at, c)] = j[(r, c)];
+        k[(c, at)] = -j[(r, c)];
     }
     rhs[at] = d;
 }

@@ -264,7 +264,7 @@ impl Pb {
         }
         for (s, &r) in stick.iter().enumerate() {
             let row = nq + nc + closed.len() + s;
-            hold(&mut k, &mut rhs, row, self.jt.row(r), self.dt[r]);
+            hold(&mut k, &mut rhs, row, (&self.jt, r), self.dt[r]);
         }
         let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.motion.t })?;
         let mut normal = vec![0.0; modes.len()];

@@ -219,10 +219,12 @@ impl Pb {
             radius: M::FRICTION_RADIUS.to_vec(),
             rows: M::FRICTION_ROWS.to_vec(),
         };
-        if !pb
-            .motion
-            .finite(&[pb.js.as_slice(), pb.ds.as_slice(), pb.vs.as_slice()])
-        {
+        if !pb.motion.finite(&[
+            pb.motion.cj.as_slice(),
+            pb.js.as_slice(),
+            pb.ds.as_slice(),
+            pb.vs.as_slice(),
+        ]) {
             return Err(JointFrictionError::NonFinite { t });
         }
         if pb.rows.iter().any(|&(a, n)| n == 0 || a + n > NC) {
@@ -263,7 +265,7 @@ impl Pb {
             }
         }
         for (c, &s) in stick.iter().enumerate() {
-            hold(&mut k, &mut rhs, nq + nc + c, self.js.row(s), self.ds[s]);
+            hold(&mut k, &mut rhs, nq + nc + c, (&self.js, s), self.ds[s]);
         }
         let t = self.motion.t;
         let x = solve_saddle(&k, &rhs).ok_or(JointFrictionError::Singular { t })?;
