@@ -12,7 +12,7 @@ use crate::lagrange::lagrange_qdd;
 use crate::mechanism::Dynamics;
 use crate::ode::{dop853, dopri5, rk4, OdeSystem, Pair};
 use crate::simulate::{
-    add_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator,
+    add_sim_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator,
     SimOptions, SimStats, Trajectory,
 };
 use crate::velocity::project_velocity_min_norm;
@@ -143,18 +143,11 @@ fn append<const NQ: usize, const NC: usize>(a: &mut Trajectory<NQ, NC>, b: Traje
         la.extend(lb.into_iter().skip(1));
     }
     let (s, r) = (&mut a.stats, &b.stats);
-    add_stats(&mut s.ode, &r.ode);
-    s.newton_iterations += r.newton_iterations;
-    s.numeric_fallbacks += r.numeric_fallbacks;
-    s.max_residual = max_nan(s.max_residual, r.max_residual);
-    s.max_position_correction = max_nan(s.max_position_correction, r.max_position_correction);
-    s.max_velocity_correction = max_nan(s.max_velocity_correction, r.max_velocity_correction);
+    add_sim_stats(s, r);
     s.energy_change = match (s.energy_change, r.energy_change) {
         (Some(x), Some(y)) => Some(max_nan(x, y)),
         (x, y) => x.or(y),
     };
-    s.partition_switches += r.partition_switches;
-    s.max_velocity_residual = max_nan(s.max_velocity_residual, r.max_velocity_residual);
     a.switch_times.extend(b.switch_times);
     a.rank_drop_times.extend(b.rank_drop_times);
 }

@@ -27,8 +27,8 @@ mod events;
 use crate::mechanism::{Dynamics, Mechanism};
 use crate::ode::Dopri5Options;
 use crate::simulate::{
-    add_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator, RankDrop,
-    SimOptions, SimStats, Trajectory,
+    add_sim_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator,
+    RankDrop, SimOptions, SimStats, Trajectory,
 };
 use accuracy::control;
 pub use accuracy::{Accuracy, GlobalError};
@@ -472,14 +472,7 @@ impl<const NQ: usize, const NC: usize> Joined<NQ, NC> {
         }
         let s = part.stats;
         let a = &mut self.traj.stats;
-        add_stats(&mut a.ode, &s.ode);
-        a.newton_iterations += s.newton_iterations;
-        a.numeric_fallbacks += s.numeric_fallbacks;
-        a.max_residual = max_nan(a.max_residual, s.max_residual);
-        a.max_position_correction = max_nan(a.max_position_correction, s.max_position_correction);
-        a.max_velocity_correction = max_nan(a.max_velocity_correction, s.max_velocity_correction);
-        a.max_velocity_residual = max_nan(a.max_velocity_residual, s.max_velocity_residual);
-        a.partition_switches += s.partition_switches;
+        add_sim_stats(a, &s);
         if let (Some(de), Some(e0), Some(es)) = (s.energy_change, self.energy0, e_start) {
             let d = de + (es - e0).abs();
             a.energy_change = Some(max_nan(a.energy_change.unwrap_or(0.0), d));

@@ -445,20 +445,15 @@ where
             l.push(output_multipliers::<M, NQ, NC, DOF>(&state, p, w[1])?);
         }
     }
-    let acc = run.acc;
+    let ode = Stats {
+        steps,
+        rejected,
+        rhs_calls: run.calls,
+        ..Stats::default()
+    };
     let stats = SimStats {
-        ode: Stats {
-            steps,
-            rejected,
-            rhs_calls: run.calls,
-            ..Stats::default()
-        },
-        newton_iterations: run.newton,
-        max_residual: acc.max_residual,
-        max_velocity_correction: acc.max_velocity_correction,
-        max_velocity_residual: acc.max_velocity_residual,
-        energy_change: acc.energy_change,
-        ..SimStats::default()
+        max_velocity_residual: run.acc.max_velocity_residual,
+        ..run.acc.defects.into_stats(ode, run.newton, 0)
     };
     Ok(Trajectory {
         t: ts,

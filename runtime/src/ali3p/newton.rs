@@ -5,6 +5,7 @@ use nalgebra::{SMatrix, SVector};
 
 use crate::error::{non_finite_entries, DynamicsError, SimError};
 use crate::mechanism::Dynamics;
+use crate::simulate::{max_nan, Defects};
 
 use super::*;
 
@@ -151,23 +152,12 @@ where
     Ok((kq, cv))
 }
 
-/// The accumulated defects of a run.
+/// The accumulated defects of a run: the routes' [`Defects`] and the velocity residual the
+/// penalty projections leave.
 #[derive(Default)]
 pub(super) struct Acc {
-    pub(super) max_residual: f64,
+    pub(super) defects: Defects,
     pub(super) max_velocity_residual: f64,
-    pub(super) max_velocity_correction: f64,
-    pub(super) energy0: Option<f64>,
-    pub(super) energy_change: Option<f64>,
-}
-
-/// `a.max(b)` keeping NaN.
-pub(super) fn max_nan(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else {
-        a.max(b)
-    }
 }
 
 impl Acc {
@@ -182,20 +172,9 @@ impl Acc {
     {
         let c = M::residual(q, p, t).norm();
         let cv = (M::jacobian(q, p, t) * qd + M::jacobian_t(q, p, t)).norm();
-        self.max_residual = max_nan(self.max_residual, c);
+        self.defects.max_residual = max_nan(self.defects.max_residual, c);
         self.max_velocity_residual = max_nan(self.max_velocity_residual, cv);
-        if let Some(e) = M::energy(q, qd, p, t) {
-            match self.energy0 {
-                None => {
-                    self.energy0 = Some(e);
-                    self.energy_change = Some(0.0);
-                }
-                Some(e0) => {
-                    let d = (e - e0).abs();
-                    self.energy_change = Some(max_nan(self.energy_change.unwrap_or(0.0), d));
-                }
-            }
-        }
+        self.defects.energy(M::energy(q, qd, p, t));
     }
 }
 
@@ -579,7 +558,8 @@ where
     let a = fac
         .solve(&(m0 * astar + j0.transpose() * g * (alpha * hh4)))
         .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice()))?;
-    run.acc.max_velocity_correction = max_nan(run.acc.max_velocity_correction, (v - vstar).amax());
+    run.acc.defects.max_velocity_correction =
+        max_nan(run.acc.defects.max_velocity_correction, (v - vstar).amax());
     Ok(Outcome::Converged {
         next: State {
             q: x,

@@ -10,51 +10,34 @@ type Solved = (DVector<f64>, Vec<f64>, Vec<f64>);
 /// One linear problem of the active-set methods: `M a = f + C_Jᵀ μ + J_Hᵀ λ`, `C_J a =
 /// d_C`, `J_k a = d_k` for `k ∈ H`.
 pub(super) struct Problem {
-    m: DMatrix<f64>,
-    f: DVector<f64>,
-    cj: DMatrix<f64>,
-    dc: DVector<f64>,
+    motion: Motion,
     jg: DMatrix<f64>,
     dg: DVector<f64>,
-    t: f64,
 }
 
 impl Problem {
-    /// The problem of the generated (fixed-size) values at time `t`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new<const NQ: usize, const NC: usize, const NI: usize>(
-        m: DMatrix<f64>,
-        f: DVector<f64>,
-        cj: &SMatrix<f64, NC, NQ>,
-        dc: &SVector<f64, NC>,
+    /// The problem of `motion` with the generated (fixed-size) inequality rows `J_g a = d_g`.
+    pub(super) fn new<const NQ: usize, const NI: usize>(
+        motion: Motion,
         jg: &SMatrix<f64, NI, NQ>,
         dg: &SVector<f64, NI>,
-        t: f64,
     ) -> Self {
         Self {
-            m,
-            f,
-            cj: dmat(cj),
-            dc: dvec(dc),
+            motion,
             jg: dmat(jg),
             dg: dvec(dg),
-            t,
         }
     }
 
     /// `(a, μ, λ_H)` for the handled set `h`.
     fn solve(&self, h: &[usize]) -> Result<Solved, ContactError> {
-        let nq = self.m.nrows();
-        let nc = self.cj.nrows();
-        let (mut k, mut rhs) = saddle(&self.m, &self.f, &self.cj, &self.dc, h.len());
+        let nq = self.motion.m.nrows();
+        let nc = self.motion.cj.nrows();
+        let (mut k, mut rhs) = self.motion.saddle(h.len());
         for (r, &g) in h.iter().enumerate() {
-            for j in 0..nq {
-                k[(nq + nc + r, j)] = self.jg[(g, j)];
-                k[(j, nq + nc + r)] = -self.jg[(g, j)];
-            }
-            rhs[nq + nc + r] = self.dg[g];
+            hold(&mut k, &mut rhs, nq + nc + r, (&self.jg, g), self.dg[g]);
         }
-        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.t })?;
+        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.motion.t })?;
         let a = x.rows(0, nq).into_owned();
         let mu = x.rows(nq, nc).iter().copied().collect();
         let lambda = x.rows(nq + nc, h.len()).iter().copied().collect();
@@ -68,11 +51,7 @@ impl Problem {
 
     /// The scale of the tolerances: the largest of `|f|`, `|d|` and 1.
     fn scale(&self) -> f64 {
-        self.f
-            .amax()
-            .max(self.dg.amax())
-            .max(self.dc.amax())
-            .max(1.0)
+        self.motion.scale(&[&self.dg])
     }
 }
 
@@ -182,7 +161,7 @@ fn lcp(
         }
     }
     Err(ContactError::NoConvergence {
-        t: pb.t,
+        t: pb.motion.t,
         iterations,
     })
 }

@@ -191,29 +191,97 @@ where
     }
 }
 
-/// The contacts whose impact is too slow to bounce higher than `rest_height`: plastic.
-pub(super) fn resting<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
-    opts: &AdaptiveContactOptions,
+/// The contacts whose impact is too slow to bounce higher than `rest_height`: plastic
+/// (their normal accelerations from the equality-constrained solve of `contact`'s options
+/// with no inequality handled).
+fn resting<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
+    at: Point<'_, M::Params, NQ>,
+    (contact, rest_height): (&ContactOptions, f64),
 ) -> Result<[bool; NI], ContactError>
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
+    let Point { q, qd, p, t } = at;
     // The accelerations with no inequality handled (none counts as active).
     let free = ContactOptions {
         active_tol: -1.0,
-        ..opts.contact
+        ..*contact
     };
     let s = contact_accelerations::<M, NQ, NC, DOF, NI>(q, qd, p, t, &[], &free)?;
-    let jg = M::inequality_jacobian(q, p, t);
-    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let an = jg * s.qdd - M::inequality_gamma(q, qd, p, t);
+    let (vn, an) = at.approach::<M, NC, DOF, NI>(&s.qdd);
     Ok(std::array::from_fn(|k| {
-        vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * opts.rest_height
+        vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * rest_height
     }))
+}
+
+/// The gaps `g` and normal velocities `v_n` where a phase starts, and which contacts move
+/// away from their boundary faster than rounding (`v_n > 10⁻⁹ (1 + max |v_n|)`).
+pub(super) struct PhaseStart<const NI: usize> {
+    pub(super) g: SVector<f64, NI>,
+    pub(super) away: [bool; NI],
+}
+
+/// The state a phase starts from, at the cursor: the impact due there first (an active
+/// contact approaching; `impact` returns the velocity change for `(q, q̇)` with the contacts
+/// given as plastic, see [`resting`] and `rest_height`), then the contacts within the
+/// contact options' `active_tol` of their boundary put exactly on it ([`onto_boundaries`]):
+/// each phase starts from `g_k = 0`, and the event thresholds do not creep from impact to
+/// impact.
+pub(super) fn start_phase<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NI: usize,
+    E,
+>(
+    at: &mut Cursor<NQ>,
+    p: &M::Params,
+    limits: (&ContactOptions, f64),
+    impact: impl FnOnce(Point<'_, M::Params, NQ>, &[bool; NI]) -> Result<SVector<f64, NQ>, E>,
+) -> Result<PhaseStart<NI>, E>
+where
+    M: Inequalities<NQ, NC, DOF, NI>,
+    E: From<ContactError>,
+{
+    let tol = limits.0.active_tol;
+    let (q, mut qd, t) = (at.q, at.qd, at.t);
+    let here = Point {
+        q: &q,
+        qd: &qd,
+        p,
+        t,
+    };
+    let (g, _, vn) = here.gaps::<M, NC, DOF, NI>();
+    if impact_due(&g, &vn, tol) {
+        let plastic = resting::<M, NQ, NC, DOF, NI>(here, limits)?;
+        qd += impact(here, &plastic)?;
+    }
+    at.q = onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
+    at.qd = qd;
+    let (g, _, vn) = Point {
+        q: &at.q,
+        qd: &at.qd,
+        p,
+        t,
+    }
+    .gaps::<M, NC, DOF, NI>();
+    let vtol = 1e-9 * (1.0 + vn.amax());
+    Ok(PhaseStart {
+        g,
+        away: std::array::from_fn(|k| vn[k] > vtol),
+    })
+}
+
+/// Checks [`AdaptiveContactOptions::rest_height`] (and its friction twin).
+pub(super) fn check_rest_height(rest_height: f64) -> Result<(), ContactError> {
+    if rest_height >= 0.0 && rest_height.is_finite() {
+        Ok(())
+    } else {
+        Err(ContactError::InvalidOptions(
+            "rest_height must be non-negative and finite",
+        ))
+    }
 }
 
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with the inequality constraints handled by the
@@ -249,26 +317,16 @@ pub fn simulate_contact_adaptive<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let mut out = ContactTrajectory::<NQ>::default();
-    let mut at = Cursor::start(
-        (t0, q0, qd0),
-        t1,
-        &opts.output_times,
-        opts.dopri5.h0,
-        &mut out,
-    )
-    .map_err(ContactError::InvalidOptions)?;
+    let (mut at, mut out): (_, ContactTrajectory<NQ>) =
+        Cursor::start((t0, q0, qd0), t1, (&opts.output_times, opts.dopri5.h0))
+            .map_err(ContactError::InvalidOptions)?;
     let tol = opts.contact.active_tol;
     if !(tol > 0.0 && tol.is_finite()) {
         return Err(ContactError::InvalidOptions(
             "active_tol must be positive and finite",
         ));
     }
-    if !(opts.rest_height >= 0.0 && opts.rest_height.is_finite()) {
-        return Err(ContactError::InvalidOptions(
-            "rest_height must be non-negative and finite",
-        ));
-    }
+    check_rest_height(opts.rest_height)?;
     let mut sys = Phase::<M, NQ, NC, DOF, NI> {
         p,
         opts,
@@ -277,29 +335,16 @@ where
         leaving: [false; NI],
     };
     loop {
-        let (mut q, mut qd, t) = (at.q, at.qd, at.t);
-        // An active contact approaching: the impact first.
-        let (g, _, vn) = Point {
-            q: &q,
-            qd: &qd,
-            p,
-            t,
-        }
-        .gaps::<M, NC, DOF, NI>();
-        if impact_due(&g, &vn, tol) {
-            let plastic = resting::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts)?;
-            let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &opts.contact, &plastic)?;
+        let limits = (&opts.contact, opts.rest_height);
+        let start = start_phase::<M, NQ, NC, DOF, NI, _>(&mut at, p, limits, |here, plastic| {
+            let imp = impact_with::<M, NQ, NC, DOF, NI>(here, &opts.contact, plastic)?;
             if !imp.handled.is_empty() {
                 out.impacts += 1;
                 out.impact_contacts.push(imp.handled.clone());
             }
-            qd += imp.qdd;
-        }
-        // The contacts at their boundary are put exactly on it (one minimum-norm
-        // Gauss–Newton step on `[C; g_active] = 0`): each phase then starts from `g_k = 0`,
-        // and the event thresholds do not creep from impact to impact.
-        q = onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
-        (at.q, at.qd) = (q, qd);
+            Ok::<_, ContactError>(imp.qdd)
+        })?;
+        let (q, qd, t) = (at.q, at.qd, at.t);
         // The solve at the recorded point (for the trajectory's accelerations).
         let s = contact_accelerations::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &[], &opts.contact)?;
         out.qdd.push(s.qdd);
@@ -311,15 +356,8 @@ where
         let Some(rest) = at.rest() else {
             break;
         };
-        let (g, _, vn) = Point {
-            q: &q,
-            qd: &qd,
-            p,
-            t,
-        }
-        .gaps::<M, NC, DOF, NI>();
-        let vtol = 1e-9 * (1.0 + vn.amax());
-        sys.leaving = std::array::from_fn(|k| g[k] <= tol && vn[k] > vtol);
+        let g = start.g;
+        sys.leaving = std::array::from_fn(|k| g[k] <= tol && start.away[k]);
         // Clear contacts and those leaving their boundary raise events; resting ones do
         // once they are clear of it.
         sys.armed = std::array::from_fn(|k| g[k] > tol || sys.leaving[k]);

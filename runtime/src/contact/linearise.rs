@@ -7,6 +7,7 @@
 
 use nalgebra::{SMatrix, SVector};
 
+use super::phases::PhaseError;
 use super::{contact_accelerations, ContactError, ContactOptions};
 use crate::dual::Dual;
 use crate::mechanism::{GenericDynamics, GenericInequalities};
@@ -265,34 +266,17 @@ where
     M: GenericInequalities<NQ, NC, DOF, NI, NP>,
 {
     let solve = contact_accelerations::<M, NQ, NC, DOF, NI>(q, qd, p, t, &[], opts)?;
-    let clamping = solve.handled.clone();
     let pv = M::param_values(p);
-    let next = contact_step_generic::<M, f64, NQ, NC, DOF, NI, NP>(
-        q,
-        qd,
-        &pv,
-        t,
-        h,
-        &clamping,
-        opts.baumgarte,
-    )
-    .ok_or(ContactError::Singular { t })?;
-    let td = Dual::<DUAL_LANES>::constant(t);
-    let hd = Dual::<DUAL_LANES>::constant(h);
-    jacobians_by_duals(q, qd, &pv, clamping.clone(), next, |qs, qds, pd| {
+    let handled = &solve.handled;
+    let baumgarte = opts.baumgarte;
+    let next =
+        contact_step_generic::<M, f64, NQ, NC, DOF, NI, NP>(q, qd, &pv, t, h, handled, baumgarte);
+    let held = (q, qd, &pv, t, h);
+    jacobians_by_duals(held, handled.clone(), next, |qs, qds, pd, td, hd| {
         contact_step_generic::<M, Dual<DUAL_LANES>, NQ, NC, DOF, NI, NP>(
-            qs,
-            qds,
-            pd,
-            td,
-            hd,
-            &clamping,
-            opts.baumgarte,
+            qs, qds, pd, td, hd, handled, baumgarte,
         )
     })
-    .ok_or(ContactError::Singular { t })?
-    .finite()
-    .ok_or(ContactError::NonFinite { t })
 }
 
 /// The dual-number lanes of one pass of [`jacobians_by_duals`].
@@ -315,10 +299,47 @@ impl<const NQ: usize, const NP: usize> ContactStepJacobians<NQ, NP> {
     }
 }
 
+/// The state, the parameters' values, the time and the step length a held step is taken
+/// from.
+type HeldAt<'a, const NQ: usize, const NP: usize> = (
+    &'a SVector<f64, NQ>,
+    &'a SVector<f64, NQ>,
+    &'a [f64; NP],
+    f64,
+    f64,
+);
+
+/// The Jacobians of a step held on `clamping` (`(q, q̇, p) ↦ (q', q̇')`) at `(q, q̇, p)` of
+/// `at` (`(q, q̇, p, t, h)`): `next` its value there, `step` its evaluation over dual
+/// numbers (given `t` and `h` as dual constants), seeded `DUAL_LANES` directions a pass over
+/// the state and the parameters. Errors: singular (`E::singular`) when the value or a pass
+/// fails (a singular system), non-finite (`E::non_finite`) for a non-finite entry.
+#[allow(clippy::type_complexity)]
+pub(crate) fn jacobians_by_duals<const NQ: usize, const NP: usize, E: PhaseError>(
+    (q, qd, pv, t, h): HeldAt<'_, NQ, NP>,
+    clamping: Vec<usize>,
+    next: Option<(SVector<f64, NQ>, SVector<f64, NQ>)>,
+    step: impl Fn(
+        &SVector<Dual<DUAL_LANES>, NQ>,
+        &SVector<Dual<DUAL_LANES>, NQ>,
+        &[Dual<DUAL_LANES>; NP],
+        Dual<DUAL_LANES>,
+        Dual<DUAL_LANES>,
+    ) -> Option<(SVector<Dual<DUAL_LANES>, NQ>, SVector<Dual<DUAL_LANES>, NQ>)>,
+) -> Result<ContactStepJacobians<NQ, NP>, E> {
+    let next = next.ok_or_else(|| E::singular(t))?;
+    let (td, hd) = (Dual::constant(t), Dual::constant(h));
+    let step = |qs: &_, qds: &_, pd: &_| step(qs, qds, pd, td, hd);
+    directional_jacobians(q, qd, pv, clamping, next, step)
+        .ok_or_else(|| E::singular(t))?
+        .finite()
+        .ok_or_else(|| E::non_finite(t))
+}
+
 /// The Jacobians of `step` (`(q, q̇, p) ↦ (q', q̇')`, over dual numbers) at `(q, q̇, p)`,
 /// seeded `DUAL_LANES` directions a pass over the state and the parameters; `None` when a
 /// pass fails. `next` is the step's value at the point and `clamping` the set it held.
-pub(crate) fn jacobians_by_duals<const NQ: usize, const NP: usize>(
+fn directional_jacobians<const NQ: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     qd: &SVector<f64, NQ>,
     pv: &[f64; NP],

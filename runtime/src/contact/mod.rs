@@ -131,31 +131,93 @@ pub struct ContactSolve<const NQ: usize> {
     pub path: ContactPath,
 }
 
-/// The saddle-point system of the equations of motion with the equality constraints,
-/// `[M, −C_Jᵀ; C_J, 0] (q̈, μ) = (f, d_C)`, bordered by `extra` zero rows and columns
-/// (and zero right-hand sides) for the caller's contact or slip rows.
-pub(super) fn saddle(
-    m: &DMatrix<f64>,
-    f: &DVector<f64>,
-    cj: &DMatrix<f64>,
-    dc: &DVector<f64>,
-    extra: usize,
-) -> (DMatrix<f64>, DVector<f64>) {
-    let nq = m.nrows();
-    let nc = cj.nrows();
-    let n = nq + nc + extra;
-    let mut k = DMatrix::<f64>::zeros(n, n);
-    let mut rhs = DVector::<f64>::zeros(n);
-    k.view_mut((0, 0), (nq, nq)).copy_from(m);
-    rhs.rows_mut(0, nq).copy_from(f);
-    for i in 0..nc {
-        for j in 0..nq {
-            k[(nq + i, j)] = cj[(i, j)];
-            k[(j, nq + i)] = -cj[(i, j)];
+/// The equations of motion with the equality constraints at one state, `M a = f + C_Jᵀ μ`,
+/// `C_J a = d_C`: what each contact problem borders with its own contact or slip rows.
+pub(super) struct Motion {
+    /// The mass matrix `M`.
+    pub(super) m: DMatrix<f64>,
+    /// The forces `f`.
+    pub(super) f: DVector<f64>,
+    /// The constraint Jacobian `C_J`.
+    pub(super) cj: DMatrix<f64>,
+    /// The constraints' acceleration right-hand side `d_C`.
+    pub(super) dc: DVector<f64>,
+    /// Time.
+    pub(super) t: f64,
+}
+
+impl Motion {
+    /// The equations at `here`, with Baumgarte's stabilisation `(α, β)` in `d_C`.
+    pub(super) fn at<M, const NQ: usize, const NC: usize, const DOF: usize>(
+        here: Point<'_, M::Params, NQ>,
+        baumgarte: (f64, f64),
+    ) -> Self
+    where
+        M: crate::mechanism::Dynamics<NQ, NC, DOF>,
+    {
+        let Point { q, qd, p, t } = here;
+        let (cj, dc) = here.equalities::<M, NC, DOF>(baumgarte);
+        Self {
+            m: dmat(&M::mass_matrix(q, p, t)),
+            f: dvec(&M::forces(q, qd, p, t)),
+            cj: dmat(&cj),
+            dc: dvec(&dc),
+            t,
         }
-        rhs[nq + i] = dc[i];
     }
-    (k, rhs)
+
+    /// Whether `M`, `f`, `d_C` and the caller's `more` values are all finite (a non-finite
+    /// `C_J` makes `d_C` non-finite).
+    #[inline]
+    pub(super) fn finite(&self, more: &[&[f64]]) -> bool {
+        let finite = crate::linalg::finite;
+        finite(self.m.as_slice())
+            && finite(self.f.as_slice())
+            && finite(self.dc.as_slice())
+            && more.iter().all(|s| finite(s))
+    }
+
+    /// The scale of a problem's tolerances: the largest of `|f|`, `|d_C|`, the caller's
+    /// right-hand sides `more` and 1.
+    #[inline]
+    pub(super) fn scale(&self, more: &[&DVector<f64>]) -> f64 {
+        more.iter()
+            .fold(self.f.amax().max(self.dc.amax()), |s, d| s.max(d.amax()))
+            .max(1.0)
+    }
+
+    /// The saddle-point system `[M, −C_Jᵀ; C_J, 0] (q̈, μ) = (f, d_C)`, bordered by `extra`
+    /// zero rows and columns (and zero right-hand sides) for the caller's rows.
+    pub(super) fn saddle(&self, extra: usize) -> (DMatrix<f64>, DVector<f64>) {
+        let nq = self.m.nrows();
+        let nc = self.cj.nrows();
+        let n = nq + nc + extra;
+        let mut k = DMatrix::<f64>::zeros(n, n);
+        let mut rhs = DVector::<f64>::zeros(n);
+        k.view_mut((0, 0), (nq, nq)).copy_from(&self.m);
+        rhs.rows_mut(0, nq).copy_from(&self.f);
+        for i in 0..nc {
+            hold(&mut k, &mut rhs, nq + i, (&self.cj, i), self.dc[i]);
+        }
+        (k, rhs)
+    }
+}
+
+/// Writes the held row `J_r a = d` (row `r` of `j`) into a saddle-point system at index
+/// `at`: the row in row `at`, its negative in column `at`, `d` on the right-hand side.
+#[inline]
+pub(super) fn hold(
+    k: &mut DMatrix<f64>,
+    rhs: &mut DVector<f64>,
+    at: usize,
+    (j, r): (&DMatrix<f64>, usize),
+    d: f64,
+) {
+    for c in 0..j.ncols() {
+        k[(at, c)] = j[(r, c)];
+        k[(c, at)] = -j[(r, c)];
+    }
+    rhs[at] = d;
 }
 
 /// Solves a saddle-point system `k x = rhs` by LU; where that fails or is not finite
@@ -176,26 +238,46 @@ pub(super) fn solve_saddle(k: &DMatrix<f64>, rhs: &DVector<f64>) -> Option<DVect
     }
 }
 
-/// The minimum-kinetic-energy velocity correction: the `q̇ + Δq̇` nearest `q̇` in the mass
-/// matrix `m`'s metric that satisfies `a_i q̇ + c_i = 0` for each row `(a_i, c_i)` (an empty
-/// set of rows leaves `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
-/// the least-squares sense (dependent rows allowed). `None`: `M` or the reduced system is
-/// singular; the result may still be non-finite (the caller checks).
-pub(super) fn velocity_correction<const NQ: usize>(
-    rows: &[(Vec<f64>, f64)],
-    qd: &SVector<f64, NQ>,
-    m: DMatrix<f64>,
-) -> Option<SVector<f64, NQ>> {
-    if rows.is_empty() {
-        return Some(*qd);
+/// The minimum-kinetic-energy velocity correction at `here`: the `q̇ + Δq̇` nearest `q̇` in
+/// the mass matrix's metric that satisfies `a_i q̇ + c_i = 0` for the velocity rows of the
+/// equality constraints (`C_J q̇ + C_t = 0`) and each of the caller's rows `(a_i, c_i)` (no
+/// rows at all leave `q̇` as it is). `Δq̇ = M⁻¹Aᵀ λ` with `A M⁻¹Aᵀ λ = −(A q̇ + c)`, solved in
+/// the least-squares sense (dependent rows allowed). Errors: singular (`E::singular`) where
+/// `M` or the reduced system is singular, non-finite (`E::non_finite`) for a non-finite
+/// result.
+pub(super) fn velocity_correction<M, const NQ: usize, const NC: usize, const DOF: usize, E>(
+    here: Point<'_, M::Params, NQ>,
+    more: Vec<(Vec<f64>, f64)>,
+) -> Result<SVector<f64, NQ>, E>
+where
+    M: crate::mechanism::Dynamics<NQ, NC, DOF>,
+    E: phases::PhaseError,
+{
+    let Point { q, qd, p, t } = here;
+    let (cj, ct) = (M::jacobian(q, p, t), M::jacobian_t(q, p, t));
+    let mut rows: Vec<(Vec<f64>, f64)> = (0..NC)
+        .map(|i| (cj.row(i).iter().copied().collect(), ct[i]))
+        .collect();
+    rows.extend(more);
+    let out = if rows.is_empty() {
+        *qd
+    } else {
+        let m = dmat(&M::mass_matrix(q, p, t));
+        let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
+        let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
+        let minv_at = m.lu().solve(&a.transpose()).ok_or_else(|| E::singular(t))?;
+        let s = &a * &minv_at;
+        let svd = crate::linalg::svd(s).ok_or_else(|| E::singular(t))?;
+        let lam = svd
+            .solve(&r, 1e-12 * svd.singular_values.max())
+            .map_err(|_| E::singular(t))?;
+        qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied())
+    };
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(E::non_finite(t))
     }
-    let a = DMatrix::from_fn(rows.len(), NQ, |i, j| rows[i].0[j]);
-    let r = DVector::from_fn(rows.len(), |i, _| -((a.row(i) * dvec(qd))[0] + rows[i].1));
-    let minv_at = m.lu().solve(&a.transpose())?;
-    let s = &a * &minv_at;
-    let svd = crate::linalg::svd(s)?;
-    let lam = svd.solve(&r, 1e-12 * svd.singular_values.max()).ok()?;
-    Some(qd + SVector::<f64, NQ>::from_iterator((minv_at * lam).iter().copied()))
 }
 
 /// A state `(q, q̇)` of a model with parameters `p` at time `t`: where the contact solvers
@@ -206,6 +288,14 @@ pub(super) struct Point<'a, P, const NQ: usize> {
     pub(super) p: &'a P,
     pub(super) t: f64,
 }
+
+impl<P, const NQ: usize> Clone for Point<'_, P, NQ> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P, const NQ: usize> Copy for Point<'_, P, NQ> {}
 
 impl<P, const NQ: usize> Point<'_, P, NQ> {
     /// The equality constraints' acceleration rows with Baumgarte's stabilisation `(α, β)`:
@@ -236,6 +326,22 @@ impl<P, const NQ: usize> Point<'_, P, NQ> {
         let jg = M::inequality_jacobian(q, p, t);
         let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
         (M::inequality(q, p, t), jg, vn)
+    }
+
+    /// The normal velocities `v_n` and, for the accelerations `qdd`, the normal accelerations
+    /// `a_n = J_g q̈ − γ_g` (negative: towards the contact).
+    pub(super) fn approach<M, const NC: usize, const DOF: usize, const NI: usize>(
+        &self,
+        qdd: &SVector<f64, NQ>,
+    ) -> (SVector<f64, NI>, SVector<f64, NI>)
+    where
+        M: Inequalities<NQ, NC, DOF, NI, Params = P>,
+    {
+        let (_, jg, vn) = self.gaps::<M, NC, DOF, NI>();
+        (
+            vn,
+            jg * qdd - M::inequality_gamma(self.q, self.qd, self.p, self.t),
+        )
     }
 
     /// The inequality rows with Baumgarte's stabilisation `(α, β)`: [`Point::gaps`] and
@@ -336,28 +442,15 @@ pub(super) fn accelerations_excluding<
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let Point { q, qd, p, t } = at;
-    let m = dmat(&M::mass_matrix(q, p, t));
-    let f = dvec(&M::forces(q, qd, p, t));
-    let (cj, dc) = at.equalities::<M, NC, DOF>(opts.baumgarte);
+    let motion = Motion::at::<M, NQ, NC, DOF>(at, opts.baumgarte);
     let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(opts.baumgarte);
-    let finite = crate::linalg::finite;
-    let all = [
-        m.as_slice(),
-        f.as_slice(),
-        dc.as_slice(),
-        g.as_slice(),
-        jg.as_slice(),
-        dg.as_slice(),
-    ];
-    if !all.iter().all(|s| finite(s)) {
-        return Err(ContactError::NonFinite { t });
+    if !motion.finite(&[g.as_slice(), jg.as_slice(), dg.as_slice()]) {
+        return Err(ContactError::NonFinite { t: at.t });
     }
     let active: Vec<usize> = (0..NI)
         .filter(|&k| g[k].abs() <= opts.active_tol && !excluded[k])
         .collect();
-    let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
-    active_set_solve(&pb, &active, carried, opts)
+    active_set_solve(&Problem::new(motion, &jg, &dg), &active, carried, opts)
 }
 
 /// The impact at `(q, q̇)`: the velocity change `Δq̇` (in `qdd`) and impulses for the
@@ -376,32 +469,34 @@ pub fn contact_impact<M, const NQ: usize, const NC: usize, const DOF: usize, con
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    impact_with::<M, NQ, NC, DOF, NI>(q, qd, p, t, opts, &[false; NI])
+    impact_with::<M, NQ, NC, DOF, NI>(Point { q, qd, p, t }, opts, &[false; NI])
 }
 
 /// [`contact_impact`] with the restitution of the contacts marked `plastic` taken as 0.
 fn impact_with<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     opts: &ContactOptions,
     plastic: &[bool; NI],
 ) -> Result<ContactSolve<NQ>, ContactError>
 where
     M: Inequalities<NQ, NC, DOF, NI>,
 {
-    let m = dmat(&M::mass_matrix(q, p, t));
+    let Point { q, qd, p, t } = here;
     let cj = M::jacobian(q, p, t);
-    let dc = -(cj * qd + M::jacobian_t(q, p, t));
+    let motion = Motion {
+        m: dmat(&M::mass_matrix(q, p, t)),
+        f: DVector::<f64>::zeros(NQ),
+        cj: dmat(&cj),
+        dc: dvec(&-(cj * qd + M::jacobian_t(q, p, t))),
+        t,
+    };
     let g = M::inequality(q, p, t);
     let jg = M::inequality_jacobian(q, p, t);
     let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
     let e = |k: usize| if plastic[k] { 0.0 } else { M::RESTITUTION[k] };
     let dg = SVector::<f64, NI>::from_fn(|k, _| -vn[k] - e(k) * vn[k].min(0.0));
     let active: Vec<usize> = (0..NI).filter(|&k| g[k].abs() <= opts.active_tol).collect();
-    let f = DVector::<f64>::zeros(NQ);
-    let pb = Problem::new(m, f, &cj, &dc, &jg, &dg, t);
+    let pb = Problem::new(motion, &jg, &dg);
     let right = ContactOptions {
         algorithm: ActiveSet::Right,
         ..*opts
@@ -448,11 +543,8 @@ phases::impl_record!(ContactTrajectory);
 /// force took 2,478 impulses in 3,000 steps). The threshold is the model's own
 /// acceleration times the step, so it has the units and scale of the motion.
 fn micro_impacts<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
+    here: Point<'_, M::Params, NQ>,
     qdd: Option<&SVector<f64, NQ>>,
-    p: &M::Params,
-    t: f64,
     h: f64,
 ) -> [bool; NI]
 where
@@ -461,9 +553,7 @@ where
     let Some(qdd) = qdd else {
         return [false; NI];
     };
-    let jg = M::inequality_jacobian(q, p, t);
-    let vn = jg * qd + M::inequality_jacobian_t(q, p, t);
-    let an = jg * qdd - M::inequality_gamma(q, qd, p, t);
+    let (vn, an) = here.approach::<M, NC, DOF, NI>(qdd);
     std::array::from_fn(|k| an[k] < 0.0 && vn[k] < 0.0 && -vn[k] <= -2.0 * h * an[k])
 }
 
@@ -525,17 +615,20 @@ where
             if opts.locate_events {
                 // An active contact approaching (reached at the end of the last step, or
                 // within the tolerance): the impact first.
-                let g = M::inequality(&q, p, t);
-                let vn = M::inequality_jacobian(&q, p, t) * qd + M::inequality_jacobian_t(&q, p, t);
-                let vtol = 1e-12 * (1.0 + vn.amax());
-                if (0..NI).any(|k| g[k].abs() <= opts.active_tol && vn[k] < -vtol) {
+                let here = Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                };
+                let (g, _, vn) = here.gaps::<M, NC, DOF, NI>();
+                if phases::impact_due(&g, &vn, opts.active_tol) {
                     events += 1;
                     if events > opts.max_events_per_step {
                         return Err(ContactError::TooManyEvents { t });
                     }
-                    let plastic =
-                        micro_impacts::<M, NQ, NC, DOF, NI>(&q, &qd, out.qdd.last(), p, t, h);
-                    let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts, &plastic)?;
+                    let plastic = micro_impacts::<M, NQ, NC, DOF, NI>(here, out.qdd.last(), h);
+                    let imp = impact_with::<M, NQ, NC, DOF, NI>(here, opts, &plastic)?;
                     if !imp.handled.is_empty() {
                         out.impacts += 1;
                         out.impact_contacts.push(imp.handled.clone());
@@ -596,8 +689,14 @@ where
                 qd = qde;
                 t += lo;
                 out.events.push(t);
-                let plastic = micro_impacts::<M, NQ, NC, DOF, NI>(&q, &qd, Some(&s.qdd), p, t, h);
-                let imp = impact_with::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, opts, &plastic)?;
+                let here = Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                };
+                let plastic = micro_impacts::<M, NQ, NC, DOF, NI>(here, Some(&s.qdd), h);
+                let imp = impact_with::<M, NQ, NC, DOF, NI>(here, opts, &plastic)?;
                 if !imp.handled.is_empty() {
                     out.impacts += 1;
                     out.impact_contacts.push(imp.handled.clone());

@@ -52,11 +52,13 @@ macro_rules! impl_record {
 }
 pub(super) use impl_record;
 
-/// The errors of an event-located simulator: what an integrator failure and too many
-/// events become.
-pub(super) trait PhaseError {
-    /// The state became non-finite at `t`.
+/// The errors of an event-located simulator (what an integrator failure and too many events
+/// become) and of the machinery the solvers share (a singular system, a non-finite value).
+pub(crate) trait PhaseError {
+    /// The state, or a value computed from it, became non-finite at `t`.
     fn non_finite(t: f64) -> Self;
+    /// A system at `t` was singular.
+    fn singular(t: f64) -> Self;
     /// The integrator gave up at `at` (step-size underflow, too many steps) in the phase
     /// that started at `start` (`at == start` for unusable options).
     fn integrator(at: f64, start: f64) -> Self;
@@ -69,6 +71,9 @@ pub(super) trait PhaseError {
 impl<E: From<ContactError>> PhaseError for E {
     fn non_finite(t: f64) -> Self {
         ContactError::NonFinite { t }.into()
+    }
+    fn singular(t: f64) -> Self {
+        ContactError::Singular { t }.into()
     }
     fn integrator(_at: f64, start: f64) -> Self {
         ContactError::Singular { t: start }.into()
@@ -92,17 +97,17 @@ pub(super) struct Cursor<const NQ: usize> {
 
 impl<const NQ: usize> Cursor<NQ> {
     /// A run from `(t0, q0, q̇0)` over `[t0, t1]` stopping at `output_times`, starting with
-    /// the step `h0` (see [`phase_grid`] for the errors); records the first state in `out`.
-    pub(super) fn start(
+    /// the step `h0` (see [`phase_grid`] for the errors), and the trajectory it records into,
+    /// holding the first state.
+    pub(super) fn start<R: Record<NQ> + Default>(
         (t0, q0, qd0): (f64, &SVector<f64, NQ>, &SVector<f64, NQ>),
         t1: f64,
-        output_times: &[f64],
-        h0: Option<f64>,
-        out: &mut impl Record<NQ>,
-    ) -> Result<Self, &'static str> {
+        (output_times, h0): (&[f64], Option<f64>),
+    ) -> Result<(Self, R), &'static str> {
         let grid = phase_grid(t0, t1, output_times)?;
+        let mut out = R::default();
         out.record(t0, q0, *qd0);
-        Ok(Self {
+        let at = Self {
             t: t0,
             q: *q0,
             qd: *qd0,
@@ -110,7 +115,8 @@ impl<const NQ: usize> Cursor<NQ> {
             events: 0,
             grid,
             t1,
-        })
+        };
+        Ok((at, out))
     }
 
     /// The output times (and `t1`) after the current time; `None` when the run is over.

@@ -174,120 +174,6 @@ where
     at_grid(&grid, &t, &qs, &qds, t.len(), events)
 }
 
-/// [`simulate`](crate::simulate()) of a model with frictionless contacts:
-/// [`simulate_contact_adaptive`] at the options' tolerances.
-fn simulate_contact<M, const NQ: usize, const NC: usize, const DOF: usize, const NI: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
-    opts: &Options,
-) -> Result<Simulation<NQ, NC>, SimError>
-where
-    M: Inequalities<NQ, NC, DOF, NI>,
-{
-    event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
-        let o = AdaptiveContactOptions {
-            dopri5,
-            output_times,
-            ..AdaptiveContactOptions::default()
-        };
-        let tr = simulate_contact_adaptive::<M, NQ, NC, DOF, NI>(q, qd, p, start.t, t_end, &o)
-            .map_err(SimError::Contact)?;
-        let events = tr
-            .events
-            .iter()
-            .zip(&tr.event_contacts)
-            .map(|(&t, &k)| Event {
-                t,
-                name: M::INEQUALITY_NAMES.get(k).copied().unwrap_or(""),
-                kind: EventKind::Touch,
-            })
-            .collect();
-        Ok((tr.t, tr.q, tr.qd, events))
-    })
-}
-
-/// [`simulate`](crate::simulate()) of a model with Coulomb friction at its contacts:
-/// [`simulate_friction_adaptive`] at the options' tolerances.
-fn simulate_friction<
-    M,
-    const NQ: usize,
-    const NC: usize,
-    const DOF: usize,
-    const NI: usize,
-    const NT: usize,
->(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
-    opts: &Options,
-) -> Result<Simulation<NQ, NC>, SimError>
-where
-    M: Friction<NQ, NC, DOF, NI, NT>,
-{
-    event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
-        let o = AdaptiveFrictionOptions {
-            dopri5,
-            output_times,
-            ..AdaptiveFrictionOptions::default()
-        };
-        let tr = simulate_friction_adaptive::<M, NQ, NC, DOF, NI, NT>(q, qd, p, start.t, t_end, &o)
-            .map_err(SimError::Friction)?;
-        let events = tr
-            .events
-            .iter()
-            .map(|&(t, k, e)| Event {
-                t,
-                name: M::INEQUALITY_NAMES.get(k).copied().unwrap_or(""),
-                kind: match e {
-                    FrictionEvent::Touch => EventKind::Touch,
-                    FrictionEvent::Release => EventKind::Release,
-                    FrictionEvent::Slip => EventKind::Slip,
-                    FrictionEvent::Stop => EventKind::Stop,
-                },
-            })
-            .collect();
-        Ok((tr.t, tr.q, tr.qd, events))
-    })
-}
-
-/// [`simulate`](crate::simulate()) of a model with dry friction in its joints:
-/// [`simulate_joint_friction_adaptive`] at the options' tolerances.
-fn simulate_joint_friction<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
-    opts: &Options,
-) -> Result<Simulation<NQ, NC>, SimError>
-where
-    M: JointFriction<NQ, NC, DOF, NS>,
-{
-    event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
-        let o = AdaptiveJointFrictionOptions {
-            dopri5,
-            output_times,
-            ..AdaptiveJointFrictionOptions::default()
-        };
-        let tr =
-            simulate_joint_friction_adaptive::<M, NQ, NC, DOF, NS>(q, qd, p, start.t, t_end, &o)
-                .map_err(SimError::JointFriction)?;
-        let events = tr
-            .events
-            .iter()
-            .map(|&(t, k, e)| Event {
-                t,
-                name: M::JOINT_FRICTION_NAMES.get(k).copied().unwrap_or(""),
-                kind: match e {
-                    JointFrictionEvent::Slip => EventKind::Slip,
-                    JointFrictionEvent::Stop => EventKind::Stop,
-                    JointFrictionEvent::Reverse => EventKind::Reverse,
-                },
-            })
-            .collect();
-        Ok((tr.t, tr.q, tr.qd, events))
-    })
-}
-
 /// `simulate`'s arguments, for the event-located route the model picks.
 pub(crate) struct Runner<'a, P, const NQ: usize> {
     pub(crate) p: &'a P,
@@ -296,6 +182,19 @@ pub(crate) struct Runner<'a, P, const NQ: usize> {
     pub(crate) opts: &'a Options,
 }
 
+/// The event of `kind` at `t` at the inequality or joint `k` of `names`.
+fn event(t: f64, names: &[&'static str], k: usize, kind: EventKind) -> Event {
+    Event {
+        t,
+        name: names.get(k).copied().unwrap_or(""),
+        kind,
+    }
+}
+
+/// [`simulate`](crate::simulate()) of a model with frictionless contacts
+/// ([`simulate_contact_adaptive`]), Coulomb friction at its contacts
+/// ([`simulate_friction_adaptive`]) or dry friction in its joints
+/// ([`simulate_joint_friction_adaptive`]), at the options' tolerances.
 impl<M, const NQ: usize, const NC: usize, const DOF: usize> EventRoutes<M, NQ, NC, DOF>
     for Runner<'_, M::Params, NQ>
 where
@@ -306,18 +205,93 @@ where
     where
         M: Inequalities<NQ, NC, DOF, NI>,
     {
-        simulate_contact::<M, NQ, NC, DOF, NI>(self.p, self.start, self.t_end, self.opts)
+        let Runner {
+            p,
+            start,
+            t_end,
+            opts,
+        } = self;
+        event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+            let o = AdaptiveContactOptions {
+                dopri5,
+                output_times,
+                ..AdaptiveContactOptions::default()
+            };
+            let tr = simulate_contact_adaptive::<M, NQ, NC, DOF, NI>(q, qd, p, start.t, t_end, &o)
+                .map_err(SimError::Contact)?;
+            let events = tr
+                .events
+                .iter()
+                .zip(&tr.event_contacts)
+                .map(|(&t, &k)| event(t, &M::INEQUALITY_NAMES, k, EventKind::Touch))
+                .collect();
+            Ok((tr.t, tr.q, tr.qd, events))
+        })
     }
     fn friction<const NI: usize, const NT: usize>(self) -> Self::Output
     where
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
-        simulate_friction::<M, NQ, NC, DOF, NI, NT>(self.p, self.start, self.t_end, self.opts)
+        let Runner {
+            p,
+            start,
+            t_end,
+            opts,
+        } = self;
+        event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+            let o = AdaptiveFrictionOptions {
+                dopri5,
+                output_times,
+                ..AdaptiveFrictionOptions::default()
+            };
+            let tr =
+                simulate_friction_adaptive::<M, NQ, NC, DOF, NI, NT>(q, qd, p, start.t, t_end, &o)
+                    .map_err(SimError::Friction)?;
+            let kind = |e| match e {
+                FrictionEvent::Touch => EventKind::Touch,
+                FrictionEvent::Release => EventKind::Release,
+                FrictionEvent::Slip => EventKind::Slip,
+                FrictionEvent::Stop => EventKind::Stop,
+            };
+            let events = tr
+                .events
+                .iter()
+                .map(|&(t, k, e)| event(t, &M::INEQUALITY_NAMES, k, kind(e)))
+                .collect();
+            Ok((tr.t, tr.q, tr.qd, events))
+        })
     }
     fn joint_friction<const NS: usize>(self) -> Self::Output
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
-        simulate_joint_friction::<M, NQ, NC, DOF, NS>(self.p, self.start, self.t_end, self.opts)
+        let Runner {
+            p,
+            start,
+            t_end,
+            opts,
+        } = self;
+        event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+            let o = AdaptiveJointFrictionOptions {
+                dopri5,
+                output_times,
+                ..AdaptiveJointFrictionOptions::default()
+            };
+            let tr = simulate_joint_friction_adaptive::<M, NQ, NC, DOF, NS>(
+                q, qd, p, start.t, t_end, &o,
+            )
+            .map_err(SimError::JointFriction)?;
+            let kind = |e| match e {
+                JointFrictionEvent::Slip => EventKind::Slip,
+                JointFrictionEvent::Stop => EventKind::Stop,
+                JointFrictionEvent::Reverse => EventKind::Reverse,
+            };
+            let events = tr
+                .events
+                .iter()
+                .map(|&(t, k, e)| event(t, &M::JOINT_FRICTION_NAMES, k, kind(e)))
+                .collect();
+            Ok((tr.t, tr.q, tr.qd, events))
+        })
     }
 }

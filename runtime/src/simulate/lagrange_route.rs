@@ -50,30 +50,11 @@ where
         };
         let (chart, _) = choose_chart::<M, NQ, NC, DOF>(&y.a, p, t, &opts)?;
         let defects = std::mem::take(&mut self.defects);
-        let mut sys = ProjectionSystem::<M, NQ, NC, DOF> {
-            p,
-            opts: &opts,
-            newton: 0,
-            fallbacks: 0,
-            guard: CrossingGuard::default(),
-            has_energy: defects.energy0.is_some(),
-            defects,
-            chart,
-            stop: None,
-            floor: switch_threshold::<M, NQ, NC, DOF>(&opts),
-            singular_stage: None,
-            rank_drops: Vec::new(),
-            watch: Some(RankWatch {
-                handback: Some(HANDBACK_RATIO),
-                ..RankWatch::default()
-            }),
-            approach: VecDeque::new(),
-            approach_start: 0.0,
-            last_health: None,
-            project_stages: false,
-            stage_projections: 0,
-            mass: Box::new(SMatrix::zeros()),
-        };
+        let watch = Some(RankWatch {
+            handback: Some(HANDBACK_RATIO),
+            ..RankWatch::default()
+        });
+        let mut sys = ProjectionSystem::<M, NQ, NC, DOF>::new(p, &opts, chart, defects, watch);
         let y0 = Pair::new(y.a, sys.chart.independent_part(&y.b));
         let mut run = ProjectionRun::default();
         let back = run_projection(&mut sys, t, y0, grid, &mut run);

@@ -197,10 +197,13 @@ pub struct SimStats {
 
 /// Accumulates the defects of [`SimStats`].
 #[derive(Default)]
-struct Defects {
-    max_residual: f64,
-    max_position_correction: f64,
-    max_velocity_correction: f64,
+pub(crate) struct Defects {
+    /// Largest `‖C(q)‖` of a reported state.
+    pub(crate) max_residual: f64,
+    /// Largest change made by a position projection.
+    pub(crate) max_position_correction: f64,
+    /// Largest change made by a velocity projection.
+    pub(crate) max_velocity_correction: f64,
     energy0: Option<f64>,
     energy_change: Option<f64>,
 }
@@ -215,7 +218,8 @@ pub(crate) fn max_nan(a: f64, b: f64) -> f64 {
 }
 
 impl Defects {
-    fn energy(&mut self, e: Option<f64>) {
+    /// Takes the energy `e` of a reported state (the first one is the reference).
+    pub(crate) fn energy(&mut self, e: Option<f64>) {
         let Some(e) = e else { return };
         match self.energy0 {
             None => {
@@ -228,7 +232,8 @@ impl Defects {
             }
         }
     }
-    fn into_stats(
+    /// The statistics of a run with these defects.
+    pub(crate) fn into_stats(
         self,
         ode: Stats,
         newton_iterations: usize,
@@ -396,6 +401,22 @@ pub(crate) fn add_stats(total: &mut Stats, s: &Stats) {
     total.max_projection = max_nan(total.max_projection, s.max_projection);
 }
 
+/// Adds the statistics `s` of a later part of a run to `total`: the counters summed, the
+/// largest defects kept (a NaN shows); the energy change, which the callers bound in their
+/// own ways, is left to them.
+pub(crate) fn add_sim_stats(total: &mut SimStats, s: &SimStats) {
+    add_stats(&mut total.ode, &s.ode);
+    total.newton_iterations += s.newton_iterations;
+    total.numeric_fallbacks += s.numeric_fallbacks;
+    total.max_residual = max_nan(total.max_residual, s.max_residual);
+    total.max_position_correction =
+        max_nan(total.max_position_correction, s.max_position_correction);
+    total.max_velocity_correction =
+        max_nan(total.max_velocity_correction, s.max_velocity_correction);
+    total.max_velocity_residual = max_nan(total.max_velocity_residual, s.max_velocity_residual);
+    total.partition_switches += s.partition_switches;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,27 +489,11 @@ mod tests {
     #[test]
     fn a_nan_accepted_state_is_an_error_not_a_decision() {
         let opts = SimOptions::default();
-        let mut sys = ProjectionSystem::<Circle, 2, 1, 1> {
-            p: &(),
-            opts: &opts,
-            newton: 0,
-            fallbacks: 0,
-            guard: CrossingGuard::default(),
-            defects: Defects::default(),
-            has_energy: false,
-            chart: Chart::generated::<Circle, 2, 1>().unwrap_or_else(|e| panic!("{e}")),
-            stop: None,
-            floor: DEFAULT_SWITCH_THRESHOLD,
-            singular_stage: None,
-            rank_drops: Vec::new(),
-            watch: Some(RankWatch::default()),
-            approach: VecDeque::new(),
-            approach_start: 0.0,
-            last_health: None,
-            project_stages: false,
-            stage_projections: 0,
-            mass: Box::new(SMatrix::zeros()),
-        };
+        let chart = Chart::generated::<Circle, 2, 1>().unwrap_or_else(|e| panic!("{e}"));
+        let watch = Some(RankWatch::default());
+        let mut sys =
+            ProjectionSystem::<Circle, 2, 1, 1>::new(&(), &opts, chart, Defects::default(), watch);
+        sys.floor = DEFAULT_SWITCH_THRESHOLD;
         let y0 = Pair::new(
             SVector::<f64, 2>::new(0.6, -0.8),
             SVector::<f64, 1>::new(0.1),

@@ -60,6 +60,45 @@ pub(super) struct ProjectionSystem<
     pub(super) mass: Box<SMatrix<f64, NQ, NQ>>,
 }
 
+impl<'a, M, const NQ: usize, const NC: usize, const DOF: usize> ProjectionSystem<'a, M, NQ, NC, DOF>
+where
+    M: Dynamics<NQ, NC, DOF>,
+{
+    /// A projection system at its start in `chart`, carrying the route's `defects` (its
+    /// energy measured where they hold a reference energy), asking for a switch below the
+    /// switch threshold of `opts`, with the rank-drop `watch`: no Newton iterations,
+    /// fallbacks, stops, rank drops or approach yet, a fresh crossing guard.
+    pub(super) fn new(
+        p: &'a M::Params,
+        opts: &'a SimOptions,
+        chart: Chart<DOF>,
+        defects: Defects,
+        watch: Option<RankWatch>,
+    ) -> Self {
+        Self {
+            p,
+            opts,
+            newton: 0,
+            fallbacks: 0,
+            guard: CrossingGuard::default(),
+            has_energy: defects.energy0.is_some(),
+            defects,
+            chart,
+            stop: None,
+            floor: switch_threshold::<M, NQ, NC, DOF>(opts),
+            singular_stage: None,
+            rank_drops: Vec::new(),
+            watch,
+            approach: VecDeque::new(),
+            approach_start: 0.0,
+            last_health: None,
+            project_stages: false,
+            stage_projections: 0,
+            mass: Box::new(SMatrix::zeros()),
+        }
+    }
+}
+
 /// The chart health below which the crossing guard tests a step ([`GUARD_HEALTH_RATIO`]).
 pub(super) fn guard_health<M, const NQ: usize, const NC: usize, const DOF: usize>() -> f64
 where
@@ -535,27 +574,9 @@ where
     let mut defects = Defects::default();
     let e0 = M::energy(&asm.q, &qd0, p, t0);
     defects.energy(e0);
-    let mut sys = ProjectionSystem::<M, NQ, NC, DOF> {
-        p,
-        opts,
-        newton: asm.iterations,
-        fallbacks: 0,
-        guard: CrossingGuard::default(),
-        defects,
-        has_energy: e0.is_some(),
-        chart,
-        stop: None,
-        floor: switch_threshold::<M, NQ, NC, DOF>(opts),
-        singular_stage: None,
-        rank_drops: Vec::new(),
-        watch: (opts.rank_drop == RankDrop::Continue).then(RankWatch::default),
-        approach: VecDeque::new(),
-        approach_start: 0.0,
-        last_health: None,
-        project_stages: false,
-        stage_projections: 0,
-        mass: Box::new(SMatrix::zeros()),
-    };
+    let watch = (opts.rank_drop == RankDrop::Continue).then(RankWatch::default);
+    let mut sys = ProjectionSystem::<M, NQ, NC, DOF>::new(p, opts, chart, defects, watch);
+    sys.newton = asm.iterations;
     if !switching {
         sys.guard
             .check::<M, NQ, NC, DOF>(&sys.chart, &asm.q, p, t0)?;

@@ -16,7 +16,6 @@ use crate::contact::linearise::{
 };
 use crate::contact::ContactStepJacobians;
 use crate::dual::Dual;
-use crate::error::ContactError;
 use crate::mechanism::GenericFriction;
 use crate::real::Real;
 
@@ -129,8 +128,9 @@ where
 /// (sticking, sliding or frictionless). A contact about to change its mode within the step is
 /// outside the linearisation's neighbourhood.
 ///
-/// Errors: the solver's ([`FrictionError`]), and [`ContactError::Singular`] when the system
-/// with the modes held is singular.
+/// Errors: the solver's ([`FrictionError`]), and
+/// [`ContactError::Singular`](crate::ContactError::Singular) when the system with the modes
+/// held is singular.
 pub fn friction_step_jacobians<
     M,
     const NQ: usize,
@@ -155,19 +155,17 @@ where
     let clamping: Vec<usize> = (0..NI).filter(|&k| modes[k] != ContactMode::Open).collect();
     let pv = M::param_values(p);
     let next =
-        friction_step_generic::<M, f64, NQ, NC, DOF, NI, NT, NP>(q, qd, &pv, t, h, &modes, opts)
-            .ok_or(ContactError::Singular { t })?;
-    let (td, hd) = (
-        Dual::<DUAL_LANES>::constant(t),
-        Dual::<DUAL_LANES>::constant(h),
-    );
-    let jac = jacobians_by_duals(q, qd, &pv, clamping, next, |qs, qds, pd| {
-        friction_step_generic::<M, Dual<DUAL_LANES>, NQ, NC, DOF, NI, NT, NP>(
-            qs, qds, pd, td, hd, &modes, opts,
-        )
-    })
-    .ok_or(ContactError::Singular { t })?
-    .finite()
-    .ok_or(ContactError::NonFinite { t })?;
+        friction_step_generic::<M, f64, NQ, NC, DOF, NI, NT, NP>(q, qd, &pv, t, h, &modes, opts);
+    let held = (q, qd, &pv, t, h);
+    let jac = jacobians_by_duals::<NQ, NP, FrictionError>(
+        held,
+        clamping,
+        next,
+        |qs, qds, pd, td, hd| {
+            friction_step_generic::<M, Dual<DUAL_LANES>, NQ, NC, DOF, NI, NT, NP>(
+                qs, qds, pd, td, hd, &modes, opts,
+            )
+        },
+    )?;
     Ok((jac, modes))
 }

@@ -39,7 +39,7 @@
 use nalgebra::{DMatrix, DVector, SVector};
 
 use super::{
-    assignments, dmat, dvec, first_assignment, saddle, solve_saddle, ContactOptions, Point,
+    assignments, dmat, dvec, first_assignment, hold, solve_saddle, ContactOptions, Motion, Point,
 };
 use crate::error::ContactError;
 use crate::mechanism::Friction;
@@ -149,10 +149,7 @@ pub struct FrictionSolve<const NQ: usize> {
 
 /// The data of one frictional problem at `(q, q̇, t)`.
 struct Pb {
-    m: DMatrix<f64>,
-    f: DVector<f64>,
-    cj: DMatrix<f64>,
-    dc: DVector<f64>,
+    motion: Motion,
     jg: DMatrix<f64>,
     dg: DVector<f64>,
     g: DVector<f64>,
@@ -162,7 +159,6 @@ struct Pb {
     mu: Vec<f64>,
     /// The slip rows of each contact.
     rows: Vec<Vec<usize>>,
-    t: f64,
 }
 
 /// The solution of one mode assignment.
@@ -182,27 +178,20 @@ impl Pb {
         const NI: usize,
         const NT: usize,
     >(
-        q: &SVector<f64, NQ>,
-        qd: &SVector<f64, NQ>,
-        p: &M::Params,
-        t: f64,
+        at: Point<'_, M::Params, NQ>,
         opts: &FrictionOptions,
     ) -> Result<Self, FrictionError>
     where
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
         let baumgarte = opts.contact.baumgarte;
-        let at = Point { q, qd, p, t };
-        let (cj, dc) = at.equalities::<M, NC, DOF>(baumgarte);
+        let Point { q, qd, p, t } = at;
         let (g, jg, dg) = at.inequalities::<M, NC, DOF, NI>(baumgarte);
         let jt = M::tangent_jacobian(q, p, t);
         let vt = jt * qd + M::tangent_jacobian_t(q, p, t);
         let dt = M::tangent_gamma(q, qd, p, t);
         let pb = Pb {
-            m: dmat(&M::mass_matrix(q, p, t)),
-            f: dvec(&M::forces(q, qd, p, t)),
-            cj: dmat(&cj),
-            dc: dvec(&dc),
+            motion: Motion::at::<M, NQ, NC, DOF>(at, baumgarte),
             jg: dmat(&jg),
             dg: dvec(&dg),
             g: dvec(&g),
@@ -213,20 +202,15 @@ impl Pb {
             rows: (0..NI)
                 .map(|k| (0..NT).filter(|&r| M::TANGENT_CONTACT[r] == k).collect())
                 .collect(),
-            t,
         };
-        let finite = crate::linalg::finite;
-        let all = [
-            pb.m.as_slice(),
-            pb.f.as_slice(),
-            pb.dc.as_slice(),
+        let more = [
             pb.jg.as_slice(),
             pb.dg.as_slice(),
             pb.jt.as_slice(),
             pb.dt.as_slice(),
             pb.vt.as_slice(),
         ];
-        if !all.iter().all(|s| finite(s)) {
+        if !pb.motion.finite(&more) {
             return Err(ContactError::NonFinite { t }.into());
         }
         Ok(pb)
@@ -248,18 +232,13 @@ impl Pb {
 
     /// The scale of the tolerances.
     fn scale(&self) -> f64 {
-        self.f
-            .amax()
-            .max(self.dg.amax())
-            .max(self.dc.amax())
-            .max(self.dt.amax())
-            .max(1.0)
+        self.motion.scale(&[&self.dg, &self.dt])
     }
 
     /// The solution for `modes` (one per inequality).
     fn solve(&self, modes: &[ContactMode]) -> Result<Sol, FrictionError> {
-        let nq = self.m.nrows();
-        let nc = self.cj.nrows();
+        let nq = self.motion.m.nrows();
+        let nc = self.motion.cj.nrows();
         let closed: Vec<usize> = (0..modes.len())
             .filter(|&k| modes[k] != ContactMode::Open)
             .collect();
@@ -268,13 +247,7 @@ impl Pb {
             .filter(|&&k| modes[k] == ContactMode::Stick)
             .flat_map(|&k| self.rows[k].iter().copied())
             .collect();
-        let (mut k, mut rhs) = saddle(
-            &self.m,
-            &self.f,
-            &self.cj,
-            &self.dc,
-            closed.len() + stick.len(),
-        );
+        let (mut k, mut rhs) = self.motion.saddle(closed.len() + stick.len());
         for (c, &g) in closed.iter().enumerate() {
             let row = nq + nc + c;
             for j in 0..nq {
@@ -291,13 +264,9 @@ impl Pb {
         }
         for (s, &r) in stick.iter().enumerate() {
             let row = nq + nc + closed.len() + s;
-            for j in 0..nq {
-                k[(row, j)] = self.jt[(r, j)];
-                k[(j, row)] = -self.jt[(r, j)];
-            }
-            rhs[row] = self.dt[r];
+            hold(&mut k, &mut rhs, row, (&self.jt, r), self.dt[r]);
         }
-        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.t })?;
+        let x = solve_saddle(&k, &rhs).ok_or(ContactError::Singular { t: self.motion.t })?;
         let mut normal = vec![0.0; modes.len()];
         let mut tangential = vec![0.0; self.jt.nrows()];
         for (c, &g) in closed.iter().enumerate() {
@@ -448,7 +417,7 @@ fn enumerate(
     let radices: Vec<usize> = cands.iter().map(Vec::len).collect();
     let total =
         assignments(&radices, opts.max_combinations).ok_or(FrictionError::TooManyContacts {
-            t: pb.t,
+            t: pb.motion.t,
             active: active.len(),
         })?;
     let mut modes = vec![ContactMode::Open; ni];
@@ -474,7 +443,7 @@ fn enumerate(
     match last_err {
         Some(e) if total == 1 => Err(e),
         _ => Err(FrictionError::Inconsistent {
-            t: pb.t,
+            t: pb.motion.t,
             contacts: active,
         }),
     }
@@ -515,7 +484,7 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(opts)?;
-    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(Point { q, qd, p, t }, opts)?;
     let (modes, sol, solves) = enumerate(&pb, opts, &[false; NI], &[false; NI])?;
     Ok(finish(modes, sol, solves))
 }
@@ -544,7 +513,7 @@ where
     if modes.len() != NI {
         return Err(ContactError::InvalidOptions("one contact mode per inequality").into());
     }
-    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(Point { q, qd, p, t }, opts)?;
     let sol = pb.solve(modes)?;
     Ok(finish(modes.to_vec(), sol, 1))
 }
@@ -576,7 +545,7 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(opts)?;
-    impact_modes::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts, &[false; NI])
+    impact_modes::<M, NQ, NC, DOF, NI, NT>(Point { q, qd, p, t }, opts, &[false; NI])
 }
 
 /// [`friction_impact`] with the contacts marked `plastic` taken with restitution 0.
@@ -588,25 +557,23 @@ fn impact_modes<
     const NI: usize,
     const NT: usize,
 >(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     opts: &FrictionOptions,
     plastic: &[bool; NI],
 ) -> Result<FrictionSolve<NQ>, FrictionError>
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
-    let mut pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t, opts)?;
+    let mut pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(here, opts)?;
+    let Point { q, qd, p, t } = here;
     // On impulses: M Δq̇ = impulses, C_J Δq̇ = −(C_J q̇ + C_t), J_n Δq̇ = −v_n − e min(v_n, 0)
     // (equality on closed contacts, a lower bound on open ones), J_t Δq̇ = −v_t on sticking
     // slip rows; with the slip "at rest" so that a sliding contact's post-impact slip is
     // checked along its direction.
     let vn = dvec(&(M::inequality_jacobian(q, p, t) * qd + M::inequality_jacobian_t(q, p, t)));
     let cv = dvec(&(M::jacobian(q, p, t) * qd + M::jacobian_t(q, p, t)));
-    pb.f.fill(0.0);
-    pb.dc = -cv;
+    pb.motion.f.fill(0.0);
+    pb.motion.dc = -cv;
     pb.dg = DVector::from_fn(NI, |k, _| {
         let e = if plastic[k] { 0.0 } else { M::RESTITUTION[k] };
         -vn[k] - e * vn[k].min(0.0)

@@ -2,9 +2,9 @@
 //! modes on DOPRI5, their ends located as events on its dense output (touch, release, slip,
 //! stop), impacts with friction between them.
 
-use crate::contact::phases::{impact_due, impl_record, Cursor};
-use crate::contact::Point;
-use crate::contact::{contact_accelerations, dmat, velocity_correction, ContactOptions};
+use crate::contact::adaptive::{check_rest_height, start_phase};
+use crate::contact::phases::{impl_record, Cursor};
+use crate::contact::{velocity_correction, Point};
 use crate::error::ContactError;
 use crate::mechanism::Friction;
 use crate::ode::{Dopri5Options, OdeSystem, Pair};
@@ -180,7 +180,7 @@ where
 
 /// `q̇` with the velocity rows of the equality constraints, the closed contacts' normal
 /// velocities and the sticking contacts' slip velocities set to zero by the smallest change
-/// in kinetic energy (`Δq̇ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ (−A q̇ − a₀)`).
+/// in kinetic energy ([`velocity_correction`]).
 fn hold_velocities<
     M,
     const NQ: usize,
@@ -189,25 +189,18 @@ fn hold_velocities<
     const NI: usize,
     const NT: usize,
 >(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     modes: &[ContactMode],
 ) -> Result<SVector<f64, NQ>, FrictionError>
 where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
-    let cj = M::jacobian(q, p, t);
-    let ct = M::jacobian_t(q, p, t);
+    let Point { q, p, t, .. } = here;
     let jg = M::inequality_jacobian(q, p, t);
     let gt = M::inequality_jacobian_t(q, p, t);
     let jt = M::tangent_jacobian(q, p, t);
     let tt = M::tangent_jacobian_t(q, p, t);
     let mut rows: Vec<(Vec<f64>, f64)> = Vec::new();
-    for i in 0..NC {
-        rows.push((cj.row(i).iter().copied().collect(), ct[i]));
-    }
     for k in 0..NI {
         if modes[k] != ContactMode::Open {
             rows.push((jg.row(k).iter().copied().collect(), gt[k]));
@@ -218,13 +211,7 @@ where
             }
         }
     }
-    let m = dmat(&M::mass_matrix(q, p, t));
-    let out = velocity_correction(&rows, qd, m).ok_or(ContactError::Singular { t })?;
-    if out.iter().all(|v| v.is_finite()) {
-        Ok(out)
-    } else {
-        Err(ContactError::NonFinite { t }.into())
-    }
+    velocity_correction::<M, NQ, NC, DOF, _>(here, rows)
 }
 
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with Coulomb friction at the contacts, on
@@ -259,70 +246,40 @@ where
     M: Friction<NQ, NC, DOF, NI, NT>,
 {
     check(&opts.friction)?;
-    let mut out = FrictionTrajectory::<NQ>::default();
-    let mut at = Cursor::start(
-        (t0, q0, qd0),
-        t1,
-        &opts.output_times,
-        opts.dopri5.h0,
-        &mut out,
-    )
-    .map_err(ContactError::InvalidOptions)?;
-    if !(opts.rest_height >= 0.0 && opts.rest_height.is_finite()) {
-        return Err(
-            ContactError::InvalidOptions("rest_height must be non-negative and finite").into(),
-        );
-    }
-    let copts = &opts.friction.contact;
-    let tol = copts.active_tol;
+    let (mut at, mut out): (_, FrictionTrajectory<NQ>) =
+        Cursor::start((t0, q0, qd0), t1, (&opts.output_times, opts.dopri5.h0))
+            .map_err(ContactError::InvalidOptions)?;
+    check_rest_height(opts.rest_height)?;
+    let tol = opts.friction.contact.active_tol;
     let mut no_stick = [false; NI];
     // A contact whose normal force just reached zero (`Release`) starts the next phase open:
     // at the event its force is zero to rounding, and re-enumerating would let it close again
     // with a force of −0 (tolerated) that then grows negative unseen (a floor that holds on).
     let mut released = [false; NI];
     loop {
-        let (mut q, mut qd, t) = (at.q, at.qd, at.t);
         // An active contact approaching: the (frictionless) impact first.
-        let (g, _, vn) = Point {
-            q: &q,
-            qd: &qd,
-            p,
-            t,
-        }
-        .gaps::<M, NC, DOF, NI>();
-        if impact_due(&g, &vn, tol) {
-            let free = ContactOptions {
-                active_tol: -1.0,
-                ..*copts
-            };
-            let s = contact_accelerations::<M, NQ, NC, DOF, NI>(&q, &qd, p, t, &[], &free)?;
-            let an = M::inequality_jacobian(&q, p, t) * s.qdd - M::inequality_gamma(&q, &qd, p, t);
-            let plastic: [bool; NI] = std::array::from_fn(|k| {
-                vn[k] < 0.0 && an[k] < 0.0 && vn[k] * vn[k] <= -2.0 * an[k] * opts.rest_height
-            });
-            let imp =
-                impact_modes::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction, &plastic)?;
+        let limits = (&opts.friction.contact, opts.rest_height);
+        let start = start_phase::<M, NQ, NC, DOF, NI, _>(&mut at, p, limits, |here, plastic| {
+            let imp = impact_modes::<M, NQ, NC, DOF, NI, NT>(here, &opts.friction, plastic)?;
             if imp.normal.iter().any(|&l| l != 0.0) {
                 out.impacts += 1;
             }
-            qd += imp.qdd;
-        }
-        q = crate::contact::adaptive::onto_boundaries::<M, NQ, NC, DOF, NI>(&q, p, t, tol)?;
-        (at.q, at.qd) = (q, qd);
+            Ok::<_, FrictionError>(imp.qdd)
+        })?;
         let Some(rest) = at.rest() else {
             break;
         };
-        let (g, _, vn) = Point {
+        let (q, mut qd, t) = (at.q, at.qd, at.t);
+        let g = start.g;
+        let leaving: [bool; NI] =
+            std::array::from_fn(|k| g[k].abs() <= tol && (start.away[k] || released[k]));
+        let here = Point {
             q: &q,
             qd: &qd,
             p,
             t,
-        }
-        .gaps::<M, NC, DOF, NI>();
-        let vtol = 1e-9 * (1.0 + vn.amax());
-        let leaving: [bool; NI] =
-            std::array::from_fn(|k| g[k].abs() <= tol && (vn[k] > vtol || released[k]));
-        let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &opts.friction)?;
+        };
+        let pb = Pb::new::<M, NQ, NC, DOF, NI, NT>(here, &opts.friction)?;
         let (modes, sol, _) = enumerate(&pb, &opts.friction, &no_stick, &leaving)?;
         let ttol = opts.friction.contact.tendency_tol * pb.scale();
         let vt0 = M::tangent_jacobian(&q, p, t) * qd + M::tangent_jacobian_t(&q, p, t);
@@ -350,7 +307,15 @@ where
             })
             .collect();
         if modes.contains(&ContactMode::Stick) {
-            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(&q, &qd, p, t, &modes)?;
+            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(
+                Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                },
+                &modes,
+            )?;
         }
         out.phases.push((t, modes.clone()));
         let mut sys = Phase::<M, NQ, NC, DOF, NI, NT> {

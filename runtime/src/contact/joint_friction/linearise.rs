@@ -123,19 +123,11 @@ where
     let pv = M::param_values(p);
     let next = joint_friction_step_generic::<M, f64, NQ, NC, DOF, NS, NP>(
         q, qd, &pv, t, h, &modes, &nhat, opts,
-    )
-    .ok_or(JointFrictionError::Singular { t })?;
-    let (td, hd) = (
-        Dual::<DUAL_LANES>::constant(t),
-        Dual::<DUAL_LANES>::constant(h),
     );
-    let jac = jacobians_by_duals(q, qd, &pv, sticking, next, |qs, qds, pd| {
+    let jac = jacobians_by_duals((q, qd, &pv, t, h), sticking, next, |qs, qds, pd, td, hd| {
         joint_friction_step_generic::<M, Dual<DUAL_LANES>, NQ, NC, DOF, NS, NP>(
             qs, qds, pd, td, hd, &modes, &nhat, opts,
         )
-    })
-    .ok_or(JointFrictionError::Singular { t })?
-    .finite()
-    .ok_or(JointFrictionError::NonFinite { t })?;
+    })?;
     Ok((jac, modes))
 }

@@ -33,7 +33,7 @@
 
 use nalgebra::{DMatrix, DVector, SVector};
 
-use super::{assignments, dmat, dvec, first_assignment, saddle, solve_saddle, Point};
+use super::{assignments, dmat, dvec, first_assignment, hold, solve_saddle, Motion, Point};
 use crate::mechanism::JointFriction;
 
 /// The state of one joint's friction.
@@ -176,17 +176,13 @@ pub struct JointFrictionSolve<const NQ: usize> {
 
 /// The data of one problem at `(q, q̇, t)`.
 struct Pb {
-    m: DMatrix<f64>,
-    f: DVector<f64>,
-    cj: DMatrix<f64>,
-    dc: DVector<f64>,
+    motion: Motion,
     js: DMatrix<f64>,
     ds: DVector<f64>,
     vs: DVector<f64>,
     mu: Vec<f64>,
     radius: Vec<f64>,
     rows: Vec<(usize, usize)>,
-    t: f64,
 }
 
 /// One linear solve's accelerations, multipliers and sticking forces.
@@ -205,42 +201,30 @@ struct Sol {
 
 impl Pb {
     fn new<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
-        q: &SVector<f64, NQ>,
-        qd: &SVector<f64, NQ>,
-        p: &M::Params,
-        t: f64,
+        at: Point<'_, M::Params, NQ>,
         opts: &JointFrictionOptions,
     ) -> Result<Self, JointFrictionError>
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
-        let (cj, dc) = Point { q, qd, p, t }.equalities::<M, NC, DOF>(opts.baumgarte);
+        let Point { q, qd, p, t } = at;
         let js = M::slip_jacobian(q, p, t);
         let vs = js * qd + M::slip_jacobian_t(q, p, t);
         let pb = Pb {
-            m: dmat(&M::mass_matrix(q, p, t)),
-            f: dvec(&M::forces(q, qd, p, t)),
-            cj: dmat(&cj),
-            dc: dvec(&dc),
+            motion: Motion::at::<M, NQ, NC, DOF>(at, opts.baumgarte),
             js: dmat(&js),
             ds: dvec(&M::slip_gamma(q, qd, p, t)),
             vs: dvec(&vs),
             mu: M::JOINT_FRICTION.to_vec(),
             radius: M::FRICTION_RADIUS.to_vec(),
             rows: M::FRICTION_ROWS.to_vec(),
-            t,
         };
-        let finite = crate::linalg::finite;
-        let all = [
-            pb.m.as_slice(),
-            pb.f.as_slice(),
-            pb.cj.as_slice(),
-            pb.dc.as_slice(),
+        if !pb.motion.finite(&[
+            pb.motion.cj.as_slice(),
             pb.js.as_slice(),
             pb.ds.as_slice(),
             pb.vs.as_slice(),
-        ];
-        if !all.iter().all(|s| finite(s)) {
+        ]) {
             return Err(JointFrictionError::NonFinite { t });
         }
         if pb.rows.iter().any(|&(a, n)| n == 0 || a + n > NC) {
@@ -252,11 +236,7 @@ impl Pb {
     }
 
     fn scale(&self) -> f64 {
-        self.f
-            .amax()
-            .max(self.dc.amax())
-            .max(self.ds.amax())
-            .max(1.0)
+        self.motion.scale(&[&self.ds])
     }
 
     /// `λ_G` of joint `k`.
@@ -267,12 +247,12 @@ impl Pb {
 
     /// The linear solve for `modes` with the sliding joints' normal directions `nhat`.
     fn linear(&self, modes: &[JointMode], nhat: &[Vec<f64>]) -> Result<Linear, JointFrictionError> {
-        let nq = self.m.nrows();
-        let nc = self.cj.nrows();
+        let nq = self.motion.m.nrows();
+        let nc = self.motion.cj.nrows();
         let stick: Vec<usize> = (0..modes.len())
             .filter(|&k| modes[k] == JointMode::Stick)
             .collect();
-        let (mut k, mut rhs) = saddle(&self.m, &self.f, &self.cj, &self.dc, stick.len());
+        let (mut k, mut rhs) = self.motion.saddle(stick.len());
         for (s, &g) in modes.iter().enumerate() {
             if let JointMode::Slide(sigma) = g {
                 let c = self.mu[s] * self.radius[s] * sigma;
@@ -285,14 +265,10 @@ impl Pb {
             }
         }
         for (c, &s) in stick.iter().enumerate() {
-            let row = nq + nc + c;
-            for j in 0..nq {
-                k[(row, j)] = self.js[(s, j)];
-                k[(j, row)] = -self.js[(s, j)];
-            }
-            rhs[row] = self.ds[s];
+            hold(&mut k, &mut rhs, nq + nc + c, (&self.js, s), self.ds[s]);
         }
-        let x = solve_saddle(&k, &rhs).ok_or(JointFrictionError::Singular { t: self.t })?;
+        let t = self.motion.t;
+        let x = solve_saddle(&k, &rhs).ok_or(JointFrictionError::Singular { t })?;
         let mut st = vec![0.0; modes.len()];
         for (c, &s) in stick.iter().enumerate() {
             st[s] = x[nq + nc + c];
@@ -436,7 +412,7 @@ fn enumerate(
         .map(|k| cands[k].len() * if one_row(k) { 2 } else { 1 })
         .collect();
     let total = assignments(&radices, opts.max_combinations)
-        .ok_or(JointFrictionError::TooManyJoints { t: pb.t })?;
+        .ok_or(JointFrictionError::TooManyJoints { t: pb.motion.t })?;
     let mut modes = vec![JointMode::Free; ns];
     let mut flip = vec![false; ns];
     let mut stuck = None;
@@ -486,9 +462,12 @@ fn enumerate(
         return Ok((modes, sol));
     }
     match stuck {
-        Some(joint) => Err(JointFrictionError::NoConvergence { t: pb.t, joint }),
+        Some(joint) => Err(JointFrictionError::NoConvergence {
+            t: pb.motion.t,
+            joint,
+        }),
         None => Err(JointFrictionError::Inconsistent {
-            t: pb.t,
+            t: pb.motion.t,
             joints: (0..ns).filter(|&k| pb.mu[k] > 0.0).collect(),
         }),
     }
@@ -578,7 +557,7 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     check(opts)?;
-    let pb = Pb::new::<M, NQ, NC, DOF, NS>(q, qd, p, t, opts)?;
+    let pb = Pb::new::<M, NQ, NC, DOF, NS>(Point { q, qd, p, t }, opts)?;
     let (modes, sol) = enumerate(&pb, opts, &[false; NS])?;
     Ok(finish(&pb, modes, sol))
 }

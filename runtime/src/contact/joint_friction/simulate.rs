@@ -3,7 +3,7 @@
 //! a one-row normal).
 
 use crate::contact::phases::{impl_record, Cursor, PhaseError};
-use crate::contact::{dmat, velocity_correction};
+use crate::contact::{velocity_correction, Point};
 use crate::ode::{Dopri5Options, OdeSystem, Pair};
 use nalgebra::SVector;
 
@@ -71,6 +71,9 @@ impl PhaseError for JointFrictionError {
     fn non_finite(t: f64) -> Self {
         JointFrictionError::NonFinite { t }
     }
+    fn singular(t: f64) -> Self {
+        JointFrictionError::Singular { t }
+    }
     fn integrator(at: f64, _start: f64) -> Self {
         JointFrictionError::Integrator { t: at }
     }
@@ -104,7 +107,13 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     fn solve(&mut self, t: f64, y: &Pair<NQ, NQ>) -> Result<(Pb, Sol), JointFrictionError> {
-        let pb = Pb::new::<M, NQ, NC, DOF, NS>(&y.a, &y.b, self.p, t, &self.opts.friction)?;
+        let here = Point {
+            q: &y.a,
+            qd: &y.b,
+            p: self.p,
+            t,
+        };
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(here, &self.opts.friction)?;
         match pb.solve(&self.modes, self.nhat.clone(), &self.opts.friction)? {
             Ok(sol) => {
                 self.nhat.clone_from(&sol.nhat);
@@ -162,36 +171,22 @@ where
 }
 
 /// `q̇` with the constraints' velocity rows and the sticking joints' slips set to zero by
-/// the smallest change in kinetic energy (`Δq̇ = M⁻¹ Aᵀ (A M⁻¹ Aᵀ)⁻¹ (−A q̇ − a₀)`).
+/// the smallest change in kinetic energy ([`velocity_correction`]).
 fn hold_velocities<M, const NQ: usize, const NC: usize, const DOF: usize, const NS: usize>(
-    q: &SVector<f64, NQ>,
-    qd: &SVector<f64, NQ>,
-    p: &M::Params,
-    t: f64,
+    here: Point<'_, M::Params, NQ>,
     modes: &[JointMode],
 ) -> Result<SVector<f64, NQ>, JointFrictionError>
 where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
-    let cj = M::jacobian(q, p, t);
-    let ct = M::jacobian_t(q, p, t);
+    let Point { q, p, t, .. } = here;
     let js = M::slip_jacobian(q, p, t);
     let st = M::slip_jacobian_t(q, p, t);
-    let mut rows: Vec<(Vec<f64>, f64)> = (0..NC)
-        .map(|i| (cj.row(i).iter().copied().collect(), ct[i]))
+    let rows = (0..NS)
+        .filter(|&k| modes[k] == JointMode::Stick)
+        .map(|k| (js.row(k).iter().copied().collect(), st[k]))
         .collect();
-    for (k, m) in modes.iter().enumerate() {
-        if *m == JointMode::Stick {
-            rows.push((js.row(k).iter().copied().collect(), st[k]));
-        }
-    }
-    let m = dmat(&M::mass_matrix(q, p, t));
-    let out = velocity_correction(&rows, qd, m).ok_or(JointFrictionError::Singular { t })?;
-    if out.iter().all(|v| v.is_finite()) {
-        Ok(out)
-    } else {
-        Err(JointFrictionError::NonFinite { t })
-    }
+    velocity_correction::<M, NQ, NC, DOF, _>(here, rows)
 }
 
 /// Simulates from `(q0, q̇0)` over `[t0, t1]` with dry friction in the joints, on DOPRI5:
@@ -222,22 +217,32 @@ where
     M: JointFriction<NQ, NC, DOF, NS>,
 {
     check(&opts.friction)?;
-    let mut out = JointFrictionTrajectory::<NQ>::default();
-    let mut at = Cursor::start(
-        (t0, q0, qd0),
-        t1,
-        &opts.output_times,
-        opts.dopri5.h0,
-        &mut out,
-    )
-    .map_err(JointFrictionError::InvalidOptions)?;
+    let (mut at, mut out): (_, JointFrictionTrajectory<NQ>) =
+        Cursor::start((t0, q0, qd0), t1, (&opts.output_times, opts.dopri5.h0))
+            .map_err(JointFrictionError::InvalidOptions)?;
     let mut no_stick = [false; NS];
     while let Some(rest) = at.rest() {
         let (q, mut qd, t) = (at.q, at.qd, at.t);
-        let pb = Pb::new::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &opts.friction)?;
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(
+            Point {
+                q: &q,
+                qd: &qd,
+                p,
+                t,
+            },
+            &opts.friction,
+        )?;
         let (modes, sol) = enumerate(&pb, &opts.friction, &no_stick)?;
         if modes.contains(&JointMode::Stick) {
-            qd = hold_velocities::<M, NQ, NC, DOF, NS>(&q, &qd, p, t, &modes)?;
+            qd = hold_velocities::<M, NQ, NC, DOF, NS>(
+                Point {
+                    q: &q,
+                    qd: &qd,
+                    p,
+                    t,
+                },
+                &modes,
+            )?;
         }
         out.phases.push((t, modes.clone()));
         let modes_armed = modes.clone();
