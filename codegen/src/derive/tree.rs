@@ -1,5 +1,5 @@
-//! Composite bodies: the mass matrix of a kinematic tree by the composite-rigid-body
-//! algorithm, the tree found from the model.
+//! Composite bodies: the mass matrix and the forces of a kinematic tree by the
+//! composite-rigid-body algorithm, the tree found from the model.
 //!
 //! Summed body by body, the mass matrix `Σ_b m Jᵀ J + Wᵀ I W` costs one product per body
 //! and pair of the coordinates that move it: `O(n · d²)` over a tree of depth `d`. Where a
@@ -9,7 +9,10 @@
 //! the entries of two such coordinates whose sets of moved bodies nest (`B_j ⊆ B_i`) are
 //! `M_ij = S_iᵀ I_j S_j`, with `I_j` the spatial inertia of the bodies `q_j` moves (their
 //! composite: mass, first moment and inertia about the origin, summed once per subtree and
-//! shared by the subtrees that contain it). That is `O(n · d)` products.
+//! shared by the subtrees that contain it). That is `O(n · d)` products. The same joint's
+//! generalised force is `−S_jᵀ` times the sum of the inertial wrenches and weights of the
+//! bodies it moves ([`super::motion::add_joint_forces`]), one product per joint instead of
+//! one per body and joint.
 //!
 //! **Found from the model, checked.** Which bodies a coordinate moves is read from their
 //! placements' expressions; `S_j` is taken from the moved body with the fewest coordinates
