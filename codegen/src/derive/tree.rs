@@ -11,7 +11,7 @@
 //! composite: mass, first moment and inertia about the origin, summed once per subtree and
 //! shared by the subtrees that contain it). That is `O(n · d)` products. The same joint's
 //! generalised force is `−S_jᵀ` times the sum of the inertial wrenches and weights of the
-//! bodies it moves ([`super::motion::add_joint_forces`]), one product per joint instead of
+//! bodies it moves (`motion::add_joint_forces`), one product per joint instead of
 //! one per body and joint.
 //!
 //! **Found from the model, checked.** Which bodies a coordinate moves is read from their
