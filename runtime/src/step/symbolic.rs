@@ -85,12 +85,12 @@ where
     for (j, &c) in M::INDEPENDENT.iter().enumerate() {
         dqn_q[(j, c)] += 1.0;
     }
-    let dq_dq = mul(&d1, &dqn_q);
+    let dq_dq = basis_times(&d1, &dqn_q, &M::INDEPENDENT);
     let mut du1_u = rj.ud_u * h;
     for c in 0..DOF {
         du1_u[(c, c)] += 1.0;
     }
-    let dq_du = mul(&d1, &(du1_u * h));
+    let dq_du = basis_times(&d1, &(du1_u * h), &M::INDEPENDENT);
     // Every block is written once (the parameter blocks stay zero without
     // `parameter_jacobians`).
     let (dq_dp, du_dp) = match rj.ud_p {
@@ -150,8 +150,56 @@ where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
     let mut dq_dp = M::dependent_jacobian_p(q1, p, t1);
-    dq_dp.gemm(1.0, d1, dqn_p, 1.0);
+    add_basis_times(&mut dq_dp, d1, dqn_p, &M::INDEPENDENT);
     dq_dp
+}
+
+/// `D X` for a basis `D` (`NQ × DOF`) and a block `X` of `DOF` rows (see
+/// [`add_basis_times`]).
+fn basis_times<const NQ: usize, const DOF: usize, const C: usize>(
+    d: &SMatrix<f64, NQ, DOF>,
+    x: &SMatrix<f64, DOF, C>,
+    ind: &[usize; DOF],
+) -> SMatrix<f64, NQ, C> {
+    let mut out = SMatrix::zeros();
+    add_basis_times(&mut out, d, x, ind);
+    out
+}
+
+/// `out += D X` for a basis `D` (`NQ × DOF`) and a block `X` of `DOF` rows. `D`'s rows `ind`
+/// are the identity (`INDEPENDENT`'s contract), so those rows of `D X` are `X`'s rows; the
+/// `NQ − DOF` dependent rows of `D` are packed once into contiguous columns and multiplied a
+/// column of `X` at a time (contiguous inner loops over the dependent rows only: a quarter
+/// fewer multiply-adds than a dense product on the Stewart platform, 18 of 24 rows).
+fn add_basis_times<const NQ: usize, const DOF: usize, const C: usize>(
+    out: &mut SMatrix<f64, NQ, C>,
+    d: &SMatrix<f64, NQ, DOF>,
+    x: &SMatrix<f64, DOF, C>,
+    ind: &[usize; DOF],
+) {
+    let (dep, n_dep) = dependent_rows::<NQ, DOF>(ind);
+    let dep = &dep[..n_dep];
+    let mut packed = [[0.0; NQ]; DOF];
+    for (k, col) in packed.iter_mut().enumerate() {
+        for (p, &i) in col.iter_mut().zip(dep) {
+            *p = d[(i, k)];
+        }
+    }
+    for j in 0..C {
+        let mut acc = [0.0; NQ];
+        for (k, col) in packed.iter().enumerate() {
+            let xkj = x[(k, j)];
+            for (a, p) in acc[..n_dep].iter_mut().zip(&col[..n_dep]) {
+                *a += p * xkj;
+            }
+        }
+        for (&a, &i) in acc.iter().zip(dep) {
+            out[(i, j)] += a;
+        }
+        for (k, &i) in ind.iter().enumerate() {
+            out[(i, j)] += x[(k, j)];
+        }
+    }
 }
 
 /// The primary chart's basis at the projected position `q1` (its derivative is
@@ -367,8 +415,8 @@ where
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     // δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part).
-    let dq_dq = mul(&d1, &acc_a.q);
-    let dq_du = mul(&d1, &acc_a.u);
+    let dq_dq = basis_times(&d1, &acc_a.q, ind);
+    let dq_du = basis_times(&d1, &acc_a.u, ind);
     let dq_dp = if parameters {
         projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &acc_a.p)
     } else {
