@@ -607,6 +607,18 @@ pub(crate) fn lu_solve<S: Real, const N: usize, const C: usize>(
             }
         }
     }
+    back_substitute(&a, &mut b);
+    Ok(b)
+}
+
+/// `b ← U⁻¹ b` for the upper triangle `U` of `a` (its diagonal included), column by column
+/// from the last row up: the back substitution of [`lu_solve`] and of the step Jacobian's
+/// factored LU.
+#[inline(always)]
+pub(crate) fn back_substitute<S: Real, const N: usize, const C: usize>(
+    a: &SMatrix<S, N, N>,
+    b: &mut SMatrix<S, N, C>,
+) {
     for c in 0..C {
         for k in (0..N).rev() {
             let mut acc = b[(k, c)];
@@ -616,7 +628,6 @@ pub(crate) fn lu_solve<S: Real, const N: usize, const C: usize>(
             b[(k, c)] = acc / a[(k, k)];
         }
     }
-    Ok(b)
 }
 
 #[cfg(test)]

@@ -681,15 +681,7 @@ impl<const N: usize> Lu<N> {
                 }
             }
         }
-        for c in 0..C {
-            for k in (0..N).rev() {
-                let mut acc = b[(k, c)];
-                for j in k + 1..N {
-                    acc -= a[(k, j)] * b[(j, c)];
-                }
-                b[(k, c)] = acc / a[(k, k)];
-            }
-        }
+        crate::linalg::back_substitute(a, &mut b);
         b
     }
 }
