@@ -358,32 +358,15 @@ pub(super) fn add_joint_forces(
     }
 }
 
-/// The body as a tree's body: 3-D, a rotation with a spatial inertia, or a point mass.
+/// The body as a tree's body ([`TreeBody::new`]), in world axes: 3-D.
 pub(super) fn tree_body(b: &Body) -> Option<TreeBody<'_>> {
     let com: [ExprId; 3] = b.com.as_slice().try_into().ok()?;
-    match (&b.inertia, &b.orientation) {
-        (Some(i @ (Inertia::Principal(_) | Inertia::Full(_))), Some(Orientation::Rotation(r))) => {
-            Some(TreeBody {
-                mass: b.mass,
-                inertia: Some(i),
-                com,
-                rot: Some(*r),
-            })
-        }
-        (None, None) => Some(TreeBody {
-            mass: b.mass,
-            inertia: None,
-            com,
-            rot: None,
-        }),
-        (None, Some(Orientation::Rotation(r))) => Some(TreeBody {
-            mass: b.mass,
-            inertia: None,
-            com,
-            rot: Some(*r),
-        }),
-        _ => None,
-    }
+    let rot = match &b.orientation {
+        Some(Orientation::Rotation(r)) => Some(*r),
+        Some(Orientation::Angle(_)) => return None,
+        None => None,
+    };
+    TreeBody::new(b.mass, b.inertia.as_ref(), com, rot)
 }
 
 /// Builds `M`, `f` and the energy of the model's dynamics.

@@ -372,17 +372,7 @@ fn tree_bodies<'m>(model: &'m Model, rel: &[Option<RelativeBody>]) -> Vec<Option
         .zip(rel)
         .map(|(b, rel)| {
             let rel = rel.as_ref()?;
-            let inertia = match &b.inertia {
-                Some(i @ (Inertia::Principal(_) | Inertia::Full(_))) => Some(i),
-                None => None,
-                Some(Inertia::Planar(_)) => return None,
-            };
-            Some(TreeBody {
-                mass: b.mass,
-                inertia,
-                com: rel.com,
-                rot: rel.rot,
-            })
+            TreeBody::new(b.mass, b.inertia.as_ref(), rel.com, rel.rot)
         })
         .collect()
 }

@@ -49,6 +49,28 @@ pub struct TreeBody<'a> {
     pub rot: Option<[[ExprId; 3]; 3]>,
 }
 
+impl<'a> TreeBody<'a> {
+    /// The body of mass `mass` at `com`, turned by `rot`, as a tree's body: a spatial
+    /// inertia with a rotation, or none (a point mass); `None` for a planar inertia or an
+    /// inertia without a rotation.
+    pub fn new(
+        mass: ExprId,
+        inertia: Option<&'a Inertia>,
+        com: [ExprId; 3],
+        rot: Option<[[ExprId; 3]; 3]>,
+    ) -> Option<Self> {
+        match (inertia, rot) {
+            (Some(Inertia::Planar(_)), _) | (Some(_), None) => None,
+            _ => Some(TreeBody {
+                mass,
+                inertia,
+                com,
+                rot,
+            }),
+        }
+    }
+}
+
 /// A coordinate that moves the bodies it moves rigidly.
 #[derive(Clone, Debug)]
 pub struct Joint {
