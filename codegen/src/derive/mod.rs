@@ -6,6 +6,7 @@ pub mod inequality;
 pub mod matrix;
 pub mod motion;
 pub mod outputs;
+pub mod recursion;
 pub mod root;
 pub mod sensitivity;
 pub mod tree;

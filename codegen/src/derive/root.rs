@@ -31,6 +31,7 @@
 //! for which they fail keeps the world-axes formulation.
 
 use super::motion::{add_joint_forces, add_mass, body_angular_velocity, cross, dot};
+use super::recursion::body_motions;
 use super::tree::{composite_mass, Tree, TreeBody};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
@@ -807,6 +808,17 @@ pub fn rooted_forces(
     let v0 = [0, 1, 2].map(|i| dot(a, &col(&r0, i), &pdot));
     let qv: Vec<ExprId> = root.quat.iter().map(|&k| a.sym(Sym::Vel(k))).collect();
     let qd2 = dot(a, &qv, &qv);
+    // The bodies the forward recursion covers, and the rates of ω₀ and v₀ they use.
+    let quats = quaternions(model, a);
+    let motions = body_motions(a, tree, &tree_bodies(model, &rel), &quats, nq);
+    let (dw0, dv0) = if motions.iter().any(Option::is_some) {
+        (
+            w0.map(|e| super::motion::time_derivative(a, e, nq)),
+            v0.map(|e| super::motion::time_derivative(a, e, nq)),
+        )
+    } else {
+        ([zero; 3], [zero; 3])
+    };
     let mut force = [zero; 3];
     let mut moment = [zero; 3];
     let mut radial = zero;
@@ -814,10 +826,14 @@ pub fn rooted_forces(
         let Some(rel) = rel else { continue };
         let m = b.mass;
         let c = rel.com;
-        let cdot: Vec<ExprId> = c
-            .iter()
-            .map(|&e| super::motion::time_derivative(a, e, nq))
-            .collect();
+        let motion = motions[n];
+        let cdot: Vec<ExprId> = match &motion {
+            Some(mo) => mo.point_velocity(a, &c),
+            None => c
+                .iter()
+                .map(|&e| super::motion::time_derivative(a, e, nq))
+                .collect(),
+        };
         let wc = cross(a, &w0, &c);
         let u: Vec<ExprId> = (0..3)
             .map(|i| {
@@ -826,14 +842,31 @@ pub fn rooted_forces(
             })
             .collect();
         let wu = cross(a, &w0, &u);
+        // u̇ at q̈ = 0: v̇₀ + ω̇₀ × c + ω₀ × ċ + c̈ by the recursion, else by time.
+        let du: Vec<ExprId> = match &motion {
+            Some(mo) => {
+                let cdd = mo.point_acceleration(a, &c, &cdot);
+                let x = cross(a, &dw0, &c);
+                let y = cross(a, &w0, &cdot);
+                (0..3)
+                    .map(|i| {
+                        let s = a.add(dv0[i], x[i]);
+                        let s = a.add(s, y[i]);
+                        a.add(s, cdd[i])
+                    })
+                    .collect()
+            }
+            None => (0..3)
+                .map(|i| super::motion::time_derivative(a, u[i], nq))
+                .collect(),
+        };
         // N c = K c + s × c (N = 2 L(K) is K plus the skew matrix of s).
         let kc = mat_vec(a, &kmat, &c);
         let sc = cross(a, &skew, &c);
         let nc: Vec<ExprId> = (0..3).map(|i| a.add(kc[i], sc[i])).collect();
         let ma: Vec<ExprId> = (0..3)
             .map(|i| {
-                let du = super::motion::time_derivative(a, u[i], nq);
-                let x = a.add(du, wu[i]);
+                let x = a.add(du[i], wu[i]);
                 let r = a.mul(qd2, nc[i]);
                 let acc = a.sub(x, r);
                 a.mul(m, acc)
@@ -866,9 +899,33 @@ pub fn rooted_forces(
         if apply(a, &c).is_none() {
             continue;
         }
-        let w_rel = body_angular_velocity(a, r, nq);
-        let atw: Vec<ExprId> = (0..3).map(|i| dot(a, &col(r, i), &w0)).collect();
-        let w: Vec<ExprId> = (0..3).map(|i| a.add(atw[i], w_rel[i])).collect();
+        // In body axes: w_rel = AᵀΩ, w = Aᵀ(ω₀ + Ω) and, by the recursion (Ȧ = S(Ω) A),
+        // ẇ = Aᵀ(ω₀ × Ω + ω̇₀ + Ω̇) at q̈ = 0; else by time.
+        let (w_rel, w, dw) = match &motion {
+            Some(mo) => {
+                let at = |a: &mut Arena, x: &[ExprId]| -> Vec<ExprId> {
+                    (0..3).map(|i| dot(a, &col(r, i), x)).collect()
+                };
+                let w_rel = at(a, &mo.omega);
+                let x: Vec<ExprId> = (0..3).map(|i| a.add(w0[i], mo.omega[i])).collect();
+                let w = at(a, &x);
+                let y = cross(a, &w0, &mo.omega);
+                let z: Vec<ExprId> = (0..3)
+                    .map(|i| {
+                        let s = a.add(y[i], dw0[i]);
+                        a.add(s, mo.domega[i])
+                    })
+                    .collect();
+                let dw = at(a, &z);
+                (w_rel, w, Some(dw))
+            }
+            None => {
+                let w_rel = body_angular_velocity(a, r, nq);
+                let atw: Vec<ExprId> = (0..3).map(|i| dot(a, &col(r, i), &w0)).collect();
+                let w: Vec<ExprId> = (0..3).map(|i| a.add(atw[i], w_rel[i])).collect();
+                (w_rel, w, None)
+            }
+        };
         // κ_N, the entries (2, 1), (0, 2), (1, 0) of Aᵀ N A: κ + Aᵀ s (A orthogonal).
         let kap = kappa(a, &base, r);
         let kn: Vec<ExprId> = (0..3)
@@ -879,7 +936,10 @@ pub fn rooted_forces(
             .collect();
         let wdot: Vec<ExprId> = (0..3)
             .map(|i| {
-                let d = super::motion::time_derivative(a, w[i], nq);
+                let d = match &dw {
+                    Some(dw) => dw[i],
+                    None => super::motion::time_derivative(a, w[i], nq),
+                };
                 let r = a.mul(qd2, kn[i]);
                 a.sub(d, r)
             })

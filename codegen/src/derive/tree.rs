@@ -192,6 +192,11 @@ impl Tree {
         self.members.get(n).copied().unwrap_or(false)
     }
 
+    /// Which bodies joint `j` moves (a mask over the bodies the tree was found among).
+    pub fn moved(&self, j: &Joint) -> &[bool] {
+        &self.sets[j.set]
+    }
+
     /// The sum (from [`Tree::set_sums`]) over the bodies joint `j` moves.
     pub fn joint_sum<const N: usize>(&self, sums: &[[ExprId; N]], j: &Joint) -> [ExprId; N] {
         sums[j.set]
@@ -199,7 +204,7 @@ impl Tree {
 }
 
 /// The coordinates each body's placement contains, as a mask over the `nq` coordinates.
-fn moved_by(a: &Arena, body: &TreeBody, nq: usize) -> Vec<bool> {
+pub(super) fn moved_by(a: &Arena, body: &TreeBody, nq: usize) -> Vec<bool> {
     let mut mask = vec![false; nq];
     let mut roots: Vec<ExprId> = body.com.to_vec();
     if let Some(r) = &body.rot {
@@ -288,7 +293,7 @@ fn spatial_column(a: &mut Arena, body: &TreeBody, j: usize) -> Option<([ExprId; 
 
 /// The value of symbol `s` at random point `seed`, every quaternion in `quats` (the
 /// coordinates of a norm constraint) scaled to unit norm.
-fn unit_point(seed: u64, s: Sym, quats: &[[u32; 4]]) -> f64 {
+pub(super) fn unit_point(seed: u64, s: Sym, quats: &[[u32; 4]]) -> f64 {
     let x = point(seed, s);
     let Sym::Coord(k) = s else { return x };
     match quats.iter().find(|q| q.contains(&k)) {
