@@ -10,6 +10,7 @@
 //! `f_i = ∂T/∂q_i − Σ_k ∂p_i/∂q_k q̇_k − ∂p_i/∂t`. Either way `M q̈ = f + Q + C_Jᵀ λ` is
 //! Lagrange's equation, for rheonomic bodies (positions depending on `t`) as well.
 
+use super::recursion::{body_motions, Motion};
 use super::tree::{Tree, TreeBody};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
@@ -155,6 +156,7 @@ fn body_terms(
     a: &mut Arena,
     body: &Body,
     tree: Option<&Tree>,
+    motion: Option<Motion>,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
 ) -> (ExprId, Option<[ExprId; 6]>) {
@@ -162,12 +164,20 @@ fn body_terms(
     let rigid = |j: usize| tree.is_some_and(|t| t.joints[j].is_some());
     let nq = mass.len();
     let half = a.constant(0.5);
-    // Translation.
-    let vel: Vec<ExprId> = body
-        .com
-        .iter()
-        .map(|&c| time_derivative(a, c, nq))
-        .collect();
+    // Translation: the velocity and acceleration by the tree's recursion where it covers
+    // the body, else by time.
+    let vel: Vec<ExprId> = match &motion {
+        Some(mo) => mo.point_velocity(a, &body.com),
+        None => body
+            .com
+            .iter()
+            .map(|&c| time_derivative(a, c, nq))
+            .collect(),
+    };
+    let acc: Vec<ExprId> = match &motion {
+        Some(mo) => mo.point_acceleration(a, &body.com, &vel),
+        None => vel.iter().map(|&v| time_derivative(a, v, nq)).collect(),
+    };
     let jac: Vec<Vec<ExprId>> = (0..nq)
         .map(|i| {
             body.com
@@ -181,13 +191,7 @@ fn body_terms(
         let d = dot(a, u, v);
         a.mul(m, d)
     });
-    let ma: Vec<ExprId> = vel
-        .iter()
-        .map(|&v| {
-            let acc = time_derivative(a, v, nq);
-            a.mul(m, acc)
-        })
-        .collect();
+    let ma: Vec<ExprId> = acc.iter().map(|&x| a.mul(m, x)).collect();
     for (i, f) in forces.iter_mut().enumerate() {
         if rigid(i) {
             continue;
@@ -226,8 +230,22 @@ fn body_terms(
             kinetic = a.add(kinetic, r);
         }
         (Some(inertia), Some(Orientation::Rotation(r))) => {
-            let w = body_angular_velocity(a, r, nq);
-            if let Some((e, h)) = rotation_terms(a, inertia, &w, tree, mass, forces) {
+            // Body axes: ω = RᵀΩ and, by the recursion (Ṙ = S(Ω) R), ω̇ = RᵀΩ̇.
+            let (w, wdot) = match &motion {
+                Some(mo) => {
+                    let at = |a: &mut Arena, x: &[ExprId; 3]| -> Vec<ExprId> {
+                        (0..3)
+                            .map(|i| {
+                                let col = [r[0][i], r[1][i], r[2][i]];
+                                dot(a, &col, x)
+                            })
+                            .collect()
+                    };
+                    (at(a, &mo.omega), Some(at(a, &mo.domega)))
+                }
+                None => (body_angular_velocity(a, r, nq), None),
+            };
+            if let Some((e, h)) = rotation_terms(a, inertia, &w, wdot, tree, mass, forces) {
                 kinetic = a.add(kinetic, e);
                 if let Some(x) = &mut wrench {
                     for i in 0..3 {
@@ -250,6 +268,7 @@ fn rotation_terms(
     a: &mut Arena,
     inertia: &Inertia,
     w: &[ExprId],
+    wdot: Option<Vec<ExprId>>,
     tree: Option<&Tree>,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
@@ -268,7 +287,8 @@ fn rotation_terms(
     if iw.len() != 3 {
         return None;
     }
-    let wdot: Vec<ExprId> = w.iter().map(|&e| time_derivative(a, e, nq)).collect();
+    let wdot: Vec<ExprId> =
+        wdot.unwrap_or_else(|| w.iter().map(|&e| time_derivative(a, e, nq)).collect());
     let iwdot = apply(a, &wdot);
     let gyro = cross(a, w, &iw);
     let h: Vec<ExprId> = iwdot
@@ -418,8 +438,14 @@ pub(crate) fn equations_of_motion_rooted(
         .collect();
     let tree = (rooted && tree_bodies.iter().any(Option::is_some)).then(|| {
         let quats = super::root::quaternions(model, a);
-        super::tree::composite_mass(a, &tree_bodies, &quats, &mut mass)
+        let tree = super::tree::composite_mass(a, &tree_bodies, &quats, &mut mass);
+        let motions = body_motions(a, &tree, &tree_bodies, &quats, nq);
+        (tree, motions)
     });
+    let (tree, motions) = match tree {
+        Some((t, m)) => (Some(t), m),
+        None => (None, vec![None; dynamics.bodies.len()]),
+    };
     let mut wrenches: Vec<Option<[ExprId; 6]>> = vec![None; dynamics.bodies.len()];
     for (n, b) in dynamics.bodies.iter().enumerate() {
         if fixed[n] {
@@ -427,7 +453,7 @@ pub(crate) fn equations_of_motion_rooted(
             tk.push(if in_root[n] {
                 body_kinetic_energy(a, b, nq)
             } else {
-                let (t, w) = body_terms(a, b, member, &mut mass, &mut forces);
+                let (t, w) = body_terms(a, b, member, motions[n], &mut mass, &mut forces);
                 wrenches[n] = w;
                 t
             });
