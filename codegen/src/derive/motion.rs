@@ -439,7 +439,7 @@ pub(crate) fn equations_of_motion_rooted(
     let tree = (rooted && tree_bodies.iter().any(Option::is_some)).then(|| {
         let quats = super::root::quaternions(model, a);
         let tree = super::tree::composite_mass(a, &tree_bodies, &quats, &mut mass);
-        let motions = body_motions(a, &tree, &tree_bodies, &quats, nq);
+        let motions = body_motions(a, &tree, &tree_bodies, &quats, nq, None);
         (tree, motions)
     });
     let (tree, motions) = match tree {

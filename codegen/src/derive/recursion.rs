@@ -84,13 +84,18 @@ fn cross_motion(si: &[f64], sj: &[f64]) -> [f64; 6] {
 
 /// The motion of every body of `bodies` (indexed as the tree's) that the recursion covers;
 /// `None` for the others. `nq` coordinates, `quats` the coordinates of each unit-quaternion
-/// constraint (normalised at the check's points).
+/// constraint (normalised at the check's points). With `seed`, the motion of the tree's
+/// axes themselves (a floating root's twist `(ω₀, v₀)` in its own axes and its rate), each
+/// body's motion is its total one: `V₀ + V_b`, and the rate `V̇₀ + V̇_b + V₀ ×̂ V_b` — with
+/// which `V̇ + Ω̇ × c + Ω × ċ` ([`Motion::point_acceleration`]) is the acceleration of the
+/// body point `c` in the rotating axes (the recursion's first step starts from `V₀`).
 pub fn body_motions(
     a: &mut Arena,
     tree: &Tree,
     bodies: &[Option<TreeBody>],
     quats: &[[u32; 4]],
     nq: usize,
+    seed: Option<Motion>,
 ) -> Vec<Option<Motion>> {
     let none = vec![None; bodies.len()];
     let cols: Vec<Option<[ExprId; 6]>> = tree
@@ -223,7 +228,7 @@ pub fn body_motions(
                 Some(m) => Some(m),
                 None => continue,
             },
-            None => None,
+            None => seed,
         };
         if !valid[j] {
             continue;
@@ -273,12 +278,12 @@ pub fn body_motions(
                 return None;
             }
             let Some(&k) = by.iter().max_by_key(|&&k| above[k].len()) else {
-                return Some(Motion {
+                return Some(seed.unwrap_or(Motion {
                     omega: [zero; 3],
                     vel: [zero; 3],
                     domega: [zero; 3],
                     dvel: [zero; 3],
-                });
+                }));
             };
             let m = motion[k]?;
             let same = above[k].len() + 1 == by.len() && above[k].iter().all(|i| mask[*i]);
@@ -348,7 +353,7 @@ mod tests {
         let mut mass = vec![vec![zero; nq]; nq];
         let quats = crate::derive::root::quaternions(&m, a);
         let tree = composite_mass(a, &bodies, &quats, &mut mass);
-        let motions = body_motions(a, &tree, &bodies, &quats, nq);
+        let motions = body_motions(a, &tree, &bodies, &quats, nq, None);
         let covered: Vec<usize> = (0..motions.len())
             .filter(|&n| motions[n].is_some())
             .collect();

@@ -31,7 +31,7 @@
 //! for which they fail keeps the world-axes formulation.
 
 use super::motion::{add_joint_forces, add_mass, body_angular_velocity, cross, dot};
-use super::recursion::body_motions;
+use super::recursion::{body_motions, Motion};
 use super::tree::{composite_mass, Tree, TreeBody};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::dynamics::{Body, Inertia, Orientation};
@@ -810,15 +810,14 @@ pub fn rooted_forces(
     let qd2 = dot(a, &qv, &qv);
     // The bodies the forward recursion covers, and the rates of ω₀ and v₀ they use.
     let quats = quaternions(model, a);
-    let motions = body_motions(a, tree, &tree_bodies(model, &rel), &quats, nq);
-    let (dw0, dv0) = if motions.iter().any(Option::is_some) {
-        (
-            w0.map(|e| super::motion::time_derivative(a, e, nq)),
-            v0.map(|e| super::motion::time_derivative(a, e, nq)),
-        )
-    } else {
-        ([zero; 3], [zero; 3])
+    // The root's twist in its own axes and its rate at q̈ = 0 start the recursion.
+    let seed = Motion {
+        omega: w0,
+        vel: v0,
+        domega: w0.map(|e| super::motion::time_derivative(a, e, nq)),
+        dvel: v0.map(|e| super::motion::time_derivative(a, e, nq)),
     };
+    let motions = body_motions(a, tree, &tree_bodies(model, &rel), &quats, nq, Some(seed));
     let mut force = [zero; 3];
     let mut moment = [zero; 3];
     let mut radial = zero;
@@ -827,38 +826,34 @@ pub fn rooted_forces(
         let m = b.mass;
         let c = rel.com;
         let motion = motions[n];
-        let cdot: Vec<ExprId> = match &motion {
-            Some(mo) => mo.point_velocity(a, &c),
-            None => c
-                .iter()
-                .map(|&e| super::motion::time_derivative(a, e, nq))
-                .collect(),
-        };
-        let wc = cross(a, &w0, &c);
-        let u: Vec<ExprId> = (0..3)
-            .map(|i| {
-                let x = a.add(v0[i], wc[i]);
-                a.add(x, cdot[i])
-            })
-            .collect();
-        let wu = cross(a, &w0, &u);
-        // u̇ at q̈ = 0: v̇₀ + ω̇₀ × c + ω₀ × ċ + c̈ by the recursion, else by time.
-        let du: Vec<ExprId> = match &motion {
+        // The centre of mass's acceleration in the root's axes at q̈ = 0, but for the norm
+        // term: by the recursion's total motion (`V̇ + Ω̇ × c + Ω × u`, `u = V + Ω × c`),
+        // else `u̇ + ω₀ × u` with `u = v₀ + ω₀ × c + ċ` differentiated by time.
+        let acc: Vec<ExprId> = match &motion {
             Some(mo) => {
-                let cdd = mo.point_acceleration(a, &c, &cdot);
-                let x = cross(a, &dw0, &c);
-                let y = cross(a, &w0, &cdot);
+                let u = mo.point_velocity(a, &c);
+                mo.point_acceleration(a, &c, &u)
+            }
+            None => {
+                let cdot: Vec<ExprId> = c
+                    .iter()
+                    .map(|&e| super::motion::time_derivative(a, e, nq))
+                    .collect();
+                let wc = cross(a, &w0, &c);
+                let u: Vec<ExprId> = (0..3)
+                    .map(|i| {
+                        let x = a.add(v0[i], wc[i]);
+                        a.add(x, cdot[i])
+                    })
+                    .collect();
+                let wu = cross(a, &w0, &u);
                 (0..3)
                     .map(|i| {
-                        let s = a.add(dv0[i], x[i]);
-                        let s = a.add(s, y[i]);
-                        a.add(s, cdd[i])
+                        let du = super::motion::time_derivative(a, u[i], nq);
+                        a.add(du, wu[i])
                     })
                     .collect()
             }
-            None => (0..3)
-                .map(|i| super::motion::time_derivative(a, u[i], nq))
-                .collect(),
         };
         // N c = K c + s × c (N = 2 L(K) is K plus the skew matrix of s).
         let kc = mat_vec(a, &kmat, &c);
@@ -866,17 +861,21 @@ pub fn rooted_forces(
         let nc: Vec<ExprId> = (0..3).map(|i| a.add(kc[i], sc[i])).collect();
         let ma: Vec<ExprId> = (0..3)
             .map(|i| {
-                let x = a.add(du[i], wu[i]);
                 let r = a.mul(qd2, nc[i]);
-                let acc = a.sub(x, r);
-                a.mul(m, acc)
+                let x = a.sub(acc[i], r);
+                a.mul(m, x)
             })
             .collect();
-        let jac: Vec<Vec<ExprId>> = (0..nq)
-            .map(|i| c.iter().map(|&e| a.diff(e, Sym::Coord(i as u32))).collect())
-            .collect();
+        // The rows of coordinates that are not the tree's rigid joints (none moves a body
+        // the recursion covers).
+        let jac: Vec<Vec<ExprId>> = match motion {
+            Some(_) => Vec::new(),
+            None => (0..nq)
+                .map(|i| c.iter().map(|&e| a.diff(e, Sym::Coord(i as u32))).collect())
+                .collect(),
+        };
         for (j, f) in forces.iter_mut().enumerate() {
-            if rigid(j) || jac[j].iter().all(|&e| a.is_zero(e)) {
+            if motion.is_some() || rigid(j) || jac[j].iter().all(|&e| a.is_zero(e)) {
                 continue;
             }
             let g = dot(a, &jac[j], &ma);
@@ -899,31 +898,22 @@ pub fn rooted_forces(
         if apply(a, &c).is_none() {
             continue;
         }
-        // In body axes: w_rel = AᵀΩ, w = Aᵀ(ω₀ + Ω) and, by the recursion (Ȧ = S(Ω) A),
-        // ẇ = Aᵀ(ω₀ × Ω + ω̇₀ + Ω̇) at q̈ = 0; else by time.
+        // In body axes: by the recursion's total motion, w = AᵀΩ and ẇ = AᵀΩ̇ at q̈ = 0
+        // (Ȧ = S(Ω − ω₀) A); else w = Aᵀω₀ + w_rel, differentiated by time.
         let (w_rel, w, dw) = match &motion {
             Some(mo) => {
                 let at = |a: &mut Arena, x: &[ExprId]| -> Vec<ExprId> {
                     (0..3).map(|i| dot(a, &col(r, i), x)).collect()
                 };
-                let w_rel = at(a, &mo.omega);
-                let x: Vec<ExprId> = (0..3).map(|i| a.add(w0[i], mo.omega[i])).collect();
-                let w = at(a, &x);
-                let y = cross(a, &w0, &mo.omega);
-                let z: Vec<ExprId> = (0..3)
-                    .map(|i| {
-                        let s = a.add(y[i], dw0[i]);
-                        a.add(s, mo.domega[i])
-                    })
-                    .collect();
-                let dw = at(a, &z);
-                (w_rel, w, Some(dw))
+                let w = at(a, &mo.omega);
+                let dw = at(a, &mo.domega);
+                (None, w, Some(dw))
             }
             None => {
                 let w_rel = body_angular_velocity(a, r, nq);
                 let atw: Vec<ExprId> = (0..3).map(|i| dot(a, &col(r, i), &w0)).collect();
                 let w: Vec<ExprId> = (0..3).map(|i| a.add(atw[i], w_rel[i])).collect();
-                (w_rel, w, None)
+                (Some(w_rel), w, None)
             }
         };
         // κ_N, the entries (2, 1), (0, 2), (1, 0) of Aᵀ N A: κ + Aᵀ s (A orthogonal).
@@ -950,6 +940,7 @@ pub fn rooted_forces(
         let gyro = cross(a, &w, &iw);
         let h: Vec<ExprId> = (0..3).map(|i| a.add(iwdot[i], gyro[i])).collect();
         for (j, f) in forces.iter_mut().enumerate() {
+            let Some(w_rel) = &w_rel else { break };
             if rigid(j) {
                 continue;
             }
