@@ -132,3 +132,56 @@ fn jacobi_svd_is_accurate_on_rank_deficient_and_rectangular_matrices() {
     let a = DMatrix::from_column_slice(5, 5, &BRICARD);
     check(&a, &jacobi_svd(&a).expect("converges"));
 }
+
+/// The `O(N²)` bound on `λ_min(L Lᵀ)` from the Cholesky factor never exceeds the smallest
+/// eigenvalue (nalgebra's symmetric eigendecomposition) of random positive definite
+/// matrices, from well conditioned to a condition number near 1e12, and is exact for a
+/// diagonal matrix; `definite_solve` agrees with nalgebra's LU solve on them; a zero or NaN
+/// on the diagonal gives 0.
+#[test]
+fn lambda_min_bound_is_a_lower_bound() {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(45);
+    let mut certified = 0;
+    for case in 0..300 {
+        // A = Q diag(λ) Qᵀ with λ spread over `spread` decades, plus a random SPD part.
+        let spread: i32 = case % 13;
+        let x = SMatrix::<f64, 8, 8>::from_fn(|_, _| rng.random_range(-1.0..1.0));
+        let q = x.qr().q();
+        let lam = SVector::<f64, 8>::from_fn(|i, _| {
+            10f64.powf(-(spread as f64) * i as f64 / 7.0) * rng.random_range(0.5..2.0)
+        });
+        let a = q * SMatrix::<f64, 8, 8>::from_diagonal(&lam) * q.transpose();
+        let a = (a + a.transpose()) * 0.5;
+        let Some(ch) = a.cholesky() else { continue };
+        let lmin = a.symmetric_eigenvalues().min();
+        let bound = lambda_min_bound(ch.l_dirty());
+        assert!(
+            bound > 0.0 && bound <= lmin * (1.0 + 1e-10),
+            "case {case}: bound {bound:e} above λ_min {lmin:e}"
+        );
+        if bound > MASS_RTOL * a.trace() {
+            certified += 1;
+        }
+        let b = SVector::<f64, 8>::from_fn(|_, _| rng.random_range(-1.0..1.0));
+        if let (Some(x), Some(y)) = (definite_solve(&a, &b), a.lu().solve(&b)) {
+            let scale = y.amax().max(1.0);
+            assert!(
+                (x - y).amax() <= 1e-6 * scale * 10f64.powi(spread),
+                "case {case}"
+            );
+        }
+    }
+    assert!(
+        certified > 200,
+        "the bound certified only {certified} of 300"
+    );
+    let d = SMatrix::<f64, 3, 3>::from_diagonal(&SVector::from([4.0, 9.0, 0.25]));
+    let ch = d.cholesky().expect("definite");
+    assert!((lambda_min_bound(ch.l_dirty()) - 0.25).abs() < 1e-15);
+    let mut z = SMatrix::<f64, 3, 3>::identity();
+    z[(1, 1)] = 0.0;
+    assert_eq!(lambda_min_bound(&z), 0.0);
+    z[(1, 1)] = f64::NAN;
+    assert_eq!(lambda_min_bound(&z), 0.0);
+}
