@@ -45,22 +45,20 @@ fn nonfinite(what: &'static str, t: f64) -> DynamicsError {
     }
 }
 
-/// Solves `Dᵀ M D x = Dᵀ rhs`, given `md = M D`, after the definiteness test of
+/// Solves `Dᵀ M D x = Dᵀ rhs`, given `a = Dᵀ M D` and `b = Dᵀ rhs`, after the definiteness test of
 /// [`linalg::reduced_mass_solve`]
 /// (the same test as the Lagrange route's `Nᵀ M N`), with errors that name the largest
 /// components of the offending motion `D v` (and the non-finite entries of `b`).
 #[allow(clippy::too_many_arguments)]
 fn reduced_solve<const NQ: usize, const DOF: usize>(
     d: &SMatrix<f64, NQ, DOF>,
-    md: &SMatrix<f64, NQ, DOF>,
+    (a, b): (SMatrix<f64, DOF, DOF>, SVector<f64, DOF>),
     rhs: &SVector<f64, NQ>,
     names: &[&'static str],
     t: f64,
     q: &SVector<f64, NQ>,
     u: &SVector<f64, DOF>,
 ) -> Result<SVector<f64, DOF>, DynamicsError> {
-    let a = d.tr_mul(md);
-    let b = d.transpose() * rhs;
     if !linalg::finite(rhs.as_slice()) {
         return Err(DynamicsError::NonFinite {
             what: "generalised forces f − M Ḋu",
@@ -232,14 +230,14 @@ where
         // column of `M` against a zero could vanish: checked before it is used.
         check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
     }
-    let md = linalg::mass_mul(nz, mass, &d);
     let rhs = f - linalg::mass_mul(nz, mass, &du);
+    let system = linalg::reduced_system(nz, mass, &d, &part.independent, &rhs);
     // With the listed nonzeros, a non-finite entry of `M` (`mass_mul` multiplies each
     // listed entry by every column, zeros included) or of `f` makes `rhs` or `DᵀMD`
     // non-finite, which `reduced_solve` refuses; only then are `M` and `f` checked, to name
     // what was not finite (the checks cost 5 % of a Stewart right-hand side when done up
     // front on every call).
-    let ud = reduced_solve(&d, &md, &rhs, names, t, q, u).map_err(|e| {
+    let ud = reduced_solve(&d, system, &rhs, names, t, q, u).map_err(|e| {
         let named = if !linalg::mass_finite(nz, mass) {
             check_finite("mass matrix", t, mass.as_slice(), NQ, names).err()
         } else {
@@ -382,7 +380,9 @@ where
     let names: &[&'static str] = &M::COORD_NAMES;
     check_finite("mass matrix", t, mass.as_slice(), NQ, names)?;
     check_finite("forces", t, f.as_slice(), NQ, names)?;
-    let w = reduced_solve(&d, &(mass * d), &(f - mass * z), names, t, q, u)?;
+    let rhs = f - mass * z;
+    let system = (d.tr_mul(&(mass * d)), d.transpose() * rhs);
+    let w = reduced_solve(&d, system, &rhs, names, t, q, u)?;
     let qdd = d * w + z;
     let mut ud = SVector::<f64, DOF>::zeros();
     for (k, &i) in M::INDEPENDENT.iter().enumerate() {

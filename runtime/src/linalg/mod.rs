@@ -166,6 +166,103 @@ pub(crate) fn mass_mul<S: Real, const NQ: usize, const C: usize>(
     out
 }
 
+/// The reduced system `(Dᵀ M D, Dᵀ r)` of the projection method for a basis `d` whose rows
+/// at `independent` are the identity (row `independent[c]` is `e_c`, as every partition's
+/// basis is), over the mass matrix's listed nonzeros (`nonzeros`, as [`mass_mul`]) or all
+/// its entries: an independent column of `M` adds one entry to `M D` and an independent
+/// row of `M D` is one row of `Dᵀ M D`, so only the `NQ − DOF` dependent rows of `D` are
+/// multiplied (rows packed contiguously, so the inner loops vectorise). The same sums as
+/// the dense products but for the terms that are exact zeros and exact ones, added in
+/// another order. Where `d`'s rows at `independent` are not exactly the identity, or `M D`
+/// is not finite (where a skipped zero could hide it), the dense products; also below
+/// three degrees of freedom, where packing the rows costs about what it saves (`2 NQ DOF`
+/// copies against `DOF` products per independent entry of `M` and `DOF²` per independent
+/// row), so those mechanisms' numbers stay those of the dense products.
+pub(crate) fn reduced_system<const NQ: usize, const DOF: usize>(
+    nonzeros: Option<&[(usize, usize)]>,
+    mass: &SMatrix<f64, NQ, NQ>,
+    d: &SMatrix<f64, NQ, DOF>,
+    independent: &[usize; DOF],
+    r: &SVector<f64, NQ>,
+) -> (SMatrix<f64, DOF, DOF>, SVector<f64, DOF>) {
+    let dense = || {
+        let md = mass_mul(nonzeros, mass, d);
+        (d.tr_mul(&md), d.transpose() * r)
+    };
+    if DOF < 3 {
+        return dense();
+    }
+    // Which column each independent coordinate's identity row is, `DOF` for a dependent one.
+    let mut col_of = [DOF; NQ];
+    for (c, &k) in independent.iter().enumerate() {
+        if k >= NQ || col_of[k] != DOF || (0..DOF).any(|j| d[(k, j)] != f64::from(j == c)) {
+            return dense();
+        }
+        col_of[k] = c;
+    }
+    // D's and M D's rows, row-major.
+    let mut dr = [[0.0f64; DOF]; NQ];
+    for (k, row) in dr.iter_mut().enumerate() {
+        if col_of[k] == DOF {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = d[(k, j)];
+            }
+        }
+    }
+    let mut mdr = [[0.0f64; DOF]; NQ];
+    let mut add = |i: usize, k: usize, m: f64| {
+        let c = col_of[k];
+        if c < DOF {
+            mdr[i][c] += m;
+        } else {
+            let (row, dk) = (&mut mdr[i], &dr[k]);
+            for j in 0..DOF {
+                row[j] += m * dk[j];
+            }
+        }
+    };
+    match nonzeros {
+        Some(list) if list.iter().all(|&(i, k)| i < NQ && k < NQ) => {
+            for &(i, k) in list {
+                add(i, k, mass[(i, k)]);
+            }
+        }
+        _ => {
+            for k in 0..NQ {
+                for i in 0..NQ {
+                    add(i, k, mass[(i, k)]);
+                }
+            }
+        }
+    }
+    if !finite(mdr.as_flattened()) {
+        return dense();
+    }
+    let mut a = [[0.0f64; DOF]; DOF];
+    let mut b = [0.0f64; DOF];
+    for k in 0..NQ {
+        let c = col_of[k];
+        if c < DOF {
+            for j in 0..DOF {
+                a[c][j] += mdr[k][j];
+            }
+            b[c] += r[k];
+        } else {
+            for c1 in 0..DOF {
+                let w = dr[k][c1];
+                if w != 0.0 {
+                    let (row, mk) = (&mut a[c1], &mdr[k]);
+                    for j in 0..DOF {
+                        row[j] += w * mk[j];
+                    }
+                    b[c1] += w * r[k];
+                }
+            }
+        }
+    }
+    (SMatrix::from_fn(|i, j| a[i][j]), SVector::from(b))
+}
+
 /// `a b` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping
 /// exact zeros (mass matrices and bases are sparse: the Stewart platform's 24 × 24 `M` has
 /// 10 % nonzeros, and a product of dual numbers costs `2N + 1` multiplications).
