@@ -210,27 +210,16 @@ pub(crate) fn reduced_system<const NQ: usize, const DOF: usize>(
         }
     }
     let mut mdr = [[0.0f64; DOF]; NQ];
-    let mut add = |i: usize, k: usize, m: f64| {
-        let c = col_of[k];
-        if c < DOF {
-            mdr[i][c] += m;
-        } else {
-            let (row, dk) = (&mut mdr[i], &dr[k]);
-            for j in 0..DOF {
-                row[j] += m * dk[j];
-            }
-        }
-    };
     match nonzeros {
         Some(list) if list.iter().all(|&(i, k)| i < NQ && k < NQ) => {
             for &(i, k) in list {
-                add(i, k, mass[(i, k)]);
+                add_entry(&mut mdr[i], &dr[k], col_of[k], mass[(i, k)]);
             }
         }
         _ => {
             for k in 0..NQ {
                 for i in 0..NQ {
-                    add(i, k, mass[(i, k)]);
+                    add_entry(&mut mdr[i], &dr[k], col_of[k], mass[(i, k)]);
                 }
             }
         }
@@ -261,6 +250,19 @@ pub(crate) fn reduced_system<const NQ: usize, const DOF: usize>(
         }
     }
     (SMatrix::from_fn(|i, j| a[i][j]), SVector::from(b))
+}
+
+/// Row `i` of `M D` gains `m = M_ik` times row `k` of `D`: the identity row's one entry
+/// (column `c < DOF`) or the dependent row `dk`.
+#[inline(always)]
+fn add_entry<const DOF: usize>(row: &mut [f64; DOF], dk: &[f64; DOF], c: usize, m: f64) {
+    if c < DOF {
+        row[c] += m;
+    } else {
+        for j in 0..DOF {
+            row[j] += m * dk[j];
+        }
+    }
 }
 
 /// `a b` without nalgebra's `Zero`/`One` bounds (dual numbers have neither), skipping
