@@ -2,8 +2,10 @@
 //! Cholesky solve — and each part alone, at 1,000 random states (fixed seed). The robots on
 //! a floating base (Solo-12, Romeo) take Pinocchio's free-flyer velocities and give its
 //! accelerations, as `aba` does: `floating_rates`, `mass_matrix`, `forces`, then
-//! `floating_forward_dynamics` (the base rows mapped, a Cholesky solve of `Gᵀ M G`); their
-//! `forces` alone is timed at `q̇ = G v`.
+//! `FloatingBase::forward_dynamics` (the joints eliminated by a `TreeCholesky` of the
+//! pattern `MASS_NONZEROS`, the base's 6 × 6 system mapped); their `forces` alone is timed
+//! at `q̇ = G v`. The robots on a fixed base solve with a `TreeCholesky` too. The solvers
+//! are built once, outside the timed calls (as Pinocchio's `Data`).
 //!
 //! `cargo bench -p robots --bench dynamics` prints nanoseconds per call (best of 5 passes).
 //! For instruction counts, `-- --calls K ROBOT WHAT` runs `K` calls of one function only
@@ -16,9 +18,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use robots::{
-    floating_forward_dynamics, floating_rates, forward_dynamics, panda, romeo, solo, ur5,
-};
+use robots::{floating_rates, panda, romeo, solo, ur5, FloatingBase, TreeCholesky};
 
 /// States per pass.
 const STATES: usize = 1000;
@@ -43,6 +43,8 @@ struct Robot<const N: usize, const NV: usize> {
     name: &'static str,
     mass_matrix: fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
     forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
+    /// The structural nonzeros of the mass matrix (`MASS_NONZEROS`).
+    pattern: &'static [(usize, usize)],
 }
 
 impl<const N: usize, const NV: usize> Robot<N, NV> {
@@ -90,6 +92,10 @@ fn run<const N: usize, const NV: usize>(
             SVector::<f64, N>::from_fn(|k, _| v[k])
         }
     };
+    // The solvers, built once from the pattern (as Pinocchio's `Data` is).
+    let mut tree = TreeCholesky::<N>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}"));
+    let mut base = floating
+        .then(|| FloatingBase::<N, NV>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}")));
     let mut sum = 0.0;
     for k in 0..calls {
         let (q, v, tau) = &s[k % s.len()];
@@ -97,17 +103,20 @@ fn run<const N: usize, const NV: usize>(
         sum += match what {
             "mass_matrix" => (robot.mass_matrix)(q)[(0, 0)],
             "forces" => (robot.forces)(q, &rates(q, v))[0],
-            _ if floating => {
-                let m = (robot.mass_matrix)(q);
-                let f = (robot.forces)(q, &floating_rates(q, v));
-                floating_forward_dynamics(q, v, &m, &f, tau).map_or(f64::NAN, |a| a[0])
-            }
-            _ => {
-                let m = (robot.mass_matrix)(q);
-                let f = (robot.forces)(q, &rates(q, v));
-                let tau = SVector::<f64, N>::from_fn(|k, _| tau[k]);
-                forward_dynamics(m, &f, &tau).map_or(f64::NAN, |a| a[0])
-            }
+            _ => match base.as_mut() {
+                Some(base) => {
+                    let m = (robot.mass_matrix)(q);
+                    let f = (robot.forces)(q, &floating_rates(q, v));
+                    base.forward_dynamics(q, v, &m, &f, tau)
+                        .map_or(f64::NAN, |a| a[0])
+                }
+                None => {
+                    let m = (robot.mass_matrix)(q);
+                    let f = (robot.forces)(q, &rates(q, v));
+                    let b = SVector::<f64, N>::from_fn(|k, _| f[k] + tau[k]);
+                    tree.solve(&m, b).map_or(f64::NAN, |a| a[0])
+                }
+            },
         };
     }
     black_box(sum)
@@ -133,6 +142,7 @@ fn ur5() -> Robot<6, 6> {
         name: "ur5",
         mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
         forces: |q, v| ur5::forces(q, v, &ur5::Params::default(), 0.0),
+        pattern: &ur5::MASS_NONZEROS,
     }
 }
 
@@ -141,6 +151,7 @@ fn panda() -> Robot<9, 9> {
         name: "panda",
         mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
         forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
+        pattern: &panda::MASS_NONZEROS,
     }
 }
 
@@ -149,6 +160,7 @@ fn solo() -> Robot<{ solo::NQ }, { solo::DOF }> {
         name: "solo",
         mass_matrix: |q| solo::mass_matrix(q, &solo::Params::default(), 0.0),
         forces: |q, v| solo::forces(q, v, &solo::Params::default(), 0.0),
+        pattern: &solo::MASS_NONZEROS,
     }
 }
 
@@ -157,6 +169,7 @@ fn romeo() -> Robot<{ romeo::NQ }, { romeo::DOF }> {
         name: "romeo",
         mass_matrix: |q| romeo::mass_matrix(q, &romeo::Params::default(), 0.0),
         forces: |q, v| romeo::forces(q, v, &romeo::Params::default(), 0.0),
+        pattern: &romeo::MASS_NONZEROS,
     }
 }
 

@@ -13,7 +13,12 @@
 use mechgen::nalgebra::{
     DMatrix, DVector, Matrix3, Quaternion, SMatrix, SVector, UnitQuaternion, Vector3,
 };
-use robots::{forward_dynamics, panda, romeo, solo, ur5};
+use robots::{forward_dynamics, panda, romeo, solo, ur5, FloatingBase, TreeCholesky};
+
+/// Every entry of an `n × n` matrix.
+fn dense_pattern(n: usize) -> Vec<(usize, usize)> {
+    (0..n).flat_map(|c| (0..n).map(move |r| (r, c))).collect()
+}
 
 /// Relative tolerance (max norm of the error over max norm of the reference).
 const TOL: f64 = 1e-12;
@@ -123,6 +128,8 @@ fn report(name: &str, worst: [f64; 3]) -> [f64; 3] {
 /// The generated functions of one robot.
 struct Robot<const N: usize> {
     names: [&'static str; N],
+    /// The structural nonzeros of the mass matrix (`MASS_NONZEROS`).
+    pattern: &'static [(usize, usize)],
     mass_matrix: fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
     forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
 }
@@ -146,6 +153,8 @@ fn check<const N: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
         })
         .collect();
     let mine = |v: &[f64]| SVector::<f64, N>::from_fn(|k, _| v[perm[k]]);
+    let mut tree = TreeCholesky::<N>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(tree.fill(), 0, "{name}: the tree's pattern fills in");
     let mut worst = [0.0f64; 3];
     for (i, s) in r.samples.iter().enumerate() {
         let (q, v, tau) = (mine(&s.q), mine(&s.v), mine(&s.tau));
@@ -161,10 +170,14 @@ fn check<const N: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
         let a = forward_dynamics(m, &f, &tau)
             .unwrap_or_else(|| panic!("{name} sample {i}: mass matrix not positive definite"));
         let want_a: Vec<f64> = (0..N).map(|k| s.ddq[perm[k]]).collect();
+        // The same solve through the generated pattern (a tree: no fill-in).
+        let a_tree = tree
+            .solve(&m, f + tau)
+            .unwrap_or_else(|e| panic!("{name} sample {i}: {e}"));
         let errs = [
             relative(&got_m, &want_m),
             relative(f.as_slice(), &want_f),
-            relative(a.as_slice(), &want_a),
+            relative(a.as_slice(), &want_a).max(relative(a_tree.as_slice(), &want_a)),
         ];
         record(&mut worst, errs, name, i, &s.q);
     }
@@ -177,6 +190,7 @@ fn ur5_matches_pinocchio() {
         "ur5",
         Robot {
             names: ur5::COORD_NAMES,
+            pattern: &ur5::MASS_NONZEROS,
             mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
             forces: |q, v| ur5::forces(q, v, &ur5::Params::default(), 0.0),
         },
@@ -189,6 +203,7 @@ fn panda_matches_pinocchio() {
         "panda",
         Robot {
             names: panda::COORD_NAMES,
+            pattern: &panda::MASS_NONZEROS,
             mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
             forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
         },
@@ -244,6 +259,15 @@ fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) 
             6 + j
         })
         .collect();
+    let mut tree = FloatingBase::<N, NV>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}"));
+    // No fill-in among the joints: only inside the base's 7 × 7 block (its 21 pairs; the
+    // position's three rows are uncoupled in `M`, not in the Schur complement).
+    let fill = tree.cholesky().fill();
+    assert!(
+        fill <= 21,
+        "{name}: the tree's pattern fills in {fill} entries"
+    );
+    let mut dense = FloatingBase::<N, NV>::new(&dense_pattern(N)).unwrap_or_else(|e| panic!("{e}"));
     let mut worst = [0.0f64; 3];
     for (i, s) in r.samples.iter().enumerate() {
         let quat = [s.q[6], s.q[3], s.q[4], s.q[5]];
@@ -302,16 +326,22 @@ fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) 
         );
         let m_s = (robot.mass_matrix)(&q);
         let f_s = (robot.forces)(&q, &rates);
-        let a_lib = robots::floating_forward_dynamics(&q, &v_mine, &m_s, &f_s, &tau_mine)
-            .unwrap_or_else(|| panic!("{name} sample {i}: not positive definite"));
-        let mut a_lib_pin = s.ddq.clone();
-        for k in 0..NV {
-            a_lib_pin[if k < 6 { k } else { perm[k - 6] }] = a_lib[k];
+        // Through the generated pattern (a tree: no fill-in) and through a dense one.
+        let mut a_err = relative(a.as_slice(), &s.ddq);
+        for fd in [&mut tree, &mut dense] {
+            let a_lib = fd
+                .forward_dynamics(&q, &v_mine, &m_s, &f_s, &tau_mine)
+                .unwrap_or_else(|e| panic!("{name} sample {i}: {e}"));
+            let mut a_lib_pin = s.ddq.clone();
+            for k in 0..NV {
+                a_lib_pin[if k < 6 { k } else { perm[k - 6] }] = a_lib[k];
+            }
+            a_err = a_err.max(relative(&a_lib_pin, &s.ddq));
         }
         let errs = [
             relative(got_m.as_slice(), want_m.as_slice()),
             relative(got_f.as_slice(), want_f.as_slice()),
-            relative(a.as_slice(), &s.ddq).max(relative(&a_lib_pin, &s.ddq)),
+            a_err,
         ];
         record(&mut worst, errs, name, i, &s.q);
     }
@@ -326,6 +356,7 @@ fn solo_matches_pinocchio() {
         "solo",
         Robot {
             names: solo::COORD_NAMES,
+            pattern: &solo::MASS_NONZEROS,
             mass_matrix: |q| solo::mass_matrix(q, &solo::Params::default(), 0.0),
             forces: |q, v| solo::forces(q, v, &solo::Params::default(), 0.0),
         },
@@ -340,6 +371,7 @@ fn romeo_matches_pinocchio() {
         "romeo",
         Robot {
             names: romeo::COORD_NAMES,
+            pattern: &romeo::MASS_NONZEROS,
             mass_matrix: |q| romeo::mass_matrix(q, &romeo::Params::default(), 0.0),
             forces: |q, v| romeo::forces(q, v, &romeo::Params::default(), 0.0),
         },
