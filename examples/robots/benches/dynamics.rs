@@ -4,12 +4,13 @@
 //! accelerations, as `aba` does: `floating_rates`, `mass_matrix`, `forces`, then
 //! `FloatingBase::forward_dynamics` (the joints eliminated by a `TreeCholesky` of the
 //! pattern `MASS_NONZEROS`, the base's 6 × 6 system mapped); their `forces` alone is timed
-//! at `q̇ = G v`. The robots on a fixed base solve with a `TreeCholesky` too. The solvers
+//! at `q̇ = G v`. The robots on a fixed base solve with a `TreeCholesky` too. Both use the
+//! straight-line kernels the build script emits from the pattern (`robots::kernels`), and
 //! are built once, outside the timed calls (as Pinocchio's `Data`).
 //!
 //! `cargo bench -p robots --bench dynamics` prints nanoseconds per call (best of 5 passes).
 //! For instruction counts, `-- --calls K ROBOT WHAT` runs `K` calls of one function only
-//! (`WHAT`: `fd`, `mass_matrix` or `forces`); under `valgrind --tool=callgrind`, the count
+//! (`WHAT`: `fd`, `fd-loops` — the solver without its kernel —, `mass_matrix` or `forces`); under `valgrind --tool=callgrind`, the count
 //! with `K = 1000` minus the count with `K = 0`, over 1,000, is the instructions per call
 //! (the commands and figures are in `bench/RESULTS.md`, beside Pinocchio's `aba`, `crba`
 //! and `nonLinearEffects` measured the same way by `benches/pinocchio.cpp`).
@@ -18,7 +19,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use mechgen::nalgebra::{SMatrix, SVector};
-use robots::{floating_rates, panda, romeo, solo, ur5, FloatingBase, TreeCholesky};
+use robots::{
+    floating_rates, kernels, panda, romeo, solo, ur5, FloatingBase, Kernel, TreeCholesky,
+};
 
 /// States per pass.
 const STATES: usize = 1000;
@@ -45,6 +48,8 @@ struct Robot<const N: usize, const NV: usize> {
     forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
     /// The structural nonzeros of the mass matrix (`MASS_NONZEROS`).
     pattern: &'static [(usize, usize)],
+    /// The straight-line kernel of that pattern (`robots::kernels`).
+    kernel: Kernel<N>,
 }
 
 impl<const N: usize, const NV: usize> Robot<N, NV> {
@@ -93,9 +98,20 @@ fn run<const N: usize, const NV: usize>(
         }
     };
     // The solvers, built once from the pattern (as Pinocchio's `Data` is).
-    let mut tree = TreeCholesky::<N>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}"));
-    let mut base = floating
-        .then(|| FloatingBase::<N, NV>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}")));
+    // `fd`: with the straight-line kernel; `fd-loops`: the same solver's index-list loops.
+    let (tree, base) = if what == "fd-loops" {
+        (
+            TreeCholesky::<N>::new(robot.pattern),
+            floating.then(|| FloatingBase::<N, NV>::new(robot.pattern)),
+        )
+    } else {
+        (
+            TreeCholesky::<N>::with_kernel(robot.pattern, robot.kernel),
+            floating.then(|| FloatingBase::<N, NV>::with_kernel(robot.pattern, robot.kernel)),
+        )
+    };
+    let mut tree = tree.unwrap_or_else(|e| panic!("{e}"));
+    let mut base = base.transpose().unwrap_or_else(|e| panic!("{e}"));
     let mut sum = 0.0;
     for k in 0..calls {
         let (q, v, tau) = &s[k % s.len()];
@@ -124,7 +140,7 @@ fn run<const N: usize, const NV: usize>(
 
 fn time<const N: usize, const NV: usize>(robot: &Robot<N, NV>) {
     let s = states::<N, NV>(robot.floating());
-    for what in ["fd", "mass_matrix", "forces"] {
+    for what in ["fd", "fd-loops", "mass_matrix", "forces"] {
         run(robot, &s, what, STATES);
         let best = (0..5)
             .map(|_| {
@@ -143,6 +159,7 @@ fn ur5() -> Robot<6, 6> {
         mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
         forces: |q, v| ur5::forces(q, v, &ur5::Params::default(), 0.0),
         pattern: &ur5::MASS_NONZEROS,
+        kernel: kernels::ur5::KERNEL,
     }
 }
 
@@ -152,6 +169,7 @@ fn panda() -> Robot<9, 9> {
         mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
         forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
         pattern: &panda::MASS_NONZEROS,
+        kernel: kernels::panda::KERNEL,
     }
 }
 
@@ -161,6 +179,7 @@ fn solo() -> Robot<{ solo::NQ }, { solo::DOF }> {
         mass_matrix: |q| solo::mass_matrix(q, &solo::Params::default(), 0.0),
         forces: |q, v| solo::forces(q, v, &solo::Params::default(), 0.0),
         pattern: &solo::MASS_NONZEROS,
+        kernel: kernels::solo::KERNEL,
     }
 }
 
@@ -170,6 +189,7 @@ fn romeo() -> Robot<{ romeo::NQ }, { romeo::DOF }> {
         mass_matrix: |q| romeo::mass_matrix(q, &romeo::Params::default(), 0.0),
         forces: |q, v| romeo::forces(q, v, &romeo::Params::default(), 0.0),
         pattern: &romeo::MASS_NONZEROS,
+        kernel: kernels::romeo::KERNEL,
     }
 }
 

@@ -12,13 +12,24 @@
 
 use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
+mod symbolic;
 mod tree;
-pub use tree::{NotPositiveDefinite, PatternError, TreeCholesky};
+pub use tree::{Kernel, NotPositiveDefinite, PatternError, TreeCholesky};
 
 include!(concat!(env!("OUT_DIR"), "/ur5.rs"));
 include!(concat!(env!("OUT_DIR"), "/panda.rs"));
 include!(concat!(env!("OUT_DIR"), "/solo.rs"));
 include!(concat!(env!("OUT_DIR"), "/romeo.rs"));
+
+/// The straight-line `LᵀDL` kernels of the robots' mass matrices ([`Kernel`]), emitted by
+/// the build script from each module's `MASS_NONZEROS`: down to row 0 on a fixed base, to
+/// row 7 on a floating base (for [`FloatingBase`]).
+pub mod kernels {
+    include!(concat!(env!("OUT_DIR"), "/ur5_kernel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/panda_kernel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/solo_kernel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/romeo_kernel.rs"));
+}
 
 /// Models imported from MJCF files (`mjcf/`, written for the tests) by
 /// `mechgen_codegen::import::mjcf`, checked against MuJoCo in `tests/mujoco.rs`.
@@ -189,6 +200,21 @@ impl<const N: usize, const NV: usize> FloatingBase<N, NV> {
         }
         Ok(Self {
             chol: TreeCholesky::new(pattern)?,
+        })
+    }
+
+    /// [`new`](Self::new), with the straight-line `kernel` generated for the same pattern
+    /// (stop 7: the robots' `kernels::<name>::KERNEL`); a kernel of another pattern is an
+    /// error.
+    pub fn with_kernel(
+        pattern: &[(usize, usize)],
+        kernel: Kernel<N>,
+    ) -> Result<Self, PatternError> {
+        if N != NV + 1 || N < 7 {
+            return Err(PatternError::Shape { n: N, nv: NV });
+        }
+        Ok(Self {
+            chol: TreeCholesky::with_kernel(pattern, kernel)?,
         })
     }
 

@@ -10,8 +10,7 @@ use std::fmt;
 
 use mechgen::nalgebra::{SMatrix, SVector};
 
-/// No parent in the elimination tree.
-const ROOT: usize = usize::MAX;
+use crate::symbolic::{Symbolic, ROOT};
 
 /// A solver that cannot be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +30,8 @@ pub enum PatternError {
         /// Velocities.
         nv: usize,
     },
+    /// A [`Kernel`] generated for another pattern (its elimination tree differs).
+    Kernel,
 }
 
 impl fmt::Display for PatternError {
@@ -45,6 +46,7 @@ impl fmt::Display for PatternError {
                 f,
                 "a floating base needs N = NV + 1 ≥ 7 (N = {n}, NV = {nv})"
             ),
+            Self::Kernel => write!(f, "the kernel was generated for another pattern"),
         }
     }
 }
@@ -93,102 +95,82 @@ impl std::error::Error for NotPositiveDefinite {}
 /// [`fill`]: Self::fill
 #[derive(Clone, Debug)]
 pub struct TreeCholesky<const N: usize> {
-    /// Elimination-tree parent of each row (`ROOT` for a root); always below the row.
-    parent: [usize; N],
-    /// Number of ancestors of each row.
-    depth: [usize; N],
-    /// Offset of each row's packed entries in `values` (and of its ancestors in `ancestors`
-    /// minus the row: `start[k] - k`).
-    start: [usize; N],
-    /// The ancestors of each row, parent first, rows concatenated.
-    ancestors: Vec<usize>,
+    /// The elimination tree and the packed layout.
+    sym: Symbolic,
+    /// The offset in `values` of each entry of `sym.ancestors`' row.
+    ancestor_rows: Vec<usize>,
     /// For each packed entry, its position in a column-major `N × N` matrix (upper
     /// triangle: `(ancestor, row)`).
     source: Vec<usize>,
-    /// The packed rows: before [`factor`](Self::factor), the matrix; after, `D` on the
-    /// diagonal and `L` beside it.
+    /// The packed rows: before the elimination, the matrix; after, `D` on the diagonal and
+    /// `L` beside it.
     values: Vec<f64>,
     /// `1 / D`.
     inv_d: [f64; N],
-    /// Entries of the packed rows outside the pattern.
-    fill: usize,
+    /// The straight-line code of the same layout, if any.
+    kernel: Option<Kernel<N>>,
+}
+
+/// Straight-line code of [`TreeCholesky`]'s elimination and back substitution for one
+/// pattern, emitted by the build script from the same symbolic analysis (the robots'
+/// `kernels::<name>::KERNEL`): the same operations in the same order, without the index
+/// lists' loops.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel<const N: usize> {
+    /// The elimination tree it was generated for (`usize::MAX`: a root).
+    pub parent: &'static [usize],
+    /// The rows it eliminates: `N − 1` down to `stop`.
+    pub stop: usize,
+    /// Loads `a`'s upper triangle into the packed rows, eliminates, reduces `b`; writes
+    /// the packed rows and `1 / D`.
+    #[allow(clippy::type_complexity)]
+    pub eliminate: fn(
+        &SMatrix<f64, N, N>,
+        &mut SVector<f64, N>,
+        &mut [f64],
+        &mut [f64; N],
+    ) -> Result<(), NotPositiveDefinite>,
+    /// `b ← L⁻¹ D⁻¹ b` over rows `stop` to `N − 1` from the packed rows and `1 / D`.
+    pub back_substitute: fn(&[f64], &[f64; N], &mut SVector<f64, N>),
 }
 
 impl<const N: usize> TreeCholesky<N> {
     /// The solver for matrices whose nonzeros are among `pattern` (`(row, column)`
     /// entries, either triangle or both; the diagonal is always included). Entries outside
-    /// the pattern are never read. An entry not inside `N × N` is an error.
+    /// the pattern are taken as zero, whatever the matrix holds there. An entry not inside
+    /// `N × N` is an error.
     pub fn new(pattern: &[(usize, usize)]) -> Result<Self, PatternError> {
-        // Below the diagonal, by row: lower[k] holds the columns i < k of row k.
-        let mut lower: Vec<Vec<usize>> = vec![Vec::new(); N];
-        for &(r, c) in pattern {
-            if r >= N || c >= N {
-                return Err(PatternError::OutOfRange {
-                    entry: (r, c),
-                    n: N,
-                });
-            }
-            let (hi, lo) = if r > c { (r, c) } else { (c, r) };
-            if hi != lo {
-                lower[hi].push(lo);
-            }
-        }
-        for row in &mut lower {
-            row.sort_unstable();
-            row.dedup();
-        }
-        // Liu's elimination tree, rows eliminated from N − 1 down: when row i is reached,
-        // every row k > i with a[k][i] ≠ 0 joins i through its current root.
-        let mut column: Vec<Vec<usize>> = vec![Vec::new(); N];
-        for (k, row) in lower.iter().enumerate() {
-            for &i in row {
-                column[i].push(k);
-            }
-        }
-        let mut parent = [ROOT; N];
-        for i in (0..N).rev() {
-            for &k in &column[i] {
-                let mut r = k;
-                while parent[r] != ROOT && parent[r] != i {
-                    r = parent[r];
-                }
-                if parent[r] == ROOT {
-                    parent[r] = i;
-                }
-            }
-        }
-        // Ancestor lists and packed offsets.
-        let mut depth = [0; N];
-        let mut start = [0; N];
-        let mut ancestors = Vec::new();
-        let mut source = Vec::new();
-        let mut fill = 0;
-        let mut offset = 0;
+        let sym =
+            Symbolic::new(N, pattern).map_err(|entry| PatternError::OutOfRange { entry, n: N })?;
+        let ancestor_rows = sym.ancestors.iter().map(|&a| sym.start[a]).collect();
+        let mut source = Vec::with_capacity(sym.stored);
         for k in 0..N {
-            start[k] = offset;
             source.push(k + k * N);
-            let mut a = parent[k];
-            while a != ROOT {
-                ancestors.push(a);
-                source.push(a + k * N);
-                if lower[k].binary_search(&a).is_err() {
-                    fill += 1;
-                }
-                depth[k] += 1;
-                a = parent[a];
-            }
-            offset += depth[k] + 1;
+            source.extend(sym.ancestors_of(k).iter().map(|&a| a + k * N));
         }
         Ok(Self {
-            parent,
-            depth,
-            start,
-            ancestors,
+            values: vec![0.0; sym.stored],
+            sym,
+            ancestor_rows,
             source,
-            values: vec![0.0; offset],
             inv_d: [0.0; N],
-            fill,
+            kernel: None,
         })
+    }
+
+    /// [`new`](Self::new), with the straight-line `kernel` generated for the same pattern
+    /// used where it applies (eliminations down to its `stop`); a kernel of another
+    /// elimination tree is an error.
+    pub fn with_kernel(
+        pattern: &[(usize, usize)],
+        kernel: Kernel<N>,
+    ) -> Result<Self, PatternError> {
+        let mut s = Self::new(pattern)?;
+        if kernel.parent != s.sym.parent.as_slice() || kernel.stop > N {
+            return Err(PatternError::Kernel);
+        }
+        s.kernel = Some(kernel);
+        Ok(s)
     }
 
     /// The solver for a dense `N × N` matrix (its elimination tree a chain).
@@ -205,14 +187,14 @@ impl<const N: usize> TreeCholesky<N> {
     /// The elimination-tree parent of row `k` (the next row its elimination updates),
     /// `None` for a root or a `k` out of range.
     pub fn parent(&self, k: usize) -> Option<usize> {
-        self.parent.get(k).copied().filter(|&p| p != ROOT)
+        self.sym.parent.get(k).copied().filter(|&p| p != ROOT)
     }
 
     /// The number of entries of the factor's off-diagonal structure (ancestor pairs of the
     /// elimination tree) outside the pattern: 0 for a tree's mass matrix ordered parents
     /// first (no fill-in).
     pub fn fill(&self) -> usize {
-        self.fill
+        self.sym.fill
     }
 
     /// The number of stored entries of `L` and `D` (`N (N + 1) / 2` for a dense pattern).
@@ -220,52 +202,64 @@ impl<const N: usize> TreeCholesky<N> {
         self.values.len()
     }
 
-    /// Copies the pattern's entries of `a` (its upper triangle) into the packed rows.
+    /// Copies the pattern's entries of `a` (its upper triangle) into the packed rows, zeros
+    /// into the fill-in's.
     fn load(&mut self, a: &SMatrix<f64, N, N>) {
         let a = a.as_slice();
         for (v, &s) in self.values.iter_mut().zip(&self.source) {
             *v = a[s];
         }
+        for &p in &self.sym.fill_entries {
+            self.values[p] = 0.0;
+        }
     }
 
     /// Eliminates rows `N − 1` down to `stop`: their `D` and `L` rows, and the Schur
-    /// complement left in the rows above `stop`.
-    fn eliminate(&mut self, stop: usize) -> Result<(), NotPositiveDefinite> {
+    /// complement left in the rows above `stop`; and `b ← L⁻ᵀ b` over the same rows (the
+    /// rows above `stop` receive their reduced right-hand side).
+    fn eliminate(
+        &mut self,
+        b: &mut SVector<f64, N>,
+        stop: usize,
+    ) -> Result<(), NotPositiveDefinite> {
+        let b = b.as_mut_slice();
         for k in (stop..N).rev() {
-            let s = self.start[k];
-            let d = self.depth[k];
+            let s = self.sym.start[k];
+            let d = self.sym.depth[k];
             let (lo, hi) = self.values.split_at_mut(s);
             let row_k = &mut hi[..=d];
             let dk = row_k[0];
-            if !(dk > 0.0 && dk.is_finite()) {
+            // Not positive, or NaN, or infinite.
+            if !(dk > 0.0 && dk < f64::INFINITY) {
                 return Err(NotPositiveDefinite { row: k });
             }
             let inv = 1.0 / dk;
             self.inv_d[k] = inv;
-            let anc = &self.ancestors[s - k..s - k + d];
-            for (m, &i) in anc.iter().enumerate() {
+            let bk = b[k];
+            let anc = &self.sym.ancestors[s - k..s - k + d];
+            let rows = &self.ancestor_rows[s - k..s - k + d];
+            for (m, (&i, &si)) in anc.iter().zip(rows).enumerate() {
                 // Row i's packed entries: its diagonal and its d − m − 1 ancestors, the
                 // same rows as row k's ancestors from i on.
-                let lk = row_k[m + 1] * inv;
-                let si = self.start[i];
+                let h = row_k[m + 1];
+                let lk = h * inv;
                 let row_i = &mut lo[si..si + d - m];
-                for (x, y) in row_i.iter_mut().zip(&row_k[m + 1..]) {
-                    *x -= lk * y;
-                }
+                row_i[0] -= lk * h;
+                axpy(&mut row_i[1..], lk, &row_k[m + 2..]);
+                b[i] -= lk * bk;
                 row_k[m + 1] = lk;
             }
         }
         Ok(())
     }
 
-    /// `b ← L⁻ᵀ b` over the eliminated rows `N − 1` down to `stop` (the rows above `stop`
-    /// receive their reduced right-hand side).
+    /// `b ← L⁻ᵀ b` over the eliminated rows `N − 1` down to `stop`.
     fn reduce(&self, b: &mut SVector<f64, N>, stop: usize) {
         for k in (stop..N).rev() {
-            let s = self.start[k];
-            let d = self.depth[k];
+            let s = self.sym.start[k];
+            let d = self.sym.depth[k];
             let bk = b[k];
-            let anc = &self.ancestors[s - k..s - k + d];
+            let anc = &self.sym.ancestors[s - k..s - k + d];
             for (&i, l) in anc.iter().zip(&self.values[s + 1..=s + d]) {
                 b[i] -= l * bk;
             }
@@ -276,9 +270,9 @@ impl<const N: usize> TreeCholesky<N> {
     /// solution already.
     fn back_substitute(&self, b: &mut SVector<f64, N>, stop: usize) {
         for k in stop..N {
-            let s = self.start[k];
-            let d = self.depth[k];
-            let anc = &self.ancestors[s - k..s - k + d];
+            let s = self.sym.start[k];
+            let d = self.sym.depth[k];
+            let anc = &self.sym.ancestors[s - k..s - k + d];
             let mut x = b[k] * self.inv_d[k];
             for (&i, l) in anc.iter().zip(&self.values[s + 1..=s + d]) {
                 x -= l * b[i];
@@ -287,26 +281,51 @@ impl<const N: usize> TreeCholesky<N> {
         }
     }
 
+    /// Loads `a` and eliminates down to `stop`, by the kernel if it has that `stop`.
+    fn load_eliminate(
+        &mut self,
+        a: &SMatrix<f64, N, N>,
+        b: &mut SVector<f64, N>,
+        stop: usize,
+    ) -> Result<(), NotPositiveDefinite> {
+        match self.kernel {
+            Some(k) if k.stop == stop => (k.eliminate)(a, b, &mut self.values, &mut self.inv_d),
+            _ => {
+                self.load(a);
+                self.eliminate(b, stop)
+            }
+        }
+    }
+
+    /// [`back_substitute`](Self::back_substitute), by the kernel if it has that `stop`.
+    fn substitute(&self, b: &mut SVector<f64, N>, stop: usize) {
+        match self.kernel {
+            Some(k) if k.stop == stop => (k.back_substitute)(&self.values, &self.inv_d, b),
+            _ => self.back_substitute(b, stop),
+        }
+    }
+
     /// Factors `a` (its upper triangle read, at the pattern's entries and their fill-in).
     pub fn factor(&mut self, a: &SMatrix<f64, N, N>) -> Result<(), NotPositiveDefinite> {
-        self.load(a);
-        self.eliminate(0)
+        let mut b = SVector::zeros();
+        self.load_eliminate(a, &mut b, 0)
     }
 
     /// `b ← a⁻¹ b` with the last [`factor`](Self::factor)ed `a`.
     pub fn solve_in_place(&self, b: &mut SVector<f64, N>) {
         self.reduce(b, 0);
-        self.back_substitute(b, 0);
+        self.substitute(b, 0);
     }
 
-    /// `a⁻¹ b`: [`factor`](Self::factor), then [`solve_in_place`](Self::solve_in_place).
+    /// `a⁻¹ b`, factoring `a` (its upper triangle read, at the pattern's entries) on the
+    /// way; afterwards [`solve_in_place`](Self::solve_in_place) solves with the same `a`.
     pub fn solve(
         &mut self,
         a: &SMatrix<f64, N, N>,
         mut b: SVector<f64, N>,
     ) -> Result<SVector<f64, N>, NotPositiveDefinite> {
-        self.factor(a)?;
-        self.solve_in_place(&mut b);
+        self.load_eliminate(a, &mut b, 0)?;
+        self.substitute(&mut b, 0);
         Ok(b)
     }
 
@@ -320,10 +339,7 @@ impl<const N: usize> TreeCholesky<N> {
         b: &mut SVector<f64, N>,
         stop: usize,
     ) -> Result<(), NotPositiveDefinite> {
-        self.load(a);
-        self.eliminate(stop)?;
-        self.reduce(b, stop);
-        Ok(())
+        self.load_eliminate(a, b, stop)
     }
 
     /// The leading `S × S` block of the packed rows (after
@@ -332,10 +348,10 @@ impl<const N: usize> TreeCholesky<N> {
     pub fn leading_block<const S: usize>(&self) -> SMatrix<f64, S, S> {
         let mut out = SMatrix::<f64, S, S>::zeros();
         for k in 0..S.min(N) {
-            let s = self.start[k];
-            let d = self.depth[k];
+            let s = self.sym.start[k];
+            let d = self.sym.depth[k];
             out[(k, k)] = self.values[s];
-            let anc = &self.ancestors[s - k..s - k + d];
+            let anc = &self.sym.ancestors[s - k..s - k + d];
             for (&i, &x) in anc.iter().zip(&self.values[s + 1..=s + d]) {
                 out[(i, k)] = x;
                 out[(k, i)] = x;
@@ -348,6 +364,14 @@ impl<const N: usize> TreeCholesky<N> {
     /// `stop` unknowns in its first entries and the reduced right-hand side in the others;
     /// on return, all the unknowns.
     pub fn finish(&self, b: &mut SVector<f64, N>, stop: usize) {
-        self.back_substitute(b, stop);
+        self.substitute(b, stop);
+    }
+}
+
+/// `y ← y − a x` (to the shorter length).
+#[inline(always)]
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y -= a * x;
     }
 }
