@@ -236,19 +236,11 @@ impl<const N: usize, const NV: usize> FloatingBase<N, NV> {
         tau: &SVector<f64, NV>,
     ) -> Result<SVector<f64, NV>, NotPositiveDefinite> {
         let (quat, v_lin, omega) = base_parts(q, v);
+        // G's base block is block diagonal: R (3 × 3) on the position, Bq (4 × 3) on the
+        // quaternion (its columns: the rates of a turn about each own axis).
         let rot = quat_matrix(quat);
-        // G's base block (7 × 6).
-        let mut gb = SMatrix::<f64, 7, 6>::zeros();
-        gb.fixed_view_mut::<3, 3>(0, 0).copy_from(&rot);
-        for (c, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
-            .iter()
-            .enumerate()
-        {
-            let col = quat_rate(quat, e);
-            for (r, x) in col.iter().enumerate() {
-                gb[(3 + r, 3 + c)] = *x;
-            }
-        }
+        let [c0, c1, c2] = [Vector3::x(), Vector3::y(), Vector3::z()].map(|e| quat_rate(quat, &e));
+        let bq = SMatrix::<f64, 4, 3>::from_fn(|r, c| [c0, c1, c2][c][r]);
         // Ġ v on the base rows.
         let qd_quat = quat_rate(quat, &omega);
         let a = rot * omega.cross(&v_lin);
@@ -262,15 +254,47 @@ impl<const N: usize, const NV: usize> FloatingBase<N, NV> {
         }
         self.chol.eliminate_below(m, &mut rhs, 7)?;
         let s = self.chol.leading_block::<7>();
-        let k_base = gb.transpose() * s * gb;
-        let r_base = gb.transpose() * (rhs.fixed_rows::<7>(0) - s * gdv) + tau.fixed_rows::<6>(0);
+        // Gbᵀ S Gb and Gbᵀ (r − S Ġv_b) + τ_b, block by block.
+        let (spp, spq, sqq) = (
+            s.fixed_view::<3, 3>(0, 0),
+            s.fixed_view::<3, 4>(0, 3),
+            s.fixed_view::<4, 4>(3, 3),
+        );
+        let spq_bq = spq * bq;
+        let mut k_base = SMatrix::<f64, 6, 6>::zeros();
+        k_base
+            .fixed_view_mut::<3, 3>(0, 0)
+            .copy_from(&(rot.transpose() * spp * rot));
+        let k_pw = rot.transpose() * spq_bq;
+        k_base.fixed_view_mut::<3, 3>(0, 3).copy_from(&k_pw);
+        k_base
+            .fixed_view_mut::<3, 3>(3, 0)
+            .copy_from(&k_pw.transpose());
+        k_base
+            .fixed_view_mut::<3, 3>(3, 3)
+            .copy_from(&(bq.transpose() * sqq * bq));
+        let w = rhs.fixed_rows::<7>(0) - s * gdv;
+        let mut r_base = SVector::<f64, 6>::zeros();
+        r_base
+            .fixed_rows_mut::<3>(0)
+            .copy_from(&(rot.transpose() * w.fixed_rows::<3>(0)));
+        r_base
+            .fixed_rows_mut::<3>(3)
+            .copy_from(&(bq.transpose() * w.fixed_rows::<4>(3)));
+        r_base += tau.fixed_rows::<6>(0);
         let a_base = k_base
             .cholesky()
             .ok_or(NotPositiveDefinite { row: 6 })?
             .solve(&r_base);
         // The base's coordinate accelerations, then the joints'.
-        let y_base = gb * a_base + gdv;
-        rhs.fixed_rows_mut::<7>(0).copy_from(&y_base);
+        let y_p = rot * a_base.fixed_rows::<3>(0);
+        let y_q = bq * a_base.fixed_rows::<3>(3);
+        for r in 0..3 {
+            rhs[r] = y_p[r] + gdv[r];
+        }
+        for r in 0..4 {
+            rhs[3 + r] = y_q[r] + gdv[3 + r];
+        }
         self.chol.finish(&mut rhs, 7);
         Ok(SVector::from_fn(
             |k, _| {
