@@ -347,7 +347,7 @@ fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) 
         // Through the generated pattern (a tree: no fill-in; by the index lists and, the
         // same operations in the same order, by the kernel) and through a dense one.
         let mut a_err = relative(a.as_slice(), &s.ddq);
-        let mut fd = |solver: &mut FloatingBase<N, NV>| {
+        let fd = |solver: &mut FloatingBase<N, NV>| {
             solver
                 .forward_dynamics(&q, &v_mine, &m_s, &f_s, &tau_mine)
                 .unwrap_or_else(|e| panic!("{name} sample {i}: {e}"))
