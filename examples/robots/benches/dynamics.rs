@@ -10,7 +10,8 @@
 //!
 //! `cargo bench -p robots --bench dynamics` prints nanoseconds per call (best of 5 passes).
 //! For instruction counts, `-- --calls K ROBOT WHAT` runs `K` calls of one function only
-//! (`WHAT`: `fd`, `fd-loops` — the solver without its kernel —, `mass_matrix` or `forces`); under `valgrind --tool=callgrind`, the count
+//! (`WHAT`: `fd`, `fd-loops` — the solver without its kernel —, `mass_matrix`, `forces`,
+//! or `solve`, `solve-loops`: the solve alone, on 16 precomputed mass matrices and forces); under `valgrind --tool=callgrind`, the count
 //! with `K = 1000` minus the count with `K = 0`, over 1,000, is the instructions per call
 //! (the commands and figures are in `bench/RESULTS.md`, beside Pinocchio's `aba`, `crba`
 //! and `nonLinearEffects` measured the same way by `benches/pinocchio.cpp`).
@@ -99,7 +100,7 @@ fn run<const N: usize, const NV: usize>(
     };
     // The solvers, built once from the pattern (as Pinocchio's `Data` is).
     // `fd`: with the straight-line kernel; `fd-loops`: the same solver's index-list loops.
-    let (tree, base) = if what == "fd-loops" {
+    let (tree, base) = if what.ends_with("-loops") {
         (
             TreeCholesky::<N>::new(robot.pattern),
             floating.then(|| FloatingBase::<N, NV>::new(robot.pattern)),
@@ -112,10 +113,34 @@ fn run<const N: usize, const NV: usize>(
     };
     let mut tree = tree.unwrap_or_else(|e| panic!("{e}"));
     let mut base = base.transpose().unwrap_or_else(|e| panic!("{e}"));
+    // `solve`, `solve-loops`: the solve alone, with the mass matrix and forces of the first
+    // 16 states computed beforehand (184 KB for Romeo: in the L2 cache).
+    let solve_only = what.starts_with("solve");
+    let pre: Vec<(SMatrix<f64, N, N>, SVector<f64, N>)> = if solve_only {
+        s.iter()
+            .take(16)
+            .map(|(q, v, _)| ((robot.mass_matrix)(q), (robot.forces)(q, &rates(q, v))))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut sum = 0.0;
     for k in 0..calls {
         let (q, v, tau) = &s[k % s.len()];
         let (q, v, tau) = (black_box(q), black_box(v), black_box(tau));
+        if solve_only {
+            let (m, f) = black_box(&pre[k % pre.len()]);
+            let (q, v, _) = &s[k % pre.len()];
+            sum += match base.as_mut() {
+                Some(base) => base.forward_dynamics(q, v, m, f, tau),
+                None => {
+                    let b = SVector::<f64, N>::from_fn(|k, _| f[k] + tau[k]);
+                    tree.solve(m, b).map(|a| SVector::from_fn(|k, _| a[k]))
+                }
+            }
+            .map_or(f64::NAN, |a| a[0]);
+            continue;
+        }
         sum += match what {
             "mass_matrix" => (robot.mass_matrix)(q)[(0, 0)],
             "forces" => (robot.forces)(q, &rates(q, v))[0],
@@ -140,7 +165,14 @@ fn run<const N: usize, const NV: usize>(
 
 fn time<const N: usize, const NV: usize>(robot: &Robot<N, NV>) {
     let s = states::<N, NV>(robot.floating());
-    for what in ["fd", "fd-loops", "mass_matrix", "forces"] {
+    for what in [
+        "fd",
+        "fd-loops",
+        "mass_matrix",
+        "forces",
+        "solve",
+        "solve-loops",
+    ] {
         run(robot, &s, what, STATES);
         let best = (0..5)
             .map(|_| {
