@@ -46,6 +46,8 @@ impl Rng {
 struct Robot<const N: usize, const NV: usize> {
     name: &'static str,
     mass_matrix: fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
+    /// `mass_matrix_into`: the structural nonzeros written into the caller's storage.
+    mass_matrix_into: fn(&SVector<f64, N>, &mut SMatrix<f64, N, N>),
     forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
     /// The structural nonzeros of the mass matrix (`MASS_NONZEROS`).
     pattern: &'static [(usize, usize)],
@@ -124,6 +126,7 @@ fn run<const N: usize, const NV: usize>(
     } else {
         Vec::new()
     };
+    let mut m = SMatrix::<f64, N, N>::zeros();
     let mut sum = 0.0;
     for k in 0..calls {
         let (q, v, tau) = &s[k % s.len()];
@@ -144,20 +147,23 @@ fn run<const N: usize, const NV: usize>(
         sum += match what {
             "mass_matrix" => (robot.mass_matrix)(q)[(0, 0)],
             "forces" => (robot.forces)(q, &rates(q, v))[0],
-            _ => match base.as_mut() {
-                Some(base) => {
-                    let m = (robot.mass_matrix)(q);
-                    let f = (robot.forces)(q, &floating_rates(q, v));
-                    base.forward_dynamics(q, v, &m, &f, tau)
-                        .map_or(f64::NAN, |a| a[0])
+            _ => {
+                // The mass matrix into one storage, reused: the solvers read only its
+                // pattern's entries (as Pinocchio's `aba` works in its `Data`).
+                (robot.mass_matrix_into)(q, &mut m);
+                match base.as_mut() {
+                    Some(base) => {
+                        let f = (robot.forces)(q, &floating_rates(q, v));
+                        base.forward_dynamics(q, v, &m, &f, tau)
+                            .map_or(f64::NAN, |a| a[0])
+                    }
+                    None => {
+                        let f = (robot.forces)(q, &rates(q, v));
+                        let b = SVector::<f64, N>::from_fn(|k, _| f[k] + tau[k]);
+                        tree.solve(&m, b).map_or(f64::NAN, |a| a[0])
+                    }
                 }
-                None => {
-                    let m = (robot.mass_matrix)(q);
-                    let f = (robot.forces)(q, &rates(q, v));
-                    let b = SVector::<f64, N>::from_fn(|k, _| f[k] + tau[k]);
-                    tree.solve(&m, b).map_or(f64::NAN, |a| a[0])
-                }
-            },
+            }
         };
     }
     black_box(sum)
@@ -189,6 +195,7 @@ fn ur5() -> Robot<6, 6> {
     Robot {
         name: "ur5",
         mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
+        mass_matrix_into: |q, m| ur5::mass_matrix_into(q, &ur5::Params::default(), 0.0, m),
         forces: |q, v| ur5::forces(q, v, &ur5::Params::default(), 0.0),
         pattern: &ur5::MASS_NONZEROS,
         kernel: kernels::ur5::KERNEL,
@@ -199,6 +206,7 @@ fn panda() -> Robot<9, 9> {
     Robot {
         name: "panda",
         mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
+        mass_matrix_into: |q, m| panda::mass_matrix_into(q, &panda::Params::default(), 0.0, m),
         forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
         pattern: &panda::MASS_NONZEROS,
         kernel: kernels::panda::KERNEL,
@@ -209,6 +217,7 @@ fn solo() -> Robot<{ solo::NQ }, { solo::DOF }> {
     Robot {
         name: "solo",
         mass_matrix: |q| solo::mass_matrix(q, &solo::Params::default(), 0.0),
+        mass_matrix_into: |q, m| solo::mass_matrix_into(q, &solo::Params::default(), 0.0, m),
         forces: |q, v| solo::forces(q, v, &solo::Params::default(), 0.0),
         pattern: &solo::MASS_NONZEROS,
         kernel: kernels::solo::KERNEL,
@@ -219,6 +228,7 @@ fn romeo() -> Robot<{ romeo::NQ }, { romeo::DOF }> {
     Robot {
         name: "romeo",
         mass_matrix: |q| romeo::mass_matrix(q, &romeo::Params::default(), 0.0),
+        mass_matrix_into: |q, m| romeo::mass_matrix_into(q, &romeo::Params::default(), 0.0, m),
         forces: |q, v| romeo::forces(q, v, &romeo::Params::default(), 0.0),
         pattern: &romeo::MASS_NONZEROS,
         kernel: kernels::romeo::KERNEL,
