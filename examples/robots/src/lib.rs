@@ -9,6 +9,12 @@
 //! `tests/pinocchio.rs` checks their mass matrices, forces and forward dynamics against
 //! Pinocchio's `crba`, `nonLinearEffects` and `aba` at 100 random states each (reference
 //! values in `data/`, written by `reference.py`).
+//!
+//! Forward dynamics at speed: [`TreeCholesky`] solves with a mass matrix of known pattern
+//! (the generated `MASS_NONZEROS`) on its elimination tree, with index lists built once, or
+//! by the straight-line [`kernels`] the build script emits from the same pattern;
+//! [`FloatingBase`] maps a floating base's coordinates to Pinocchio's free-flyer velocities
+//! around it (`benches/dynamics.rs`: against Pinocchio's `aba`).
 
 use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
 
@@ -46,7 +52,9 @@ pub mod mjcf {
 
 /// Forward dynamics of a tree: `q̈ = M(q)⁻¹ (f(q, q̇) + τ)` by a Cholesky factorisation of
 /// the mass matrix `m`, with the generalised forces `f` (gravity, velocity terms, damping)
-/// and the joint torques `tau`; `None` when `m` is not positive definite.
+/// and the joint torques `tau`; `None` when `m` is not positive definite. Needs no pattern
+/// ([`solve_spd`] finds the nonzeros on each call); [`TreeCholesky`] built once from the
+/// pattern is the faster route.
 pub fn forward_dynamics<const N: usize>(
     m: SMatrix<f64, N, N>,
     f: &SVector<f64, N>,
