@@ -251,8 +251,9 @@ fn quat_matrix([w, x, y, z]: [f64; 4]) -> Matrix3<f64> {
 /// is `Gᵀ M G`, its generalised forces (`−nle`) `Gᵀ (f − M Ġ v)` with `Ġ v = (R [ω]ₓ v_lin,
 /// ½ q̇_quat ⊗ (0, ω), 0)`, and its accelerations (`aba`) `(Gᵀ M G)⁻¹ (Gᵀ (f − M Ġ v) + τ)`.
 ///
-/// The same accelerations by the structured `robots::floating_forward_dynamics` (the
-/// benchmark's), and its `floating_rates` against `G v`.
+/// The same accelerations by `robots::FloatingBase` (the benchmark's route) with the
+/// generated pattern — by the index lists and by the straight-line kernel, equal bit for
+/// bit — and with a dense pattern; and `robots::floating_rates` against `G v`.
 fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
     let r = reference(name);
     assert!(r.floating, "{name}: a floating base");
