@@ -234,7 +234,8 @@ impl<const N: usize, const NV: usize> FloatingBase<N, NV> {
     /// The accelerations `v̇` at the coordinates `q` and velocities `v`, from the generated
     /// mass matrix `m` (upper triangle read, at the pattern's entries) and forces `f` at
     /// `(q, G v)`, and the torques `tau` (in the velocities: the base's six first). An error
-    /// when the joints' block of `m` or `Gᵀ M G` is not positive definite.
+    /// when the joints' block of `m` or `Gᵀ M G` is not positive definite: the row of a
+    /// joint's failed pivot (its coordinate, ≥ 7), or 6 for the base's mapped 6 × 6 system.
     pub fn forward_dynamics(
         &mut self,
         q: &SVector<f64, N>,

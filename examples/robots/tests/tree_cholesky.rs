@@ -300,6 +300,26 @@ fn errors() {
         FloatingBase::<9, 9>::new(&[]).err(),
         Some(PatternError::Shape { n: 9, nv: 9 })
     );
+    // A floating base: a joint's pivot names its coordinate; the base's mapped 6 × 6 system
+    // not positive definite is row 6.
+    let dense8: Vec<(usize, usize)> = (0..8).flat_map(|i| (0..8).map(move |j| (i, j))).collect();
+    let mut fb = FloatingBase::<8, 7>::new(&dense8).unwrap_or_else(|e| panic!("{e}"));
+    let mut q = SVector::<f64, 8>::zeros();
+    q[3] = 1.0;
+    let (v, f, tau) = (SVector::zeros(), SVector::zeros(), SVector::zeros());
+    let mut m = SMatrix::<f64, 8, 8>::identity();
+    assert!(fb.forward_dynamics(&q, &v, &m, &f, &tau).is_ok());
+    m[(7, 7)] = -1.0;
+    assert_eq!(
+        fb.forward_dynamics(&q, &v, &m, &f, &tau),
+        Err(NotPositiveDefinite { row: 7 })
+    );
+    m[(7, 7)] = 1.0;
+    m[(5, 5)] = 0.0;
+    assert_eq!(
+        fb.forward_dynamics(&q, &v, &m, &f, &tau),
+        Err(NotPositiveDefinite { row: 6 })
+    );
     // A kernel generated for another pattern.
     assert!(TreeCholesky::<6>::with_kernel(
         &robots::ur5::MASS_NONZEROS,
