@@ -81,9 +81,9 @@ impl std::error::Error for NotPositiveDefinite {}
 /// The elimination tree of the pattern (Liu's algorithm, in this order: the parent of row
 /// `k` is the next row eliminated among those its elimination reaches) bounds the factor:
 /// `L[k][i]` can be nonzero only where `i` is an ancestor of `k` in that tree, whatever the
-/// pattern. For a tree's mass matrix in a parent-first order the elimination tree is the
-/// kinematic tree and the factor has no fill-in (Featherstone's property, [`fill`]
-/// counts the exceptions); any other pattern — another order, a closed loop, a dense
+/// pattern. For a tree's mass matrix in a parent-first order (every joint coupled with
+/// its ancestors) the elimination tree is the kinematic tree and the factor has no fill-in
+/// (Featherstone's property; [`fill`] counts the exceptions); any other pattern — another order, a closed loop, a dense
 /// matrix — gives a taller elimination tree, with the fill-in inside it, and the same
 /// factor as a dense factorisation: the code has no other path.
 ///
