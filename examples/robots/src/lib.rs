@@ -9,13 +9,33 @@
 //! `tests/pinocchio.rs` checks their mass matrices, forces and forward dynamics against
 //! Pinocchio's `crba`, `nonLinearEffects` and `aba` at 100 random states each (reference
 //! values in `data/`, written by `reference.py`).
+//!
+//! Forward dynamics at speed: [`TreeCholesky`] solves with a mass matrix of known pattern
+//! (the generated `MASS_NONZEROS`) on its elimination tree, with index lists built once, or
+//! by the straight-line [`kernels`] the build script emits from the same pattern;
+//! [`FloatingBase`] maps a floating base's coordinates to Pinocchio's free-flyer velocities
+//! around it (`benches/dynamics.rs`: against Pinocchio's `aba`).
 
 use mechgen::nalgebra::{Matrix3, SMatrix, SVector, Vector3};
+
+mod symbolic;
+mod tree;
+pub use tree::{Kernel, NotPositiveDefinite, PatternError, TreeCholesky};
 
 include!(concat!(env!("OUT_DIR"), "/ur5.rs"));
 include!(concat!(env!("OUT_DIR"), "/panda.rs"));
 include!(concat!(env!("OUT_DIR"), "/solo.rs"));
 include!(concat!(env!("OUT_DIR"), "/romeo.rs"));
+
+/// The straight-line `LᵀDL` kernels of the robots' mass matrices ([`Kernel`]), emitted by
+/// the build script from each module's `MASS_NONZEROS`: down to row 0 on a fixed base, to
+/// row 7 on a floating base (for [`FloatingBase`]).
+pub mod kernels {
+    include!(concat!(env!("OUT_DIR"), "/ur5_kernel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/panda_kernel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/solo_kernel.rs"));
+    include!(concat!(env!("OUT_DIR"), "/romeo_kernel.rs"));
+}
 
 /// Models imported from MJCF files (`mjcf/`, written for the tests) by
 /// `mechgen_codegen::import::mjcf`, checked against MuJoCo in `tests/mujoco.rs`.
@@ -32,7 +52,9 @@ pub mod mjcf {
 
 /// Forward dynamics of a tree: `q̈ = M(q)⁻¹ (f(q, q̇) + τ)` by a Cholesky factorisation of
 /// the mass matrix `m`, with the generalised forces `f` (gravity, velocity terms, damping)
-/// and the joint torques `tau`; `None` when `m` is not positive definite.
+/// and the joint torques `tau`; `None` when `m` is not positive definite. Needs no pattern
+/// ([`solve_spd`] finds the nonzeros on each call); [`TreeCholesky`] built once from the
+/// pattern is the faster route.
 pub fn forward_dynamics<const N: usize>(
     m: SMatrix<f64, N, N>,
     f: &SVector<f64, N>,
@@ -157,51 +179,140 @@ pub fn floating_rates<const N: usize, const NV: usize>(
 }
 
 /// Forward dynamics of a robot on a floating base in Pinocchio's free-flyer velocities
-/// (see [`floating_rates`]): with `q̇ = G v`, the accelerations `v̇` solve
-/// `Gᵀ M G v̇ = Gᵀ (f − M Ġ v) + τ`, where `m` and `f` are the generated `mass_matrix` and
-/// `forces` at `(q, G v)` and `Ġ v = (R [ω]ₓ v_lin, ½ q̇_quat ⊗ (0, ω), 0)`: Pinocchio's
-/// `aba`. `G` is the identity on the joints, so only the seven base rows and columns are
-/// mapped. `None` when `Gᵀ M G` is not positive definite.
-pub fn floating_forward_dynamics<const N: usize, const NV: usize>(
-    q: &SVector<f64, N>,
-    v: &SVector<f64, NV>,
-    m: &SMatrix<f64, N, N>,
-    f: &SVector<f64, N>,
-    tau: &SVector<f64, NV>,
-) -> Option<SVector<f64, NV>> {
-    let (quat, v_lin, omega) = base_parts(q, v);
-    let rot = quat_matrix(quat);
-    // G's base block (7 × 6).
-    let mut gb = SMatrix::<f64, 7, 6>::zeros();
-    gb.fixed_view_mut::<3, 3>(0, 0).copy_from(&rot);
-    for (c, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
-        .iter()
-        .enumerate()
-    {
-        let col = quat_rate(quat, e);
-        for (r, x) in col.iter().enumerate() {
-            gb[(3 + r, 3 + c)] = *x;
+/// (see [`floating_rates`]), Pinocchio's `aba`: with `q̇ = G v`, the accelerations `v̇`
+/// solve `Gᵀ M G v̇ = Gᵀ (f − M Ġ v) + τ`, where `M` and `f` are the generated `mass_matrix`
+/// and `forces` at `(q, G v)` and `Ġ v = (R [ω]ₓ v_lin, ½ q̇_quat ⊗ (0, ω), 0)`.
+///
+/// `G` is the identity on the joints, so `Gᵀ M G` is never formed: the joints' rows of `M`
+/// are eliminated first, in the coordinates, by a [`TreeCholesky`] built once from the
+/// structural pattern of `M` (the generated `MASS_NONZEROS`); only the base's 7 × 7 Schur
+/// complement `S` and its right-hand side `r` are mapped, to the 6 × 6 system
+/// `Gbᵀ S Gb v̇_b = Gbᵀ (r − S Ġv_b) + τ_b` (`Gb`: `G`'s base block, `Ġv_b`: `Ġ v`'s base rows),
+/// and the joints' accelerations follow by back substitution from the base's coordinate
+/// accelerations `Gb v̇_b + Ġv_b`. One workspace, no `N × N` copies.
+///
+/// `N` coordinates (the base's position and unit quaternion `(w, x, y, z)` first), `NV = N − 1`
+/// velocities.
+#[derive(Clone, Debug)]
+pub struct FloatingBase<const N: usize, const NV: usize> {
+    chol: TreeCholesky<N>,
+}
+
+impl<const N: usize, const NV: usize> FloatingBase<N, NV> {
+    /// The solver for a mass matrix whose nonzeros are among `pattern` (`(row, column)`
+    /// in the coordinates, as the generated `MASS_NONZEROS`); an entry outside `N × N`, or
+    /// `N ≠ NV + 1` or `N < 7`, is an error.
+    pub fn new(pattern: &[(usize, usize)]) -> Result<Self, PatternError> {
+        if N != NV + 1 || N < 7 {
+            return Err(PatternError::Shape { n: N, nv: NV });
         }
+        Ok(Self {
+            chol: TreeCholesky::new(pattern)?,
+        })
     }
-    // Ġ v on the base rows.
-    let qd_quat = quat_rate(quat, &omega);
-    let a = rot * omega.cross(&v_lin);
-    let b = quat_rate(qd_quat, &omega);
-    let gdv = SVector::<f64, 7>::from_column_slice(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3]]);
-    // Gᵀ M G: the base rows and columns mapped (the upper triangle, which `solve_spd`
-    // reads), the joints' block as it is.
-    let m_bb: SMatrix<f64, 7, 7> = m.fixed_view::<7, 7>(0, 0).into_owned();
-    let base = gb.transpose() * m_bb * gb;
-    let mv = SMatrix::<f64, NV, NV>::from_fn(|i, j| match (i < 6, j < 6) {
-        (true, true) => base[(i, j)],
-        (false, true) => 0.0,
-        (true, false) => (0..7).map(|r| gb[(r, i)] * m[(r, j + 1)]).sum(),
-        (false, false) => m[(i + 1, j + 1)],
-    });
-    // Gᵀ (f − M Ġ v): M's base columns times Ġ v's base rows.
-    let rhs =
-        SVector::<f64, N>::from_fn(|i, _| f[i] - (0..7).map(|r| m[(i, r)] * gdv[r]).sum::<f64>());
-    let top = gb.transpose() * rhs.fixed_rows::<7>(0);
-    let fv = SVector::<f64, NV>::from_fn(|k, _| if k < 6 { top[k] } else { rhs[k + 1] });
-    solve_spd(mv, fv + tau)
+
+    /// [`new`](Self::new), with the straight-line `kernel` generated for the same pattern
+    /// (stop 7: the robots' `kernels::<name>::KERNEL`); a kernel of another pattern is an
+    /// error.
+    pub fn with_kernel(
+        pattern: &[(usize, usize)],
+        kernel: Kernel<N>,
+    ) -> Result<Self, PatternError> {
+        if N != NV + 1 || N < 7 {
+            return Err(PatternError::Shape { n: N, nv: NV });
+        }
+        Ok(Self {
+            chol: TreeCholesky::with_kernel(pattern, kernel)?,
+        })
+    }
+
+    /// The coordinates' [`TreeCholesky`] (its elimination tree and fill-in).
+    pub fn cholesky(&self) -> &TreeCholesky<N> {
+        &self.chol
+    }
+
+    /// The accelerations `v̇` at the coordinates `q` and velocities `v`, from the generated
+    /// mass matrix `m` (upper triangle read, at the pattern's entries) and forces `f` at
+    /// `(q, G v)`, and the torques `tau` (in the velocities: the base's six first). An error
+    /// when the joints' block of `m` or `Gᵀ M G` is not positive definite: the row of a
+    /// joint's failed pivot (its coordinate, ≥ 7), or 6 for the base's mapped 6 × 6 system.
+    pub fn forward_dynamics(
+        &mut self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, NV>,
+        m: &SMatrix<f64, N, N>,
+        f: &SVector<f64, N>,
+        tau: &SVector<f64, NV>,
+    ) -> Result<SVector<f64, NV>, NotPositiveDefinite> {
+        let (quat, v_lin, omega) = base_parts(q, v);
+        // G's base block is block diagonal: R (3 × 3) on the position, Bq (4 × 3) on the
+        // quaternion (its columns: the rates of a turn about each own axis).
+        let rot = quat_matrix(quat);
+        let [c0, c1, c2] = [Vector3::x(), Vector3::y(), Vector3::z()].map(|e| quat_rate(quat, &e));
+        let bq = SMatrix::<f64, 4, 3>::from_fn(|r, c| [c0, c1, c2][c][r]);
+        // Ġ v on the base rows.
+        let qd_quat = quat_rate(quat, &omega);
+        let a = rot * omega.cross(&v_lin);
+        let b = quat_rate(qd_quat, &omega);
+        let gdv = SVector::<f64, 7>::from_column_slice(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3]]);
+        // The right-hand side in the coordinates: the joints' torques added (G is the
+        // identity there), the base's mapped below.
+        let mut rhs = *f;
+        for k in 7..N {
+            rhs[k] += tau[k - 1];
+        }
+        self.chol.eliminate_below(m, &mut rhs, 7)?;
+        let s = self.chol.leading_block::<7>();
+        // Gbᵀ S Gb and Gbᵀ (r − S Ġv_b) + τ_b, block by block.
+        let (spp, spq, sqq) = (
+            s.fixed_view::<3, 3>(0, 0),
+            s.fixed_view::<3, 4>(0, 3),
+            s.fixed_view::<4, 4>(3, 3),
+        );
+        let spq_bq = spq * bq;
+        let mut k_base = SMatrix::<f64, 6, 6>::zeros();
+        k_base
+            .fixed_view_mut::<3, 3>(0, 0)
+            .copy_from(&(rot.transpose() * spp * rot));
+        let k_pw = rot.transpose() * spq_bq;
+        k_base.fixed_view_mut::<3, 3>(0, 3).copy_from(&k_pw);
+        k_base
+            .fixed_view_mut::<3, 3>(3, 0)
+            .copy_from(&k_pw.transpose());
+        k_base
+            .fixed_view_mut::<3, 3>(3, 3)
+            .copy_from(&(bq.transpose() * sqq * bq));
+        let w = rhs.fixed_rows::<7>(0) - s * gdv;
+        let mut r_base = SVector::<f64, 6>::zeros();
+        r_base
+            .fixed_rows_mut::<3>(0)
+            .copy_from(&(rot.transpose() * w.fixed_rows::<3>(0)));
+        r_base
+            .fixed_rows_mut::<3>(3)
+            .copy_from(&(bq.transpose() * w.fixed_rows::<4>(3)));
+        r_base += tau.fixed_rows::<6>(0);
+        let a_base = k_base
+            .cholesky()
+            .ok_or(NotPositiveDefinite { row: 6 })?
+            .solve(&r_base);
+        // The base's coordinate accelerations, then the joints'.
+        let y_p = rot * a_base.fixed_rows::<3>(0);
+        let y_q = bq * a_base.fixed_rows::<3>(3);
+        for r in 0..3 {
+            rhs[r] = y_p[r] + gdv[r];
+        }
+        for r in 0..4 {
+            rhs[3 + r] = y_q[r] + gdv[3 + r];
+        }
+        self.chol.finish(&mut rhs, 7);
+        Ok(SVector::from_fn(
+            |k, _| {
+                if k < 6 {
+                    a_base[k]
+                } else {
+                    rhs[k + 1]
+                }
+            },
+        ))
+    }
 }

@@ -13,7 +13,14 @@
 use mechgen::nalgebra::{
     DMatrix, DVector, Matrix3, Quaternion, SMatrix, SVector, UnitQuaternion, Vector3,
 };
-use robots::{forward_dynamics, panda, romeo, solo, ur5};
+use robots::{
+    forward_dynamics, kernels, panda, romeo, solo, ur5, FloatingBase, Kernel, TreeCholesky,
+};
+
+/// Every entry of an `n × n` matrix.
+fn dense_pattern(n: usize) -> Vec<(usize, usize)> {
+    (0..n).flat_map(|c| (0..n).map(move |r| (r, c))).collect()
+}
 
 /// Relative tolerance (max norm of the error over max norm of the reference).
 const TOL: f64 = 1e-12;
@@ -123,6 +130,10 @@ fn report(name: &str, worst: [f64; 3]) -> [f64; 3] {
 /// The generated functions of one robot.
 struct Robot<const N: usize> {
     names: [&'static str; N],
+    /// The structural nonzeros of the mass matrix (`MASS_NONZEROS`).
+    pattern: &'static [(usize, usize)],
+    /// Its straight-line kernel (`robots::kernels`).
+    kernel: Kernel<N>,
     mass_matrix: fn(&SVector<f64, N>) -> SMatrix<f64, N, N>,
     forces: fn(&SVector<f64, N>, &SVector<f64, N>) -> SVector<f64, N>,
 }
@@ -146,6 +157,10 @@ fn check<const N: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
         })
         .collect();
     let mine = |v: &[f64]| SVector::<f64, N>::from_fn(|k, _| v[perm[k]]);
+    let mut tree = TreeCholesky::<N>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(tree.fill(), 0, "{name}: the tree's pattern fills in");
+    let mut kernel = TreeCholesky::<N>::with_kernel(robot.pattern, robot.kernel)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut worst = [0.0f64; 3];
     for (i, s) in r.samples.iter().enumerate() {
         let (q, v, tau) = (mine(&s.q), mine(&s.v), mine(&s.tau));
@@ -161,10 +176,22 @@ fn check<const N: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
         let a = forward_dynamics(m, &f, &tau)
             .unwrap_or_else(|| panic!("{name} sample {i}: mass matrix not positive definite"));
         let want_a: Vec<f64> = (0..N).map(|k| s.ddq[perm[k]]).collect();
+        // The same solve through the generated pattern (a tree: no fill-in), by the index
+        // lists and by the kernel: the same operations in the same order.
+        let a_tree = tree
+            .solve(&m, f + tau)
+            .unwrap_or_else(|e| panic!("{name} sample {i}: {e}"));
+        let a_kernel = kernel
+            .solve(&m, f + tau)
+            .unwrap_or_else(|e| panic!("{name} sample {i}: {e}"));
+        assert_eq!(
+            a_tree, a_kernel,
+            "{name} sample {i}: kernel and loops differ"
+        );
         let errs = [
             relative(&got_m, &want_m),
             relative(f.as_slice(), &want_f),
-            relative(a.as_slice(), &want_a),
+            relative(a.as_slice(), &want_a).max(relative(a_tree.as_slice(), &want_a)),
         ];
         record(&mut worst, errs, name, i, &s.q);
     }
@@ -177,6 +204,8 @@ fn ur5_matches_pinocchio() {
         "ur5",
         Robot {
             names: ur5::COORD_NAMES,
+            pattern: &ur5::MASS_NONZEROS,
+            kernel: kernels::ur5::KERNEL,
             mass_matrix: |q| ur5::mass_matrix(q, &ur5::Params::default(), 0.0),
             forces: |q, v| ur5::forces(q, v, &ur5::Params::default(), 0.0),
         },
@@ -189,6 +218,8 @@ fn panda_matches_pinocchio() {
         "panda",
         Robot {
             names: panda::COORD_NAMES,
+            pattern: &panda::MASS_NONZEROS,
+            kernel: kernels::panda::KERNEL,
             mass_matrix: |q| panda::mass_matrix(q, &panda::Params::default(), 0.0),
             forces: |q, v| panda::forces(q, v, &panda::Params::default(), 0.0),
         },
@@ -220,8 +251,9 @@ fn quat_matrix([w, x, y, z]: [f64; 4]) -> Matrix3<f64> {
 /// is `Gᵀ M G`, its generalised forces (`−nle`) `Gᵀ (f − M Ġ v)` with `Ġ v = (R [ω]ₓ v_lin,
 /// ½ q̇_quat ⊗ (0, ω), 0)`, and its accelerations (`aba`) `(Gᵀ M G)⁻¹ (Gᵀ (f − M Ġ v) + τ)`.
 ///
-/// The same accelerations by the structured `robots::floating_forward_dynamics` (the
-/// benchmark's), and its `floating_rates` against `G v`.
+/// The same accelerations by `robots::FloatingBase` (the benchmark's route) with the
+/// generated pattern — by the index lists and by the straight-line kernel, equal bit for
+/// bit — and with a dense pattern; and `robots::floating_rates` against `G v`.
 fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) -> [f64; 3] {
     let r = reference(name);
     assert!(r.floating, "{name}: a floating base");
@@ -244,6 +276,17 @@ fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) 
             6 + j
         })
         .collect();
+    let mut tree = FloatingBase::<N, NV>::new(robot.pattern).unwrap_or_else(|e| panic!("{e}"));
+    // No fill-in among the joints: only inside the base's 7 × 7 block (its 21 pairs; the
+    // position's three rows are uncoupled in `M`, not in the Schur complement).
+    let fill = tree.cholesky().fill();
+    assert!(
+        fill <= 21,
+        "{name}: the tree's pattern fills in {fill} entries"
+    );
+    let mut dense = FloatingBase::<N, NV>::new(&dense_pattern(N)).unwrap_or_else(|e| panic!("{e}"));
+    let mut kernel = FloatingBase::<N, NV>::with_kernel(robot.pattern, robot.kernel)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut worst = [0.0f64; 3];
     for (i, s) in r.samples.iter().enumerate() {
         let quat = [s.q[6], s.q[3], s.q[4], s.q[5]];
@@ -302,16 +345,30 @@ fn check_floating<const N: usize, const NV: usize>(name: &str, robot: Robot<N>) 
         );
         let m_s = (robot.mass_matrix)(&q);
         let f_s = (robot.forces)(&q, &rates);
-        let a_lib = robots::floating_forward_dynamics(&q, &v_mine, &m_s, &f_s, &tau_mine)
-            .unwrap_or_else(|| panic!("{name} sample {i}: not positive definite"));
-        let mut a_lib_pin = s.ddq.clone();
-        for k in 0..NV {
-            a_lib_pin[if k < 6 { k } else { perm[k - 6] }] = a_lib[k];
+        // Through the generated pattern (a tree: no fill-in; by the index lists and, the
+        // same operations in the same order, by the kernel) and through a dense one.
+        let mut a_err = relative(a.as_slice(), &s.ddq);
+        let fd = |solver: &mut FloatingBase<N, NV>| {
+            solver
+                .forward_dynamics(&q, &v_mine, &m_s, &f_s, &tau_mine)
+                .unwrap_or_else(|e| panic!("{name} sample {i}: {e}"))
+        };
+        let (by_tree, by_kernel, by_dense) = (fd(&mut tree), fd(&mut kernel), fd(&mut dense));
+        assert_eq!(
+            by_tree, by_kernel,
+            "{name} sample {i}: kernel and loops differ"
+        );
+        for a_lib in [by_tree, by_dense] {
+            let mut a_lib_pin = s.ddq.clone();
+            for k in 0..NV {
+                a_lib_pin[if k < 6 { k } else { perm[k - 6] }] = a_lib[k];
+            }
+            a_err = a_err.max(relative(&a_lib_pin, &s.ddq));
         }
         let errs = [
             relative(got_m.as_slice(), want_m.as_slice()),
             relative(got_f.as_slice(), want_f.as_slice()),
-            relative(a.as_slice(), &s.ddq).max(relative(&a_lib_pin, &s.ddq)),
+            a_err,
         ];
         record(&mut worst, errs, name, i, &s.q);
     }
@@ -326,6 +383,8 @@ fn solo_matches_pinocchio() {
         "solo",
         Robot {
             names: solo::COORD_NAMES,
+            pattern: &solo::MASS_NONZEROS,
+            kernel: kernels::solo::KERNEL,
             mass_matrix: |q| solo::mass_matrix(q, &solo::Params::default(), 0.0),
             forces: |q, v| solo::forces(q, v, &solo::Params::default(), 0.0),
         },
@@ -340,6 +399,8 @@ fn romeo_matches_pinocchio() {
         "romeo",
         Robot {
             names: romeo::COORD_NAMES,
+            pattern: &romeo::MASS_NONZEROS,
+            kernel: kernels::romeo::KERNEL,
             mass_matrix: |q| romeo::mass_matrix(q, &romeo::Params::default(), 0.0),
             forces: |q, v| romeo::forces(q, v, &romeo::Params::default(), 0.0),
         },
