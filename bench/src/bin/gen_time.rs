@@ -3,7 +3,8 @@
 //! into `pretty_owned`, as `generate_file_text` does) over N runs (default 21), with all
 //! functions or only `FUNCTIONS` (comma-separated, the `functions` option; `all` for every
 //! function), and the median of each stage. For the comparison of generation time with
-//! CasADi's `Function.generate` (bench/peers/gen_time.sh).
+//! CasADi's `Function.generate` (bench/peers/gen_time.sh). With a fourth argument OUT, also
+//! writes the generated text to the file OUT (to compare the text of two builds).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -41,7 +42,7 @@ fn main() -> ExitCode {
     }
     let n: usize = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(21);
     let (mut total, mut stages) = (Vec::new(), vec![Vec::new(); 6]);
-    let mut bytes = 0;
+    let mut last = String::new();
     for _ in 0..n {
         let t = Instant::now();
         let mut g = match generate_str(&src, &opts) {
@@ -58,7 +59,7 @@ fn main() -> ExitCode {
         };
         let pretty_ms = tp.elapsed().as_secs_f64() * 1e3;
         total.push(t.elapsed().as_secs_f64() * 1e3);
-        bytes = text.len();
+        last = text;
         let s = &g.timings;
         for (k, d) in [s.parse, s.lower, s.differentiate, s.pivot_lu, s.emit]
             .iter()
@@ -78,7 +79,14 @@ fn main() -> ExitCode {
         st[2],
         st[3],
         st[4],
-        st[5]
+        st[5],
+        bytes = last.len()
     );
+    if let Some(out) = args.get(4) {
+        if let Err(e) = std::fs::write(out, &last) {
+            eprintln!("{out}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     ExitCode::SUCCESS
 }
