@@ -7,6 +7,8 @@
 //! the skeleton around them (module, docs, items, signatures) goes through `syn` and
 //! `prettyplease`. A body with any nested `{ … }` is left to `prettyplease`.
 
+use std::fmt::Write as _;
+
 use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
 
@@ -441,7 +443,8 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                 if matches!(prev, Prev::Word | Prev::Binary) {
                     out.push(' ');
                 }
-                out.push_str(&id.to_string());
+                // Written straight into the line (no `String` per token).
+                let _ = write!(out, "{id}");
                 prev = Prev::Word;
             }
             // Never built: `own` turns every group into `Tok::Group`.
@@ -450,7 +453,7 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                 if matches!(prev, Prev::Word | Prev::Binary) {
                     out.push(' ');
                 }
-                out.push_str(&l.to_string());
+                let _ = write!(out, "{l}");
                 prev = Prev::Word;
             }
             Tok::Group(delimiter, _, inner) => {
@@ -584,7 +587,14 @@ pub fn pretty(tokens: &TokenStream) -> String {
 /// [`pretty`] of tokens no one else holds (the generated module, once generation is
 /// done): read without copying them. `None` when the tokens are not a Rust file.
 pub fn pretty_owned(tokens: TokenStream) -> Option<String> {
-    pretty_file(tokens).map(|text| comments_to_lines(&text))
+    // (Bodies' markers are printed as comments already; most files have no other.)
+    pretty_file(tokens).map(|text| {
+        if text.contains(COMMENT_MARKER) {
+            comments_to_lines(&text)
+        } else {
+            text
+        }
+    })
 }
 
 /// Turns the comment-marker statements left by `prettyplease` into `//` comments.
