@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Time CasADi's generation of the Jacobian J and the null-space basis D (issue 37).
 
-Usage: gen_time.py PEERS_DIR MODULE... [--runs N]. For each module exported by
-`export_equations` (PEERS_DIR/<module>.json): from the exported equations to C text on disk,
-as gen.py builds them (SX symbols, the constraints, `jacobian`, `solve` on the dependent
-columns, D assembled, one `Function` with outputs J (dense) and D, `CodeGenerator.generate`),
-median wall time of N runs (default 21) in milliseconds. Printed as `casadi MODULE MS`.
+Usage: gen_time.py PEERS_DIR MODULE... [--runs N] [--to-disk]. For each module exported by
+`export_equations` (PEERS_DIR/<module>.json): from the exported equations to C text, as gen.py
+builds them (SX symbols, the constraints, `jacobian`, `solve` on the dependent columns, D
+assembled, one `Function` with outputs J (dense) and D), median wall time of N runs (default
+21) in milliseconds. Printed as `casadi MODULE MS`.
+
+The C text is built in memory (`CodeGenerator.dump`), as mechgen's side (`gen_time`) builds
+its text: writing it to disk (`CodeGenerator.generate`, `--to-disk`) adds the file system's
+time, which on this machine's ext4 jumped between runs (the slider crank's 0.9 ms became 4 ms
+when rewriting an existing file started to wait for its blocks to be flushed).
 """
 import os
 import sys
@@ -19,6 +24,7 @@ from gen import build, partition  # noqa: E402
 
 
 def casadi_jd(spec, out_dir):
+    """J and D of `spec` as C text: written to `out_dir` when given, else returned."""
     import casadi as ca
 
     fns = {
@@ -47,12 +53,18 @@ def casadi_jd(spec, out_dir):
     f = ca.Function("jd", [qv, pv], [ca.densify(jac), ca.densify(d)])
     cg = ca.CodeGenerator("jd.c", {"with_header": False})
     cg.add(f)
+    if out_dir is None:
+        return cg.dump()
     cg.generate(out_dir + "/")
+    return None
 
 
 def main():
     args = sys.argv[1:]
     runs = 21
+    to_disk = "--to-disk" in args
+    if to_disk:
+        args.remove("--to-disk")
     if "--runs" in args:
         k = args.index("--runs")
         runs = int(args[k + 1])
@@ -65,7 +77,7 @@ def main():
             times = []
             for _ in range(runs):
                 t = time.perf_counter()
-                casadi_jd(spec, out_dir)
+                casadi_jd(spec, out_dir if to_disk else None)
                 times.append((time.perf_counter() - t) * 1e3)
             times.sort()
             print(f"casadi {mod} {times[len(times) // 2]:.2f}")

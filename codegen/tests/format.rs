@@ -95,3 +95,66 @@ fn tokens_that_are_no_rust_file_print_as_their_text() {
     assert!(text.starts_with("fn f() {"), "{text}");
     assert_ne!(text, item.to_string());
 }
+
+/// Runs of doc lines go through the skeleton as one placeholder each and are put back as
+/// prettyplease prints them: the printed file equals prettyplease's own printing of the
+/// whole tree (no function bodies here, so every line is prettyplease's), for doc texts
+/// with escapes (`"`, `\`, a combining accent that `Literal::string` escapes as `\u{…}`),
+/// leading `/`, line breaks, trailing spaces and empty lines, runs broken by other
+/// attributes, and docs on modules, items, fields and impl items.
+#[test]
+fn doc_runs_print_as_prettyplease_prints_them() {
+    use quote::quote;
+    let accent = " cafe\u{301} and a tab\there";
+    let tokens = quote! {
+        #[doc = " A module: \"quoted\", a \\ backslash."]
+        #[doc = ""]
+        #[doc = " trailing spaces   "]
+        #[allow(dead_code)]
+        #[doc = " after another attribute"]
+        pub mod m {
+            #[doc = "/starts with a slash"]
+            #[doc = " then a plain line"]
+            pub const A: usize = 1;
+            #[doc = " two\n lines"]
+            #[doc = " and one"]
+            pub const B: [f64; 2] = [1.0, 2.5];
+            #[doc = #accent]
+            #[derive(Clone, Copy)]
+            pub struct S {
+                #[doc = " a field"]
+                #[doc = " of two lines"]
+                pub x: f64,
+                pub y: f64,
+            }
+            impl S {
+                #[doc = " an associated constant"]
+                pub const Z: f64 = 0.0;
+            }
+        }
+    };
+    let expected = prettyplease::unparse(&syn::parse2(tokens.clone()).expect("a Rust file"));
+    let printed = pretty(&tokens);
+    if let Some(line) = printed
+        .lines()
+        .zip(expected.lines())
+        .position(|(x, y)| x != y)
+    {
+        panic!(
+            "line {line}:\n  printed:      {:?}\n  prettyplease: {:?}",
+            printed.lines().nth(line).unwrap_or_default(),
+            expected.lines().nth(line).unwrap_or_default()
+        );
+    }
+    assert_eq!(printed, expected);
+    // The texts are all there (each kind of doc line was met).
+    for text in [
+        "\"quoted\"",
+        "\\ backslash",
+        "/starts",
+        "cafe\u{301}",
+        "of two lines",
+    ] {
+        assert!(printed.contains(text), "{text} missing:\n{printed}");
+    }
+}

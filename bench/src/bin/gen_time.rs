@@ -1,13 +1,16 @@
 //! `gen_time FILE.mech [FUNCTIONS] [N]`: median wall time of generating FILE's code (parse to
-//! pretty-printed text, as `mechgen generate` writes it) over N runs (default 21), with all
+//! pretty-printed text, as `mechgen generate` writes it: `generate_str`, then the tokens moved
+//! into `pretty_owned`, as `generate_file_text` does) over N runs (default 21), with all
 //! functions or only `FUNCTIONS` (comma-separated, the `functions` option; `all` for every
 //! function), and the median of each stage. For the comparison of generation time with
-//! CasADi's `Function.generate` (bench/peers/gen_time.sh).
+//! CasADi's `Function.generate` (bench/peers/gen_time.sh). With a fourth argument OUT, also
+//! writes the generated text to the file OUT (to compare the text of two builds).
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use mechgen_codegen::{generate_str, pretty, FunctionList, Options};
+use mechgen_codegen::emit::format::pretty_owned;
+use mechgen_codegen::{generate_str, FunctionList, Options};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -39,10 +42,10 @@ fn main() -> ExitCode {
     }
     let n: usize = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(21);
     let (mut total, mut stages) = (Vec::new(), vec![Vec::new(); 6]);
-    let mut bytes = 0;
+    let mut last = String::new();
     for _ in 0..n {
         let t = Instant::now();
-        let g = match generate_str(&src, &opts) {
+        let mut g = match generate_str(&src, &opts) {
             Ok(g) => g,
             Err(e) => {
                 eprintln!("{path}: {e}");
@@ -50,10 +53,13 @@ fn main() -> ExitCode {
             }
         };
         let tp = Instant::now();
-        let text = pretty(&g.tokens);
+        let Some(text) = pretty_owned(std::mem::take(&mut g.tokens)) else {
+            eprintln!("{path}: the generated tokens are not a Rust file");
+            return ExitCode::FAILURE;
+        };
         let pretty_ms = tp.elapsed().as_secs_f64() * 1e3;
         total.push(t.elapsed().as_secs_f64() * 1e3);
-        bytes = text.len();
+        last = text;
         let s = &g.timings;
         for (k, d) in [s.parse, s.lower, s.differentiate, s.pivot_lu, s.emit]
             .iter()
@@ -73,7 +79,14 @@ fn main() -> ExitCode {
         st[2],
         st[3],
         st[4],
-        st[5]
+        st[5],
+        bytes = last.len()
     );
+    if let Some(out) = args.get(4) {
+        if let Err(e) = std::fs::write(out, &last) {
+            eprintln!("{out}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     ExitCode::SUCCESS
 }

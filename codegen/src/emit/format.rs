@@ -7,7 +7,9 @@
 //! the skeleton around them (module, docs, items, signatures) goes through `syn` and
 //! `prettyplease`. A body with any nested `{ … }` is left to `prettyplease`.
 
-use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
+use std::fmt::Write as _;
+
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
 
 use crate::emit::COMMENT_MARKER;
@@ -15,16 +17,27 @@ use crate::emit::COMMENT_MARKER;
 /// Placeholder macro standing for a hollowed-out body in the skeleton.
 const BODY_MARKER: &str = "__mechgen_body";
 
+/// Text of the placeholder doc attribute standing for a run of doc attributes in the
+/// skeleton (followed by the run's index).
+const DOC_MARKER: &str = "__mechgen_doc ";
+
 /// Pretty-prints a generated file: the skeleton by `prettyplease`, flat function bodies
 /// by `write_body`. Comment markers become `//` comments. Takes the tokens: when no one else
 /// holds them, their bodies are taken apart without a copy.
 pub fn pretty_file(tokens: TokenStream) -> Option<String> {
-    let mut bodies = Vec::new();
-    let skeleton = hollow(tokens, &mut bodies);
+    let mut parts = Parts::default();
+    let skeleton = hollow(tokens, &mut parts);
     let file: syn::File = syn::parse2(skeleton).ok()?;
     let text = prettyplease::unparse(&file);
+    let Parts { bodies, docs } = parts;
     let marker = format!("{BODY_MARKER}!(");
-    let mut out = String::with_capacity(text.len() + bodies.iter().map(|b| b.len()).sum::<usize>());
+    let doc_marker = format!("///{DOC_MARKER}");
+    let mut next_doc = 0;
+    let mut out = String::with_capacity(
+        text.len()
+            + bodies.iter().map(|b| b.len()).sum::<usize>()
+            + docs.iter().flatten().map(|d| d.len() + 12).sum::<usize>(),
+    );
     for line in text.lines() {
         let trimmed = line.trim_start();
         if let Some(rest) = trimmed.strip_prefix(&marker) {
@@ -33,6 +46,21 @@ pub fn pretty_file(tokens: TokenStream) -> Option<String> {
             for stmt in bodies.get(index)?.lines() {
                 out.push_str(indent);
                 out.push_str(stmt);
+                out.push('\n');
+            }
+        } else if let Some(run) = trimmed
+            .strip_prefix(&doc_marker)
+            .filter(|rest| rest.parse() == Ok(next_doc))
+            .and_then(|_| docs.get(next_doc))
+        {
+            // A run of doc attributes, as prettyplease prints each: `///` and the text
+            // without its trailing spaces, at the item's indentation.
+            next_doc += 1;
+            let indent = &line[..line.len() - trimmed.len()];
+            for doc in run {
+                out.push_str(indent);
+                out.push_str("///");
+                out.push_str(doc.trim_end_matches(' '));
                 out.push('\n');
             }
         } else {
@@ -81,13 +109,118 @@ fn back(toks: Vec<Tok>) -> TokenStream {
         .collect()
 }
 
+/// What [`hollow`] takes out of the skeleton: printed bodies, and runs of doc lines.
+#[derive(Default)]
+struct Parts {
+    /// Flat function bodies, printed, by index.
+    bodies: Vec<String>,
+    /// Runs of consecutive outer doc attributes (their texts), by index.
+    docs: Vec<Vec<String>>,
+}
+
+/// The text of an outer doc attribute `#[doc = "…"]` (the `[…]` group after `#`) that
+/// prettyplease prints as one `///` line (one line, not starting with `/`), or the group
+/// given back. Takes the group apart by moving (no copy of its tokens).
+fn line_doc(group: Group) -> Result<String, Group> {
+    if group.delimiter() != Delimiter::Bracket {
+        return Err(group);
+    }
+    let (span, stream) = (group.span(), group.stream());
+    drop(group);
+    let toks: Vec<TokenTree> = stream.into_iter().collect();
+    let doc = match toks.as_slice() {
+        [TokenTree::Ident(name), TokenTree::Punct(eq), TokenTree::Literal(lit)]
+            if name == "doc" && eq.as_char() == '=' =>
+        {
+            let repr = lit.to_string();
+            match repr
+                .strip_prefix('"')
+                .and_then(|r| r.strip_suffix('"'))
+                .and_then(unescape_quotes)
+            {
+                Some(text) => Some(text),
+                None => match syn::Lit::new(lit.clone()) {
+                    syn::Lit::Str(s) => Some(s.value()),
+                    _ => None,
+                },
+            }
+        }
+        _ => None,
+    };
+    match doc.filter(|d| !d.contains('\n') && !d.starts_with('/')) {
+        Some(doc) => Ok(doc),
+        None => {
+            let mut g = Group::new(Delimiter::Bracket, toks.into_iter().collect());
+            g.set_span(span);
+            Err(g)
+        }
+    }
+}
+
+/// The text of a string literal's inside whose only escapes are `\"` and `\\` (what
+/// `Literal::string` writes for printable text); `None` for any other escape (left to syn).
+fn unescape_quotes(inside: &str) -> Option<String> {
+    let mut out = String::with_capacity(inside.len());
+    let mut rest = inside;
+    while let Some(k) = rest.find('\\') {
+        out.push_str(&rest[..k]);
+        match rest.as_bytes().get(k + 1) {
+            Some(&c @ (b'"' | b'\\')) => out.push(c as char),
+            _ => return None,
+        }
+        rest = &rest[k + 2..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// Replaces every flat function body (recursively inside `mod` and `impl` blocks) by a
-/// placeholder `{ __mechgen_body!(N); }`, pushing the printed body to `bodies`.
-fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
+/// placeholder `{ __mechgen_body!(N); }`, pushing the printed body to `parts.bodies`, and
+/// every run of one-line outer doc attributes by one placeholder `#[doc = "__mechgen_doc
+/// N"]`, pushing their texts to `parts.docs` (syn parses one short attribute instead of
+/// each line's, and prettyplease prints each as `///` and its text).
+fn hollow(tokens: TokenStream, parts: &mut Parts) -> TokenStream {
     let mut out = Vec::new();
     let mut after_fn = false;
-    for tt in tokens {
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(tt) = tokens.next() {
         match tt {
+            TokenTree::Punct(ref p)
+                if p.as_char() == '#'
+                    && matches!(tokens.peek(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket) =>
+            {
+                let mut run = Vec::new();
+                let mut pending = Some(tt);
+                loop {
+                    let Some(hash) = pending.take() else { break };
+                    let Some(TokenTree::Group(g)) = tokens.next() else {
+                        // Not reached: the peek above saw a group.
+                        out.push(hash);
+                        break;
+                    };
+                    match line_doc(g) {
+                        Ok(doc) => run.push(doc),
+                        Err(g) => {
+                            push_docs(&mut out, &mut run, parts);
+                            out.push(hash);
+                            out.push(TokenTree::Group(g));
+                            break;
+                        }
+                    }
+                    // The next attribute of the run, if one follows.
+                    if matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == '#') {
+                        let next = tokens.next();
+                        if matches!(tokens.peek(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket)
+                        {
+                            pending = next;
+                        } else {
+                            push_docs(&mut out, &mut run, parts);
+                            out.extend(next);
+                        }
+                    }
+                }
+                push_docs(&mut out, &mut run, parts);
+            }
             TokenTree::Ident(ref id) if id == "fn" => {
                 after_fn = true;
                 out.push(tt);
@@ -99,24 +232,24 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
                 let inner = if after_fn {
                     let body = own(stream);
                     if is_flat(&body) {
-                        let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
-                        bodies.push(write_body(&body));
+                        let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
+                        parts.bodies.push(write_body(&body));
                         quote!(#m!(#index);)
                     } else if let Some(end) = flat_prefix(&body) {
                         // A long flat run of statements before the first nested block (a
                         // basis's lets before its health figure's `if`): printed directly,
                         // the rest by `prettyplease`.
-                        let index = proc_macro2::Literal::usize_unsuffixed(bodies.len());
-                        bodies.push(write_body(&body[..end]));
+                        let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
+                        parts.bodies.push(write_body(&body[..end]));
                         let mut inner = quote!(#m!(#index););
                         let mut body = body;
                         inner.extend(back(body.split_off(end)));
                         inner
                     } else {
-                        hollow(back(body), bodies)
+                        hollow(back(body), parts)
                     }
                 } else {
-                    hollow(stream, bodies)
+                    hollow(stream, parts)
                 };
                 let mut ng = Group::new(Delimiter::Brace, inner);
                 ng.set_span(span);
@@ -131,6 +264,25 @@ fn hollow(tokens: TokenStream, bodies: &mut Vec<String>) -> TokenStream {
         }
     }
     out.into_iter().collect()
+}
+
+/// Puts a placeholder for the doc lines of `run` (if any) into `out`, and the lines into
+/// `parts.docs`.
+fn push_docs(out: &mut Vec<TokenTree>, run: &mut Vec<String>, parts: &mut Parts) {
+    if run.is_empty() {
+        return;
+    }
+    let text = format!("{DOC_MARKER}{}", parts.docs.len());
+    parts.docs.push(std::mem::take(run));
+    let attr: TokenStream = [
+        TokenTree::Ident(Ident::new("doc", Span::call_site())),
+        TokenTree::Punct(Punct::new('=', Spacing::Alone)),
+        TokenTree::Literal(proc_macro2::Literal::string(&text)),
+    ]
+    .into_iter()
+    .collect();
+    out.push(TokenTree::Punct(Punct::new('#', Spacing::Alone)));
+    out.push(TokenTree::Group(Group::new(Delimiter::Bracket, attr)));
 }
 
 /// The end of a body's statements before its first nested block, when there are at least
@@ -291,7 +443,8 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                 if matches!(prev, Prev::Word | Prev::Binary) {
                     out.push(' ');
                 }
-                out.push_str(&id.to_string());
+                // Written straight into the line (no `String` per token).
+                let _ = write!(out, "{id}");
                 prev = Prev::Word;
             }
             // Never built: `own` turns every group into `Tok::Group`.
@@ -300,7 +453,7 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                 if matches!(prev, Prev::Word | Prev::Binary) {
                     out.push(' ');
                 }
-                out.push_str(&l.to_string());
+                let _ = write!(out, "{l}");
                 prev = Prev::Word;
             }
             Tok::Group(delimiter, _, inner) => {
@@ -434,7 +587,14 @@ pub fn pretty(tokens: &TokenStream) -> String {
 /// [`pretty`] of tokens no one else holds (the generated module, once generation is
 /// done): read without copying them. `None` when the tokens are not a Rust file.
 pub fn pretty_owned(tokens: TokenStream) -> Option<String> {
-    pretty_file(tokens).map(|text| comments_to_lines(&text))
+    // (Bodies' markers are printed as comments already; most files have no other.)
+    pretty_file(tokens).map(|text| {
+        if text.contains(COMMENT_MARKER) {
+            comments_to_lines(&text)
+        } else {
+            text
+        }
+    })
 }
 
 /// Turns the comment-marker statements left by `prettyplease` into `//` comments.

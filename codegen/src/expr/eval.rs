@@ -3,6 +3,7 @@
 use num_complex::Complex64;
 
 use super::arena::Arena;
+use super::func::Func;
 use super::node::{ExprId, Node, Sym};
 
 /// A number type the DAG can be evaluated over: `f64` for real probes and Newton
@@ -164,13 +165,32 @@ impl Scalar for Complex64 {
     }
 }
 
-/// A precomputed evaluation plan: the nodes a set of roots needs, in id order.
-/// Reuse it to evaluate the same roots at many points (Newton iterations, probes).
+/// A precomputed evaluation plan: the nodes a set of roots needs, in id order, each with
+/// its operands resolved to the places of their values (the loop reads no arena node and
+/// no id-to-place table per node). Reuse it to evaluate the same roots at many points
+/// (Newton iterations, probes).
 #[derive(Clone, Debug)]
 pub struct Evaluator {
-    needed: Vec<u32>,
+    steps: Vec<Step>,
     roots: Vec<ExprId>,
-    slot: Vec<u32>,
+    /// Place of each root's value.
+    root_slots: Vec<u32>,
+    /// Nodes of the arena the plan was made from (its ids are below this).
+    arena_len: usize,
+}
+
+/// One node of a plan: a [`Node`] whose operands are places of earlier values.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Const(f64),
+    Sym(Sym),
+    Add(u32, u32),
+    Mul(u32, u32),
+    Div(u32, u32),
+    Neg(u32),
+    Powi(u32, i32),
+    Func(Func, u32),
+    Atan2(u32, u32),
 }
 
 impl Evaluator {
@@ -182,39 +202,55 @@ impl Evaluator {
     /// Plans the evaluation of `roots` in `arena`.
     pub fn new(arena: &Arena, roots: &[ExprId]) -> Self {
         let mask = arena.reachable(roots);
-        let needed: Vec<u32> = (0..mask.len() as u32)
-            .filter(|&i| mask[i as usize])
-            .collect();
         let mut slot = vec![u32::MAX; mask.len()];
-        for (k, &i) in needed.iter().enumerate() {
-            slot[i as usize] = k as u32;
+        let mut steps = Vec::new();
+        for (i, node) in arena.nodes().iter().enumerate() {
+            if !mask.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let at = |c: ExprId| slot[c.index()];
+            let step = match *node {
+                Node::Const(bits) => Step::Const(f64::from_bits(bits)),
+                Node::Sym(s) => Step::Sym(s),
+                Node::Add(a, b) => Step::Add(at(a), at(b)),
+                Node::Mul(a, b) => Step::Mul(at(a), at(b)),
+                Node::Div(a, b) => Step::Div(at(a), at(b)),
+                Node::Neg(a) => Step::Neg(at(a)),
+                Node::Powi(a, n) => Step::Powi(at(a), n),
+                Node::Func(f, a) => Step::Func(f, at(a)),
+                Node::Atan2(y, x) => Step::Atan2(at(y), at(x)),
+            };
+            slot[i] = steps.len() as u32;
+            steps.push(step);
         }
         Self {
-            needed,
+            steps,
             roots: roots.to_vec(),
-            slot,
+            root_slots: roots.iter().map(|r| slot[r.index()]).collect(),
+            arena_len: arena.len(),
         }
     }
 
-    /// Evaluates the roots, with symbol values from `sym`.
+    /// Evaluates the roots, with symbol values from `sym`. `arena` is the arena the plan
+    /// was made from, or that arena grown since (nodes never change once made).
     pub fn eval<T: Scalar>(&self, arena: &Arena, sym: &dyn Fn(Sym) -> T) -> Vec<T> {
-        let mut vals: Vec<T> = Vec::with_capacity(self.needed.len());
-        let at = |vals: &Vec<T>, c: ExprId| vals[self.slot[c.index()] as usize];
-        for &i in &self.needed {
-            let v = match arena.nodes()[i as usize] {
-                Node::Const(bits) => T::from_f64(f64::from_bits(bits)),
-                Node::Sym(s) => sym(s),
-                Node::Add(a, b) => at(&vals, a) + at(&vals, b),
-                Node::Mul(a, b) => at(&vals, a) * at(&vals, b),
-                Node::Div(a, b) => at(&vals, a) / at(&vals, b),
-                Node::Neg(a) => -at(&vals, a),
-                Node::Powi(a, n) => at(&vals, a).powi(n),
-                Node::Func(f, a) => f.eval(at(&vals, a)),
-                Node::Atan2(y, x) => at(&vals, y).atan2(at(&vals, x)),
+        debug_assert!(arena.len() >= self.arena_len, "a plan of another arena");
+        let mut vals: Vec<T> = Vec::with_capacity(self.steps.len());
+        for step in &self.steps {
+            let v = match *step {
+                Step::Const(c) => T::from_f64(c),
+                Step::Sym(s) => sym(s),
+                Step::Add(a, b) => vals[a as usize] + vals[b as usize],
+                Step::Mul(a, b) => vals[a as usize] * vals[b as usize],
+                Step::Div(a, b) => vals[a as usize] / vals[b as usize],
+                Step::Neg(a) => -vals[a as usize],
+                Step::Powi(a, n) => vals[a as usize].powi(n),
+                Step::Func(f, a) => f.eval(vals[a as usize]),
+                Step::Atan2(y, x) => vals[y as usize].atan2(vals[x as usize]),
             };
             vals.push(v);
         }
-        self.roots.iter().map(|&r| at(&vals, r)).collect()
+        self.root_slots.iter().map(|&k| vals[k as usize]).collect()
     }
 }
 

@@ -38,25 +38,33 @@ pub fn inline(tokens: TokenStream) -> Result<TokenStream> {
 }
 
 fn collect(tokens: TokenStream, defs: &mut HashMap<String, Function>) -> Result<TokenStream> {
-    let tts: Vec<TokenTree> = tokens.into_iter().collect();
-    let mut out = TokenStream::new();
+    let mut tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(tts.len());
     let mut k = 0;
     while k < tts.len() {
-        match &tts[k] {
-            TokenTree::Ident(id) if id == "fn" => {
-                k = definition(&tts, k, defs)?;
-                continue;
-            }
+        if matches!(&tts[k], TokenTree::Ident(id) if id == "fn") {
+            k = definition(&tts, k, defs)?;
+            continue;
+        }
+        // Moved out (`definition` reads only from `k` on): no copy of the token, and a
+        // group's stream, owned alone, is read without one.
+        let tt = std::mem::replace(
+            &mut tts[k],
+            TokenTree::Punct(proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone)),
+        );
+        match tt {
             TokenTree::Group(g) => {
-                let mut ng = Group::new(g.delimiter(), collect(g.stream(), defs)?);
-                ng.set_span(g.span());
-                out.extend([TokenTree::Group(ng)]);
+                let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+                drop(g);
+                let mut ng = Group::new(delimiter, collect(stream, defs)?);
+                ng.set_span(span);
+                out.push(TokenTree::Group(ng));
             }
-            other => out.extend([other.clone()]),
+            other => out.push(other),
         }
         k += 1;
     }
-    Ok(out)
+    Ok(out.into_iter().collect())
 }
 
 /// `fn NAME(params) (-> TYPE)? { body }` at `tts[k]`; returns the index after it.

@@ -18,7 +18,7 @@ pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
     // The depth first: the scans below (and syn) recurse into groups.
     depth::check_nesting(&tokens)?;
     let mut errors = crate::error::Errors::new();
-    stray_characters(tokens.clone(), &mut errors);
+    let tokens = stray_characters(tokens, &mut errors);
     errors.finish()?;
     let tokens = unroll::unroll(tokens)?;
     let tokens = functions::inline(tokens)?;
@@ -28,10 +28,14 @@ pub fn parse_file(tokens: TokenStream) -> Result<ast::File> {
 /// Characters with no meaning anywhere in a mechanism description.
 const STRAY: &str = "$@~?\\";
 
-fn stray_characters(tokens: TokenStream, errors: &mut crate::error::Errors) {
-    for tt in tokens {
-        match tt {
-            proc_macro2::TokenTree::Punct(p) if STRAY.contains(p.as_char()) => {
+/// Reports every stray character of `tokens` to `errors`; gives the tokens back (taken
+/// apart and put together by moving: no copy of them).
+fn stray_characters(tokens: TokenStream, errors: &mut crate::error::Errors) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Punct(ref p) if STRAY.contains(p.as_char()) => {
                 errors.push(crate::error::Error::new(
                     p.span(),
                     format!(
@@ -39,9 +43,16 @@ fn stray_characters(tokens: TokenStream, errors: &mut crate::error::Errors) {
                         p.as_char()
                     ),
                 ));
+                tt
             }
-            proc_macro2::TokenTree::Group(g) => stray_characters(g.stream(), errors),
-            _ => {}
-        }
-    }
+            TokenTree::Group(g) => {
+                let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+                drop(g);
+                let mut ng = Group::new(delimiter, stray_characters(stream, errors));
+                ng.set_span(span);
+                TokenTree::Group(ng)
+            }
+            other => other,
+        })
+        .collect()
 }

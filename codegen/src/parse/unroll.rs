@@ -32,9 +32,17 @@ fn expand(
     vars: &HashMap<String, i64>,
     arrays: &mut HashMap<String, usize>,
 ) -> Result<TokenStream> {
-    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut tts: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = TokenStream::new();
     let mut k = 0;
+    // A token passed on is moved out of `tts` (the scans above read only from `k` on):
+    // no copy of identifiers' text, and a group's stream, owned alone, is read without one.
+    let take = |tts: &mut [TokenTree], k: usize| {
+        std::mem::replace(
+            &mut tts[k],
+            TokenTree::Punct(proc_macro2::Punct::new('.', proc_macro2::Spacing::Alone)),
+        )
+    };
     while k < tts.len() {
         match &tts[k] {
             TokenTree::Ident(id) if id == "for" => {
@@ -46,7 +54,7 @@ fn expand(
                     k = next;
                     continue;
                 }
-                out.extend([tts[k].clone()]);
+                out.extend([take(&mut tts, k)]);
             }
             TokenTree::Ident(id) => {
                 if let Some(TokenTree::Group(g)) = tts.get(k + 1) {
@@ -57,18 +65,24 @@ fn expand(
                         continue;
                     }
                 }
-                match vars.get(&plain(id)) {
+                // (No loop variable outside loops: no name to look up.)
+                match (!vars.is_empty()).then(|| vars.get(&plain(id))).flatten() {
                     Some(&v) => out.extend(number(v, id.span())),
-                    None => out.extend([tts[k].clone()]),
+                    None => out.extend([take(&mut tts, k)]),
                 }
             }
-            TokenTree::Group(g) => {
-                let inner = expand(g.stream(), vars, arrays)?;
-                let mut ng = Group::new(g.delimiter(), inner);
-                ng.set_span(g.span());
+            TokenTree::Group(_) => {
+                let TokenTree::Group(g) = take(&mut tts, k) else {
+                    unreachable!("matched a group")
+                };
+                let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
+                drop(g);
+                let inner = expand(stream, vars, arrays)?;
+                let mut ng = Group::new(delimiter, inner);
+                ng.set_span(span);
                 out.extend([TokenTree::Group(ng)]);
             }
-            other => out.extend([other.clone()]),
+            _ => out.extend([take(&mut tts, k)]),
         }
         k += 1;
     }
