@@ -297,40 +297,18 @@ mod tests {
     use super::body_motions;
     use crate::derive::motion::{dot, time_derivative, tree_body};
     use crate::derive::tree::composite_mass;
+    use crate::derive::tree::tests::{largest_error, random_state, ARM_TREE};
     use crate::expr::{Arena, ExprId, Sym};
     use crate::model::{lower, Model};
     use rand::{RngExt, SeedableRng};
 
-    /// A fixed-base arm (revolute joints about tilted axes, a prismatic joint, a universal
-    /// joint of two coordinates moving the same bodies, two fingers on one hand, a point
-    /// mass), a pendulum on a ball joint with a hinged body below it, and a body turned by
-    /// an expression of time.
-    const ARM: &str = "
-        coord a = 0.1; coord b = 0.2; coord s = 0.3; coord u1 = 0.1; coord u2 = -0.2;
-        coord f1 = 0.01; coord f2 = 0.02;
-        coord bw = 1.0; coord bx = 0.0; coord by = 0.0; coord bz = 0.0; coord h = 0.2;
-        constraint bw * bw + bx * bx + by * by + bz * bz == 1.0;
-        let l1 = translate(vec3(0.0, 0.0, 0.3)) * rot_z(a);
-        let l2 = l1 * frame(vec3(0.05, -0.1, 0.2), rpy(0.3, -0.2, 0.7)) * rot_y(b);
-        let l3 = l2 * translate(vec3(0.4, 0.0, 0.0)) * translate(vec3(0.0, 0.0, s));
-        let l4 = l3 * rot_x(u1) * rot_y(u2);
-        let hand = l4 * translate(vec3(0.1, 0.02, 0.0));
-        let fa = hand * translate(vec3(0.0, f1, 0.05));
-        let fb = hand * rpy(0.0, 0.0, 0.5) * translate(vec3(0.0, -f2, 0.05));
-        let pend = l2 * translate(vec3(0.1, 0.0, 0.0)) * rot_quat(bw, bx, by, bz);
-        let pend2 = pend * translate(vec3(0.0, 0.05, -0.4)) * rot_x(h);
-        body b1 { mass = 4.0, inertia = mat3(0.7, -0.01, 0.02, -0.01, 0.7, 0.019, 0.02, 0.019, 0.09), frame = l1 * translate(vec3(0.003, 0.002, -0.04)) }
-        body b2 { mass = 0.6, inertia = mat3(0.08, -0.004, 0.01, -0.004, 0.028, 0.0007, 0.01, 0.0007, 0.026), frame = l2 * translate(vec3(-0.003, -0.03, 0.003)) }
-        body b3 { mass = 3.2, inertia = mat3(0.04, 0.0, 0.0, 0.0, 0.036, 0.0, 0.0, 0.0, 0.011), frame = l3 * translate(vec3(0.02, 0.04, -0.06)) }
-        body b4 { mass = 1.1, inertia = mat3(0.01, 0.001, 0.0, 0.001, 0.02, 0.0, 0.0, 0.0, 0.03), frame = l4 }
-        body hand { mass = 0.73, inertia = mat3(0.001, 0.0, 0.0, 0.0, 0.0025, 0.0, 0.0, 0.0, 0.0017), frame = hand * translate(vec3(-0.01, 0.0, 0.03)) }
-        body fa { mass = 0.015, inertia = mat3(0.0002, 0.0, 0.0, 0.0, 0.0002, 0.0, 0.0, 0.0, 0.0001), frame = fa }
-        body fb { mass = 0.015, inertia = mat3(0.0002, 0.0, 0.0, 0.0, 0.0002, 0.0, 0.0, 0.0, 0.0001), frame = fb }
-        body tip { mass = 0.3, frame = hand * translate(vec3(0.2, 0.0, 0.0)) }
-        body pend { mass = 0.5, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.01, 0.0, 0.0, 0.0, 0.002), frame = pend * translate(vec3(0.0, 0.0, -0.4)) }
-        body pend2 { mass = 0.4, inertia = mat3(0.02, 0.001, 0.0, 0.001, 0.01, 0.0, 0.0, 0.0, 0.003), frame = pend2 * translate(vec3(0.0, 0.0, -0.2)) }
-        body drv { mass = 0.2, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.03), frame = l2 * rot_x(0.5 * t) * translate(vec3(0.0, 0.1, 0.0)) }
-    ";
+    /// The tree tests' arm and pendulum, and a body turned by an expression of time.
+    fn arm() -> String {
+        format!(
+            "{ARM_TREE}
+            body drv {{ mass = 0.2, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.03), frame = l2 * rot_x(0.5 * t) * translate(vec3(0.0, 0.1, 0.0)) }}"
+        )
+    }
 
     fn model(items: &str) -> (Model, Arena) {
         let src = format!("mod m {{ {items} }}");
@@ -345,7 +323,7 @@ mod tests {
     /// its rate.
     #[test]
     fn the_recursion_equals_the_time_derivatives() {
-        let (m, mut arena) = model(ARM);
+        let (m, mut arena) = model(&arm());
         let a = &mut arena;
         let nq = m.coords.len();
         let bodies: Vec<_> = m.dynamics.bodies.iter().map(tree_body).collect();
@@ -401,10 +379,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(45);
         let mut worst = 0.0f64;
         for _ in 0..200 {
-            let mut q: Vec<f64> = (0..nq).map(|_| rng.random_range(-1.5..1.5)).collect();
-            let v: Vec<f64> = (0..nq).map(|_| rng.random_range(-2.0..2.0)).collect();
-            let n = (7..11).map(|k| q[k] * q[k]).sum::<f64>().sqrt();
-            (7..11).for_each(|k| q[k] /= n);
+            let (q, v) = random_state(&mut rng, nq);
             let t = rng.random_range(0.0..3.0);
             let at = |roots: &[ExprId]| {
                 arena.eval(roots, &|s| match s {
@@ -415,12 +390,7 @@ mod tests {
                 })
             };
             let (x, y) = (at(&ours), at(&want));
-            let scale = y.iter().fold(0.0f64, |s, e| s.max(e.abs()));
-            for i in 0..x.len() {
-                let err = (x[i] - y[i]).abs() / scale;
-                assert!(err <= 1e-12, "entry {i}: {} vs {}", x[i], y[i]);
-                worst = worst.max(err);
-            }
+            worst = worst.max(largest_error(&x, &y, 1e-12));
         }
         assert!(
             worst > 0.0,

@@ -549,7 +549,7 @@ pub fn composite_mass(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::composite_mass;
     use crate::derive::motion::{equations_of_motion_rooted, tree_body, EquationsOfMotion};
     use crate::expr::{Arena, ExprId, Sym};
@@ -558,13 +558,12 @@ mod tests {
 
     /// A fixed-base arm with offsets and full inertias (revolute joints about tilted axes,
     /// a prismatic joint, a universal joint of two coordinates moving the same bodies, a
-    /// branch of two fingers, a point mass), a pendulum on a ball joint (a quaternion: not
-    /// one rigid motion of what it moves) with a hinged body below it, and a body placed by
-    /// an expression that is not a rigid motion.
-    const ARM: &str = "
-        param g = 9.81;
+    /// branch of two fingers, a point mass), and a pendulum on a ball joint (a quaternion:
+    /// not one rigid motion of what it moves) with a hinged body below it. Shared with
+    /// [`crate::derive::recursion`]'s tests.
+    pub(crate) const ARM_TREE: &str = "
         coord a = 0.1; coord b = 0.2; coord s = 0.3; coord u1 = 0.1; coord u2 = -0.2;
-        coord f1 = 0.01; coord f2 = 0.02; coord e = 0.4;
+        coord f1 = 0.01; coord f2 = 0.02;
         coord bw = 1.0; coord bx = 0.0; coord by = 0.0; coord bz = 0.0; coord h = 0.2;
         constraint bw * bw + bx * bx + by * by + bz * bz == 1.0;
         let l1 = translate(vec3(0.0, 0.0, 0.3)) * rot_z(a);
@@ -586,9 +585,42 @@ mod tests {
         body tip { mass = 0.3, frame = hand * translate(vec3(0.2, 0.0, 0.0)) }
         body pend { mass = 0.5, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.01, 0.0, 0.0, 0.0, 0.002), frame = pend * translate(vec3(0.0, 0.0, -0.4)) }
         body pend2 { mass = 0.4, inertia = mat3(0.02, 0.001, 0.0, 0.001, 0.01, 0.0, 0.0, 0.0, 0.003), frame = pend2 * translate(vec3(0.0, 0.0, -0.2)) }
-        body odd { mass = 0.2, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.03), frame = frame(vec3(cos(a), e * e, sin(e)), rot_z(a)) }
-        gravity = vec3(0.0, 0.0, -g);
     ";
+
+    /// [`ARM_TREE`] with weights, and a body placed by an expression that is not a rigid
+    /// motion (with a coordinate `e` of its own).
+    fn arm() -> String {
+        format!(
+            "{ARM_TREE}
+            param g = 9.81;
+            coord e = 0.4;
+            body odd {{ mass = 0.2, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.03), frame = frame(vec3(cos(a), e * e, sin(e)), rot_z(a)) }}
+            gravity = vec3(0.0, 0.0, -g);"
+        )
+    }
+
+    /// A random state of [`ARM_TREE`]'s coordinates and velocities, its quaternion (the
+    /// coordinates 7 to 10) of unit norm.
+    pub(crate) fn random_state(rng: &mut impl RngExt, nq: usize) -> (Vec<f64>, Vec<f64>) {
+        let mut q: Vec<f64> = (0..nq).map(|_| rng.random_range(-1.5..1.5)).collect();
+        let v: Vec<f64> = (0..nq).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let n = (7..11).map(|k| q[k] * q[k]).sum::<f64>().sqrt();
+        (7..11).for_each(|k| q[k] /= n);
+        (q, v)
+    }
+
+    /// The largest error of `x` against `y` relative to `y`'s largest magnitude, asserted to
+    /// be at most `tol`.
+    pub(crate) fn largest_error(x: &[f64], y: &[f64], tol: f64) -> f64 {
+        let scale = y.iter().fold(0.0f64, |s, e| s.max(e.abs()));
+        let mut worst = 0.0f64;
+        for (i, (a, b)) in x.iter().zip(y).enumerate() {
+            let err = (a - b).abs() / scale;
+            assert!(err <= tol, "entry {i}: {a} vs {b}");
+            worst = worst.max(err);
+        }
+        worst
+    }
 
     fn model(items: &str) -> (Model, Arena) {
         let src = format!("mod m {{ {items} }}");
@@ -609,7 +641,7 @@ mod tests {
     /// not one rigid motion with the arm's bodies).
     #[test]
     fn the_tree_finds_the_rigid_joints_and_only_them() {
-        let (m, mut arena) = model(ARM);
+        let (m, mut arena) = model(&arm());
         let nq = m.coords.len();
         let bodies: Vec<_> = m.dynamics.bodies.iter().map(tree_body).collect();
         let zero = arena.constant(0.0);
@@ -617,7 +649,7 @@ mod tests {
         let quats = crate::derive::root::quaternions(&m, &mut arena);
         let tree = composite_mass(&mut arena, &bodies, &quats, &mut mass);
         let rigid: Vec<usize> = (0..nq).filter(|&j| tree.joints[j].is_some()).collect();
-        assert_eq!(rigid, [1, 2, 3, 4, 5, 6, 7, 12]);
+        assert_eq!(rigid, [1, 2, 3, 4, 5, 6, 11, 12]);
         let covered = tree.covered.iter().flatten().filter(|&&c| c).count();
         // The pairs among b, s, u1, u2 (all nested: 16 entries), f1 and f2 each with those
         // four (8 entries) and itself (1), not f1 with f2 (disjoint sets); e with itself; h
@@ -630,7 +662,7 @@ mod tests {
     /// 1e-12 of each one's largest magnitude; the energy too.
     #[test]
     fn composite_mass_equals_the_body_by_body_sum() {
-        let (m, mut arena) = model(ARM);
+        let (m, mut arena) = model(&arm());
         let nq = m.coords.len();
         let tree = equations_of_motion_rooted(&m, &mut arena, true);
         let sum = equations_of_motion_rooted(&m, &mut arena, false);
@@ -643,10 +675,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(37);
         let mut worst = 0.0f64;
         for _ in 0..200 {
-            let mut q: Vec<f64> = (0..nq).map(|_| rng.random_range(-1.5..1.5)).collect();
-            let v: Vec<f64> = (0..nq).map(|_| rng.random_range(-2.0..2.0)).collect();
-            let n = (8..12).map(|k| q[k] * q[k]).sum::<f64>().sqrt();
-            (8..12).for_each(|k| q[k] /= n);
+            let (q, v) = random_state(&mut rng, nq);
             let at = |roots: &[ExprId]| {
                 arena.eval(roots, &|s| match s {
                     Sym::Coord(i) => q[i as usize],
@@ -658,12 +687,7 @@ mod tests {
             let (x, y) = (at(&ta), at(&sa));
             // M, f and the energy, each against its own largest magnitude.
             for block in [0..nq * nq, nq * nq..nq * nq + nq, nq * nq + nq..x.len()] {
-                let scale = y[block.clone()].iter().fold(0.0f64, |s, e| s.max(e.abs()));
-                for i in block {
-                    let err = (x[i] - y[i]).abs() / scale;
-                    assert!(err <= 1e-12, "entry {i}: {} vs {} at q = {q:?}", x[i], y[i]);
-                    worst = worst.max(err);
-                }
+                worst = worst.max(largest_error(&x[block.clone()], &y[block], 1e-12));
             }
         }
         assert!(
