@@ -437,8 +437,8 @@ impl<const NQ: usize, const NC: usize> Terms<NQ, NC> {
         let z = part.solve_dependent::<M, NC>(q, p, t, &self.d).ok()?;
         let dm = &part.d;
         let nz = M::MASS_NONZEROS;
-        let a = dm.tr_mul(&linalg::mass_mul(nz, &self.mass, dm));
-        let b = dm.tr_mul(&(self.f - linalg::mass_mul(nz, &self.mass, &z)));
+        let r = self.f - linalg::mass_mul(nz, &self.mass, &z);
+        let (a, b) = linalg::reduced_system(nz, &self.mass, dm, &part.independent, &r);
         // The projection method's definiteness test and solve.
         let qdd = dm * linalg::definite_solve(&a, &b)? + z;
         linalg::finite(qdd.as_slice()).then_some((qdd, part.path, part.independent))
