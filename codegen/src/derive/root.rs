@@ -808,9 +808,9 @@ pub fn rooted_forces(
     let v0 = [0, 1, 2].map(|i| dot(a, &col(&r0, i), &pdot));
     let qv: Vec<ExprId> = root.quat.iter().map(|&k| a.sym(Sym::Vel(k))).collect();
     let qd2 = dot(a, &qv, &qv);
-    // The bodies the forward recursion covers, and the rates of ω₀ and v₀ they use.
+    // The bodies the forward recursion covers ([`body_motions`]): the root's twist in its
+    // own axes and its rate at q̈ = 0 start it.
     let quats = quaternions(model, a);
-    // The root's twist in its own axes and its rate at q̈ = 0 start the recursion.
     let seed = Motion {
         omega: w0,
         vel: v0,
