@@ -480,8 +480,13 @@ fn a04_lagrange_accelerations_off_the_manifold_agree_between_the_svd_and_the_cha
                 );
                 let scale = 1.0 + svd.qdd.amax();
                 let err = (qdd - svd.qdd).amax();
+                // On the manifold the two solves differ by their own rounding, amplified by
+                // the loop's redundant constraint (rank 4 of 5): measured up to 4.8e-12 of
+                // the scale with the forces differentiated by time and 1.2e-11 with the
+                // forward recursion's (the same forces to rounding, summed in another
+                // order); the defect this test guards against was 6e-3.
                 assert!(
-                    err <= 1e-11 * scale + 100.0 * delta * scale,
+                    err <= 5e-11 * scale + 100.0 * delta * scale,
                     "t = {t}, q[{c}] + {delta:e}: {err:e}"
                 );
                 worst = worst.max(err);
