@@ -44,6 +44,36 @@ impl Arena {
         self.nodes.len()
     }
 
+    /// A mark to return to with [`Arena::rollback`]: the number of nodes stored now.
+    pub fn mark(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Drops every node created since `mark` ([`Arena::mark`]) and the memoised derivatives
+    /// that name one: the arena is again as it was at the mark, so a trial construction
+    /// that is not kept leaves no trace in the ids of what comes after.
+    ///
+    /// ```
+    /// use mechgen_codegen::expr::{Arena, Sym};
+    /// let mut a = Arena::new();
+    /// let x = a.sym(Sym::Coord(0));
+    /// let m = a.mark();
+    /// let s = a.sin(x);
+    /// a.rollback(m);
+    /// assert_eq!(a.len(), m);
+    /// let y = a.sym(Sym::Coord(1));
+    /// assert_eq!(y, s); // the id is free again
+    /// ```
+    pub fn rollback(&mut self, mark: usize) {
+        if mark >= self.nodes.len() {
+            return;
+        }
+        self.nodes.truncate(mark);
+        self.index.retain(|_, id| id.index() < mark);
+        self.diff_memo
+            .retain(|(e, _), d| e.index() < mark && d.index() < mark);
+    }
+
     /// Whether the arena holds no node.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()

@@ -63,7 +63,7 @@ pub mod ellipse {
         ("solve_dependent_chart1", 6),
         ("solve_dependent", 6),
         ("kinematics", 15),
-        ("gamma", 12),
+        ("gamma", 8),
     ];
     /// Runtime parameters of the mechanism.
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -486,9 +486,10 @@ pub mod ellipse {
         let y_dot = qd[1];
         let a = p.a;
         let b_ = p.b;
-        let t0 = -(2.0 * (y_dot * (1.0 / b_ * (y_dot / b_)))
-            + 2.0 * (x_dot * (1.0 / a * (x_dot / a))));
-        out[0] = t0;
+        let t0 = y_dot / b_;
+        let t1 = x_dot / a;
+        let t2 = -(2.0 * (t1 * t1) + 2.0 * (t0 * t0));
+        out[0] = t2;
     }
     /// The mechanism as a type, for the runtime's generic solvers.
     #[derive(Clone, Copy, Debug, Default)]
@@ -855,9 +856,10 @@ pub mod ellipse {
             let y_dot = qd[1];
             let a = p[0];
             let b_ = p[1];
-            let t0 = -(S::from_f64(2.0) * (y_dot * (S::from_f64(1.0) / b_ * (y_dot / b_)))
-                + S::from_f64(2.0) * (x_dot * (S::from_f64(1.0) / a * (x_dot / a))));
-            out[0] = t0;
+            let t0 = y_dot / b_;
+            let t1 = x_dot / a;
+            let t2 = -(S::from_f64(2.0) * (t1 * t1) + S::from_f64(2.0) * (t0 * t0));
+            out[0] = t2;
         }
     }
 }

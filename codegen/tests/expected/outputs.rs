@@ -63,7 +63,7 @@ pub mod arm_on_line {
         ("solve_dependent_chart1", 5),
         ("solve_dependent", 8),
         ("kinematics", 13),
-        ("gamma", 13),
+        ("gamma", 11),
         ("outputs", 9),
         ("output_jacobian", 10),
         ("output_velocity", 15),
@@ -496,10 +496,9 @@ pub mod arm_on_line {
         let th2_dot = qd[1];
         let a1 = p.a1;
         let a2 = p.a2;
-        let t0 = a2 * ((th1 + th2).sin() * (th1_dot + th2_dot));
-        let t1 = th1_dot * (-t0 - a1 * (th1.sin() * th1_dot));
-        let t2 = th2_dot * t0 - t1;
-        out[0] = t2;
+        let t0 = th1_dot + th2_dot;
+        let t1 = a1 * (th1_dot * (th1.sin() * th1_dot)) + a2 * (t0 * ((th1 + th2).sin() * t0));
+        out[0] = t1;
     }
     /// Number of named outputs (scalar components: `output tip = vec2(…)` counts two).
     pub const NO: usize = 3;
@@ -644,10 +643,10 @@ pub mod arm_on_line {
         let t1 = th1 + th2;
         let (t4, t2) = ::mechgen::runtime::sin_cos(t1);
         let t5 = th1_dot + th2_dot;
-        let t6 = -(a1 * (th1_dot * (cos_th1 * th1_dot))) - a2 * (t5 * (t2 * t5));
-        let t7 = -(a1 * (th1_dot * (sin_th1 * th1_dot))) - a2 * (t5 * (t4 * t5));
-        out[0] = t6;
-        out[1] = t7;
+        let t6 = -(a1 * (th1_dot * (sin_th1 * th1_dot))) - a2 * (t5 * (t4 * t5));
+        let t7 = -(a1 * (th1_dot * (cos_th1 * th1_dot))) - a2 * (t5 * (t2 * t5));
+        out[0] = t7;
+        out[1] = t6;
     }
     /// The manipulator Jacobian `∂o/∂u = ∂o/∂q · D` (3 × 1): how the outputs move with the
     /// independent coordinates' velocities `u` (`ȯ = J u` for scleronomic constraints), through the
