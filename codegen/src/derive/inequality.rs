@@ -2,7 +2,7 @@
 //! right-hand side `γ_g` of `J_g q̈ = γ_g` (`g̈ = J_g q̈ − γ_g`), by the same machinery as the
 //! equality constraints'.
 
-use super::{rows_gamma, rows_jacobian, SymMatrix};
+use super::{rows_gamma, rows_jacobian, smaller_gamma, SymMatrix};
 use crate::expr::{Arena, ExprId, Sym};
 use crate::model::Model;
 
@@ -31,7 +31,10 @@ pub fn inequalities(model: &Model, arena: &mut Arena) -> InequalityDerivatives {
     let a = &mut *arena;
     let jacobian = rows_jacobian(a, nq, &rows);
     let jacobian_t: Vec<ExprId> = rows.iter().map(|&e| a.diff(e, Sym::Time)).collect();
-    let gamma = rows_gamma(a, &jacobian, &jacobian_t);
+    let mut gamma = rows_gamma(a, &jacobian, &jacobian_t);
+    if let Some(nested) = smaller_gamma(a, &rows, &gamma) {
+        gamma = nested;
+    }
     let mut tangent_jacobian = SymMatrix::new(nq);
     let mut tangent_t = Vec::new();
     for t in model.inequalities.iter().flat_map(|g| &g.tangents) {

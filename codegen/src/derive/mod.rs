@@ -38,7 +38,8 @@ pub fn kinematics(model: &Model, arena: &mut Arena) -> Kinematics {
     let jacobian = jacobian(model, arena);
     let jacobian_t = jacobian_t(model, arena);
     let mut gamma = gamma(arena, &jacobian, &jacobian_t);
-    if let Some(nested) = nested_gamma(model, arena, &gamma) {
+    let exprs: Vec<ExprId> = model.constraints.iter().map(|c| c.expr).collect();
+    if let Some(nested) = smaller_gamma(arena, &exprs, &gamma) {
         gamma = nested;
     }
     Kinematics {
@@ -157,20 +158,20 @@ pub fn gamma(arena: &mut Arena, jacobian: &SymMatrix, jacobian_t: &[ExprId]) -> 
     rows_gamma(arena, jacobian, jacobian_t)
 }
 
-/// `γ` of the position constraints as minus their second total time derivative with `q̈`
+/// `γ` of position constraints `exprs` (rows `C(q, p, t) = 0`, or inequalities' `g`) as minus their second total time derivative with `q̈`
 /// and `C_t`'s rate held: two forward tangent passes over each constraint `C` along
 /// `(q → q̇, t → 1)` (the first is `w = C_J q̇ + C_t`, the second its rate), equal in value to
-/// [`gamma`]. Returned only where its DAG is smaller than `rows`' (the Jacobian-row form
+/// [`gamma`] (`rows`, their Jacobian-row form). Returned only where its DAG is smaller than `rows`' (the Jacobian-row form
 /// wins where the Jacobian's partials are cheap and shared; the nested tangents where a
 /// constraint is a long chain of rotations — a loop closed far from the root, whose
 /// Jacobian rows each repeat the chain); otherwise the arena is rolled back, so the choice
 /// leaves no trace in what is generated after it.
-fn nested_gamma(model: &Model, arena: &mut Arena, rows: &[ExprId]) -> Option<Vec<ExprId>> {
-    if model.constraints.is_empty() || rows.len() != model.constraints.len() {
+pub fn smaller_gamma(arena: &mut Arena, exprs: &[ExprId], rows: &[ExprId]) -> Option<Vec<ExprId>> {
+    if exprs.is_empty() || rows.len() != exprs.len() {
         return None;
     }
     let mark = arena.mark();
-    let nested = nested_rows(model, arena);
+    let nested = nested_rows(arena, exprs);
     if arena.dag_size(&nested) < arena.dag_size(rows) {
         Some(nested)
     } else {
@@ -179,18 +180,17 @@ fn nested_gamma(model: &Model, arena: &mut Arena, rows: &[ExprId]) -> Option<Vec
     }
 }
 
-/// The nested-tangent form of [`nested_gamma`], always built.
-fn nested_rows(model: &Model, arena: &mut Arena) -> Vec<ExprId> {
+/// The nested-tangent form of [`smaller_gamma`], always built.
+fn nested_rows(arena: &mut Arena, exprs: &[ExprId]) -> Vec<ExprId> {
     let along = |a: &mut Arena, s: Sym| match s {
         Sym::Coord(k) => Some(a.sym(Sym::Vel(k))),
         Sym::Time => Some(a.constant(1.0)),
         _ => None,
     };
-    model
-        .constraints
+    exprs
         .iter()
-        .map(|c| {
-            let w = arena.tangent_with(c.expr, &mut { along });
+        .map(|&c| {
+            let w = arena.tangent_with(c, &mut { along });
             let wd = arena.tangent_with(w, &mut { along });
             arena.neg(wd)
         })
@@ -258,7 +258,8 @@ mod tests {
         let jac = jacobian(&m, a);
         let jt = jacobian_t(&m, a);
         let rows = gamma(a, &jac, &jt);
-        let nested = nested_rows(&m, a);
+        let exprs: Vec<_> = m.constraints.iter().map(|c| c.expr).collect();
+        let nested = nested_rows(a, &exprs);
         assert_eq!(rows.len(), 5);
         let nq = m.coords.len() as u32;
         let mut rng = rand::rngs::StdRng::seed_from_u64(17);
