@@ -120,26 +120,62 @@ pub fn jacobian(model: &Model, arena: &mut Arena) -> SymMatrix {
     rows_jacobian(arena, nq, &rows)
 }
 
-/// The Jacobian (`rows.len() × nq`, sparse) of the expressions `rows`.
-pub fn rows_jacobian(a: &mut crate::expr::Arena, nq: usize, rows: &[ExprId]) -> SymMatrix {
-    let rows = rows.to_vec();
-    let mut m = SymMatrix::new(nq);
-    for e in rows {
-        let coords = a.coords_of(e);
-        let entries: Vec<(usize, ExprId)> = if coords.len() > GRADIENT_ABOVE {
-            // One reverse pass instead of one forward derivative per coordinate.
-            let g = a.gradient(e, &coords);
-            coords.iter().map(|&j| j as usize).zip(g).collect()
+/// The Jacobian (`rows.len() × nq`, sparse) of the expressions `rows`: forward partial
+/// derivatives ([`Arena::diff`], sharing the partials the rest of the model takes), or for
+/// a row over more than [`GRADIENT_ABOVE`] coordinates one reverse pass
+/// ([`Arena::gradient`]). Where the forward partials come out at more than
+/// [`REVERSE_TRIAL_ABOVE`] times the rows' own size — loops closed through long chains of
+/// rotations, whose partials each repeat the chain — the reverse pass is tried for every row
+/// as well, and kept where its DAG is smaller (otherwise the arena is rolled back, and the
+/// trial leaves no trace in what is generated after it).
+pub fn rows_jacobian(a: &mut Arena, nq: usize, rows: &[ExprId]) -> SymMatrix {
+    let coords: Vec<Vec<u32>> = rows.iter().map(|&e| a.coords_of(e)).collect();
+    let reverse = |a: &mut Arena, e: ExprId, c: &[u32]| -> Vec<(usize, ExprId)> {
+        let g = a.gradient(e, c);
+        c.iter().map(|&j| j as usize).zip(g).collect()
+    };
+    let mut entries: Vec<Vec<(usize, ExprId)>> = rows
+        .iter()
+        .zip(&coords)
+        .map(|(&e, c)| {
+            if c.len() > GRADIENT_ABOVE {
+                reverse(a, e, c)
+            } else {
+                c.iter()
+                    .map(|&j| (j as usize, a.diff(e, Sym::Coord(j))))
+                    .collect()
+            }
+        })
+        .collect();
+    let roots = |entries: &[Vec<(usize, ExprId)>]| -> Vec<ExprId> {
+        entries.iter().flatten().map(|&(_, e)| e).collect()
+    };
+    let forward: Vec<usize> = (0..rows.len())
+        .filter(|&i| !coords[i].is_empty() && coords[i].len() <= GRADIENT_ABOVE)
+        .collect();
+    let size = a.dag_size(&roots(&entries));
+    if !forward.is_empty() && size > REVERSE_TRIAL_ABOVE * a.dag_size(rows) {
+        let mark = a.mark();
+        let mut trial = entries.clone();
+        for &i in &forward {
+            trial[i] = reverse(a, rows[i], &coords[i]);
+        }
+        if a.dag_size(&roots(&trial)) < size {
+            entries = trial;
         } else {
-            coords
-                .iter()
-                .map(|&j| (j as usize, a.diff(e, Sym::Coord(j))))
-                .collect()
-        };
-        m.push_row(a, entries);
+            a.rollback(mark);
+        }
+    }
+    let mut m = SymMatrix::new(nq);
+    for row in entries {
+        m.push_row(a, row);
     }
     m
 }
+
+/// How many times the rows' own DAG the forward partials may reach before
+/// [`rows_jacobian`] tries the reverse pass.
+pub const REVERSE_TRIAL_ABOVE: usize = 3;
 
 /// The partial time derivative `C_t` (`NC` entries), as DAG roots.
 pub fn jacobian_t(model: &Model, arena: &mut Arena) -> Vec<ExprId> {
@@ -229,7 +265,7 @@ pub fn rows_gamma(
 
 #[cfg(test)]
 mod tests {
-    use super::{gamma, jacobian, jacobian_t, kinematics, nested_rows};
+    use super::{gamma, jacobian, jacobian_t, kinematics, nested_rows, rows_jacobian};
     use crate::derive::tree::tests::{largest_error, random_state, ARM_TREE};
     use crate::expr::{Arena, Sym};
     use crate::model::{lower, Model};
@@ -300,5 +336,71 @@ mod tests {
         assert_eq!(kin.gamma, rows);
         assert_eq!(with_trial.len(), without.len());
         assert_eq!(with_trial.nodes(), without.nodes());
+    }
+
+    /// A loop closed through a chain of eight tilted revolute joints: the forward partials
+    /// repeat the chain per coordinate, so `rows_jacobian` takes the reverse pass (a smaller
+    /// DAG), whose entries equal the forward ones at 200 random states to 1e-12 of the
+    /// largest; a short chain keeps its forward partials.
+    #[test]
+    fn long_chains_take_the_reverse_pass_with_equal_entries() {
+        let mut items = String::from("let f0 = translate(vec3(0.0, 0.0, 0.0));");
+        for k in 1..=8 {
+            let axis = ["rot_x", "rot_y", "rot_z"][k % 3];
+            items += &format!(
+                "coord a{k} = 0.{k}; let f{k} = f{} * {axis}(a{k}) * translate(vec3(0.3, 0.1, 0.0{k}));",
+                k - 1
+            );
+        }
+        items += "constraint f8.point(vec3(0.1, 0.0, 0.0)) == vec3(0.5, 0.4, 0.3);";
+        let (m, mut arena) = model(&items);
+        let a = &mut arena;
+        let exprs: Vec<_> = m.constraints.iter().map(|c| c.expr).collect();
+        let chosen = rows_jacobian(a, 8, &exprs);
+        let forward: Vec<Vec<(usize, crate::expr::ExprId)>> = exprs
+            .iter()
+            .map(|&e| {
+                a.coords_of(e)
+                    .into_iter()
+                    .map(|j| (j as usize, a.diff(e, Sym::Coord(j))))
+                    .collect()
+            })
+            .collect();
+        let roots = |rows: &[Vec<(usize, crate::expr::ExprId)>]| -> Vec<crate::expr::ExprId> {
+            rows.iter().flatten().map(|&(_, e)| e).collect()
+        };
+        let chosen_rows: Vec<Vec<(usize, crate::expr::ExprId)>> =
+            chosen.rows().map(|r| r.to_vec()).collect();
+        let (c, f) = (
+            a.dag_size(&roots(&chosen_rows)),
+            a.dag_size(&roots(&forward)),
+        );
+        assert!(2 * c < f, "reverse {c} nodes, forward {f}");
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for _ in 0..200 {
+            let q: Vec<f64> = (0..8).map(|_| rng.random_range(-3.0..3.0)).collect();
+            let at = |s: Sym| match s {
+                Sym::Coord(k) => q[k as usize],
+                _ => 0.0,
+            };
+            for (x, y) in chosen_rows.iter().zip(&forward) {
+                assert_eq!(
+                    x.iter().map(|e| e.0).collect::<Vec<_>>(),
+                    y.iter().map(|e| e.0).collect::<Vec<_>>()
+                );
+                let xv = a.eval(&roots(std::slice::from_ref(x)), &at);
+                let yv = a.eval(&roots(std::slice::from_ref(y)), &at);
+                largest_error(&xv, &yv, 1e-12);
+            }
+        }
+        // The circle's partials (2x, 2y) are no larger than the row: no trial.
+        let (m, mut small) =
+            model("coord x = 1.0; coord y = 0.0; constraint x * x + y * y == 1.0;");
+        let exprs: Vec<_> = m.constraints.iter().map(|c| c.expr).collect();
+        let before = small.len();
+        let j = rows_jacobian(&mut small, 2, &exprs);
+        let two_x = small.diff(exprs[0], Sym::Coord(0));
+        assert_eq!(j.rows().next().map(|r| r[0].1), Some(two_x));
+        assert!(small.len() >= before);
     }
 }
