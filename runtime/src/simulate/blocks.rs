@@ -144,13 +144,7 @@ mod tests {
     /// product of the blocks' determinants.
     #[test]
     fn blocks_of_shuffled_block_triangular_patterns_multiply_to_the_determinant() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = crate::trig::tests::xorshift(0x9e37_79b9_7f4a_7c15);
         for trial in 0..200 {
             let sizes: Vec<usize> = (0..1 + rnd() % 6)
                 .map(|_| 1 + (rnd() % 4) as usize)
