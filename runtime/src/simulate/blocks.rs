@@ -157,7 +157,8 @@ mod tests {
             // Lower block-triangular: dense diagonal blocks, sparse below.
             let a = DMatrix::<f64>::from_fn(n, n, |i, k| {
                 let r = rnd();
-                let keep = block_of[i] == block_of[k] || (block_of[i] > block_of[k] && r % 3 == 0);
+                let keep = block_of[i] == block_of[k]
+                    || (block_of[i] > block_of[k] && r.is_multiple_of(3));
                 if keep {
                     (r % 1000) as f64 / 250.0 - 2.0 + 0.001
                 } else {
