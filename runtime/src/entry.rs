@@ -264,13 +264,13 @@ pub fn simulate<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
+    let runner = Runner {
+        p,
+        start,
+        t_end,
+        opts,
+    };
     if opts.route == Route::Auto {
-        let runner = Runner {
-            p,
-            start,
-            t_end,
-            opts,
-        };
         if let Some(run) = M::event_route(runner) {
             return run;
         }
@@ -289,29 +289,26 @@ where
     }
     let fixed_step = matches!(opts.sim.integrator, Integrator::Rk4(_))
         || (opts.route == Route::Ali3p && opts.ali3p_fixed_step);
-    let first = one_run::<M, NQ, NC, DOF>(p, start, t_end, &grid, opts)?;
+    let first = one_run::<M, NQ, NC, DOF>(runner, &grid)?;
     let max_runs = match opts.accuracy {
         _ if fixed_step => return Ok(first),
         Accuracy::Local => return Ok(first),
         Accuracy::Estimate => 2,
         Accuracy::Control { max_runs } => max_runs.max(2),
     };
-    Ok(control::<M, NQ, NC, DOF>(
-        p, start, t_end, &grid, opts, first, max_runs,
-    ))
+    Ok(control::<M, NQ, NC, DOF>(runner, &grid, first, max_runs))
 }
 
-/// One simulation at the options' tolerances.
+/// One simulation of `run` at its options' tolerances: by the route it names, or for
+/// [`Route::Auto`] by the projection method with hand-overs of the stretches it cannot pass.
 fn one_run<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
+    run: Runner<'_, M::Params, NQ>,
     grid: &[f64],
-    opts: &Options,
 ) -> Result<Simulation<NQ, NC>, SimError>
 where
     M: Dynamics<NQ, NC, DOF>,
 {
+    let (p, start, t_end, opts) = (run.p, run.start, run.t_end, run.opts);
     if opts.route != Route::Auto {
         let trajectory = run_route::<M, NQ, NC, DOF>(opts.route, p, start, t_end, grid, opts)?;
         return Ok(Simulation {
@@ -326,7 +323,109 @@ where
             events: Vec::new(),
         });
     }
-    auto::<M, NQ, NC, DOF>(p, start, t_end, grid, opts)
+    // `Route::Auto`: the projection method, with hand-overs of the stretches it cannot
+    // pass.
+    let mut joined = Joined {
+        traj: Trajectory {
+            t: Vec::new(),
+            q: Vec::new(),
+            qd: Vec::new(),
+            lambda: opts.multipliers.then(Vec::new),
+            stats: SimStats::default(),
+            switch_times: Vec::new(),
+            rank_drop_times: Vec::new(),
+        },
+        energy0: None,
+    };
+    let mut stretches = Vec::new();
+    let mut state = *start;
+    let mut handovers = 0;
+    // The hand-over window grows while the projection method keeps failing soon after.
+    let span = t_end - start.t;
+    let mut window = span / 100.0;
+    while state.t < t_end {
+        let err = match run_route::<M, NQ, NC, DOF>(Route::Projection, p, &state, t_end, grid, opts)
+        {
+            Ok(part) => {
+                stretches.push(Stretch {
+                    t0: state.t,
+                    t1: t_end,
+                    route: Route::Projection,
+                    reason: None,
+                });
+                joined.push::<M, DOF>(part, grid, p);
+                break;
+            }
+            Err(e) => e,
+        };
+        let Some(tf) = failure_time(&err) else {
+            return Err(err);
+        };
+        if handovers >= opts.max_handovers {
+            return Err(err);
+        }
+        handovers += 1;
+        // The projection method again up to just before the failure, for the state there.
+        let tc = if tf.is_finite() && tf > state.t {
+            state.t + 0.98 * (tf - state.t)
+        } else {
+            state.t
+        };
+        if tc > state.t && (tc - state.t) > 1e-12 * span.max(1.0) {
+            if let Ok(part) =
+                run_route::<M, NQ, NC, DOF>(Route::Projection, p, &state, tc, grid, opts)
+            {
+                if let Some(s) = last_state(&part) {
+                    stretches.push(Stretch {
+                        t0: state.t,
+                        t1: s.t,
+                        route: Route::Projection,
+                        reason: None,
+                    });
+                    joined.push::<M, DOF>(part, grid, p);
+                    state = s;
+                }
+            }
+        }
+        // The stretch past the failure by the Lagrange route, else by ALI3-P.
+        let past = if tf.is_finite() {
+            tf.max(state.t)
+        } else {
+            state.t
+        };
+        let t_next = (past + window).min(t_end);
+        window *= 2.0;
+        let reason = err.to_string();
+        let mut last_err = err;
+        let mut passed = false;
+        for route in [Route::Lagrange, Route::Ali3p] {
+            match run_route::<M, NQ, NC, DOF>(route, p, &state, t_next, grid, opts) {
+                Ok(part) => {
+                    let Some(s) = last_state(&part) else { break };
+                    stretches.push(Stretch {
+                        t0: state.t,
+                        t1: s.t,
+                        route,
+                        reason: Some(reason.clone()),
+                    });
+                    joined.push::<M, DOF>(part, grid, p);
+                    state = s;
+                    passed = true;
+                    break;
+                }
+                Err(e) => last_err = e,
+            }
+        }
+        if !passed {
+            return Err(last_err);
+        }
+    }
+    Ok(Simulation {
+        trajectory: joined.traj,
+        stretches,
+        global_error: None,
+        events: Vec::new(),
+    })
 }
 
 /// The output times strictly inside `(a, b)` of the full grid.
@@ -488,119 +587,5 @@ fn last_state<const NQ: usize, const NC: usize>(t: &Trajectory<NQ, NC>) -> Optio
         t: *t.t.last()?,
         q: *t.q.last()?,
         qd: *t.qd.last()?,
-    })
-}
-
-/// [`Route::Auto`]: the projection method, with hand-overs of the stretches it cannot pass.
-fn auto<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
-    grid: &[f64],
-    opts: &Options,
-) -> Result<Simulation<NQ, NC>, SimError>
-where
-    M: Dynamics<NQ, NC, DOF>,
-{
-    let mut joined = Joined {
-        traj: Trajectory {
-            t: Vec::new(),
-            q: Vec::new(),
-            qd: Vec::new(),
-            lambda: opts.multipliers.then(Vec::new),
-            stats: SimStats::default(),
-            switch_times: Vec::new(),
-            rank_drop_times: Vec::new(),
-        },
-        energy0: None,
-    };
-    let mut stretches = Vec::new();
-    let mut state = *start;
-    let mut handovers = 0;
-    // The hand-over window grows while the projection method keeps failing soon after.
-    let span = t_end - start.t;
-    let mut window = span / 100.0;
-    while state.t < t_end {
-        let err = match run_route::<M, NQ, NC, DOF>(Route::Projection, p, &state, t_end, grid, opts)
-        {
-            Ok(part) => {
-                stretches.push(Stretch {
-                    t0: state.t,
-                    t1: t_end,
-                    route: Route::Projection,
-                    reason: None,
-                });
-                joined.push::<M, DOF>(part, grid, p);
-                break;
-            }
-            Err(e) => e,
-        };
-        let Some(tf) = failure_time(&err) else {
-            return Err(err);
-        };
-        if handovers >= opts.max_handovers {
-            return Err(err);
-        }
-        handovers += 1;
-        // The projection method again up to just before the failure, for the state there.
-        let tc = if tf.is_finite() && tf > state.t {
-            state.t + 0.98 * (tf - state.t)
-        } else {
-            state.t
-        };
-        if tc > state.t && (tc - state.t) > 1e-12 * span.max(1.0) {
-            if let Ok(part) =
-                run_route::<M, NQ, NC, DOF>(Route::Projection, p, &state, tc, grid, opts)
-            {
-                if let Some(s) = last_state(&part) {
-                    stretches.push(Stretch {
-                        t0: state.t,
-                        t1: s.t,
-                        route: Route::Projection,
-                        reason: None,
-                    });
-                    joined.push::<M, DOF>(part, grid, p);
-                    state = s;
-                }
-            }
-        }
-        // The stretch past the failure by the Lagrange route, else by ALI3-P.
-        let past = if tf.is_finite() {
-            tf.max(state.t)
-        } else {
-            state.t
-        };
-        let t_next = (past + window).min(t_end);
-        window *= 2.0;
-        let reason = err.to_string();
-        let mut last_err = err;
-        let mut passed = false;
-        for route in [Route::Lagrange, Route::Ali3p] {
-            match run_route::<M, NQ, NC, DOF>(route, p, &state, t_next, grid, opts) {
-                Ok(part) => {
-                    let Some(s) = last_state(&part) else { break };
-                    stretches.push(Stretch {
-                        t0: state.t,
-                        t1: s.t,
-                        route,
-                        reason: Some(reason.clone()),
-                    });
-                    joined.push::<M, DOF>(part, grid, p);
-                    state = s;
-                    passed = true;
-                    break;
-                }
-                Err(e) => last_err = e,
-            }
-        }
-        if !passed {
-            return Err(last_err);
-        }
-    }
-    Ok(Simulation {
-        trajectory: joined.traj,
-        stretches,
-        global_error: None,
-        events: Vec::new(),
     })
 }

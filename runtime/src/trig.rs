@@ -228,15 +228,21 @@ fn more_steps(ax: f64, f: f64, mut r: f64) -> (f64, f64, f64) {
 pub(crate) mod tests {
     use super::sin_cos;
 
-    /// Uniform numbers in `[0, 1)` from a xorshift generator seeded with `seed` (nonzero):
-    /// deterministic test inputs.
-    pub(crate) fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+    /// The states of a xorshift generator seeded with `seed` (nonzero): deterministic test
+    /// inputs.
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
         move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
+            seed
         }
+    }
+
+    /// Uniform numbers in `[0, 1)` from [`xorshift`] seeded with `seed` (its top 53 bits).
+    pub(crate) fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut next = xorshift(seed);
+        move || (next() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Distance in units in the last place.

@@ -363,7 +363,15 @@ where
                     } else {
                         w[0] + (s + 1) as f64 * h
                     };
-                    match step::<M, NQ, NC, DOF>(&state, p, t, h, alpha, opts, &mut run)? {
+                    let a = Attempt {
+                        s: &state,
+                        p,
+                        t,
+                        h,
+                        alpha,
+                        opts,
+                    };
+                    match step::<M, NQ, NC, DOF>(&a, &mut run)? {
                         Outcome::Converged { next, .. } => state = next,
                         Outcome::Failed { diverged } => {
                             return Err(no_convergence(t, diverged, opts, false));
@@ -395,8 +403,15 @@ where
                     };
                     let clipped = h < want;
                     let tn = if last { w[1] } else { t + h };
-                    let outcome =
-                        step::<M, NQ, NC, DOF>(&state, p, tn, h, alpha_of(h), opts, &mut run)?;
+                    let a = Attempt {
+                        s: &state,
+                        p,
+                        t: tn,
+                        h,
+                        alpha: alpha_of(h),
+                        opts,
+                    };
+                    let outcome = step::<M, NQ, NC, DOF>(&a, &mut run)?;
                     let next = match outcome {
                         Outcome::Converged { next } => next,
                         Outcome::Failed { diverged } => {

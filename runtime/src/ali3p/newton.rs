@@ -383,14 +383,8 @@ pub(super) fn step_hint(opts: &Ali3pOptions, diverged: bool, at_h_min: bool) -> 
 /// With force derivatives kept from earlier steps ([`Ali3pOptions::tangent_reuse`]), a
 /// failed iteration or one that needed more than two iterations drops them; a failed one is
 /// retried at once with fresh derivatives.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn step<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    s: &State<NQ, NC>,
-    p: &M::Params,
-    t: f64,
-    h: f64,
-    alpha: f64,
-    opts: &Ali3pOptions,
+    a: &Attempt<'_, M::Params, NQ, NC>,
     run: &mut Run<NQ>,
 ) -> Result<Outcome<NQ, NC>, SimError>
 where
@@ -398,174 +392,186 @@ where
 {
     let before = run.newton;
     let kept = run.tangent.as_ref().is_some_and(|(_, _, age)| *age > 0);
-    let out = step_once::<M, NQ, NC, DOF>(s, p, t, h, alpha, opts, run)?;
+    let out = a.once::<M, DOF>(run)?;
     let failed = matches!(out, Outcome::Failed { .. });
     if failed || run.newton - before > 2 {
         run.tangent = None;
     }
-    if failed && kept && opts.tangent == Tangent::FiniteDifferences {
-        return step_once::<M, NQ, NC, DOF>(s, p, t, h, alpha, opts, run);
+    if failed && kept && a.opts.tangent == Tangent::FiniteDifferences {
+        return a.once::<M, DOF>(run);
     }
     Ok(out)
 }
 
-/// One attempt of [`step`].
-#[allow(clippy::too_many_arguments)]
-pub(super) fn step_once<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    s: &State<NQ, NC>,
-    p: &M::Params,
-    t: f64,
-    h: f64,
-    alpha: f64,
-    opts: &Ali3pOptions,
-    run: &mut Run<NQ>,
-) -> Result<Outcome<NQ, NC>, SimError>
-where
-    M: Dynamics<NQ, NC, DOF>,
-{
-    let (q, qd, qdd) = (s.q, s.qd, s.qdd);
-    let mut lambda = s.lambda;
-    let (h2, hh4) = (2.0 / h, 0.25 * h * h);
-    let vhat = -(q * h2 + qd);
-    let ahat = -(q * (4.0 / (h * h)) + qd * (4.0 / h) + qdd);
-    // Predictor.
-    let mut x = q + qd * h + qdd * (0.5 * h * h);
-    let wf = match opts.tangent {
-        Tangent::FiniteDifferences => {
-            let reuse = opts.tangent_reuse.max(1);
-            if run.tangent.as_ref().is_none_or(|(_, _, age)| *age >= reuse) {
-                let v = x * h2 + vhat;
-                let (kq, cv) = force_derivatives::<M, NQ, NC, DOF>(&x, &v, p, t, &mut run.calls)?;
-                run.tangent = Some((kq, cv, 0));
-            }
-            match run.tangent.as_mut() {
-                Some((kq, cv, age)) => {
-                    *age += 1;
-                    *kq * hh4 + *cv * (0.5 * h)
+/// A step to take: from `s` to the time `t`, of size `h`, with the penalty `alpha`.
+pub(super) struct Attempt<'a, P, const NQ: usize, const NC: usize> {
+    pub(super) s: &'a State<NQ, NC>,
+    pub(super) p: &'a P,
+    pub(super) t: f64,
+    pub(super) h: f64,
+    pub(super) alpha: f64,
+    pub(super) opts: &'a Ali3pOptions,
+}
+
+impl<P, const NQ: usize, const NC: usize> Attempt<'_, P, NQ, NC> {
+    /// One attempt of [`step`].
+    fn once<M, const DOF: usize>(&self, run: &mut Run<NQ>) -> Result<Outcome<NQ, NC>, SimError>
+    where
+        M: Dynamics<NQ, NC, DOF, Params = P>,
+    {
+        let &Attempt {
+            s,
+            p,
+            t,
+            h,
+            alpha,
+            opts,
+        } = self;
+        let (q, qd, qdd) = (s.q, s.qd, s.qdd);
+        let mut lambda = s.lambda;
+        let (h2, hh4) = (2.0 / h, 0.25 * h * h);
+        let vhat = -(q * h2 + qd);
+        let ahat = -(q * (4.0 / (h * h)) + qd * (4.0 / h) + qdd);
+        // Predictor.
+        let mut x = q + qd * h + qdd * (0.5 * h * h);
+        let wf = match opts.tangent {
+            Tangent::FiniteDifferences => {
+                let reuse = opts.tangent_reuse.max(1);
+                if run.tangent.as_ref().is_none_or(|(_, _, age)| *age >= reuse) {
+                    let v = x * h2 + vhat;
+                    let (kq, cv) =
+                        force_derivatives::<M, NQ, NC, DOF>(&x, &v, p, t, &mut run.calls)?;
+                    run.tangent = Some((kq, cv, 0));
                 }
-                None => SMatrix::<f64, NQ, NQ>::zeros(),
+                match run.tangent.as_mut() {
+                    Some((kq, cv, age)) => {
+                        *age += 1;
+                        *kq * hh4 + *cv * (0.5 * h)
+                    }
+                    None => SMatrix::<f64, NQ, NQ>::zeros(),
+                }
             }
-        }
-        Tangent::MassOnly => SMatrix::<f64, NQ, NQ>::zeros(),
-    };
-    #[allow(clippy::type_complexity)]
-    let mut last: Option<(
-        SMatrix<f64, NQ, NQ>,
-        SMatrix<f64, NC, NQ>,
-        SMatrix<f64, NQ, NQ>,
-    )> = None;
-    let mut prev_dx = f64::INFINITY;
-    let mut growing = 0usize;
-    // Modified Newton: the tangent's factorisation is kept while the iteration contracts
-    // well (ratio of successive corrections ≤ REFACTOR_RATIO), and refreshed otherwise. An
-    // iterate from a fresh factorisation stops on its correction (as full Newton), one from
-    // a kept one on the estimated remaining error θ/(1 − θ)·‖Δq‖ of a linear iteration.
-    let mut fac: Option<Factor<NQ>> = None;
-    for it in 0..opts.max_iterations {
-        run.newton += 1;
-        // After the first correction, a non-finite value is a symptom of divergence.
-        let eval = || -> Result<_, SimError> {
-            let v = x * h2 + vhat;
-            let a = x * (4.0 / (h * h)) + ahat;
-            let m = M::mass_matrix(&x, p, t);
-            check_finite::<M, NQ, NC, DOF>("mass matrix", t, m.as_slice())?;
-            let c = M::residual(&x, p, t);
-            check_finite::<M, NQ, NC, DOF>("constraint residual", t, c.as_slice())?;
-            let j = M::jacobian(&x, p, t);
-            check_finite::<M, NQ, NC, DOF>("constraint Jacobian", t, j.as_slice())?;
-            Ok((v, a, m, c, j))
+            Tangent::MassOnly => SMatrix::<f64, NQ, NQ>::zeros(),
         };
-        let (v, a, m, c, j) = match eval() {
-            Ok(e) => e,
-            Err(_) if it > 0 => return Ok(Outcome::Failed { diverged: true }),
-            Err(e) => return Err(e),
-        };
-        if it > 0 {
-            lambda += c * alpha;
-        }
-        let f = match forces::<M, NQ, NC, DOF>(&x, &v, p, t, &mut run.calls) {
-            Ok(f) => f,
-            Err(_) if it > 0 => return Ok(Outcome::Failed { diverged: true }),
-            Err(e) => return Err(e),
-        };
-        let r = (m * a + j.transpose() * (c * alpha + lambda) - f) * hh4;
-        let jtj = gram(&j);
-        let fresh = fac.is_none();
-        if fresh {
-            let tm = m + wf + jtj * (alpha * hh4);
-            fac = Some(Factor::new(&tm).ok_or(SimError::SingularLeadingMatrix { t })?);
-        }
-        let Some(dx) = fac.as_ref().and_then(|f| f.solve(&(-r))) else {
+        #[allow(clippy::type_complexity)]
+        let mut last: Option<(
+            SMatrix<f64, NQ, NQ>,
+            SMatrix<f64, NC, NQ>,
+            SMatrix<f64, NQ, NQ>,
+        )> = None;
+        let mut prev_dx = f64::INFINITY;
+        let mut growing = 0usize;
+        // Modified Newton: the tangent's factorisation is kept while the iteration contracts
+        // well (ratio of successive corrections ≤ REFACTOR_RATIO), and refreshed otherwise. An
+        // iterate from a fresh factorisation stops on its correction (as full Newton), one from
+        // a kept one on the estimated remaining error θ/(1 − θ)·‖Δq‖ of a linear iteration.
+        let mut fac: Option<Factor<NQ>> = None;
+        for it in 0..opts.max_iterations {
+            run.newton += 1;
+            // After the first correction, a non-finite value is a symptom of divergence.
+            let eval = || -> Result<_, SimError> {
+                let v = x * h2 + vhat;
+                let a = x * (4.0 / (h * h)) + ahat;
+                let m = M::mass_matrix(&x, p, t);
+                check_finite::<M, NQ, NC, DOF>("mass matrix", t, m.as_slice())?;
+                let c = M::residual(&x, p, t);
+                check_finite::<M, NQ, NC, DOF>("constraint residual", t, c.as_slice())?;
+                let j = M::jacobian(&x, p, t);
+                check_finite::<M, NQ, NC, DOF>("constraint Jacobian", t, j.as_slice())?;
+                Ok((v, a, m, c, j))
+            };
+            let (v, a, m, c, j) = match eval() {
+                Ok(e) => e,
+                Err(_) if it > 0 => return Ok(Outcome::Failed { diverged: true }),
+                Err(e) => return Err(e),
+            };
             if it > 0 {
-                return Ok(Outcome::Failed { diverged: true });
+                lambda += c * alpha;
             }
-            return Err(non_finite::<M, NQ, NC, DOF>("Newton correction", t, &[]));
-        };
-        x += dx;
-        let dn = dx.norm();
-        // With a kept factorisation the iteration converges linearly with the ratio θ:
-        // the remaining error is about θ/(1 − θ) times the last correction.
-        let theta = if prev_dx.is_finite() && prev_dx > 0.0 {
-            dn / prev_dx
-        } else {
-            0.0
-        };
-        let remaining = if fresh {
-            dn
-        } else if theta < 1.0 {
-            dn.max(dn * theta / (1.0 - theta))
-        } else {
-            f64::INFINITY
-        };
-        if remaining <= newton_limit(opts, h, &qd, x.norm()) {
-            last = Some((m, j, jtj));
-            break;
-        }
-        if it > 0 && theta > REFACTOR_RATIO {
-            fac = None;
-        }
-        if dn > prev_dx {
-            growing += 1;
-            if dn > 4.0 * prev_dx || growing >= 3 {
-                return Ok(Outcome::Failed { diverged: true });
+            let f = match forces::<M, NQ, NC, DOF>(&x, &v, p, t, &mut run.calls) {
+                Ok(f) => f,
+                Err(_) if it > 0 => return Ok(Outcome::Failed { diverged: true }),
+                Err(e) => return Err(e),
+            };
+            let r = (m * a + j.transpose() * (c * alpha + lambda) - f) * hh4;
+            let jtj = gram(&j);
+            let fresh = fac.is_none();
+            if fresh {
+                let tm = m + wf + jtj * (alpha * hh4);
+                fac = Some(Factor::new(&tm).ok_or(SimError::SingularLeadingMatrix { t })?);
             }
-        } else {
-            growing = 0;
+            let Some(dx) = fac.as_ref().and_then(|f| f.solve(&(-r))) else {
+                if it > 0 {
+                    return Ok(Outcome::Failed { diverged: true });
+                }
+                return Err(non_finite::<M, NQ, NC, DOF>("Newton correction", t, &[]));
+            };
+            x += dx;
+            let dn = dx.norm();
+            // With a kept factorisation the iteration converges linearly with the ratio θ:
+            // the remaining error is about θ/(1 − θ) times the last correction.
+            let theta = if prev_dx.is_finite() && prev_dx > 0.0 {
+                dn / prev_dx
+            } else {
+                0.0
+            };
+            let remaining = if fresh {
+                dn
+            } else if theta < 1.0 {
+                dn.max(dn * theta / (1.0 - theta))
+            } else {
+                f64::INFINITY
+            };
+            if remaining <= newton_limit(opts, h, &qd, x.norm()) {
+                last = Some((m, j, jtj));
+                break;
+            }
+            if it > 0 && theta > REFACTOR_RATIO {
+                fac = None;
+            }
+            if dn > prev_dx {
+                growing += 1;
+                if dn > 4.0 * prev_dx || growing >= 3 {
+                    return Ok(Outcome::Failed { diverged: true });
+                }
+            } else {
+                growing = 0;
+            }
+            prev_dx = dn;
         }
-        prev_dx = dn;
+        let Some((m0, j0, jtj0)) = last else {
+            return Ok(Outcome::Failed { diverged: false });
+        };
+        if !crate::linalg::finite(x.as_slice()) {
+            return Ok(Outcome::Failed { diverged: true });
+        }
+        let c = M::residual(&x, p, t);
+        lambda += c * alpha;
+        // Mass-orthogonal projections with `P = M + (h²/4) C_Jᵀ α C_J` (symmetric positive
+        // definite; `M`, `C_J` of the last iteration, one correction of size ≤ tol away).
+        // Without constraints they are the identity.
+        let vstar = x * h2 + vhat;
+        let astar = x * (4.0 / (h * h)) + ahat;
+        let ct = M::jacobian_t(&x, p, t);
+        let pm = m0 + jtj0 * (alpha * hh4);
+        let fac = Factor::new(&pm).ok_or(SimError::SingularLeadingMatrix { t })?;
+        let v = fac
+            .solve(&(m0 * vstar - j0.transpose() * ct * (alpha * hh4)))
+            .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("velocities", t, vstar.as_slice()))?;
+        let g = M::gamma(&x, &v, p, t);
+        check_finite::<M, NQ, NC, DOF>("gamma", t, g.as_slice())?;
+        let a = fac
+            .solve(&(m0 * astar + j0.transpose() * g * (alpha * hh4)))
+            .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice()))?;
+        run.acc.defects.max_velocity_correction =
+            max_nan(run.acc.defects.max_velocity_correction, (v - vstar).amax());
+        Ok(Outcome::Converged {
+            next: State {
+                q: x,
+                qd: v,
+                qdd: a,
+                lambda,
+            },
+        })
     }
-    let Some((m0, j0, jtj0)) = last else {
-        return Ok(Outcome::Failed { diverged: false });
-    };
-    if !crate::linalg::finite(x.as_slice()) {
-        return Ok(Outcome::Failed { diverged: true });
-    }
-    let c = M::residual(&x, p, t);
-    lambda += c * alpha;
-    // Mass-orthogonal projections with `P = M + (h²/4) C_Jᵀ α C_J` (symmetric positive
-    // definite; `M`, `C_J` of the last iteration, one correction of size ≤ tol away).
-    // Without constraints they are the identity.
-    let vstar = x * h2 + vhat;
-    let astar = x * (4.0 / (h * h)) + ahat;
-    let ct = M::jacobian_t(&x, p, t);
-    let pm = m0 + jtj0 * (alpha * hh4);
-    let fac = Factor::new(&pm).ok_or(SimError::SingularLeadingMatrix { t })?;
-    let v = fac
-        .solve(&(m0 * vstar - j0.transpose() * ct * (alpha * hh4)))
-        .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("velocities", t, vstar.as_slice()))?;
-    let g = M::gamma(&x, &v, p, t);
-    check_finite::<M, NQ, NC, DOF>("gamma", t, g.as_slice())?;
-    let a = fac
-        .solve(&(m0 * astar + j0.transpose() * g * (alpha * hh4)))
-        .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice()))?;
-    run.acc.defects.max_velocity_correction =
-        max_nan(run.acc.defects.max_velocity_correction, (v - vstar).amax());
-    Ok(Outcome::Converged {
-        next: State {
-            q: x,
-            qd: v,
-            qdd: a,
-            lambda,
-        },
-    })
 }

@@ -1,6 +1,6 @@
 //! The global-error control of [`super::simulate`]: [`Accuracy`], [`GlobalError`].
 
-use super::{one_run, Options, Simulation, State};
+use super::{one_run, Options, Runner, Simulation};
 use crate::mechanism::Dynamics;
 use crate::simulate::Trajectory;
 
@@ -92,19 +92,16 @@ pub struct GlobalError {
 /// not at least halved by a tighter run (the error does not follow the tolerance: e.g. it is
 /// made where a rank drop is passed); it returns the run with the smallest estimate. A
 /// request at the smallest tolerance already is estimated by a run at ten times it.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn control<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
+    runner: Runner<'_, M::Params, NQ>,
     grid: &[f64],
-    opts: &Options,
     first: Simulation<NQ, NC>,
     max_runs: usize,
 ) -> Simulation<NQ, NC>
 where
     M: Dynamics<NQ, NC, DOF>,
 {
+    let opts = runner.opts;
     let floor = Accuracy::MIN_LOCAL_RTOL.min(opts.rtol);
     let with_tol = |tau: f64| Options {
         rtol: tau,
@@ -119,20 +116,25 @@ where
     let (mut sim, local_rtol, (ratio, max_abs)) = if opts.rtol / 10.0 < floor * 0.5 {
         // At the smallest tolerance already: estimate by a looser run.
         runs += 1;
-        let estimate =
-            match one_run::<M, NQ, NC, DOF>(p, start, t_end, grid, &with_tol(opts.rtol * 10.0)) {
-                Ok(loose) => {
-                    rhs_calls += loose.stats.ode.rhs_calls;
-                    compare(&loose, &first, opts.rtol, opts.atol, 1.0 / 9.0)
-                }
-                Err(e) => {
-                    stopped = Some(format!(
-                        "the comparison run at local rtol {:e} failed: {e}",
-                        opts.rtol * 10.0
-                    ));
-                    (f64::INFINITY, f64::INFINITY)
-                }
-            };
+        let estimate = match one_run::<M, NQ, NC, DOF>(
+            Runner {
+                opts: &with_tol(opts.rtol * 10.0),
+                ..runner
+            },
+            grid,
+        ) {
+            Ok(loose) => {
+                rhs_calls += loose.stats.ode.rhs_calls;
+                compare(&loose, &first, opts.rtol, opts.atol, 1.0 / 9.0)
+            }
+            Err(e) => {
+                stopped = Some(format!(
+                    "the comparison run at local rtol {:e} failed: {e}",
+                    opts.rtol * 10.0
+                ));
+                (f64::INFINITY, f64::INFINITY)
+            }
+        };
         if stopped.is_none() {
             stopped = Some(format!(
                 "the requested rtol is at the smallest local tolerance ({:e}): estimated, not tightened",
@@ -160,7 +162,13 @@ where
                 break;
             }
             runs += 1;
-            let run = match one_run::<M, NQ, NC, DOF>(p, start, t_end, grid, &with_tol(tau_b)) {
+            let run = match one_run::<M, NQ, NC, DOF>(
+                Runner {
+                    opts: &with_tol(tau_b),
+                    ..runner
+                },
+                grid,
+            ) {
                 Ok(run) => run,
                 Err(e) => {
                     stopped = Some(format!("the run at local rtol {tau_b:e} failed: {e}"));

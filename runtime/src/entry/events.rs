@@ -182,6 +182,14 @@ pub(crate) struct Runner<'a, P, const NQ: usize> {
     pub(crate) opts: &'a Options,
 }
 
+impl<P, const NQ: usize> Clone for Runner<'_, P, NQ> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P, const NQ: usize> Copy for Runner<'_, P, NQ> {}
+
 /// The event of `kind` at `t` at the inequality or joint `k` of `names`.
 fn event(t: f64, names: &[&'static str], k: usize, kind: EventKind) -> Event {
     Event {

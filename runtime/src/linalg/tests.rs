@@ -107,13 +107,8 @@ fn checked_svd_reconstructs_where_the_first_attempt_does_not() {
 
 #[test]
 fn jacobi_svd_is_accurate_on_rank_deficient_and_rectangular_matrices() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut rand = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
+    let mut uniform = crate::trig::tests::uniform(0x2545_f491_4f6c_dd1d);
+    let mut rand = || uniform() * 2.0 - 1.0;
     for (m, n, rank) in [(5, 5, 4), (7, 4, 2), (3, 6, 3), (6, 6, 6), (4, 4, 0)] {
         for _ in 0..20 {
             let x = DMatrix::<f64>::from_fn(m, rank, |_, _| rand());

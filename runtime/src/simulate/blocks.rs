@@ -144,13 +144,7 @@ mod tests {
     /// product of the blocks' determinants.
     #[test]
     fn blocks_of_shuffled_block_triangular_patterns_multiply_to_the_determinant() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = crate::trig::tests::xorshift(0x9e37_79b9_7f4a_7c15);
         for trial in 0..200 {
             let sizes: Vec<usize> = (0..1 + rnd() % 6)
                 .map(|_| 1 + (rnd() % 4) as usize)
@@ -163,7 +157,8 @@ mod tests {
             // Lower block-triangular: dense diagonal blocks, sparse below.
             let a = DMatrix::<f64>::from_fn(n, n, |i, k| {
                 let r = rnd();
-                let keep = block_of[i] == block_of[k] || (block_of[i] > block_of[k] && r % 3 == 0);
+                let keep = block_of[i] == block_of[k]
+                    || (block_of[i] > block_of[k] && r.is_multiple_of(3));
                 if keep {
                     (r % 1000) as f64 / 250.0 - 2.0 + 0.001
                 } else {

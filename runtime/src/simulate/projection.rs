@@ -545,26 +545,21 @@ where
     let asm = assemble::<M, NQ, NC, DOF>(q0, p, t0, &opts.assembly)
         .map_err(|source| SimError::Assembly { t: t0, source })?;
     let gen_health = chart_health::<M, NQ, NC, DOF>(&generated, &asm.q, p, t0);
-    let (chart, qd0) = if !switching || gen_health >= switch_threshold::<M, NQ, NC, DOF>(opts) {
-        let qd0 = velocity_from_independent_in::<M, NQ, NC, DOF>(
+    let in_generated = || {
+        velocity_from_independent_in::<M, NQ, NC, DOF>(
             &generated,
             &asm.q,
             u0,
             p,
             t0,
             opts.pivot_threshold,
-        )?;
-        (generated.clone(), qd0)
+        )
+    };
+    let (chart, qd0) = if !switching || gen_health >= switch_threshold::<M, NQ, NC, DOF>(opts) {
+        (generated.clone(), in_generated()?)
     } else {
         let qd0 = if gen_health >= opts.pivot_threshold {
-            velocity_from_independent_in::<M, NQ, NC, DOF>(
-                &generated,
-                &asm.q,
-                u0,
-                p,
-                t0,
-                opts.pivot_threshold,
-            )?
+            in_generated()?
         } else {
             velocity_without_chart::<M, NQ, NC, DOF>(&asm.q, u0, p, t0)?
         };

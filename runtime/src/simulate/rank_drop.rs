@@ -601,13 +601,7 @@ mod tests {
     /// checked against the polynomial itself at random nodes and coefficients.
     #[test]
     fn hermite_coefficients_reproduce_polynomials_of_their_degree() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = crate::trig::tests::uniform(0x2545_f491_4f6c_dd1d);
         for trial in 0..200 {
             let n = 1 + trial % 3;
             let deg = 2 * n - 1;

@@ -307,15 +307,7 @@ where
             })
             .collect();
         if modes.contains(&ContactMode::Stick) {
-            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(
-                Point {
-                    q: &q,
-                    qd: &qd,
-                    p,
-                    t,
-                },
-                &modes,
-            )?;
+            qd = hold_velocities::<M, NQ, NC, DOF, NI, NT>(here, &modes)?;
         }
         out.phases.push((t, modes.clone()));
         let mut sys = Phase::<M, NQ, NC, DOF, NI, NT> {

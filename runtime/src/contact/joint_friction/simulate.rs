@@ -223,26 +223,16 @@ where
     let mut no_stick = [false; NS];
     while let Some(rest) = at.rest() {
         let (q, mut qd, t) = (at.q, at.qd, at.t);
-        let pb = Pb::new::<M, NQ, NC, DOF, NS>(
-            Point {
-                q: &q,
-                qd: &qd,
-                p,
-                t,
-            },
-            &opts.friction,
-        )?;
+        let here = Point {
+            q: &q,
+            qd: &qd,
+            p,
+            t,
+        };
+        let pb = Pb::new::<M, NQ, NC, DOF, NS>(here, &opts.friction)?;
         let (modes, sol) = enumerate(&pb, &opts.friction, &no_stick)?;
         if modes.contains(&JointMode::Stick) {
-            qd = hold_velocities::<M, NQ, NC, DOF, NS>(
-                Point {
-                    q: &q,
-                    qd: &qd,
-                    p,
-                    t,
-                },
-                &modes,
-            )?;
+            qd = hold_velocities::<M, NQ, NC, DOF, NS>(here, &modes)?;
         }
         out.phases.push((t, modes.clone()));
         let modes_armed = modes.clone();
