@@ -5,10 +5,11 @@
 //! * `step_jacobians_symbolic` (the state blocks composed from the generated derivatives) /
 //!   `step` and / the dual-number state Jacobian;
 //! * central differences of the step in every input (2·(NQ + DOF + NP) steps) /
-//!   `step_jacobians` and / `step_jacobians_symbolic`;
+//!   `step_jacobians`, / `step_jacobians_symbolic` and / `step_jacobians_symbolic_into`
+//!   (one output reused by every call);
 //! * the same for the RK4 step (`StepMethod::Rk4`): its step / semi-implicit Euler's, its
-//!   Jacobians by dual numbers and composed / its step, composed / dual, differences /
-//!   composed;
+//!   Jacobians by dual numbers and composed (also `_into`) / its step, composed / dual,
+//!   differences / composed;
 //! * the residual's Jacobian by one `Dual<NQ>`-free pass per 8 coordinates
 //!   (`generic::residual::<Dual<8>>`) / the symbolic `jacobian`;
 //! * `generic::null_space_fixed::<f32>` / the `f64` `null_space_fixed`;
@@ -27,8 +28,8 @@ use std::time::Instant;
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
     self, assemble::AssemblyOptions, step::step, step::step_generic, step::step_jacobians,
-    step::step_jacobians_symbolic, step::StepMethod, step::StepOptions, Dual, F64x4,
-    StepDerivatives,
+    step::step_jacobians_symbolic, step::step_jacobians_symbolic_into, step::StepJacobians,
+    step::StepMethod, step::StepOptions, Dual, F64x4, StepDerivatives,
 };
 use mechgen_bench::generated as g;
 
@@ -218,6 +219,30 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "step_jacobians_symbolic",
         || pair(fd(opts), sym_full),
     );
+    // `step_jacobians_symbolic_into` with options `o`, one output reused by every call.
+    let pr = &p;
+    let into = |o: StepOptions| {
+        let mut out = StepJacobians::<NQ, DOF, NP>::zeros();
+        move || {
+            black_box(step_jacobians_symbolic_into::<M, NQ, NC, DOF, NP>(
+                black_box(&q),
+                black_box(&u),
+                black_box(pr),
+                0.0,
+                h,
+                &o,
+                &mut out,
+            ))
+            .ok();
+            black_box(&out);
+        }
+    };
+    row(
+        name,
+        "central differences of step",
+        "step_jacobians_symbolic_into",
+        || pair(fd(opts), into(opts)),
+    );
     // The fourth-order step: its cost against semi-implicit Euler's, and its Jacobians by
     // dual numbers, composed from the generated derivatives, and by central differences.
     let rk4_opts = StepOptions {
@@ -245,6 +270,12 @@ fn bench<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         "step_jacobians_symbolic RK4",
         "step_jacobians RK4",
         || pair(sym4, sj4),
+    );
+    row(
+        name,
+        &format!("step_jacobians_symbolic_into RK4 (n = {n} inputs)"),
+        "step (RK4)",
+        || pair(into(rk4_opts), st4),
     );
     row(
         name,

@@ -4,7 +4,8 @@
 //! * `profile_step MODE [MECHANISM]` with MODE `step` / `jacobians` / `symbolic`: 200 calls of
 //!   `step` / `step_jacobians` (state only) / `step_jacobians_symbolic` (state only); a suffix
 //!   `+p` (`symbolic+p`) adds the parameter blocks; a prefix `rk4-` (`rk4-symbolic+p`) takes
-//!   the RK4 step instead of semi-implicit Euler;
+//!   the RK4 step instead of semi-implicit Euler; MODE `symbolic-into` (`symbolic-into+p`,
+//!   `rk4-symbolic-into+p`) calls `step_jacobians_symbolic_into` with one reused output;
 //! * MODE `rhs`: 200 right-hand sides of the projection method (`projection_rhs`, the `f64`
 //!   functions); MODE `lagrange`: 200 of the Lagrange route's (`lagrange_qdd`);
 //! * MODE `setup`: the assembly alone (subtract it from the others' totals);
@@ -19,7 +20,8 @@ use std::hint::black_box;
 use mechgen::nalgebra::SVector;
 use mechgen::runtime::{
     self, assemble::AssemblyOptions, step::step_jacobians, step::step_jacobians_symbolic,
-    step::StepMethod, step::StepOptions, F64x4, StepDerivatives,
+    step::step_jacobians_symbolic_into, step::StepJacobians, step::StepMethod, step::StepOptions,
+    F64x4, StepDerivatives,
 };
 use mechgen_bench::generated as g;
 
@@ -126,6 +128,23 @@ where
             }
         }
         "symbolic" => two_hundred!(step_jacobians_symbolic),
+        // `step_jacobians_symbolic_into`, one `StepJacobians` reused by the 200 calls.
+        "symbolic-into" => {
+            let mut out = StepJacobians::<NQ, DOF, NP>::zeros();
+            for _ in 0..200 {
+                let r = step_jacobians_symbolic_into::<M, NQ, NC, DOF, NP>(
+                    black_box(&q),
+                    &u,
+                    &p,
+                    0.0,
+                    1e-3,
+                    &state_only,
+                    &mut out,
+                );
+                black_box(&r);
+                black_box(&out);
+            }
+        }
         _ => two_hundred!(step_jacobians),
     }
 }

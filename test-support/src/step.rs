@@ -284,9 +284,22 @@ pub fn check_symbolic_step_jacobians_with<
 where
     M: mechgen::runtime::StepDerivatives<NQ, NC, DOF, NP>,
 {
-    use mechgen::runtime::step::step_jacobians_symbolic;
+    use mechgen::runtime::step::{
+        step_jacobians_symbolic, step_jacobians_symbolic_into, StepJacobians,
+    };
     let opts = *opts;
     let mut worst = 0.0f64;
+    // `step_jacobians_symbolic_into` writes into storage reused from state to state, first
+    // all NaN (a field it left unwritten would fail the equality below).
+    let mut into = StepJacobians::<NQ, DOF, NP>::zeros();
+    into.q.fill(f64::NAN);
+    into.u.fill(f64::NAN);
+    into.dq_dq.fill(f64::NAN);
+    into.dq_du.fill(f64::NAN);
+    into.du_dq.fill(f64::NAN);
+    into.du_du.fill(f64::NAN);
+    into.dq_dp.fill(f64::NAN);
+    into.du_dp.fill(f64::NAN);
     let mut done = 0;
     let mut tries = 0;
     while done < states {
@@ -299,6 +312,13 @@ where
             .unwrap_or_else(|e| panic!("step_jacobians at q = {q:?}: {e}"));
         let sym = step_jacobians_symbolic::<M, NQ, NC, DOF, NP>(&q, &u, p, 0.0, h, &opts)
             .unwrap_or_else(|e| panic!("step_jacobians_symbolic at q = {q:?}: {e}"));
+        step_jacobians_symbolic_into::<M, NQ, NC, DOF, NP>(&q, &u, p, 0.0, h, &opts, &mut into)
+            .unwrap_or_else(|e| panic!("step_jacobians_symbolic_into at q = {q:?}: {e}"));
+        // The same operations in the same order: equal to the bit.
+        assert!(
+            into == sym,
+            "step_jacobians_symbolic_into differs from the value form at q = {q:?}"
+        );
         assert!(
             (sym.q - dual.q).norm() <= 1e-14 * (1.0 + dual.q.norm()),
             "q'"

@@ -566,6 +566,19 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     let entries = |m: &crate::derive::SymMatrix| -> (Vec<ExprId>, Vec<(usize, usize)>) {
         m.nonzeros().map(|(i, j, e)| (e, (i, j))).unzip()
     };
+    // The weighted reductions (`DOF` rows, one per weight column) column by column: a long
+    // body is split in the order a depth-first walk from its roots needs the values, and
+    // taken row by row the first row alone reads every derivative entry, which then stays
+    // live (and crosses every chunk) until the last row reads it; column by column each
+    // column's entries are read by the `DOF` rows right after they are computed. The same
+    // for the dependent solves as matrices (`S`, `−S ∂C/∂p`): a column is one substitution
+    // through the factors.
+    let by_columns = |m: &crate::derive::SymMatrix| -> (Vec<ExprId>, Vec<(usize, usize)>) {
+        let mut e: Vec<(ExprId, (usize, usize))> =
+            m.nonzeros().map(|(i, j, e)| (e, (i, j))).collect();
+        e.sort_by_key(|&(_, (i, j))| (j, i));
+        e.into_iter().unzip()
+    };
     let specs: [(&str, String, Inputs, Dim, Dim, &crate::derive::SymMatrix, bool); 13] = [
         (
             DERIVATIVE_FNS[0],
@@ -766,18 +779,18 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
             inputs,
             Shape::Matrix(Dim::Dof, cols),
             "m",
-            entries(m),
+            by_columns(m),
         )));
     }
     // `Wᵀ ∂γ/∂q`, `Wᵀ ∂γ/∂q̇` at `qd` and at `b`, from one body: the three reductions by the
     // same weights the step's Jacobian takes at one configuration.
-    let (mut roots, mut pos) = entries(&d.gamma_wq);
+    let (mut roots, mut pos) = by_columns(&d.gamma_wq);
     let n_q = roots.len();
-    let (r1, p1) = entries(&d.gamma_wqd);
+    let (r1, p1) = by_columns(&d.gamma_wqd);
     let n_qd = r1.len();
     roots.extend(r1);
     pos.extend(p1);
-    let (r2, p2) = entries(&d.gamma_wqd_b);
+    let (r2, p2) = by_columns(&d.gamma_wqd_b);
     let n_qd_b = r2.len();
     roots.extend(r2);
     pos.extend(p2);
@@ -797,7 +810,7 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     )));
     // The same with `Wᵀ ∂(γ − C_J b)/∂p` (the same `b` and `W`), for the step's Jacobian with
     // its parameter blocks.
-    let (r3, p3) = entries(&d.acceleration_wp);
+    let (r3, p3) = by_columns(&d.acceleration_wp);
     let n_p = r3.len();
     roots.extend(r3);
     pos.extend(p3);
@@ -818,9 +831,9 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
     )));
     // `Wᵀ ∂(f − M b)/∂q` and `Wᵀ ∂f/∂q̇` (and `Wᵀ ∂(f − M b)/∂p`) by the same weights (the
     // basis) from one body.
-    let (mut roots, mut pos) = entries(&d.dynamics_wq);
+    let (mut roots, mut pos) = by_columns(&d.dynamics_wq);
     let n_q = roots.len();
-    let (r1, p1) = entries(&d.forces_wqd);
+    let (r1, p1) = by_columns(&d.forces_wqd);
     let n_qd = r1.len();
     roots.extend(r1);
     pos.extend(p1);
@@ -834,7 +847,7 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         "m",
         (roots.clone(), pos.clone()),
     )));
-    let (r2, p2) = entries(&d.dynamics_wp);
+    let (r2, p2) = by_columns(&d.dynamics_wp);
     let n_p = r2.len();
     roots.extend(r2);
     pos.extend(p2);
@@ -860,9 +873,9 @@ fn derivative_fns(c: &Ctx<'_>, out: &mut Vec<Entry>) {
         Inputs::Position,
         Shape::Matrix(Dim::Nq, Dim::Np),
         "m",
-        entries(&d.dependent_p),
+        by_columns(&d.dependent_p),
     )));
-    let (roots, pos) = entries(&d.solve_b);
+    let (roots, pos) = by_columns(&d.solve_b);
     out.push(Entry::Function(plain(
         DERIVATIVE_FNS[11],
         format!(

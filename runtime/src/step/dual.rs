@@ -30,6 +30,12 @@ pub struct StepJacobians<const NQ: usize, const DOF: usize, const NP: usize> {
 }
 
 impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
+    /// Every field zero: storage for
+    /// [`step_jacobians_symbolic_into`](super::step_jacobians_symbolic_into) to write into.
+    pub fn zeros() -> Self {
+        Self::zeroed(&SVector::zeros(), &SVector::zeros())
+    }
+
     /// The vector–Jacobian product `(∂x'/∂x)ᵀ λ'` and `(∂x'/∂p)ᵀ λ'` for the adjoint
     /// `λ' = (λ_q, λ_u)` of the step's output: `(λ_q, λ_u, λ_p)` of its input, for a
     /// backward sweep over a horizon (accumulate `λ_p` over the steps).

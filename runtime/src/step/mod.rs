@@ -36,7 +36,7 @@
 //!
 //! With the module's symbolic derivatives (`#![derivatives]`, [`StepDerivatives`]),
 //! [`step_jacobians_symbolic`] composes every block from them and `f64` evaluations
-//! instead.
+//! instead ([`step_jacobians_symbolic_into`] writes them into storage the caller keeps).
 //!
 //! Vector–Jacobian (adjoint) products for long horizons are
 //! [`StepJacobians::vjp`]: the transposed blocks applied to `(λ_q, λ_u)`.
@@ -47,7 +47,7 @@ mod symbolic;
 
 pub use adjoint::{rollout_adjoint, rollout_adjoint_symbolic, RolloutGradient};
 pub use dual::{step_jacobians, StepJacobians, JACOBIAN_CHUNK};
-pub use symbolic::step_jacobians_symbolic;
+pub use symbolic::{step_jacobians_symbolic, step_jacobians_symbolic_into};
 
 use nalgebra::{SMatrix, SVector};
 

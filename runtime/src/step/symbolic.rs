@@ -69,51 +69,163 @@ where
     if opts.method == StepMethod::Rk4 {
         return rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
     }
+    let parts = euler_parts::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
+    let Parts {
+        q1,
+        u1,
+        d1,
+        a,
+        b,
+        parameters,
+    } = parts;
+    let t1 = t + h;
+    let ind = &M::INDEPENDENT;
+    // Every block is written once (the parameter blocks stay zero without
+    // `parameter_jacobians`).
+    let out = StepJacobians {
+        q: q1,
+        u: u1,
+        dq_dq: basis_times(&d1, &a.q, ind),
+        dq_du: basis_times(&d1, &a.u, ind),
+        du_dq: b.q,
+        du_du: b.u,
+        dq_dp: if parameters {
+            projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &a.p)
+        } else {
+            SMatrix::zeros()
+        },
+        du_dp: b.p,
+    };
+    out.check_finite(t)?;
+    Ok(out)
+}
+
+/// [`step_jacobians_symbolic`] written into `out`, every field (the same values; on an
+/// error `out` is left partly written): no block returned by value, zero-filled or copied
+/// whole, so one `out` reused across the steps of a horizon saves the copies of the
+/// value form (the Stewart platform's blocks are 11 KB). Start from
+/// [`StepJacobians::zeros`] or any earlier result.
+#[allow(clippy::too_many_arguments)]
+pub fn step_jacobians_symbolic_into<
+    M,
+    const NQ: usize,
+    const NC: usize,
+    const DOF: usize,
+    const NP: usize,
+>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+    out: &mut StepJacobians<NQ, DOF, NP>,
+) -> Result<(), StepError>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
+    if M::RHEONOMIC {
+        *out = step_jacobians::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
+        return Ok(());
+    }
+    if opts.method == StepMethod::Rk4 {
+        // (The RK4 composition assembles its own result: built in place inside it, its
+        // rows through `Parts` measured slower on Andrews, 66.2k → 70.2k instructions.)
+        *out = rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
+        return Ok(());
+    }
+    let parts = euler_parts::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
+    let t1 = t + h;
+    let ind = &M::INDEPENDENT;
+    out.q = parts.q1;
+    out.u = parts.u1;
+    basis_times_into::<false, NQ, DOF, NQ>(&mut out.dq_dq, &parts.d1, &parts.a.q, ind);
+    basis_times_into::<false, NQ, DOF, DOF>(&mut out.dq_du, &parts.d1, &parts.a.u, ind);
+    out.du_dq.copy_from(&parts.b.q);
+    out.du_du.copy_from(&parts.b.u);
+    if parts.parameters {
+        out.dq_dp = M::dependent_jacobian_p(&parts.q1, p, t1);
+        basis_times_into::<true, NQ, DOF, NP>(&mut out.dq_dp, &parts.d1, &parts.a.p, ind);
+        out.du_dp.copy_from(&parts.b.p);
+    } else {
+        out.dq_dp.fill(0.0);
+        out.du_dp.fill(0.0);
+    }
+    out.check_finite(t)
+}
+
+/// What the semi-implicit Euler step's Jacobian is assembled from: the projected end point `(q', u')`, the
+/// basis `D(q')` there, and the rows `a = ∂q̃_ind/∂(q, u, p)` (the independent part of the
+/// position before its projection) and `b = ∂u'/∂(q, u, p)`. The projection keeps `q̃`'s
+/// independent part and restores `C(q', p) = 0`, so `∂q'/∂(q, u) = D(q') a` and
+/// `∂q'/∂p = D(q') a_p − S(q') ∂C/∂p(q')`.
+struct Parts<const NQ: usize, const DOF: usize, const NP: usize> {
+    /// `q'`.
+    q1: SVector<f64, NQ>,
+    /// `u'`.
+    u1: SVector<f64, DOF>,
+    /// `D(q')`.
+    d1: SMatrix<f64, NQ, DOF>,
+    /// `∂q̃_ind/∂(q, u, p)`.
+    a: Rows<NQ, DOF, NP>,
+    /// `∂u'/∂(q, u, p)`.
+    b: Rows<NQ, DOF, NP>,
+    /// Whether the parameter blocks were composed (zero otherwise).
+    parameters: bool,
+}
+
+/// The semi-implicit Euler step's [`Parts`].
+#[inline(always)]
+fn euler_parts<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+    q: &SVector<f64, NQ>,
+    u: &SVector<f64, DOF>,
+    p: &M::Params,
+    t: f64,
+    h: f64,
+    opts: &StepOptions,
+) -> Result<Parts<NQ, DOF, NP>, StepError>
+where
+    M: StepDerivatives<NQ, NC, DOF, NP>,
+{
     let pv = M::param_values(p);
     let Forward { rates: fw, u1, qn } = forward::<M, f64, NQ, NC, DOF, NP>(q, u, &pv, t, h, opts)?;
     let t1 = t + h;
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
-    let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, opts.parameter_jacobians)?;
+    let s = M::dependent_solve_matrix(q, p, t);
+    let rj =
+        acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, &s, opts.parameter_jacobians)?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`, and `D`'s independent rows are the
-    // identity (`INDEPENDENT`'s contract), so `δq̃_ind = δq_ind + h δu'`.
-    // δu' = δu + h δu̇; δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part and
-    // restores C(q', p) = 0).
-    let du1_q = rj.ud_q * h;
-    let mut dqn_q = du1_q * h;
-    for (j, &c) in M::INDEPENDENT.iter().enumerate() {
-        dqn_q[(j, c)] += 1.0;
-    }
-    let dq_dq = basis_times(&d1, &dqn_q, &M::INDEPENDENT);
-    let mut du1_u = rj.ud_u * h;
+    // identity (`INDEPENDENT`'s contract), so `δq̃_ind = δq_ind + h δu'`, with
+    // `δu' = δu + h δu̇`.
+    let mut b = Rows::<NQ, DOF, NP> {
+        q: rj.ud_q * h,
+        u: rj.ud_u * h,
+        p: match rj.ud_p {
+            Some(ud_p) => ud_p * h,
+            None => SMatrix::zeros(),
+        },
+    };
     for c in 0..DOF {
-        du1_u[(c, c)] += 1.0;
+        b.u[(c, c)] += 1.0;
     }
-    let dq_du = basis_times(&d1, &(du1_u * h), &M::INDEPENDENT);
-    // Every block is written once (the parameter blocks stay zero without
-    // `parameter_jacobians`).
-    let (dq_dp, du_dp) = match rj.ud_p {
-        Some(ud_p) => {
-            let du1_p = ud_p * h;
-            let dqn_p = du1_p * h;
-            let dq_dp = projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &dqn_p);
-            (dq_dp, du1_p)
-        }
-        None => (SMatrix::zeros(), SMatrix::zeros()),
+    let mut a = Rows::<NQ, DOF, NP> {
+        q: b.q * h,
+        u: b.u * h,
+        p: b.p * h,
     };
-    let out = StepJacobians {
-        q: q1,
-        u: u1,
-        dq_dq,
-        dq_du,
-        du_dq: du1_q,
-        du_du: du1_u,
-        dq_dp,
-        du_dp,
-    };
-    out.check_finite(t)?;
-    Ok(out)
+    for (j, &c) in M::INDEPENDENT.iter().enumerate() {
+        a.q[(j, c)] += 1.0;
+    }
+    Ok(Parts {
+        q1,
+        u1,
+        d1,
+        a,
+        b,
+        parameters: rj.ud_p.is_some(),
+    })
 }
 
 impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
@@ -150,28 +262,29 @@ where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
     let mut dq_dp = M::dependent_jacobian_p(q1, p, t1);
-    add_basis_times(&mut dq_dp, d1, dqn_p, &M::INDEPENDENT);
+    basis_times_into::<true, NQ, DOF, NP>(&mut dq_dp, d1, dqn_p, &M::INDEPENDENT);
     dq_dp
 }
 
 /// `D X` for a basis `D` (`NQ × DOF`) and a block `X` of `DOF` rows (see
-/// [`add_basis_times`]).
+/// [`basis_times_into`]).
 fn basis_times<const NQ: usize, const DOF: usize, const C: usize>(
     d: &SMatrix<f64, NQ, DOF>,
     x: &SMatrix<f64, DOF, C>,
     ind: &[usize; DOF],
 ) -> SMatrix<f64, NQ, C> {
     let mut out = SMatrix::zeros();
-    add_basis_times(&mut out, d, x, ind);
+    basis_times_into::<true, NQ, DOF, C>(&mut out, d, x, ind);
     out
 }
 
-/// `out += D X` for a basis `D` (`NQ × DOF`) and a block `X` of `DOF` rows. `D`'s rows `ind`
-/// are the identity (`INDEPENDENT`'s contract), so those rows of `D X` are `X`'s rows; the
-/// `NQ − DOF` dependent rows of `D` are packed once into contiguous columns and multiplied a
-/// column of `X` at a time (contiguous inner loops over the dependent rows only: a quarter
-/// fewer multiply-adds than a dense product on the Stewart platform, 18 of 24 rows).
-fn add_basis_times<const NQ: usize, const DOF: usize, const C: usize>(
+/// `out += D X` (`ADD`) or `out = D X` (every entry written, none read) for a basis `D`
+/// (`NQ × DOF`) and a block `X` of `DOF` rows. `D`'s rows `ind` are the identity
+/// (`INDEPENDENT`'s contract), so those rows of `D X` are `X`'s rows; the `NQ − DOF`
+/// dependent rows of `D` are packed once into contiguous columns and multiplied a column of
+/// `X` at a time (contiguous inner loops over the dependent rows only: a quarter fewer
+/// multiply-adds than a dense product on the Stewart platform, 18 of 24 rows).
+fn basis_times_into<const ADD: bool, const NQ: usize, const DOF: usize, const C: usize>(
     out: &mut SMatrix<f64, NQ, C>,
     d: &SMatrix<f64, NQ, DOF>,
     x: &SMatrix<f64, DOF, C>,
@@ -194,10 +307,18 @@ fn add_basis_times<const NQ: usize, const DOF: usize, const C: usize>(
             }
         }
         for (&a, &i) in acc.iter().zip(dep) {
-            out[(i, j)] += a;
+            if ADD {
+                out[(i, j)] += a;
+            } else {
+                out[(i, j)] = a;
+            }
         }
         for (k, &i) in ind.iter().enumerate() {
-            out[(i, j)] += x[(k, j)];
+            if ADD {
+                out[(i, j)] += x[(k, j)];
+            } else {
+                out[(i, j)] = x[(k, j)];
+            }
         }
     }
 }
@@ -223,10 +344,8 @@ where
 }
 
 /// The derivatives of `u̇` at one point of the rates, composed from the generated
-/// derivatives (see [`step_jacobians_symbolic`]), and the dependent solve `S` there.
-struct AccelerationJacobians<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
-    /// `S`, the dependent solve as a matrix.
-    s: SMatrix<f64, NQ, NC>,
+/// derivatives (see [`step_jacobians_symbolic`]).
+struct AccelerationJacobians<const NQ: usize, const DOF: usize, const NP: usize> {
     /// `∂u̇/∂q` (`u` held).
     ud_q: SMatrix<f64, DOF, NQ>,
     /// `∂u̇/∂u`.
@@ -235,15 +354,18 @@ struct AccelerationJacobians<const NQ: usize, const NC: usize, const DOF: usize,
     ud_p: Option<SMatrix<f64, DOF, NP>>,
 }
 
-/// `∂u̇/∂(q, u, p)` at the point whose rates are `r` (time-independent constraints; see
-/// [`step_jacobians_symbolic`] for the derivation).
+/// `∂u̇/∂(q, u, p)` at the point whose rates are `r` and whose dependent solve as a matrix
+/// is `s` (`dependent_solve_matrix`, computed by the caller, which may keep it: no copy of
+/// its `NQ × NC` entries; time-independent constraints; see [`step_jacobians_symbolic`] for
+/// the derivation).
 fn acceleration_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
     r: &Rates<f64, NQ, DOF>,
+    s: &SMatrix<f64, NQ, NC>,
     parameters: bool,
-) -> Result<AccelerationJacobians<NQ, NC, DOF, NP>, StepError>
+) -> Result<AccelerationJacobians<NQ, DOF, NP>, StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
@@ -253,8 +375,6 @@ where
     // for time-independent constraints): sums over the basis columns are taken before the
     // call, e.g. `Σ_j u̇_j ∂(M D_j)/∂q + ∂(M Ḋu)/∂q = ∂(M q̈)/∂q`.
     let qdd = r.ddu + mul(d, &r.ud);
-    // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
-    let s = M::dependent_solve_matrix(q, p, t);
     // `u̇ = A⁻¹ Dᵀ rhs` differentiates to `δu̇ = A⁻¹ R` with, per direction,
     // `R = δDᵀ r₀ + Dᵀ (δrhs − ∂(M D u̇) δ − M δD u̇)`, `r₀ = rhs − M D u̇`; the `NQ`-long
     // chains are reduced by `Dᵀ` from the left first (`P = Dᵀ M S`, `K = Dᵀ ∂f/∂q̇ − P ∂γ/∂q̇`),
@@ -316,12 +436,7 @@ where
     } else {
         None
     };
-    Ok(AccelerationJacobians {
-        s,
-        ud_q,
-        ud_u,
-        ud_p,
-    })
+    Ok(AccelerationJacobians { ud_q, ud_u, ud_p })
 }
 
 /// The RK4 step's Jacobians from the generated derivatives, in reverse: the rates' Jacobian
@@ -489,7 +604,9 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     where
         M: StepDerivatives<NQ, NC, DOF, NP>,
     {
-        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, parameters)?;
+        // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
+        self.s = M::dependent_solve_matrix(q, p, t);
+        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, &self.s, parameters)?;
         // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`):
         // linear in the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
         self.g = M::gamma_jacobian_qd(q, &r.qd, p, t);
@@ -497,7 +614,6 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
             self.jp = M::jacobian_times_jacobian_p(q, p, t, &r.qd);
             self.ud_p = ud_p;
         }
-        self.s = aj.s;
         self.d = r.d;
         self.ud_q = aj.ud_q;
         self.ud_u = aj.ud_u;
