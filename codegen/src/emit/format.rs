@@ -285,7 +285,8 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
             let mut placeholder: Vec<TokenTree> = quote!(fn #name()).into_iter().collect();
             placeholder.push(TokenTree::Group(body));
             out.extend(hollow_seq(placeholder, parts, None));
-        } else if let Some(text) = const_item(&item, indent) {
+        } else if let Some(text) = const_item(&item, indent).or_else(|| struct_item(&item, indent))
+        {
             let m = Ident::new(BODY_MARKER, Span::call_site());
             let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
             parts.bodies.push(text);
@@ -507,6 +508,78 @@ fn const_item(item: &[TokenTree], indent: usize) -> Option<String> {
     Some(text)
 }
 
+/// A struct with named fields as prettyplease prints it (attributes, `struct Name {`, a
+/// field a line with its doc lines, `}`), `None` for any other item or a line too long
+/// at indentation `indent`.
+fn struct_item(item: &[TokenTree], indent: usize) -> Option<String> {
+    let (lines, mut k) = attrs(item)?;
+    let mut text = String::new();
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    let mut head = String::new();
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        head.push_str("pub ");
+        k += 1;
+    }
+    let fields = match item.get(k..)? {
+        [TokenTree::Ident(s), TokenTree::Ident(name), TokenTree::Group(g)]
+            if s == "struct" && g.delimiter() == Delimiter::Brace =>
+        {
+            let _ = write!(head, "struct {name} {{");
+            g.stream().into_iter().collect::<Vec<_>>()
+        }
+        _ => return None,
+    };
+    if fields.is_empty() || indent + head.len() > MARGIN {
+        return None;
+    }
+    text.push_str(&head);
+    text.push('\n');
+    // Fields: `#[doc]`s, `pub`, name, `:`, type, `,` (the last comma optional).
+    let mut i = 0;
+    while i < fields.len() {
+        let end = fields[i..]
+            .iter()
+            .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+            .map_or(fields.len(), |e| i + e);
+        let field = &fields[i..end];
+        let (docs, mut j) = attrs(field)?;
+        let mut line = String::from("    ");
+        if matches!(field.get(j), Some(TokenTree::Ident(id)) if id == "pub") {
+            line.push_str("pub ");
+            j += 1;
+        }
+        match (field.get(j), field.get(j + 1)) {
+            (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(colon)))
+                if colon.as_char() == ':'
+                    && colon.spacing() == Spacing::Alone
+                    && !is_keyword(name) =>
+            {
+                let _ = write!(line, "{name}: ");
+            }
+            _ => return None,
+        }
+        j += 2;
+        ty(field, &mut j, &mut line)?;
+        line.push(',');
+        if j != field.len() || indent + line.len() > MARGIN {
+            return None;
+        }
+        for d in docs {
+            text.push_str("    ");
+            text.push_str(&d);
+            text.push('\n');
+        }
+        text.push_str(&line);
+        text.push('\n');
+        i = end + 1;
+    }
+    text.push_str("}\n");
+    Some(text)
+}
+
 /// The leading outer attributes of an item as prettyplease prints them (a line each), and
 /// the index of the token after them; `None` when one is of a shape not printed here.
 fn attrs(item: &[TokenTree]) -> Option<(Vec<String>, usize)> {
@@ -633,7 +706,11 @@ fn is_keyword(id: &Ident) -> bool {
 /// any other shape.
 fn ty(t: &[TokenTree], i: &mut usize, out: &mut String) -> Option<()> {
     match t.get(*i)? {
-        TokenTree::Punct(p) if p.as_char() == '&' && p.spacing() == Spacing::Alone => {
+        // (`&` is joint before a lifetime's `'`; `&&` is not printed here.)
+        TokenTree::Punct(p)
+            if p.as_char() == '&'
+                && !matches!(t.get(*i + 1), Some(TokenTree::Punct(q)) if q.as_char() == '&') =>
+        {
             out.push('&');
             *i += 1;
             if let (Some(TokenTree::Punct(q)), Some(TokenTree::Ident(life))) =
@@ -1307,7 +1384,7 @@ mod tests {
             ("&'static [[f64; 1]]", "&[[1.0], [-2.5]]"),
             ("[usize; 0]", "[]"),
         ];
-        let (mut headers, mut consts_printed) = (0, 0);
+        let (mut headers, mut consts_printed, mut structs) = (0, 0, 0);
         for depth in 0..3 {
             for len in 1..60 {
                 let name = "a".repeat(len);
@@ -1324,13 +1401,17 @@ mod tests {
                 for (k, (ty, e)) in consts.iter().enumerate() {
                     items += &format!("#[doc = r\" Doc.\"]\npub const {name}_{k}: {ty} = {e};\n");
                 }
+                items += &format!(
+                    "/// S.\n#[derive(Clone, Debug)]\npub struct S{name} {{\n/// Field.\npub {name}: [f64; 3], {name}_b: &'static str }}\n"
+                );
                 let src = format!("{}{items}{}", "mod m {".repeat(depth), "}".repeat(depth));
                 let tokens = TokenStream::from_str(&src).expect("tokens");
                 let mut parts = Parts::default();
                 let _ = hollow(tokens.clone(), &mut parts, Some(0));
-                // (Each printed header's function has one flat body.)
                 headers += parts.headers.len();
-                consts_printed += parts.bodies.len() - rets.len();
+                let printed = |what: &str| parts.bodies.iter().filter(|b| b.contains(what)).count();
+                consts_printed += printed("const ");
+                structs += printed("struct ");
                 let file: syn::File = syn::parse2(tokens.clone()).expect("parses");
                 assert_eq!(
                     print_file(tokens, true).as_deref(),
@@ -1345,5 +1426,6 @@ mod tests {
             consts_printed > 3 * 59 * consts.len() / 2,
             "{consts_printed}"
         );
+        assert!(structs > 3 * 59 / 2, "{structs}");
     }
 }
