@@ -1322,8 +1322,8 @@ mod tests {
     use crate::{generate_str, FunctionList, Options};
     use std::str::FromStr;
 
-    /// The generated files of the repository's `.mech` examples, every function and two
-    /// selections, print byte for byte as with every signature and `const` item through
+    /// The generated files of the repository's `.mech` examples, every function (with the
+    /// generic family and the derivatives) and two selections (one in `f32`), print byte for byte as with every signature and `const` item through
     /// prettyplease.
     #[test]
     fn printed_items_are_prettypleases() {
@@ -1343,6 +1343,13 @@ mod tests {
             for functions in [None, Some("jacobian, null_space_fixed"), Some("residual")] {
                 let mut opts = Options::for_files();
                 opts.functions = functions.map(|f| f.parse::<FunctionList>().expect("list"));
+                // With every function, also the generic family and the derivatives (as
+                // the bench crate's build script generates them), and `f32`.
+                opts.generic = functions.is_none();
+                opts.derivatives = functions.is_none();
+                if functions == Some("residual") {
+                    opts.scalar = Some("f32".to_string());
+                }
                 let g = generate_str(&src, &opts).expect("generates");
                 let fast = print_file(g.tokens.clone(), true).expect("prints");
                 let reference = print_file(g.tokens, false).expect("prints");
