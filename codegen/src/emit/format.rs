@@ -17,6 +17,14 @@ use crate::emit::COMMENT_MARKER;
 /// Placeholder macro standing for a hollowed-out body in the skeleton.
 const BODY_MARKER: &str = "__mechgen_body";
 
+/// Name prefix of the placeholder function whose signature stands for one printed by
+/// [`fn_header`] (followed by the header's index).
+const FN_MARKER: &str = "__mechgen_fn_";
+
+/// Width prettyplease fills (its margin): a line of an item it prints on one line when
+/// the whole line, indentation included, is at most this long (bytes).
+const MARGIN: usize = 89;
+
 /// Text of the placeholder doc attribute standing for a run of doc attributes in the
 /// skeleton (followed by the run's index).
 const DOC_MARKER: &str = "__mechgen_doc ";
@@ -25,13 +33,24 @@ const DOC_MARKER: &str = "__mechgen_doc ";
 /// by `write_body`. Comment markers become `//` comments. Takes the tokens: when no one else
 /// holds them, their bodies are taken apart without a copy.
 pub fn pretty_file(tokens: TokenStream) -> Option<String> {
+    print_file(tokens, true)
+}
+
+/// [`pretty_file`]; with `items` false every item's attributes and signature go through
+/// `syn` and prettyplease (the reference the item printer is tested against).
+fn print_file(tokens: TokenStream, items: bool) -> Option<String> {
     let mut parts = Parts::default();
-    let skeleton = hollow(tokens, &mut parts);
+    let skeleton = hollow(tokens, &mut parts, items.then_some(0));
     let file: syn::File = syn::parse2(skeleton).ok()?;
     let text = prettyplease::unparse(&file);
-    let Parts { bodies, docs } = parts;
+    let Parts {
+        bodies,
+        docs,
+        headers,
+    } = parts;
     let marker = format!("{BODY_MARKER}!(");
     let doc_marker = format!("///{DOC_MARKER}");
+    let fn_marker = format!("fn {FN_MARKER}");
     let mut next_doc = 0;
     let mut out = String::with_capacity(
         text.len()
@@ -46,6 +65,20 @@ pub fn pretty_file(tokens: TokenStream) -> Option<String> {
             for stmt in bodies.get(index)?.lines() {
                 out.push_str(indent);
                 out.push_str(stmt);
+                out.push('\n');
+            }
+        } else if let Some(rest) = trimmed.strip_prefix(&fn_marker) {
+            // A function printed by `fn_header`: its attributes and signature in place of
+            // the placeholder's, the rest of the line (` {`) kept.
+            let (index, rest) = rest.split_once("()")?;
+            let header = headers.get(index.parse::<usize>().ok()?)?;
+            let indent = &line[..line.len() - trimmed.len()];
+            for (k, l) in header.iter().enumerate() {
+                out.push_str(indent);
+                out.push_str(l);
+                if k + 1 == header.len() {
+                    out.push_str(rest);
+                }
                 out.push('\n');
             }
         } else if let Some(run) = trimmed
@@ -116,6 +149,9 @@ struct Parts {
     bodies: Vec<String>,
     /// Runs of consecutive outer doc attributes (their texts), by index.
     docs: Vec<Vec<String>>,
+    /// Printed attributes and signatures of functions (lines without indentation, the
+    /// last without its ` {`), by index.
+    headers: Vec<Vec<String>>,
 }
 
 /// The text of an outer doc attribute `#[doc = "…"]` (the `[…]` group after `#`) that
@@ -157,18 +193,30 @@ fn line_doc(group: Group) -> Result<String, Group> {
     }
 }
 
-/// The text of a string literal's inside whose only escapes are `\"` and `\\` (what
-/// `Literal::string` writes for printable text); `None` for any other escape (left to syn).
+/// The text of a string literal's inside with the escapes `Literal::string` writes (`\"`,
+/// `\\`, `\'`, `\n`, `\t`, `\r`, `\0`, `\u{…}`); `None` for any other (left to syn).
 fn unescape_quotes(inside: &str) -> Option<String> {
     let mut out = String::with_capacity(inside.len());
     let mut rest = inside;
     while let Some(k) = rest.find('\\') {
         out.push_str(&rest[..k]);
+        let mut skip = 2;
         match rest.as_bytes().get(k + 1) {
-            Some(&c @ (b'"' | b'\\')) => out.push(c as char),
+            Some(&c @ (b'"' | b'\\' | b'\'')) => out.push(c as char),
+            Some(b'n') => out.push('\n'),
+            Some(b't') => out.push('\t'),
+            Some(b'r') => out.push('\r'),
+            Some(b'0') => out.push('\0'),
+            Some(b'u') => {
+                // `\u{307}`.
+                let hex = rest.get(k + 2..)?.strip_prefix('{')?;
+                let end = hex.find('}')?;
+                out.push(char::from_u32(u32::from_str_radix(&hex[..end], 16).ok()?)?);
+                skip = 2 + 1 + end + 1;
+            }
             _ => return None,
         }
-        rest = &rest[k + 2..];
+        rest = &rest[k + skip..];
     }
     out.push_str(rest);
     Some(out)
@@ -179,9 +227,83 @@ fn unescape_quotes(inside: &str) -> Option<String> {
 /// every run of one-line outer doc attributes by one placeholder `#[doc = "__mechgen_doc
 /// N"]`, pushing their texts to `parts.docs` (syn parses one short attribute instead of
 /// each line's, and prettyplease prints each as `///` and its text).
-fn hollow(tokens: TokenStream, parts: &mut Parts) -> TokenStream {
+///
+/// `items` is the indentation of the items when `tokens` are a list of items (a file, a
+/// `mod`, `impl` or `trait` block): there, functions' attributes and signatures and
+/// one-line `const` items that [`fn_header`] and [`const_item`] can print are printed here
+/// (as prettyplease would) and left out of the skeleton.
+fn hollow(tokens: TokenStream, parts: &mut Parts, items: Option<usize>) -> TokenStream {
+    match items {
+        Some(indent) => hollow_items(tokens, parts, indent),
+        None => hollow_seq(tokens.into_iter().collect(), parts, None),
+    }
+}
+
+/// [`hollow`] of a list of items at indentation `indent`: item by item.
+fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenStream {
+    let mut out: Vec<TokenTree> = Vec::new();
+    let mut tokens = tokens.into_iter();
+    loop {
+        let mut item = Vec::new();
+        let mut value = false;
+        for tt in tokens.by_ref() {
+            let end = match &tt {
+                TokenTree::Punct(p) if p.as_char() == ';' => true,
+                TokenTree::Punct(p) if p.as_char() == '=' => {
+                    value = true;
+                    false
+                }
+                TokenTree::Ident(id) if id == "use" || id == "const" || id == "static" => {
+                    value = true;
+                    false
+                }
+                TokenTree::Ident(id) if id == "fn" => {
+                    // `const fn`: a function after all.
+                    value = false;
+                    false
+                }
+                TokenTree::Group(g) => g.delimiter() == Delimiter::Brace && !value,
+                _ => false,
+            };
+            item.push(tt);
+            if end {
+                break;
+            }
+        }
+        if item.is_empty() {
+            break;
+        }
+        if let Some(header) = fn_header(&item, indent) {
+            // `fn __mechgen_fn_N() { … }`: the body hollowed as any function's.
+            let index = parts.headers.len();
+            parts.headers.push(header);
+            let Some(TokenTree::Group(body)) = item.pop() else {
+                // Not reached: `fn_header` saw the body last.
+                break;
+            };
+            let name = Ident::new(&format!("{FN_MARKER}{index}"), Span::call_site());
+            let mut placeholder: Vec<TokenTree> = quote!(fn #name()).into_iter().collect();
+            placeholder.push(TokenTree::Group(body));
+            out.extend(hollow_seq(placeholder, parts, None));
+        } else if let Some(text) = const_item(&item, indent).or_else(|| struct_item(&item, indent))
+        {
+            let m = Ident::new(BODY_MARKER, Span::call_site());
+            let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
+            parts.bodies.push(text);
+            out.extend(quote!(#m!(#index);));
+        } else {
+            out.extend(hollow_seq(item, parts, Some(indent)));
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// [`hollow`] of a token sequence: one item when `items` is its indentation (blocks of
+/// `mod`, `impl` and `trait` items inside hollowed item by item), or any tokens.
+fn hollow_seq(tokens: Vec<TokenTree>, parts: &mut Parts, items: Option<usize>) -> TokenStream {
     let mut out = Vec::new();
     let mut after_fn = false;
+    let mut block = false;
     let mut tokens = tokens.into_iter().peekable();
     while let Some(tt) = tokens.next() {
         match tt {
@@ -225,6 +347,10 @@ fn hollow(tokens: TokenStream, parts: &mut Parts) -> TokenStream {
                 after_fn = true;
                 out.push(tt);
             }
+            TokenTree::Ident(ref id) if id == "mod" || id == "impl" || id == "trait" => {
+                block = true;
+                out.push(tt);
+            }
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
                 let (span, stream) = (g.span(), g.stream());
                 drop(g);
@@ -246,24 +372,581 @@ fn hollow(tokens: TokenStream, parts: &mut Parts) -> TokenStream {
                         inner.extend(back(body.split_off(end)));
                         inner
                     } else {
-                        hollow(back(body), parts)
+                        hollow(back(body), parts, None)
                     }
                 } else {
-                    hollow(stream, parts)
+                    let inner = items.filter(|_| block).map(|indent| indent + 4);
+                    hollow(stream, parts, inner)
                 };
                 let mut ng = Group::new(Delimiter::Brace, inner);
                 ng.set_span(span);
                 out.push(TokenTree::Group(ng));
                 after_fn = false;
+                block = false;
             }
             TokenTree::Punct(ref p) if p.as_char() == ';' => {
                 after_fn = false;
+                block = false;
                 out.push(tt);
             }
             other => out.push(other),
         }
     }
     out.into_iter().collect()
+}
+
+/// The lines prettyplease prints for the attributes and signature of the function `item`
+/// (its tokens, attributes first, body last) at indentation `indent`, without the ` {`
+/// after the signature; `None` unless the item is a function of a shape printed here:
+/// doc comments and simple attributes (`#[inline]`, `#[allow(a, b::c)]`), `pub` or no
+/// visibility, no qualifiers, generics or `where` clause, arguments `name: Type` (or
+/// `self`) with the types [`ty`] prints, a non-empty body, and lines within [`MARGIN`].
+fn fn_header(item: &[TokenTree], indent: usize) -> Option<Vec<String>> {
+    let (mut lines, mut k) = attrs(item)?;
+    let mut prefix = String::new();
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        prefix.push_str("pub ");
+        k += 1;
+    }
+    match (item.get(k), item.get(k + 1), item.get(k + 2)) {
+        (Some(TokenTree::Ident(f)), Some(TokenTree::Ident(name)), Some(TokenTree::Group(g)))
+            if f == "fn" && g.delimiter() == Delimiter::Parenthesis =>
+        {
+            let _ = write!(prefix, "fn {name}(");
+            let args = fn_args(g.stream())?;
+            let (body, rest) = item[k + 3..].split_last()?;
+            match body {
+                TokenTree::Group(b)
+                    if b.delimiter() == Delimiter::Brace && !b.stream().is_empty() => {}
+                _ => return None,
+            }
+            let mut suffix = String::from(")");
+            match rest {
+                [] => {}
+                [TokenTree::Punct(minus), TokenTree::Punct(gt), ret @ ..]
+                    if minus.as_char() == '-' && gt.as_char() == '>' =>
+                {
+                    suffix.push_str(" -> ");
+                    let mut i = 0;
+                    ty(ret, &mut i, &mut suffix)?;
+                    if i != ret.len() {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+            // ` {` after the signature.
+            let one = prefix.len() + args.iter().map(|a| a.len() + 2).sum::<usize>() + suffix.len();
+            if indent + one <= MARGIN {
+                let mut line = prefix;
+                line.push_str(&args.join(", "));
+                line.push_str(&suffix);
+                lines.push(line);
+            } else {
+                // The arguments one a line, each with a comma (so shorter than the margin).
+                let fits = indent + prefix.len() <= MARGIN
+                    && indent + suffix.len() + 2 <= MARGIN
+                    && args.iter().all(|a| indent + 4 + a.len() < MARGIN);
+                if args.is_empty() || !fits {
+                    return None;
+                }
+                lines.push(prefix);
+                lines.extend(args.iter().map(|a| format!("    {a},")));
+                lines.push(suffix);
+            }
+            Some(lines)
+        }
+        _ => None,
+    }
+}
+
+/// A one-line `const` item as prettyplease prints it (attributes on the lines before),
+/// `None` for any other item or one too long for a line at indentation `indent`.
+fn const_item(item: &[TokenTree], indent: usize) -> Option<String> {
+    let (lines, mut k) = attrs(item)?;
+    let mut line = String::new();
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        line.push_str("pub ");
+        k += 1;
+    }
+    match (item.get(k), item.get(k + 1), item.get(k + 2)) {
+        (
+            Some(TokenTree::Ident(c)),
+            Some(TokenTree::Ident(name)),
+            Some(TokenTree::Punct(colon)),
+        ) if c == "const" && colon.as_char() == ':' && colon.spacing() == Spacing::Alone => {
+            let _ = write!(line, "const {name}: ");
+        }
+        _ => return None,
+    }
+    let rest = item.get(k + 3..)?;
+    let mut i = 0;
+    ty(rest, &mut i, &mut line)?;
+    match rest.get(i) {
+        Some(TokenTree::Punct(eq)) if eq.as_char() == '=' && eq.spacing() == Spacing::Alone => {
+            line.push_str(" = ")
+        }
+        _ => return None,
+    }
+    i += 1;
+    expr(rest, &mut i, &mut line)?;
+    match rest.get(i..) {
+        Some([TokenTree::Punct(semi)]) if semi.as_char() == ';' => line.push(';'),
+        _ => return None,
+    }
+    if indent + line.len() > MARGIN {
+        return None;
+    }
+    let mut text =
+        String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + line.len() + 1);
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    text.push_str(&line);
+    text.push('\n');
+    Some(text)
+}
+
+/// A struct with named fields as prettyplease prints it (attributes, `struct Name {`, a
+/// field a line with its doc lines, `}`), `None` for any other item or a line too long
+/// at indentation `indent`.
+fn struct_item(item: &[TokenTree], indent: usize) -> Option<String> {
+    let (lines, mut k) = attrs(item)?;
+    let mut text = String::new();
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    let mut head = String::new();
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        head.push_str("pub ");
+        k += 1;
+    }
+    let fields = match item.get(k..)? {
+        [TokenTree::Ident(s), TokenTree::Ident(name), TokenTree::Group(g)]
+            if s == "struct" && g.delimiter() == Delimiter::Brace =>
+        {
+            let _ = write!(head, "struct {name} {{");
+            g.stream().into_iter().collect::<Vec<_>>()
+        }
+        _ => return None,
+    };
+    if fields.is_empty() || indent + head.len() > MARGIN {
+        return None;
+    }
+    text.push_str(&head);
+    text.push('\n');
+    // Fields: `#[doc]`s, `pub`, name, `:`, type, `,` (the last comma optional).
+    let mut i = 0;
+    while i < fields.len() {
+        let end = fields[i..]
+            .iter()
+            .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+            .map_or(fields.len(), |e| i + e);
+        let field = &fields[i..end];
+        let (docs, mut j) = attrs(field)?;
+        let mut line = String::from("    ");
+        if matches!(field.get(j), Some(TokenTree::Ident(id)) if id == "pub") {
+            line.push_str("pub ");
+            j += 1;
+        }
+        match (field.get(j), field.get(j + 1)) {
+            (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(colon)))
+                if colon.as_char() == ':'
+                    && colon.spacing() == Spacing::Alone
+                    && !is_keyword(name) =>
+            {
+                let _ = write!(line, "{name}: ");
+            }
+            _ => return None,
+        }
+        j += 2;
+        ty(field, &mut j, &mut line)?;
+        line.push(',');
+        if j != field.len() || indent + line.len() > MARGIN {
+            return None;
+        }
+        for d in docs {
+            text.push_str("    ");
+            text.push_str(&d);
+            text.push('\n');
+        }
+        text.push_str(&line);
+        text.push('\n');
+        i = end + 1;
+    }
+    text.push_str("}\n");
+    Some(text)
+}
+
+/// The leading outer attributes of an item as prettyplease prints them (a line each), and
+/// the index of the token after them; `None` when one is of a shape not printed here.
+fn attrs(item: &[TokenTree]) -> Option<(Vec<String>, usize)> {
+    let mut lines = Vec::new();
+    let mut k = 0;
+    while let (Some(TokenTree::Punct(hash)), Some(TokenTree::Group(g))) =
+        (item.get(k), item.get(k + 1))
+    {
+        if hash.as_char() != '#' || g.delimiter() != Delimiter::Bracket {
+            break;
+        }
+        let toks: Vec<TokenTree> = g.stream().into_iter().collect();
+        let line = match toks.as_slice() {
+            [TokenTree::Ident(doc), TokenTree::Punct(eq), TokenTree::Literal(lit)]
+                if doc == "doc" && eq.as_char() == '=' =>
+            {
+                let text = doc_text(&lit.to_string())
+                    .filter(|d| !d.contains('\n') && !d.starts_with('/'))?;
+                format!("///{}", text.trim_end_matches(' '))
+            }
+            [TokenTree::Ident(name)] => format!("#[{name}]"),
+            [TokenTree::Ident(name), TokenTree::Group(list)]
+                if list.delimiter() == Delimiter::Parenthesis =>
+            {
+                let mut line = format!("#[{name}(");
+                let inner: Vec<TokenTree> = list.stream().into_iter().collect();
+                let mut i = 0;
+                while i < inner.len() {
+                    if i > 0 {
+                        match &inner[i] {
+                            TokenTree::Punct(p) if p.as_char() == ',' && i + 1 < inner.len() => {
+                                line.push_str(", ");
+                                i += 1;
+                            }
+                            _ => return None,
+                        }
+                    }
+                    path(&inner, &mut i, &mut line, false)?;
+                }
+                line.push_str(")]");
+                line
+            }
+            _ => return None,
+        };
+        lines.push(line);
+        k += 2;
+    }
+    Some((lines, k))
+}
+
+/// The text of a string literal written plainly (`"…"` with no escapes but `\"` and
+/// `\\`) or raw (`r"…"`, `r#"…"#`); `None` for any other.
+fn doc_text(repr: &str) -> Option<String> {
+    if let Some(raw) = repr.strip_prefix('r') {
+        let hashes = raw.len() - raw.trim_start_matches('#').len();
+        let inner = raw.get(hashes..raw.len().checked_sub(hashes)?)?;
+        let inner = inner.strip_prefix('"')?.strip_suffix('"')?;
+        return Some(inner.to_string());
+    }
+    repr.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .and_then(unescape_quotes)
+}
+
+/// A function's arguments, printed: `name: Type`, `mut name: Type`, `self`, `&self`,
+/// `&mut self`.
+fn fn_args(stream: TokenStream) -> Option<Vec<String>> {
+    let toks: Vec<TokenTree> = stream.into_iter().collect();
+    let mut args = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let mut arg = String::new();
+        let is = |i: usize, c: char| matches!(toks.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+        let word = |i: usize, w: &str| matches!(toks.get(i), Some(TokenTree::Ident(id)) if id == w);
+        if is(i, '&') && word(i + 1, "self") {
+            arg.push_str("&self");
+            i += 2;
+        } else if is(i, '&') && word(i + 1, "mut") && word(i + 2, "self") {
+            arg.push_str("&mut self");
+            i += 3;
+        } else if word(i, "self") {
+            arg.push_str("self");
+            i += 1;
+        } else {
+            if word(i, "mut") {
+                arg.push_str("mut ");
+                i += 1;
+            }
+            match (toks.get(i), toks.get(i + 1)) {
+                (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(colon)))
+                    if colon.as_char() == ':'
+                        && colon.spacing() == Spacing::Alone
+                        && !is_keyword(name) =>
+                {
+                    let _ = write!(arg, "{name}: ");
+                }
+                _ => return None,
+            }
+            i += 2;
+            ty(&toks, &mut i, &mut arg)?;
+        }
+        args.push(arg);
+        match toks.get(i) {
+            None => {}
+            // A trailing comma only where another argument follows (prettyplease drops one).
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' && i + 1 < toks.len() => i += 1,
+            _ => return None,
+        }
+    }
+    Some(args)
+}
+
+/// Keywords that make a type or path of a shape not printed here.
+fn is_keyword(id: &Ident) -> bool {
+    [
+        "dyn", "impl", "fn", "for", "unsafe", "extern", "mut", "const", "where", "as", "_",
+    ]
+    .iter()
+    .any(|k| id == k)
+}
+
+/// Prints the type starting at `t[*i]` as prettyplease does, moving `i` past it: paths
+/// with generic arguments, references (`&'a mut T`), arrays and slices, tuples. `None` for
+/// any other shape.
+fn ty(t: &[TokenTree], i: &mut usize, out: &mut String) -> Option<()> {
+    match t.get(*i)? {
+        // (`&` is joint before a lifetime's `'`; `&&` is not printed here.)
+        TokenTree::Punct(p)
+            if p.as_char() == '&'
+                && !matches!(t.get(*i + 1), Some(TokenTree::Punct(q)) if q.as_char() == '&') =>
+        {
+            out.push('&');
+            *i += 1;
+            if let (Some(TokenTree::Punct(q)), Some(TokenTree::Ident(life))) =
+                (t.get(*i), t.get(*i + 1))
+            {
+                if q.as_char() != '\'' {
+                    return None;
+                }
+                let _ = write!(out, "'{life} ");
+                *i += 2;
+            }
+            if matches!(t.get(*i), Some(TokenTree::Ident(m)) if m == "mut") {
+                out.push_str("mut ");
+                *i += 1;
+            }
+            ty(t, i, out)
+        }
+        TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+            let mut j = 0;
+            out.push('[');
+            ty(&inner, &mut j, out)?;
+            match inner.get(j) {
+                None => {}
+                Some(TokenTree::Punct(semi)) if semi.as_char() == ';' => {
+                    out.push_str("; ");
+                    j += 1;
+                    const_expr(&inner, &mut j, out)?;
+                    if j != inner.len() {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+            out.push(']');
+            *i += 1;
+            Some(())
+        }
+        TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
+            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+            let mut j = 0;
+            out.push('(');
+            let mut n = 0;
+            while j < inner.len() {
+                if n > 0 {
+                    match &inner[j] {
+                        TokenTree::Punct(p) if p.as_char() == ',' && j + 1 < inner.len() => {
+                            out.push_str(", ");
+                            j += 1;
+                        }
+                        _ => return None,
+                    }
+                }
+                ty(&inner, &mut j, out)?;
+                n += 1;
+            }
+            // `(T)` is a parenthesised type, `(T,)` a one-tuple: neither printed here.
+            if n == 1 {
+                return None;
+            }
+            out.push(')');
+            *i += 1;
+            Some(())
+        }
+        TokenTree::Ident(_) | TokenTree::Punct(_) => path(t, i, out, true),
+        _ => None,
+    }
+}
+
+/// Prints the path starting at `t[*i]` (`a::b::C`, `::a::B`; with `generics`, segments'
+/// generic arguments `<T, 3>` too), moving `i` past it.
+fn path(t: &[TokenTree], i: &mut usize, out: &mut String, generics: bool) -> Option<()> {
+    let colons = |i: usize| {
+        matches!(
+            (t.get(i), t.get(i + 1)),
+            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
+        )
+    };
+    if colons(*i) {
+        out.push_str("::");
+        *i += 2;
+    }
+    loop {
+        match t.get(*i) {
+            Some(TokenTree::Ident(id)) if !is_keyword(id) => {
+                let _ = write!(out, "{id}");
+                *i += 1;
+            }
+            _ => return None,
+        }
+        // `T::<A>` in a type is printed `T<A>`.
+        let turbofish = generics
+            && colons(*i)
+            && matches!(t.get(*i + 2), Some(TokenTree::Punct(p)) if p.as_char() == '<');
+        if turbofish {
+            *i += 2;
+        }
+        if generics && matches!(t.get(*i), Some(TokenTree::Punct(p)) if p.as_char() == '<') {
+            out.push('<');
+            *i += 1;
+            let mut n = 0;
+            loop {
+                match t.get(*i)? {
+                    TokenTree::Punct(p) if p.as_char() == '>' => {
+                        *i += 1;
+                        break;
+                    }
+                    TokenTree::Punct(p) if p.as_char() == ',' && n > 0 => {
+                        out.push_str(", ");
+                        *i += 1;
+                        // `<A, B,>`: not printed here.
+                        if matches!(t.get(*i), Some(TokenTree::Punct(q)) if q.as_char() == '>') {
+                            return None;
+                        }
+                    }
+                    TokenTree::Literal(l) if n == 0 || out.ends_with(", ") => {
+                        let _ = write!(out, "{l}");
+                        *i += 1;
+                        n += 1;
+                    }
+                    _ if n == 0 || out.ends_with(", ") => {
+                        ty(t, i, out)?;
+                        n += 1;
+                    }
+                    _ => return None,
+                }
+            }
+            out.push('>');
+        }
+        if colons(*i) {
+            out.push_str("::");
+            *i += 2;
+        } else {
+            return Some(());
+        }
+    }
+}
+
+/// Prints an array length: identifiers and integer literals joined by `+`, `-` or `*`.
+fn const_expr(t: &[TokenTree], i: &mut usize, out: &mut String) -> Option<()> {
+    loop {
+        match t.get(*i)? {
+            TokenTree::Ident(id) if !is_keyword(id) => {
+                let _ = write!(out, "{id}");
+            }
+            TokenTree::Literal(l) => {
+                let _ = write!(out, "{l}");
+            }
+            _ => return None,
+        }
+        *i += 1;
+        match t.get(*i) {
+            Some(TokenTree::Punct(p))
+                if matches!(p.as_char(), '+' | '-' | '*') && p.spacing() == Spacing::Alone =>
+            {
+                let _ = write!(out, " {} ", p.as_char());
+                *i += 1;
+            }
+            _ => return Some(()),
+        }
+    }
+}
+
+/// Prints the value of a `const` item on one line: literals (negative ones too), paths,
+/// arrays, tuples, and references to them; moves `i` past it. `None` for any other shape.
+fn expr(t: &[TokenTree], i: &mut usize, out: &mut String) -> Option<()> {
+    match t.get(*i)? {
+        TokenTree::Literal(l) => {
+            let _ = write!(out, "{l}");
+            *i += 1;
+            Some(())
+        }
+        TokenTree::Punct(p) if p.as_char() == '-' && p.spacing() == Spacing::Alone => {
+            match t.get(*i + 1) {
+                Some(TokenTree::Literal(l)) if !l.to_string().starts_with('-') => {
+                    let _ = write!(out, "-{l}");
+                    *i += 2;
+                    Some(())
+                }
+                _ => None,
+            }
+        }
+        TokenTree::Punct(p) if p.as_char() == '&' && p.spacing() == Spacing::Alone => {
+            out.push('&');
+            *i += 1;
+            match t.get(*i) {
+                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => expr(t, i, out),
+                _ => None,
+            }
+        }
+        TokenTree::Group(g)
+            if matches!(g.delimiter(), Delimiter::Bracket | Delimiter::Parenthesis) =>
+        {
+            let (open, close) = if g.delimiter() == Delimiter::Bracket {
+                ('[', ']')
+            } else {
+                ('(', ')')
+            };
+            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+            let mut j = 0;
+            let mut n = 0;
+            out.push(open);
+            while j < inner.len() {
+                if n > 0 {
+                    match &inner[j] {
+                        TokenTree::Punct(p) if p.as_char() == ',' && j + 1 < inner.len() => {
+                            out.push_str(", ");
+                            j += 1;
+                        }
+                        _ => return None,
+                    }
+                }
+                expr(&inner, &mut j, out)?;
+                n += 1;
+            }
+            // `(x)` is a parenthesised expression: not printed here.
+            if open == '(' && n == 1 {
+                return None;
+            }
+            out.push(close);
+            *i += 1;
+            Some(())
+        }
+        TokenTree::Ident(_) | TokenTree::Punct(_) => {
+            path(t, i, out, false)?;
+            // A call or anything after the path: not printed here.
+            match t.get(*i) {
+                Some(TokenTree::Group(_)) | Some(TokenTree::Punct(_)) if !matches!(t.get(*i), Some(TokenTree::Punct(p)) if p.as_char() == ',' || p.as_char() == ';') => {
+                    None
+                }
+                _ => Some(()),
+            }
+        }
+        TokenTree::Group(_) => None,
+    }
 }
 
 /// Puts a placeholder for the doc lines of `run` (if any) into `out`, and the lines into
@@ -631,4 +1314,125 @@ fn comments_to_lines(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{generate_str, FunctionList, Options};
+    use std::str::FromStr;
+
+    /// The generated files of the repository's `.mech` examples, every function (with the
+    /// generic family and the derivatives) and two selections (one in `f32`), print byte for byte as with every signature and `const` item through
+    /// prettyplease.
+    #[test]
+    fn printed_items_are_prettypleases() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+        let files = [
+            "iftomm/a01.mech",
+            "iftomm/a04.mech",
+            "iftomm/a05.mech",
+            "seven_body/andrews.mech",
+            "seven_body/andrews_frames.mech",
+            "stewart_platform/stewart.mech",
+            "stewart_platform/stewart_loop.mech",
+        ];
+        let mut checked = 0;
+        for file in files {
+            let src = std::fs::read_to_string(format!("{root}/{file}")).expect("example");
+            for functions in [None, Some("jacobian, null_space_fixed"), Some("residual")] {
+                let mut opts = Options::for_files();
+                opts.functions = functions.map(|f| f.parse::<FunctionList>().expect("list"));
+                // With every function, also the generic family and the derivatives (as
+                // the bench crate's build script generates them), and `f32`.
+                opts.generic = functions.is_none();
+                opts.derivatives = functions.is_none();
+                if functions == Some("residual") {
+                    opts.scalar = Some("f32".to_string());
+                }
+                let g = generate_str(&src, &opts).expect("generates");
+                let fast = print_file(g.tokens.clone(), true).expect("prints");
+                let reference = print_file(g.tokens, false).expect("prints");
+                if let Some(k) = fast
+                    .lines()
+                    .zip(reference.lines())
+                    .position(|(a, b)| a != b)
+                {
+                    panic!(
+                        "{file} {functions:?}: line {k} differs:\n  {}\n  {}",
+                        fast.lines().nth(k).unwrap_or_default(),
+                        reference.lines().nth(k).unwrap_or_default()
+                    );
+                }
+                assert_eq!(fast, reference, "{file} {functions:?}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 21);
+    }
+
+    /// Signatures and `const` items of every length around the margin, at three depths,
+    /// print as prettyplease prints them (one line, or one argument a line).
+    #[test]
+    fn signatures_and_consts_break_where_prettyplease_does() {
+        let rets = [
+            "",
+            " -> f64",
+            " -> (SMatrix<f64, NQ, DOF>, f64)",
+            " -> ::a::B<[f64; 3], 2>",
+        ];
+        let consts = [
+            ("usize", "3"),
+            (
+                "[(&str, usize); 2]",
+                "[(\"jacobian\", 7), (\"n\\u{307}\", 12)]",
+            ),
+            ("[f64; NQ + 1]", "[0.3, -1.4721295802647691, 0.39]"),
+            ("&'static [[f64; 1]]", "&[[1.0], [-2.5]]"),
+            ("[usize; 0]", "[]"),
+        ];
+        let (mut headers, mut consts_printed, mut structs) = (0, 0, 0);
+        for depth in 0..3 {
+            for len in 1..60 {
+                let name = "a".repeat(len);
+                let mut items = String::new();
+                for (k, ret) in rets.iter().enumerate() {
+                    let args: Vec<String> = (0..k + 1)
+                        .map(|j| format!("x{j}: &mut SVector<f64, N>"))
+                        .collect();
+                    items += &format!(
+                        "/// Doc `{k}`.\n#[inline(always)]\npub fn {name}{k}({}){ret} {{ a(); }}\n",
+                        args.join(", ")
+                    );
+                }
+                for (k, (ty, e)) in consts.iter().enumerate() {
+                    items += &format!("#[doc = r\" Doc.\"]\npub const {name}_{k}: {ty} = {e};\n");
+                }
+                items += &format!(
+                    "/// S.\n#[derive(Clone, Debug)]\npub struct S{name} {{\n/// Field.\npub {name}: [f64; 3], {name}_b: &'static str }}\n"
+                );
+                let src = format!("{}{items}{}", "mod m {".repeat(depth), "}".repeat(depth));
+                let tokens = TokenStream::from_str(&src).expect("tokens");
+                let mut parts = Parts::default();
+                let _ = hollow(tokens.clone(), &mut parts, Some(0));
+                headers += parts.headers.len();
+                let printed = |what: &str| parts.bodies.iter().filter(|b| b.contains(what)).count();
+                consts_printed += printed("const ");
+                structs += printed("struct ");
+                let file: syn::File = syn::parse2(tokens.clone()).expect("parses");
+                assert_eq!(
+                    print_file(tokens, true).as_deref(),
+                    Some(prettyplease::unparse(&file).as_str()),
+                    "{src}"
+                );
+            }
+        }
+        // Most items printed here, not by prettyplease (too long ones are left to it).
+        assert!(headers > 3 * 59 * rets.len() * 3 / 4, "{headers}");
+        assert!(
+            consts_printed > 3 * 59 * consts.len() / 2,
+            "{consts_printed}"
+        );
+        assert!(structs > 3 * 59 / 2, "{structs}");
+    }
 }
