@@ -389,17 +389,42 @@ pub(super) fn tree_body(b: &Body) -> Option<TreeBody<'_>> {
     TreeBody::new(b.mass, b.inertia.as_ref(), com, rot)
 }
 
-/// Builds `M`, `f` and the energy of the model's dynamics.
+/// Builds `M`, `f` and the energy of the model's dynamics. The forces' velocity-product
+/// terms come from the forward recursion ([`super::recursion`]) or from the bodies'
+/// placements differentiated by time, whichever gives the smaller forces DAG (equal in
+/// value; the recursion wins on serial robots, the time derivatives on short parallel
+/// chains such as the Stewart platform's legs); a form not kept is rolled back.
 pub fn equations_of_motion(model: &Model, arena: &mut Arena) -> EquationsOfMotion {
-    equations_of_motion_rooted(model, arena, true)
+    let by_recursion = equations_of_motion_with(model, arena, true, true);
+    let mark = arena.mark();
+    let by_time = equations_of_motion_with(model, arena, true, false);
+    if arena.dag_size(&by_time.forces) < arena.dag_size(&by_recursion.forces) {
+        by_time
+    } else {
+        arena.rollback(mark);
+        by_recursion
+    }
 }
 
 /// [`equations_of_motion`], with the bodies a floating root carries ([`super::root`])
-/// summed in the root's axes when `rooted`, in world axes otherwise.
+/// summed in the root's axes when `rooted`, in world axes otherwise (the forward recursion
+/// on).
+#[cfg(test)]
 pub(crate) fn equations_of_motion_rooted(
     model: &Model,
     arena: &mut Arena,
     rooted: bool,
+) -> EquationsOfMotion {
+    equations_of_motion_with(model, arena, rooted, true)
+}
+
+/// [`equations_of_motion_rooted`], with the forward recursion for the velocity products
+/// when `recursion`, the time derivatives of the placements otherwise.
+pub(crate) fn equations_of_motion_with(
+    model: &Model,
+    arena: &mut Arena,
+    rooted: bool,
+    recursion: bool,
 ) -> EquationsOfMotion {
     let nq = model.coords.len();
     let dynamics = &model.dynamics;
@@ -439,7 +464,11 @@ pub(crate) fn equations_of_motion_rooted(
     let tree = (rooted && tree_bodies.iter().any(Option::is_some)).then(|| {
         let quats = super::root::quaternions(model, a);
         let tree = super::tree::composite_mass(a, &tree_bodies, &quats, &mut mass);
-        let motions = body_motions(a, &tree, &tree_bodies, &quats, nq, None);
+        let motions = if recursion {
+            body_motions(a, &tree, &tree_bodies, &quats, nq, None)
+        } else {
+            vec![None; tree_bodies.len()]
+        };
         (tree, motions)
     });
     let (tree, motions) = match tree {
@@ -474,7 +503,15 @@ pub(crate) fn equations_of_motion_rooted(
     }
     let root_tree = root.as_ref().map(|root| {
         let tree = super::root::rooted_mass(a, model, root, &in_root, &mut mass);
-        super::root::rooted_forces(a, model, root, &in_root, &tree, gravity3, &mut forces);
+        super::root::rooted_forces(
+            a,
+            model,
+            root,
+            &in_root,
+            (&tree, recursion),
+            gravity3,
+            &mut forces,
+        );
         tree
     });
     let t_kin = sum(a, tk);

@@ -397,4 +397,47 @@ mod tests {
             "two formulations agree to rounding, not identically"
         );
     }
+
+    /// `equations_of_motion` keeps whichever of the two forms of the forces is smaller, and
+    /// both are equal: the tree tests' arm (with the body turned by time; and with gravity)
+    /// at 100 random states, 1e-12 of the largest entry.
+    #[test]
+    fn the_kept_forces_are_the_smaller_of_two_equal_forms() {
+        use crate::derive::motion::{equations_of_motion, equations_of_motion_with};
+        for items in [
+            arm(),
+            format!("{ARM_TREE} gravity = vec3(0.0, 0.0, -9.81);"),
+        ] {
+            let (m, mut arena) = model(&items);
+            let a = &mut arena;
+            let by_recursion = equations_of_motion_with(&m, a, true, true);
+            let by_time = equations_of_motion_with(&m, a, true, false);
+            let (r, t) = (
+                a.dag_size(&by_recursion.forces),
+                a.dag_size(&by_time.forces),
+            );
+            let (m2, mut fresh) = model(&items);
+            let kept = equations_of_motion(&m2, &mut fresh);
+            assert_eq!(
+                fresh.dag_size(&kept.forces),
+                r.min(t),
+                "recursion {r}, time {t}"
+            );
+            let nq = m.coords.len();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+            for _ in 0..100 {
+                let (q, v) = random_state(&mut rng, nq);
+                let tt: f64 = rng.random_range(-1.0..1.0);
+                let at = |s: Sym| match s {
+                    Sym::Coord(k) => q[k as usize],
+                    Sym::Vel(k) => v[k as usize],
+                    Sym::Time => tt,
+                    _ => 0.0,
+                };
+                let x = a.eval(&by_recursion.forces, &at);
+                let y = a.eval(&by_time.forces, &at);
+                largest_error(&x, &y, 1e-12);
+            }
+        }
+    }
 }

@@ -765,13 +765,15 @@ pub fn base_weight(
 /// `G̈ = −(∂G/∂q) q̈ = 2 K (q·q̈) = −2 K |q̇_quat|²`, so `N = 2 L(K)` and `κ_N` the entries
 /// `(2, 1)`, `(0, 2)`, `(1, 0)` of `Aᵀ N A`. Joint rows are `−J_jᵀ m a − W_jᵀ h` with the
 /// fixed-base `J_j`, `W_j`; the base rows come from three sums over the bodies (force,
-/// moment about the root's origin, and the radial term), as for [`rooted_mass`].
+/// moment about the root's origin, and the radial term), as for [`rooted_mass`]. With
+/// the tree's `recursion` flag off, every body's velocity products come from its placement differentiated
+/// by time (the same values; [`super::motion::equations_of_motion`] keeps the smaller).
 pub fn rooted_forces(
     a: &mut Arena,
     model: &Model,
     root: &Root,
     used: &[bool],
-    tree: &Tree,
+    (tree, recursion): (&Tree, bool),
     gravity: Option<[ExprId; 3]>,
     forces: &mut [ExprId],
 ) {
@@ -817,7 +819,12 @@ pub fn rooted_forces(
         domega: w0.map(|e| super::motion::time_derivative(a, e, nq)),
         dvel: v0.map(|e| super::motion::time_derivative(a, e, nq)),
     };
-    let motions = body_motions(a, tree, &tree_bodies(model, &rel), &quats, nq, Some(seed));
+    let bodies = tree_bodies(model, &rel);
+    let motions = if recursion {
+        body_motions(a, tree, &bodies, &quats, nq, Some(seed))
+    } else {
+        vec![None; bodies.len()]
+    };
     let mut force = [zero; 3];
     let mut moment = [zero; 3];
     let mut radial = zero;
