@@ -266,16 +266,9 @@ pub fn rows_gamma(
 #[cfg(test)]
 mod tests {
     use super::{gamma, jacobian, jacobian_t, kinematics, nested_rows, rows_jacobian};
-    use crate::derive::tree::tests::{largest_error, random_state, ARM_TREE};
-    use crate::expr::{Arena, Sym};
-    use crate::model::{lower, Model};
+    use crate::derive::tree::tests::{largest_error, model, random_state, ARM_TREE};
+    use crate::expr::Sym;
     use rand::{RngExt, SeedableRng};
-
-    fn model(items: &str) -> (Model, Arena) {
-        let src = format!("mod m {{ {items} }}");
-        let file = crate::parse::parse_file(src.parse().expect("tokens")).expect("parses");
-        lower(&file.modules[0]).expect("lowers")
-    }
 
     /// The tree tests' arm with its fingers' tips tied together (a loop closed through six
     /// joints, one of them prismatic, and a ball joint's quaternion row), a rheonomic row

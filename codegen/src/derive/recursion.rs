@@ -297,9 +297,8 @@ mod tests {
     use super::body_motions;
     use crate::derive::motion::{dot, time_derivative, tree_body};
     use crate::derive::tree::composite_mass;
-    use crate::derive::tree::tests::{largest_error, random_state, ARM_TREE};
-    use crate::expr::{Arena, ExprId, Sym};
-    use crate::model::{lower, Model};
+    use crate::derive::tree::tests::{largest_error, model, random_state, ARM_TREE};
+    use crate::expr::{ExprId, Sym};
     use rand::{RngExt, SeedableRng};
 
     /// The tree tests' arm and pendulum, and a body turned by an expression of time.
@@ -308,12 +307,6 @@ mod tests {
             "{ARM_TREE}
             body drv {{ mass = 0.2, inertia = mat3(0.01, 0.0, 0.0, 0.0, 0.02, 0.0, 0.0, 0.0, 0.03), frame = l2 * rot_x(0.5 * t) * translate(vec3(0.0, 0.1, 0.0)) }}"
         )
-    }
-
-    fn model(items: &str) -> (Model, Arena) {
-        let src = format!("mod m {{ {items} }}");
-        let file = crate::parse::parse_file(src.parse().expect("tokens")).expect("parses");
-        lower(&file.modules[0]).expect("lowers")
     }
 
     /// The recursion covers the arm's bodies and only them (not those below the ball joint,

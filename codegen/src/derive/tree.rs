@@ -622,7 +622,8 @@ pub(crate) mod tests {
         worst
     }
 
-    fn model(items: &str) -> (Model, Arena) {
+    /// The model of `items` in a module `m`, lowered.
+    pub(crate) fn model(items: &str) -> (Model, Arena) {
         let src = format!("mod m {{ {items} }}");
         let file = crate::parse::parse_file(src.parse().expect("tokens")).expect("parses");
         lower(&file.modules[0]).expect("lowers")

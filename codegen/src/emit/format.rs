@@ -551,18 +551,7 @@ fn struct_item(item: &[TokenTree], indent: usize) -> Option<String> {
             line.push_str("pub ");
             j += 1;
         }
-        match (field.get(j), field.get(j + 1)) {
-            (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(colon)))
-                if colon.as_char() == ':'
-                    && colon.spacing() == Spacing::Alone
-                    && !is_keyword(name) =>
-            {
-                let _ = write!(line, "{name}: ");
-            }
-            _ => return None,
-        }
-        j += 2;
-        ty(field, &mut j, &mut line)?;
+        name_and_type(field, &mut j, &mut line)?;
         line.push(',');
         if j != field.len() || indent + line.len() > MARGIN {
             return None;
@@ -668,18 +657,7 @@ fn fn_args(stream: TokenStream) -> Option<Vec<String>> {
                 arg.push_str("mut ");
                 i += 1;
             }
-            match (toks.get(i), toks.get(i + 1)) {
-                (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(colon)))
-                    if colon.as_char() == ':'
-                        && colon.spacing() == Spacing::Alone
-                        && !is_keyword(name) =>
-                {
-                    let _ = write!(arg, "{name}: ");
-                }
-                _ => return None,
-            }
-            i += 2;
-            ty(&toks, &mut i, &mut arg)?;
+            name_and_type(&toks, &mut i, &mut arg)?;
         }
         args.push(arg);
         match toks.get(i) {
@@ -693,6 +671,21 @@ fn fn_args(stream: TokenStream) -> Option<Vec<String>> {
 }
 
 /// Keywords that make a type or path of a shape not printed here.
+/// `name: Type` at `t[*i]` (a field or an argument): printed to `out` and `*i` moved past
+/// it; `None` where it is not that shape.
+fn name_and_type(t: &[TokenTree], i: &mut usize, out: &mut String) -> Option<()> {
+    match (t.get(*i), t.get(*i + 1)) {
+        (Some(TokenTree::Ident(name)), Some(TokenTree::Punct(colon)))
+            if colon.as_char() == ':' && colon.spacing() == Spacing::Alone && !is_keyword(name) =>
+        {
+            let _ = write!(out, "{name}: ");
+        }
+        _ => return None,
+    }
+    *i += 2;
+    ty(t, i, out)
+}
+
 fn is_keyword(id: &Ident) -> bool {
     [
         "dyn", "impl", "fn", "for", "unsafe", "extern", "mut", "const", "where", "as", "_",
