@@ -2,6 +2,7 @@
 //! rows ([`velocity`]), the equations of motion and, after pivoting, the derivatives that
 //! need the null-space basis ([`outputs`], [`sensitivity`]).
 
+pub mod cancel;
 pub mod inequality;
 pub mod matrix;
 pub mod motion;

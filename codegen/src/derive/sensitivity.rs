@@ -2,6 +2,7 @@
 //! linearisation, MPC and exact step Jacobians need, from the same DAG (memoised
 //! differentiation, shared subexpressions).
 
+use super::cancel::Cancel;
 use super::matrix::SymMatrix;
 use super::motion::EquationsOfMotion;
 use crate::expr::{Arena, ExprId, Sym};
@@ -144,6 +145,31 @@ fn jacobian_of(a: &mut Arena, rows: &[ExprId], n: usize, sym: impl Fn(u32) -> Sy
     m
 }
 
+/// The matrices `ms` with their sums' cancelling terms removed ([`Cancel`]), where their
+/// shared DAG comes out smaller; otherwise `ms` unchanged and the arena rolled back.
+fn cancelled<const K: usize>(a: &mut Arena, ms: [SymMatrix; K]) -> [SymMatrix; K] {
+    let roots: Vec<ExprId> = ms
+        .iter()
+        .flat_map(|m| m.rows().flatten().map(|&(_, e)| e).collect::<Vec<_>>())
+        .collect();
+    let before = a.dag_size(&roots);
+    let mark = a.mark();
+    let new = Cancel::default().roots(a, &roots);
+    if a.dag_size(&new) >= before {
+        a.rollback(mark);
+        return ms;
+    }
+    let mut it = new.into_iter();
+    ms.map(|m| {
+        let mut out = SymMatrix::new(m.ncols());
+        for row in m.rows() {
+            let entries = row.iter().map(|&(c, _)| c).zip(&mut it).collect();
+            out.push_row(a, entries);
+        }
+        out
+    })
+}
+
 /// The derivatives of the equations of motion `eom` and of `γ`.
 pub fn dynamics_derivatives(
     model: &Model,
@@ -261,6 +287,14 @@ pub fn dynamics_derivatives(
             .collect();
         gamma_hqd.push_row(a, entries);
     }
+    // The weighted reductions the step Jacobians evaluate, with the product rule's
+    // cancelling sums removed where that makes their DAG smaller (otherwise rolled back).
+    // (`dynamics_reductions(_p)`'s matrices and `gamma_reductions(_p)`'s, each group kept
+    // or rolled back on its own.)
+    let [dynamics_wq, forces_wqd, dynamics_wp] =
+        cancelled(a, [dynamics_wq, forces_wqd, dynamics_wp]);
+    let [gamma_wq, gamma_wqd, acceleration_wp] =
+        cancelled(a, [gamma_wq, gamma_wqd, acceleration_wp]);
     DynamicsDerivatives {
         dynamics_wq,
         forces_wqd,

@@ -1,0 +1,165 @@
+//! Cancellation of sums in derivative DAGs: the product rule leaves sums such as
+//! `a + b + (−a − b)` or `2c − (c + d)` whose terms cancel; the arena's constructors see
+//! one addition at a time and keep them. [`cancel_sums`] rebuilds roots with every sum
+//! flattened into its terms with coefficients (through small sub-sums), equal terms
+//! combined and zero ones dropped.
+
+use crate::expr::{Arena, ExprId, Node};
+use std::collections::BTreeMap;
+
+/// A sub-sum is inlined into the sum that reads it only when it has at most this many
+/// terms (larger ones stay one term, shared), so no sum grows past it by inlining.
+const INLINE_TERMS: usize = 8;
+
+/// Memo of [`cancel_sums`]: per original node, its rebuilt node and (for sums) its terms.
+#[derive(Default)]
+pub struct Cancel {
+    new: BTreeMap<ExprId, ExprId>,
+    terms: BTreeMap<ExprId, Vec<(ExprId, f64)>>,
+}
+
+impl Cancel {
+    /// The roots rebuilt with their sums' cancelling terms removed (equal in value up to
+    /// rounding; shared nodes stay shared through the memo).
+    pub fn roots(&mut self, a: &mut Arena, roots: &[ExprId]) -> Vec<ExprId> {
+        let reach = a.reachable(roots);
+        for (i, &r) in reach.iter().enumerate() {
+            if r {
+                let id = ExprId(i as u32);
+                if !self.new.contains_key(&id) {
+                    self.rebuild(a, id);
+                }
+            }
+        }
+        roots.iter().map(|r| self.new[r]).collect()
+    }
+
+    /// The terms a child contributes to a sum reading it, scaled by `k`.
+    fn child_terms(&self, c: ExprId, k: f64, out: &mut Vec<(ExprId, f64)>) {
+        match self.terms.get(&c) {
+            Some(t) if t.len() <= INLINE_TERMS => {
+                out.extend(t.iter().map(|&(e, x)| (e, x * k)));
+            }
+            _ => out.push((self.new[&c], k)),
+        }
+    }
+
+    fn rebuild(&mut self, a: &mut Arena, id: ExprId) {
+        let node = a.node(id);
+        let n = |s: &Self, c: ExprId| s.new[&c];
+        let mut sum: Option<Vec<(ExprId, f64)>> = None;
+        let e = match node {
+            Node::Const(_) | Node::Sym(_) => id,
+            Node::Add(x, y) => {
+                let mut t = Vec::new();
+                self.child_terms(x, 1.0, &mut t);
+                self.child_terms(y, 1.0, &mut t);
+                sum = Some(t);
+                id
+            }
+            Node::Neg(x) => {
+                let mut t = Vec::new();
+                self.child_terms(x, -1.0, &mut t);
+                sum = Some(t);
+                id
+            }
+            Node::Mul(c, x) if a.as_const(c).is_some() => {
+                let mut t = Vec::new();
+                self.child_terms(x, a.as_const(c).unwrap_or(1.0), &mut t);
+                sum = Some(t);
+                id
+            }
+            Node::Mul(x, y) => {
+                let (x, y) = (n(self, x), n(self, y));
+                a.mul(x, y)
+            }
+            Node::Div(x, y) => {
+                let (x, y) = (n(self, x), n(self, y));
+                a.div(x, y)
+            }
+            Node::Powi(x, k) => {
+                let x = n(self, x);
+                a.powi(x, k)
+            }
+            Node::Func(f, x) => {
+                let x = n(self, x);
+                a.func(f, x)
+            }
+            Node::Atan2(y, x) => {
+                let (y, x) = (n(self, y), n(self, x));
+                a.atan2(y, x)
+            }
+        };
+        let e = match sum {
+            None => e,
+            Some(t) => {
+                // Combine equal terms (in order of first appearance), drop zeros.
+                let mut combined: Vec<(ExprId, f64)> = Vec::with_capacity(t.len());
+                for (term, k) in t {
+                    match combined.iter_mut().find(|(u, _)| *u == term) {
+                        Some((_, x)) => *x += k,
+                        None => combined.push((term, k)),
+                    }
+                }
+                combined.retain(|&(_, k)| k != 0.0);
+                let built = build(a, &combined);
+                self.terms.insert(id, combined);
+                built
+            }
+        };
+        self.new.insert(id, e);
+    }
+}
+
+/// `Σ k_i e_i`, left to right.
+fn build(a: &mut Arena, terms: &[(ExprId, f64)]) -> ExprId {
+    let zero = a.constant(0.0);
+    terms.iter().fold(zero, |acc, &(e, k)| {
+        let c = a.constant(k);
+        let t = a.mul(c, e);
+        a.add(acc, t)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cancel;
+    use crate::expr::{Arena, Sym};
+
+    /// `a·b + c·d + (−a·b − c·d)` is zero and `2e − (e + f)` is `e − f` after the pass;
+    /// a product of sums keeps its value (x = 0.3, y = −1.7, z = 2.2).
+    #[test]
+    fn cancelling_terms_are_dropped_and_values_kept() {
+        let mut a = Arena::new();
+        let (x, y, z) = (
+            a.sym(Sym::Coord(0)),
+            a.sym(Sym::Coord(1)),
+            a.sym(Sym::Coord(2)),
+        );
+        let ab = a.mul(x, y);
+        let cd = a.mul(y, z);
+        let s = a.add(ab, cd);
+        let n1 = a.neg(ab);
+        let n2 = a.sub(n1, cd);
+        let zero_sum = a.add(s, n2);
+        let two = a.constant(2.0);
+        let e2 = a.mul(two, ab);
+        let ef = a.add(ab, cd);
+        let diff = a.sub(e2, ef);
+        let prod = a.mul(diff, x);
+        let roots = [zero_sum, diff, prod];
+        let new = Cancel::default().roots(&mut a, &roots);
+        assert!(a.is_zero(new[0]));
+        let want = a.sub(ab, cd);
+        assert_eq!(new[1], want);
+        let (vx, vy, vz) = (0.3, -1.7, 2.2);
+        let sym = |s: Sym| match s {
+            Sym::Coord(0) => vx,
+            Sym::Coord(1) => vy,
+            _ => vz,
+        };
+        let v: Vec<f64> = a.eval(&[prod, new[2]], &sym);
+        assert!((v[0] - v[1]).abs() < 1e-14, "{v:?}");
+        assert!((v[1] - (vx * vy - vy * vz) * vx).abs() < 1e-14);
+    }
+}
