@@ -27,8 +27,8 @@ mod events;
 use crate::mechanism::{Dynamics, Mechanism};
 use crate::ode::Dopri5Options;
 use crate::simulate::{
-    add_sim_stats, max_nan, output_grid, simulate_lagrange, simulate_projection, Integrator,
-    RankDrop, SimOptions, SimStats, Trajectory,
+    add_sim_stats, max_nan, simulate_lagrange, simulate_projection, Integrator, RankDrop,
+    SimOptions, SimStats, Trajectory,
 };
 use accuracy::control;
 pub use accuracy::{Accuracy, GlobalError};
@@ -278,15 +278,7 @@ where
     if let Some((route, names)) = M::NOT_SMOOTH {
         return Err(SimError::NotSmooth { route, names });
     }
-    let grid = output_grid(start.t, t_end, &opts.output_times)?;
-    if !(opts.rtol.is_finite() && opts.rtol > 0.0 && opts.atol.is_finite() && opts.atol > 0.0) {
-        return Err(SimError::InvalidInput(
-            "rtol and atol must be finite and positive",
-        ));
-    }
-    if !(start.q.iter().all(|x| x.is_finite()) && start.qd.iter().all(|x| x.is_finite())) {
-        return Err(SimError::InvalidInput("the start state must be finite"));
-    }
+    let grid = runner.checked_grid()?;
     let fixed_step = matches!(opts.sim.integrator, Integrator::Rk4(_))
         || (opts.route == Route::Ali3p && opts.ali3p_fixed_step);
     let first = one_run::<M, NQ, NC, DOF>(runner, &grid)?;

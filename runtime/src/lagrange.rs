@@ -62,7 +62,7 @@
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use crate::error::{largest_entries, non_finite_entries, DynamicsError};
+use crate::error::{largest_of_motion, non_finite_entries, DynamicsError};
 use crate::linalg::{self, MassFailure};
 use crate::mechanism::Dynamics;
 use crate::null_space::{healthy_generated_partition, NullSpacePath};
@@ -523,12 +523,7 @@ fn solve<const NQ: usize, const NC: usize>(
         }
         return Err(nonfinite("accelerations", t, v.as_slice(), names));
     }
-    let direction = |v: &DVector<f64>| {
-        let m = &nb * v;
-        let n = m.norm();
-        let m = if n > 0.0 { m / n } else { m };
-        largest_entries(m.as_slice(), names)
-    };
+    let direction = |v: &DVector<f64>| largest_of_motion(&nb * v, names);
     let w = linalg::reduced_mass_solve(reduced, &rhs).map_err(|e| match e {
         MassFailure::NonFinite => nonfinite("accelerations", t, rhs_full.as_slice(), names),
         MassFailure::Indefinite(lmin, lmax, v) => DynamicsError::IndefiniteMass {

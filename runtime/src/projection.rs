@@ -18,7 +18,9 @@
 
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
-use crate::error::{largest_entries, non_finite_entries, DynamicsError, KinematicsError};
+use crate::error::{
+    largest_entries, largest_of_motion, non_finite_entries, DynamicsError, KinematicsError,
+};
 use crate::lagrange::check_finite;
 use crate::linalg::{self, DependentFactor, MassFailure};
 use crate::mechanism::Dynamics;
@@ -80,12 +82,8 @@ fn reduced_solve<const NQ: usize, const DOF: usize>(
     if let Some(x) = linalg::definite_solve(&a, &b) {
         return Ok(x);
     }
-    let direction = |v: &DVector<f64>| {
-        let m = d * SVector::<f64, DOF>::from_fn(|i, _| v[i]);
-        let n = m.norm();
-        let m = if n > 0.0 { m / n } else { m };
-        largest_entries(m.as_slice(), names)
-    };
+    let direction =
+        |v: &DVector<f64>| largest_of_motion(d * SVector::<f64, DOF>::from_fn(|i, _| v[i]), names);
     let x = linalg::reduced_mass_solve(
         linalg::dmatrix(&a),
         &DVector::from_column_slice(b.as_slice()),

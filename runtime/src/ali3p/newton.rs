@@ -172,7 +172,7 @@ impl Acc {
     {
         let c = M::residual(q, p, t).norm();
         let cv = (M::jacobian(q, p, t) * qd + M::jacobian_t(q, p, t)).norm();
-        self.defects.max_residual = max_nan(self.defects.max_residual, c);
+        self.defects.residual(c);
         self.max_velocity_residual = max_nan(self.max_velocity_residual, cv);
         self.defects.energy(M::energy(q, qd, p, t));
     }
@@ -563,8 +563,7 @@ impl<P, const NQ: usize, const NC: usize> Attempt<'_, P, NQ, NC> {
         let a = fac
             .solve(&(m0 * astar + j0.transpose() * g * (alpha * hh4)))
             .ok_or_else(|| non_finite::<M, NQ, NC, DOF>("accelerations", t, astar.as_slice()))?;
-        run.acc.defects.max_velocity_correction =
-            max_nan(run.acc.defects.max_velocity_correction, (v - vstar).amax());
+        run.acc.defects.velocity_correction(&vstar, &v);
         Ok(Outcome::Converged {
             next: State {
                 q: x,

@@ -321,11 +321,7 @@ where
         Cursor::start((t0, q0, qd0), t1, (&opts.output_times, opts.dopri5.h0))
             .map_err(ContactError::InvalidOptions)?;
     let tol = opts.contact.active_tol;
-    if !(tol > 0.0 && tol.is_finite()) {
-        return Err(ContactError::InvalidOptions(
-            "active_tol must be positive and finite",
-        ));
-    }
+    super::check_active_tol(tol)?;
     check_rest_height(opts.rest_height)?;
     let mut sys = Phase::<M, NQ, NC, DOF, NI> {
         p,

@@ -393,6 +393,17 @@ pub(super) fn first_assignment<T, E>(
     Ok(None)
 }
 
+/// Checks [`ContactOptions::active_tol`] (the simulators' and the frictional solver's).
+fn check_active_tol(active_tol: f64) -> Result<(), ContactError> {
+    if active_tol > 0.0 && active_tol.is_finite() {
+        Ok(())
+    } else {
+        Err(ContactError::InvalidOptions(
+            "active_tol must be positive and finite",
+        ))
+    }
+}
+
 fn dmat<const R: usize, const C: usize>(m: &SMatrix<f64, R, C>) -> DMatrix<f64> {
     DMatrix::from_fn(R, C, |i, j| m[(i, j)])
 }
@@ -590,11 +601,7 @@ where
             "the step must be positive and finite",
         ));
     }
-    if !(opts.active_tol > 0.0 && opts.active_tol.is_finite()) {
-        return Err(ContactError::InvalidOptions(
-            "active_tol must be positive and finite",
-        ));
-    }
+    check_active_tol(opts.active_tol)?;
     let mut out = ContactTrajectory::<NQ> {
         t: vec![t0],
         q: vec![*q0],

@@ -53,25 +53,15 @@ type Start<const NQ: usize> = (SVector<f64, NQ>, SVector<f64, NQ>, Vec<f64>);
 
 /// The checked start: `(q, q̇)` assembled onto the equality constraints as the smooth routes
 /// do (positions keeping the independent coordinates, the dependent velocities solved), and
-/// the output grid.
+/// the output grid ([`Runner::checked_grid`]).
 fn start_of<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
-    opts: &Options,
+    run: Runner<'_, M::Params, NQ>,
 ) -> Result<Start<NQ>, SimError>
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    if !(opts.rtol.is_finite() && opts.rtol > 0.0 && opts.atol.is_finite() && opts.atol > 0.0) {
-        return Err(SimError::InvalidInput(
-            "rtol and atol must be finite and positive",
-        ));
-    }
-    let grid = output_grid(start.t, t_end, &opts.output_times)?;
-    if !(start.q.iter().all(|x| x.is_finite()) && start.qd.iter().all(|x| x.is_finite())) {
-        return Err(SimError::InvalidInput("the start state must be finite"));
-    }
+    let grid = run.checked_grid()?;
+    let Runner { p, start, .. } = run;
     let (q, qd) = if NC == 0 {
         (start.q, start.qd)
     } else {
@@ -151,13 +141,11 @@ type Run<const NQ: usize> = (
     Vec<Event>,
 );
 
-/// The start assembled, `run` (given `q`, `q̇`, the output times inside the span and the
-/// integrator's options at the simulation's tolerances), and its states at the output times.
+/// The start of `sim` assembled, `run` (given `q`, `q̇`, the output times inside the span and
+/// the integrator's options at the simulation's tolerances), and its states at the output
+/// times.
 fn event_run<M, const NQ: usize, const NC: usize, const DOF: usize>(
-    p: &M::Params,
-    start: &State<NQ>,
-    t_end: f64,
-    opts: &Options,
+    sim: Runner<'_, M::Params, NQ>,
     run: impl FnOnce(
         &SVector<f64, NQ>,
         &SVector<f64, NQ>,
@@ -168,9 +156,9 @@ fn event_run<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    let (q, qd, grid) = start_of::<M, NQ, NC, DOF>(p, start, t_end, opts)?;
+    let (q, qd, grid) = start_of::<M, NQ, NC, DOF>(sim)?;
     let inside = grid[1..grid.len() - 1].to_vec();
-    let (t, qs, qds, events) = run(&q, &qd, inside, dopri5(opts))?;
+    let (t, qs, qds, events) = run(&q, &qd, inside, dopri5(sim.opts))?;
     at_grid(&grid, &t, &qs, &qds, t.len(), events)
 }
 
@@ -189,6 +177,25 @@ impl<P, const NQ: usize> Clone for Runner<'_, P, NQ> {
 }
 
 impl<P, const NQ: usize> Copy for Runner<'_, P, NQ> {}
+
+impl<P, const NQ: usize> Runner<'_, P, NQ> {
+    /// The output grid from the start's time to the end, after the checks every route
+    /// makes first: the grid's times, the tolerances (finite and positive) and the start
+    /// state (finite).
+    pub(crate) fn checked_grid(&self) -> Result<Vec<f64>, SimError> {
+        let (start, opts) = (self.start, self.opts);
+        let grid = output_grid(start.t, self.t_end, &opts.output_times)?;
+        if !(opts.rtol.is_finite() && opts.rtol > 0.0 && opts.atol.is_finite() && opts.atol > 0.0) {
+            return Err(SimError::InvalidInput(
+                "rtol and atol must be finite and positive",
+            ));
+        }
+        if !(start.q.iter().all(|x| x.is_finite()) && start.qd.iter().all(|x| x.is_finite())) {
+            return Err(SimError::InvalidInput("the start state must be finite"));
+        }
+        Ok(grid)
+    }
+}
 
 /// The event of `kind` at `t` at the inequality or joint `k` of `names`.
 fn event(t: f64, names: &[&'static str], k: usize, kind: EventKind) -> Event {
@@ -213,19 +220,14 @@ where
     where
         M: Inequalities<NQ, NC, DOF, NI>,
     {
-        let Runner {
-            p,
-            start,
-            t_end,
-            opts,
-        } = self;
-        event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+        let (p, t0, t1) = (self.p, self.start.t, self.t_end);
+        event_run::<M, NQ, NC, DOF>(self, |q, qd, output_times, dopri5| {
             let o = AdaptiveContactOptions {
                 dopri5,
                 output_times,
                 ..AdaptiveContactOptions::default()
             };
-            let tr = simulate_contact_adaptive::<M, NQ, NC, DOF, NI>(q, qd, p, start.t, t_end, &o)
+            let tr = simulate_contact_adaptive::<M, NQ, NC, DOF, NI>(q, qd, p, t0, t1, &o)
                 .map_err(SimError::Contact)?;
             let events = tr
                 .events
@@ -240,21 +242,15 @@ where
     where
         M: Friction<NQ, NC, DOF, NI, NT>,
     {
-        let Runner {
-            p,
-            start,
-            t_end,
-            opts,
-        } = self;
-        event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+        let (p, t0, t1) = (self.p, self.start.t, self.t_end);
+        event_run::<M, NQ, NC, DOF>(self, |q, qd, output_times, dopri5| {
             let o = AdaptiveFrictionOptions {
                 dopri5,
                 output_times,
                 ..AdaptiveFrictionOptions::default()
             };
-            let tr =
-                simulate_friction_adaptive::<M, NQ, NC, DOF, NI, NT>(q, qd, p, start.t, t_end, &o)
-                    .map_err(SimError::Friction)?;
+            let tr = simulate_friction_adaptive::<M, NQ, NC, DOF, NI, NT>(q, qd, p, t0, t1, &o)
+                .map_err(SimError::Friction)?;
             let kind = |e| match e {
                 FrictionEvent::Touch => EventKind::Touch,
                 FrictionEvent::Release => EventKind::Release,
@@ -273,22 +269,15 @@ where
     where
         M: JointFriction<NQ, NC, DOF, NS>,
     {
-        let Runner {
-            p,
-            start,
-            t_end,
-            opts,
-        } = self;
-        event_run::<M, NQ, NC, DOF>(p, start, t_end, opts, |q, qd, output_times, dopri5| {
+        let (p, t0, t1) = (self.p, self.start.t, self.t_end);
+        event_run::<M, NQ, NC, DOF>(self, |q, qd, output_times, dopri5| {
             let o = AdaptiveJointFrictionOptions {
                 dopri5,
                 output_times,
                 ..AdaptiveJointFrictionOptions::default()
             };
-            let tr = simulate_joint_friction_adaptive::<M, NQ, NC, DOF, NS>(
-                q, qd, p, start.t, t_end, &o,
-            )
-            .map_err(SimError::JointFriction)?;
+            let tr = simulate_joint_friction_adaptive::<M, NQ, NC, DOF, NS>(q, qd, p, t0, t1, &o)
+                .map_err(SimError::JointFriction)?;
             let kind = |e| match e {
                 JointFrictionEvent::Slip => EventKind::Slip,
                 JointFrictionEvent::Stop => EventKind::Stop,

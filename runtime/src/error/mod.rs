@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+use nalgebra::allocator::Allocator;
+use nalgebra::{DefaultAllocator, Dim, OVector};
+
 mod simulation;
 mod solvers;
 pub use simulation::SimError;
@@ -77,6 +80,19 @@ pub(crate) fn largest_entries(v: &[f64], names: &[&'static str]) -> Vec<Located>
             value: v[i],
         })
         .collect()
+}
+
+/// [`largest_entries`] of the motion `m` scaled to unit length (a zero motion as it is):
+/// the direction a failed reduced-mass solve names (`D v` on the projection route, `N v` on
+/// the Lagrange route).
+pub(crate) fn largest_of_motion<D>(m: OVector<f64, D>, names: &[&'static str]) -> Vec<Located>
+where
+    D: Dim,
+    DefaultAllocator: Allocator<D>,
+{
+    let n = m.norm();
+    let m = if n > 0.0 { m / n } else { m };
+    largest_entries(m.as_slice(), names)
 }
 
 /// Failure of a kinematic computation: null-space basis, dependent solve, velocity

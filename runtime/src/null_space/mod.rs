@@ -123,10 +123,7 @@ where
     M: Mechanism<NQ, NC, DOF>,
 {
     match try_partition::<M, NQ, NC, DOF>(q, p, t, threshold)? {
-        Ok(part) => Ok(NullSpaceOutcome {
-            d: part.d,
-            path: part.path,
-        }),
+        Ok(part) => Ok(part.outcome()),
         Err((min_pivot, lu_health, jd)) => {
             let (d, rank_margin) = svd_basis::<NQ, DOF>(&jd)?;
             Ok(NullSpaceOutcome {
@@ -162,11 +159,7 @@ pub fn null_space_independent<M, const NQ: usize, const NC: usize, const DOF: us
 where
     M: Mechanism<NQ, NC, DOF>,
 {
-    let part = partition_full::<M, NQ, NC, DOF>(q, p, t, threshold)?;
-    Ok(NullSpaceOutcome {
-        d: part.d,
-        path: part.path,
-    })
+    partition_full::<M, NQ, NC, DOF>(q, p, t, threshold).map(|part| part.outcome())
 }
 
 fn svd_basis<const NQ: usize, const DOF: usize>(

@@ -129,6 +129,14 @@ fn numeric_partition<const NQ: usize, const DOF: usize>(
 }
 
 impl<const NQ: usize, const DOF: usize> Partition<NQ, DOF> {
+    /// The basis and how it was obtained, as [`null_space_checked`] reports them.
+    pub(crate) fn outcome(&self) -> NullSpaceOutcome<NQ, DOF> {
+        NullSpaceOutcome {
+            d: self.d,
+            path: self.path,
+        }
+    }
+
     /// `q̇ = D u + x`: the velocity whose independent part is `u`, `x` the dependent solve
     /// of `C_J x = −C_t` (none where `C_t = 0`). Inlined, as [`Self::solve_dependent`].
     #[inline(always)]

@@ -86,7 +86,32 @@ impl<S: OdeState> Method<S> for Dp5 {
         stats: &mut Stats,
         step: &Step<'_, S>,
     ) -> Result<Trial<S, [S; 7]>, OdeError<Sys::Error>> {
-        trial(sys, stats, step)
+        let k1 = step.k1;
+        let k2 = step.stage(sys, stats, C2, &[(A21, k1)])?;
+        let k3 = step.stage(sys, stats, C3, &[(A31, k1), (A32, &k2)])?;
+        let k4 = step.stage(sys, stats, C4, &[(A41, k1), (A42, &k2), (A43, &k3)])?;
+        let k5 = step.stage(
+            sys,
+            stats,
+            C5,
+            &[(A51, k1), (A52, &k2), (A53, &k3), (A54, &k4)],
+        )?;
+        let y6 = step.combine(&[(A61, k1), (A62, &k2), (A63, &k3), (A64, &k4), (A65, &k5)]);
+        let k6 = eval(sys, stats, step.t_new, &y6)?;
+        let y1 = step.combine(&[(A71, k1), (A73, &k3), (A74, &k4), (A75, &k5), (A76, &k6)]);
+        let k7 = eval(sys, stats, step.t_new, &y1)?;
+        // e = E1 k1 + E3 k3 + ... + E7 k7 (times h below)
+        let e = sum(
+            (E1, k1),
+            &[(E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)],
+        );
+        let err = step.h * wrms(&e, step.y, &y1, step.rtol, step.atol);
+        Ok(Trial {
+            y1,
+            f1: Some(k7.clone()),
+            err,
+            stages: [k1.clone(), k2, k3, k4, k5, k6, k7],
+        })
     }
 
     fn dense<Sys: OdeSystem<S>>(
@@ -118,38 +143,4 @@ impl<S: OdeState> Method<S> for Dp5 {
     fn interpolate(y: &S, dense: &[S; 4], s: f64) -> S {
         super::driver::interpolate_alternating(y, dense, s)
     }
-}
-
-/// The Dormand–Prince stages of the step `step`.
-fn trial<S: OdeState, Sys: OdeSystem<S>>(
-    sys: &mut Sys,
-    stats: &mut Stats,
-    step: &Step<'_, S>,
-) -> Result<Trial<S, [S; 7]>, OdeError<Sys::Error>> {
-    let k1 = step.k1;
-    let k2 = step.stage(sys, stats, C2, &[(A21, k1)])?;
-    let k3 = step.stage(sys, stats, C3, &[(A31, k1), (A32, &k2)])?;
-    let k4 = step.stage(sys, stats, C4, &[(A41, k1), (A42, &k2), (A43, &k3)])?;
-    let k5 = step.stage(
-        sys,
-        stats,
-        C5,
-        &[(A51, k1), (A52, &k2), (A53, &k3), (A54, &k4)],
-    )?;
-    let y6 = step.combine(&[(A61, k1), (A62, &k2), (A63, &k3), (A64, &k4), (A65, &k5)]);
-    let k6 = eval(sys, stats, step.t_new, &y6)?;
-    let y1 = step.combine(&[(A71, k1), (A73, &k3), (A74, &k4), (A75, &k5), (A76, &k6)]);
-    let k7 = eval(sys, stats, step.t_new, &y1)?;
-    // e = E1 k1 + E3 k3 + ... + E7 k7 (times h below)
-    let e = sum(
-        (E1, k1),
-        &[(E3, &k3), (E4, &k4), (E5, &k5), (E6, &k6), (E7, &k7)],
-    );
-    let err = step.h * wrms(&e, step.y, &y1, step.rtol, step.atol);
-    Ok(Trial {
-        y1,
-        f1: Some(k7.clone()),
-        err,
-        stages: [k1.clone(), k2, k3, k4, k5, k6, k7],
-    })
 }

@@ -102,21 +102,16 @@ where
         Ok(Pair::new(y.b, qdd))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, NQ>) -> Result<(), SimError> {
-        let c = M::residual(&y.a, self.p, t).norm();
-        self.defects.max_residual = max_nan(self.defects.max_residual, c);
+        self.defects.residual(M::residual(&y.a, self.p, t).norm());
         if self.opts.project {
             // Partition-free: minimum-norm corrections of positions and velocities.
             let asm = assemble_min_norm::<M, NQ, NC, DOF>(&y.a, self.p, t, &self.opts.assembly)
                 .map_err(|source| SimError::Assembly { t, source })?;
             self.newton += asm.iterations;
-            let dq = (asm.q - y.a).amax();
-            self.defects.max_position_correction =
-                max_nan(self.defects.max_position_correction, dq);
+            self.defects.position_correction(&y.a, &asm.q);
             y.a = asm.q;
             let v = project_velocity_min_norm::<M, NQ, NC, DOF>(&y.a, &y.b, self.p, t)?;
-            let dv = (v - y.b).amax();
-            self.defects.max_velocity_correction =
-                max_nan(self.defects.max_velocity_correction, dv);
+            self.defects.velocity_correction(&y.b, &v);
             y.b = v;
         }
         self.defects.energy(M::energy(&y.a, &y.b, self.p, t));
@@ -179,8 +174,7 @@ pub fn simulate_lagrange<M, const NQ: usize, const NC: usize, const DOF: usize>(
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    let grid = output_grid(t0, t1, &opts.output_times)?;
-    check_options(opts)?;
+    let grid = checked_grid(t0, t1, opts)?;
     if !opts.project {
         check_on_manifold::<M, NQ, NC, DOF>(q0, qd0, p, t0, opts)?;
     }
@@ -218,7 +212,7 @@ where
         if !std::mem::take(&mut sys.handover) {
             break;
         }
-        remaining = &remaining[remaining.partition_point(|&g| g <= ts)..];
+        remaining = after(remaining, ts);
         if remaining.is_empty() {
             break;
         }
@@ -238,7 +232,7 @@ where
         let (drop, _) = sys.guard.check::<M, NQ, NC, DOF>(p, tb, &yb.a, tb, true);
         sys.on_rank_drop(drop)?;
         (t_start, y0) = (tb, yb);
-        remaining = &remaining[remaining.partition_point(|&g| g <= tb)..];
+        remaining = after(remaining, tb);
         if remaining.is_empty() {
             break;
         }

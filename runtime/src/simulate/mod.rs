@@ -218,6 +218,26 @@ pub(crate) fn max_nan(a: f64, b: f64) -> f64 {
 }
 
 impl Defects {
+    /// Takes the constraint residual `‖C(q)‖` of a reported state.
+    pub(crate) fn residual(&mut self, c: f64) {
+        self.max_residual = max_nan(self.max_residual, c);
+    }
+    /// Takes a position projection from `q` to `to` (its largest change).
+    pub(crate) fn position_correction<const N: usize>(
+        &mut self,
+        q: &SVector<f64, N>,
+        to: &SVector<f64, N>,
+    ) {
+        self.max_position_correction = max_nan(self.max_position_correction, (to - q).amax());
+    }
+    /// Takes a velocity projection from `v` to `to` (its largest change).
+    pub(crate) fn velocity_correction<const N: usize>(
+        &mut self,
+        v: &SVector<f64, N>,
+        to: &SVector<f64, N>,
+    ) {
+        self.max_velocity_correction = max_nan(self.max_velocity_correction, (to - v).amax());
+    }
     /// Takes the energy `e` of a reported state (the first one is the reference).
     pub(crate) fn energy(&mut self, e: Option<f64>) {
         let Some(e) = e else { return };
@@ -318,8 +338,17 @@ pub(crate) fn output_grid(t0: f64, t1: f64, extra: &[f64]) -> Result<Vec<f64>, S
     Ok(grid)
 }
 
-/// Validates the options the integrators do not check themselves.
-fn check_options(opts: &SimOptions) -> Result<(), SimError> {
+/// The output times after `t` (of an ascending `grid`): what remains to be reported from a
+/// restart at `t`.
+fn after(grid: &[f64], t: f64) -> &[f64] {
+    &grid[grid.partition_point(|&g| g <= t)..]
+}
+
+/// The output grid of a route over `[t0, t1]` ([`output_grid`]) after the options the
+/// integrators do not check themselves are validated: the checks the Lagrange and the
+/// projection route make first.
+fn checked_grid(t0: f64, t1: f64, opts: &SimOptions) -> Result<Vec<f64>, SimError> {
+    let grid = output_grid(t0, t1, &opts.output_times)?;
     if !valid_threshold(opts.pivot_threshold) {
         return Err(SimError::InvalidInput(
             "pivot threshold must be a number in [0, 1]",
@@ -340,7 +369,7 @@ fn check_options(opts: &SimOptions) -> Result<(), SimError> {
             "assembly tolerance must be positive and finite",
         ));
     }
-    Ok(())
+    Ok(grid)
 }
 
 /// The initial-state check of an unprojected Lagrange simulation.

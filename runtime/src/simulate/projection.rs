@@ -222,8 +222,7 @@ where
         Ok(Pair::new(a.qd, a.ud))
     }
     fn project(&mut self, t: f64, y: &mut Pair<NQ, DOF>) -> Result<(), SimError> {
-        let c = M::residual(&y.a, self.p, t).norm();
-        self.defects.max_residual = max_nan(self.defects.max_residual, c);
+        self.defects.residual(M::residual(&y.a, self.p, t).norm());
         if self.opts.project && self.project_stages {
             // Near a singular chart, to rounding first at every step (where that stays within
             // the integrator's scale): a residual left at the assembly tolerance is a dependent-coordinate error of about `1 / health` times
@@ -238,9 +237,7 @@ where
                 // alone, amplified alike, moves the state by more (and the integrator would
                 // reject every step).
                 if within_scale(&self.opts.integrator, &(q - y.a), &y.a) {
-                    let dq = (q - y.a).amax();
-                    self.defects.max_position_correction =
-                        max_nan(self.defects.max_position_correction, dq);
+                    self.defects.position_correction(&y.a, &q);
                     y.a = q;
                 }
             }
@@ -293,9 +290,7 @@ where
                     }
                 }
             }
-            let dq = (asm.q - y.a).amax();
-            self.defects.max_position_correction =
-                max_nan(self.defects.max_position_correction, dq);
+            self.defects.position_correction(&y.a, &asm.q);
             y.a = asm.q;
         }
         if !self.opts.partition_switching {
@@ -536,8 +531,7 @@ pub fn simulate_projection<M, const NQ: usize, const NC: usize, const DOF: usize
 where
     M: Dynamics<NQ, NC, DOF>,
 {
-    let grid = output_grid(t0, t1, &opts.output_times)?;
-    check_options(opts)?;
+    let grid = checked_grid(t0, t1, opts)?;
     let generated = Chart::generated::<M, NQ, NC>()?;
     let switching = opts.partition_switching;
     // The requested independent coordinates are kept (an unreachable value is an error,
@@ -683,7 +677,7 @@ where
                 };
                 y0 = y_land;
                 t_start = t_land;
-                remaining = &grid[grid.partition_point(|&g| g <= t_land)..];
+                remaining = after(grid, t_land);
                 continue;
             }
             Some(Stop::Switch { at, crossed }) => (at, crossed),
@@ -755,10 +749,9 @@ where
         sys.last_health = None;
         y0 = Pair::new(ys.a, sys.chart.independent_part(&qd));
         t_start = ts;
-        let k = grid.partition_point(|&g| g <= ts);
-        if k >= grid.len() {
+        remaining = after(grid, ts);
+        if remaining.is_empty() {
             return Ok(None);
         }
-        remaining = &grid[k..];
     }
 }

@@ -585,9 +585,7 @@ where
 }
 
 fn check(opts: &FrictionOptions) -> Result<(), FrictionError> {
-    if !(opts.contact.active_tol > 0.0 && opts.contact.active_tol.is_finite()) {
-        return Err(ContactError::InvalidOptions("active_tol must be positive and finite").into());
-    }
+    crate::contact::check_active_tol(opts.contact.active_tol)?;
     if !(opts.slip_tol >= 0.0 && opts.slip_tol.is_finite()) {
         return Err(
             ContactError::InvalidOptions("slip_tol must be non-negative and finite").into(),

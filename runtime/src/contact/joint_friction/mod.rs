@@ -510,20 +510,22 @@ fn finish<const NQ: usize>(pb: &Pb, modes: Vec<JointMode>, sol: Sol) -> JointFri
 }
 
 fn check(opts: &JointFrictionOptions) -> Result<(), JointFrictionError> {
-    if !(opts.slip_tol >= 0.0 && opts.slip_tol.is_finite()) {
-        return Err(JointFrictionError::InvalidOptions(
-            "slip_tol must be non-negative and finite",
-        ));
-    }
-    if !(opts.tendency_tol >= 0.0 && opts.tendency_tol.is_finite()) {
-        return Err(JointFrictionError::InvalidOptions(
+    // The tolerances, in the order they are checked.
+    let tolerances = [
+        (opts.slip_tol, "slip_tol must be non-negative and finite"),
+        (
+            opts.tendency_tol,
             "tendency_tol must be non-negative and finite",
-        ));
-    }
-    if !(opts.iteration_tol >= 0.0 && opts.iteration_tol.is_finite()) {
-        return Err(JointFrictionError::InvalidOptions(
+        ),
+        (
+            opts.iteration_tol,
             "iteration_tol must be non-negative and finite",
-        ));
+        ),
+    ];
+    for (tol, why) in tolerances {
+        if !(tol >= 0.0 && tol.is_finite()) {
+            return Err(JointFrictionError::InvalidOptions(why));
+        }
     }
     if !(opts.baumgarte.0.is_finite() && opts.baumgarte.1.is_finite()) {
         return Err(JointFrictionError::InvalidOptions(
