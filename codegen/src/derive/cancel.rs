@@ -45,54 +45,21 @@ impl Cancel {
     }
 
     fn rebuild(&mut self, a: &mut Arena, id: ExprId) {
-        let node = a.node(id);
-        let n = |s: &Self, c: ExprId| s.new[&c];
-        let mut sum: Option<Vec<(ExprId, f64)>> = None;
-        let e = match node {
-            Node::Const(_) | Node::Sym(_) => id,
-            Node::Add(x, y) => {
-                let mut t = Vec::new();
-                self.child_terms(x, 1.0, &mut t);
-                self.child_terms(y, 1.0, &mut t);
-                sum = Some(t);
-                id
-            }
-            Node::Neg(x) => {
-                let mut t = Vec::new();
-                self.child_terms(x, -1.0, &mut t);
-                sum = Some(t);
-                id
-            }
-            Node::Mul(c, x) if a.as_const(c).is_some() => {
-                let mut t = Vec::new();
-                self.child_terms(x, a.as_const(c).unwrap_or(1.0), &mut t);
-                sum = Some(t);
-                id
-            }
-            Node::Mul(x, y) => {
-                let (x, y) = (n(self, x), n(self, y));
-                a.mul(x, y)
-            }
-            Node::Div(x, y) => {
-                let (x, y) = (n(self, x), n(self, y));
-                a.div(x, y)
-            }
-            Node::Powi(x, k) => {
-                let x = n(self, x);
-                a.powi(x, k)
-            }
-            Node::Func(f, x) => {
-                let x = n(self, x);
-                a.func(f, x)
-            }
-            Node::Atan2(y, x) => {
-                let (y, x) = (n(self, y), n(self, x));
-                a.atan2(y, x)
-            }
+        // Sums (and negations and constant multiples, sums of one term) as terms with
+        // coefficients; every other node rebuilt on its children's new nodes.
+        let sum: Option<Vec<(ExprId, f64)>> = match a.node(id) {
+            Node::Add(x, y) => Some(vec![(x, 1.0), (y, 1.0)]),
+            Node::Neg(x) => Some(vec![(x, -1.0)]),
+            Node::Mul(c, x) => a.as_const(c).map(|k| vec![(x, k)]),
+            _ => None,
         };
         let e = match sum {
-            None => e,
-            Some(t) => {
+            None => a.rebuilt(id, |c| self.new[&c]),
+            Some(children) => {
+                let mut t = Vec::new();
+                for (c, k) in children {
+                    self.child_terms(c, k, &mut t);
+                }
                 // Combine equal terms (in order of first appearance), drop zeros.
                 let mut combined: Vec<(ExprId, f64)> = Vec::with_capacity(t.len());
                 for (term, k) in t {

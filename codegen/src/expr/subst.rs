@@ -17,41 +17,48 @@ impl Arena {
                 continue;
             }
             let id = ExprId(i as u32);
-            let m = |c: ExprId| memo[&c];
             let new = match self.node(id) {
-                Node::Const(_) => id,
                 Node::Sym(s) => map(s).unwrap_or(id),
-                Node::Add(a, b) => {
-                    let (a, b) = (m(a), m(b));
-                    self.add(a, b)
-                }
-                Node::Mul(a, b) => {
-                    let (a, b) = (m(a), m(b));
-                    self.mul(a, b)
-                }
-                Node::Div(a, b) => {
-                    let (a, b) = (m(a), m(b));
-                    self.div(a, b)
-                }
-                Node::Neg(a) => {
-                    let a = m(a);
-                    self.neg(a)
-                }
-                Node::Powi(a, n) => {
-                    let a = m(a);
-                    self.powi(a, n)
-                }
-                Node::Func(f, a) => {
-                    let a = m(a);
-                    self.func(f, a)
-                }
-                Node::Atan2(y, x) => {
-                    let (y, x) = (m(y), m(x));
-                    self.atan2(y, x)
-                }
+                _ => self.rebuilt(id, |c| memo[&c]),
             };
             memo.insert(id, new);
         }
         roots.iter().map(|r| memo[r]).collect()
+    }
+
+    /// The node `id` built again through the smart constructors with every child `c`
+    /// replaced by `m(c)` (so constants fold again); constants and symbols are `id` itself.
+    pub(crate) fn rebuilt(&mut self, id: ExprId, m: impl Fn(ExprId) -> ExprId) -> ExprId {
+        match self.node(id) {
+            Node::Const(_) | Node::Sym(_) => id,
+            Node::Add(a, b) => {
+                let (a, b) = (m(a), m(b));
+                self.add(a, b)
+            }
+            Node::Mul(a, b) => {
+                let (a, b) = (m(a), m(b));
+                self.mul(a, b)
+            }
+            Node::Div(a, b) => {
+                let (a, b) = (m(a), m(b));
+                self.div(a, b)
+            }
+            Node::Neg(a) => {
+                let a = m(a);
+                self.neg(a)
+            }
+            Node::Powi(a, n) => {
+                let a = m(a);
+                self.powi(a, n)
+            }
+            Node::Func(f, a) => {
+                let a = m(a);
+                self.func(f, a)
+            }
+            Node::Atan2(y, x) => {
+                let (y, x) = (m(y), m(x));
+                self.atan2(y, x)
+            }
+        }
     }
 }
