@@ -331,6 +331,12 @@ pub(crate) fn expr_bounds(e: &syn::Expr) -> (Span, Span) {
             Expr::Unary(u) => break u.op.span(),
             Expr::Paren(p) => break p.paren_token.span.open(),
             Expr::Lit(l) => break l.lit.span(),
+            Expr::Path(p) if plain_path(p) => {
+                break match &p.path.leading_colon {
+                    Some(c) => c.spans[0],
+                    None => p.path.segments[0].ident.span(),
+                }
+            }
             other => break printed_bounds(other).0,
         }
     };
@@ -344,21 +350,31 @@ pub(crate) fn expr_bounds(e: &syn::Expr) -> (Span, Span) {
             Expr::Field(f) => break f.member.span(),
             Expr::Paren(p) => break p.paren_token.span.close(),
             Expr::Lit(l) => break l.lit.span(),
+            Expr::Path(p) if plain_path(p) => {
+                break p.path.segments[p.path.segments.len() - 1].ident.span()
+            }
             other => break printed_bounds(other).1,
         }
     };
     (first_span, last_span)
 }
 
-/// The first and last token spans of `node`, printed.
+/// Whether `p` prints as its segments' identifiers alone (with a leading `::` at most):
+/// no attributes, no `<T>::` qualifier, no generic arguments, at least one segment. Its
+/// first token is then the leading `::` or the first identifier, its last token the last
+/// identifier (what [`printed_bounds`] finds, without printing it).
+fn plain_path(p: &syn::ExprPath) -> bool {
+    p.attrs.is_empty()
+        && p.qself.is_none()
+        && !p.path.segments.is_empty()
+        && p.path.segments.iter().all(|s| s.arguments.is_none())
+}
+
+/// The first and last token spans of `node`, printed (once: the tokens are read by moving).
 fn printed_bounds(node: &impl ToTokens) -> (Span, Span) {
-    let tokens = node.to_token_stream();
-    let first = tokens
-        .clone()
-        .into_iter()
-        .next()
-        .map_or_else(Span::call_site, |t| t.span());
-    let last = tokens.into_iter().last().map_or(first, |t| t.span());
+    let mut tokens = node.to_token_stream().into_iter();
+    let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+    let last = tokens.last().map_or(first, |t| t.span());
     (first, last)
 }
 

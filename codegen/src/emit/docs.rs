@@ -33,8 +33,11 @@ pub(crate) fn wrapped_doc(text: &str) -> TokenStream {
 /// Lines of [`wrap`] as doc attributes, indentation kept.
 pub(crate) fn wrapped_lines(lines: &[String]) -> TokenStream {
     let mut out = TokenStream::new();
-    for l in lines {
-        let l = format!(" {l}");
+    let mut l = String::new();
+    for line in lines {
+        l.clear();
+        l.push(' ');
+        l.push_str(line);
         out.extend(quote!(#[doc = #l]));
     }
     out
@@ -51,20 +54,23 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
         // A list item's continuation lines are indented under its text.
         let indent = if para.starts_with("- ") { "  " } else { "" };
         let mut line = String::new();
+        // `line`'s width in characters, kept as it grows (`indent` is ASCII).
+        let mut width = 0;
         for word in para.split_whitespace() {
+            let word_width = word.chars().count();
             // Width in characters; never break before a word that would start a Markdown
             // block (`+ C_Jᵀ λ` at the start of a line is a list item).
-            if !line.is_empty()
-                && line.chars().count() + word.chars().count() > 92
-                && !starts_block(word)
-            {
+            if !line.is_empty() && width + word_width > 92 && !starts_block(word) {
                 lines.push(std::mem::take(&mut line));
                 line.push_str(indent);
+                width = indent.len();
             }
             if !line.trim_start().is_empty() {
                 line.push(' ');
+                width += 1;
             }
             line.push_str(word);
+            width += word_width;
         }
         lines.push(line);
     }
