@@ -273,7 +273,11 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
         if item.is_empty() {
             break;
         }
-        if let Some(header) = fn_header(&item, indent) {
+        // The item's keyword decides which printer may take it (each checks it after the
+        // attributes, which it prints first: a copy of every attribute's tokens).
+        let kind = keyword(&item);
+        let is = |k: &str| kind.is_some_and(|id| id == k);
+        if let Some(header) = is("fn").then(|| fn_header(&item, indent)).flatten() {
             // `fn __mechgen_fn_N() { … }`: the body hollowed as any function's.
             let index = parts.headers.len();
             parts.headers.push(header);
@@ -285,8 +289,13 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
             let mut placeholder: Vec<TokenTree> = quote!(fn #name()).into_iter().collect();
             placeholder.push(TokenTree::Group(body));
             out.extend(hollow_seq(placeholder, parts, None));
-        } else if let Some(text) = const_item(&item, indent).or_else(|| struct_item(&item, indent))
-        {
+        } else if let Some(text) = if is("const") {
+            const_item(&item, indent)
+        } else if is("struct") {
+            struct_item(&item, indent)
+        } else {
+            None
+        } {
             let m = Ident::new(BODY_MARKER, Span::call_site());
             let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
             parts.bodies.push(text);
@@ -296,6 +305,27 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
         }
     }
     out.into_iter().collect()
+}
+
+/// The keyword of the item `item` (its first identifier after the outer attributes and an
+/// optional `pub`: `fn`, `const`, `struct`, `impl`, …), if any.
+fn keyword(item: &[TokenTree]) -> Option<&Ident> {
+    let mut k = 0;
+    while let (Some(TokenTree::Punct(hash)), Some(TokenTree::Group(g))) =
+        (item.get(k), item.get(k + 1))
+    {
+        if hash.as_char() != '#' || g.delimiter() != Delimiter::Bracket {
+            break;
+        }
+        k += 2;
+    }
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        k += 1;
+    }
+    match item.get(k) {
+        Some(TokenTree::Ident(id)) => Some(id),
+        _ => None,
+    }
 }
 
 /// [`hollow`] of a token sequence: one item when `items` is its indentation (blocks of
