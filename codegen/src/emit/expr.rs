@@ -87,10 +87,21 @@ impl ScalarType {
         let a = v.abs();
         // The shortest text that reads back as the value in this type: an f64 written for an
         // f32 would carry digits the type cannot hold.
-        let single = self.ty.to_string() == "f32";
-        let s = if a == a.trunc() && a < 1e15 {
-            format!("{a:.1}")
-        } else if single {
+        let plain = |lit: proc_macro2::Literal| {
+            if self.is_generic() {
+                quote!(S::from_f64(#lit))
+            } else {
+                quote!(#lit)
+            }
+        };
+        let integer = a == a.trunc() && a < 1e15;
+        if integer || (1e-4..1e15).contains(&a) && self.ty.to_string() != "f32" {
+            // `{a:.1}` for an integer, `{a}` otherwise: the text `f64_unsuffixed` writes
+            // (`to_string`, with `.0` where it has no point), without parsing it back.
+            return Some(plain(proc_macro2::Literal::f64_unsuffixed(a)));
+        }
+        // Left: an `f32` that is not an integer, or an `f64` outside [1e-4, 1e15).
+        let s = if self.ty.to_string() == "f32" {
             let b = a as f32;
             if !b.is_finite() {
                 return None;
@@ -104,16 +115,11 @@ impl ScalarType {
             } else {
                 format!("{b:e}")
             }
-        } else if (1e-4..1e15).contains(&a) {
-            format!("{a}")
         } else {
             format!("{a:e}")
         };
         let lit = syn::LitFloat::new(&s, Span::call_site());
-        if self.is_generic() {
-            return Some(quote!(S::from_f64(#lit)));
-        }
-        Some(quote!(#lit))
+        Some(plain(lit.token()))
     }
 }
 
