@@ -243,6 +243,9 @@ fn hollow(tokens: TokenStream, parts: &mut Parts, items: Option<usize>) -> Token
 fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenStream {
     let mut out: Vec<TokenTree> = Vec::new();
     let mut tokens = tokens.into_iter();
+    // The index of the printed item (`const`, struct) placeholder just pushed, if the last
+    // item was one.
+    let mut last_body: Option<usize> = None;
     loop {
         let mut item = Vec::new();
         let mut value = false;
@@ -296,13 +299,24 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
         } else {
             None
         } {
-            let m = Ident::new(BODY_MARKER, Span::call_site());
-            let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
-            parts.bodies.push(text);
-            out.extend(quote!(#m!(#index);));
+            match last_body {
+                // Right after another printed item: one placeholder for both (prettyplease
+                // prints consecutive items on consecutive lines at one indentation, so the
+                // placeholder's lines are the same; syn parses one item instead of a run).
+                Some(index) => parts.bodies[index].push_str(&text),
+                None => {
+                    last_body = Some(parts.bodies.len());
+                    let m = Ident::new(BODY_MARKER, Span::call_site());
+                    let index = proc_macro2::Literal::usize_unsuffixed(parts.bodies.len());
+                    parts.bodies.push(text);
+                    out.extend(quote!(#m!(#index);));
+                }
+            }
+            continue;
         } else {
             out.extend(hollow_seq(item, parts, Some(indent)));
         }
+        last_body = None;
     }
     out.into_iter().collect()
 }
