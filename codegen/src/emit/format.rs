@@ -278,27 +278,64 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
         }
         // The item's keyword decides which printer may take it (each checks it after the
         // attributes, which it prints first: a copy of every attribute's tokens).
-        let kind = keyword(&item);
-        let is = |k: &str| kind.is_some_and(|id| id == k);
+        let kind =
+            keyword(&item).and_then(|id| ["fn", "const", "struct"].into_iter().find(|k| id == k));
+        let is = |k: &str| kind == Some(k);
+        let mut printed = None;
+        // Whether the item is a function printed here (whole, into `printed`, or its
+        // signature, with its body hollowed into `out`).
+        let mut is_fn = false;
         if let Some(header) = is("fn").then(|| fn_header(&item, indent)).flatten() {
-            // `fn __mechgen_fn_N() { … }`: the body hollowed as any function's.
-            let index = parts.headers.len();
-            parts.headers.push(header);
+            is_fn = true;
             let Some(TokenTree::Group(body)) = item.pop() else {
                 // Not reached: `fn_header` saw the body last.
                 break;
             };
-            let name = Ident::new(&format!("{FN_MARKER}{index}"), Span::call_site());
-            let mut placeholder: Vec<TokenTree> = quote!(fn #name()).into_iter().collect();
-            placeholder.push(TokenTree::Group(body));
-            out.extend(hollow_seq(placeholder, parts, None));
-        } else if let Some(text) = if is("const") {
+            // The group dropped before its stream is read: the tokens are moved, not copied.
+            let (span, stream) = (body.span(), body.stream());
+            drop(body);
+            let toks = own(stream);
+            if is_flat(&toks) {
+                // A flat body: the whole function printed here, as prettyplease prints a
+                // function whose body is one placeholder statement (the signature's last
+                // line and ` {`, the body's lines indented by four, `}`).
+                let text = write_body(&toks);
+                let mut f = String::with_capacity(
+                    header.iter().map(|l| l.len() + 1).sum::<usize>() + text.len() * 2,
+                );
+                for (k, l) in header.iter().enumerate() {
+                    f.push_str(l);
+                    f.push_str(if k + 1 == header.len() { " {\n" } else { "\n" });
+                }
+                for l in text.lines() {
+                    f.push_str("    ");
+                    f.push_str(l);
+                    f.push('\n');
+                }
+                f.push_str("}\n");
+                printed = Some(f);
+            } else {
+                // `fn __mechgen_fn_N() { … }`: the body hollowed as any function's.
+                let index = parts.headers.len();
+                parts.headers.push(header);
+                let name = Ident::new(&format!("{FN_MARKER}{index}"), Span::call_site());
+                let mut placeholder: Vec<TokenTree> = quote!(fn #name()).into_iter().collect();
+                let mut g = Group::new(Delimiter::Brace, back(toks));
+                g.set_span(span);
+                placeholder.push(TokenTree::Group(g));
+                out.extend(hollow_seq(placeholder, parts, None));
+            }
+        }
+        let printed = if is_fn {
+            printed
+        } else if is("const") {
             const_item(&item, indent)
         } else if is("struct") {
             struct_item(&item, indent)
         } else {
             None
-        } {
+        };
+        if let Some(text) = printed {
             match last_body {
                 // Right after another printed item: one placeholder for both (prettyplease
                 // prints consecutive items on consecutive lines at one indentation, so the
@@ -313,7 +350,8 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
                 }
             }
             continue;
-        } else {
+        }
+        if !is_fn {
             out.extend(hollow_seq(item, parts, Some(indent)));
         }
         last_body = None;
