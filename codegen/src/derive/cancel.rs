@@ -11,10 +11,12 @@ use std::collections::BTreeMap;
 /// terms (larger ones stay one term, shared), so no sum grows past it by inlining.
 const INLINE_TERMS: usize = 8;
 
-/// Memo of [`cancel_sums`]: per original node, its rebuilt node and (for sums) its terms.
+/// Memo of [`cancel_sums`]: per original node, its rebuilt node and sign (the original's
+/// value is the sign times the rebuilt node's: sums are kept in one orientation, so that
+/// `x − y` and `y − x` meet as one node with opposite signs) and (for sums) its terms.
 #[derive(Default)]
 pub struct Cancel {
-    new: BTreeMap<ExprId, ExprId>,
+    new: BTreeMap<ExprId, (ExprId, f64)>,
     terms: BTreeMap<ExprId, Vec<(ExprId, f64)>>,
 }
 
@@ -31,7 +33,17 @@ impl Cancel {
                 }
             }
         }
-        roots.iter().map(|r| self.new[r]).collect()
+        roots.iter().map(|&r| self.signed(a, r)).collect()
+    }
+
+    /// The rebuilt node of `c` with its sign applied.
+    fn signed(&self, a: &mut Arena, c: ExprId) -> ExprId {
+        let (e, s) = self.new[&c];
+        if s < 0.0 {
+            a.neg(e)
+        } else {
+            e
+        }
     }
 
     /// The terms a child contributes to a sum reading it, scaled by `k`.
@@ -40,38 +52,71 @@ impl Cancel {
             Some(t) if t.len() <= INLINE_TERMS => {
                 out.extend(t.iter().map(|&(e, x)| (e, x * k)));
             }
-            _ => out.push((self.new[&c], k)),
+            _ => {
+                let (e, s) = self.new[&c];
+                out.push((e, s * k));
+            }
         }
     }
 
     fn rebuild(&mut self, a: &mut Arena, id: ExprId) {
         // Sums (and negations and constant multiples, sums of one term) as terms with
-        // coefficients; every other node rebuilt on its children's new nodes.
-        let sum: Option<Vec<(ExprId, f64)>> = match a.node(id) {
+        // coefficients; products of two non-constants on their children's rebuilt nodes
+        // with the signs multiplied out; every other node rebuilt on its children's
+        // signed nodes.
+        let node = a.node(id);
+        let sum: Option<Vec<(ExprId, f64)>> = match node {
             Node::Add(x, y) => Some(vec![(x, 1.0), (y, 1.0)]),
             Node::Neg(x) => Some(vec![(x, -1.0)]),
             Node::Mul(c, x) => a.as_const(c).map(|k| vec![(x, k)]),
             _ => None,
         };
-        let e = match sum {
-            None => a.rebuilt(id, |c| self.new[&c]),
-            Some(children) => {
+        let e = match (sum, node) {
+            (None, Node::Mul(x, y)) => {
+                let ((ex, sx), (ey, sy)) = (self.new[&x], self.new[&y]);
+                let m = a.mul(ex, ey);
+                (m, sx * sy)
+            }
+            (None, Node::Div(x, y)) => {
+                let ((ex, sx), (ey, sy)) = (self.new[&x], self.new[&y]);
+                let d = a.div(ex, ey);
+                (d, sx * sy)
+            }
+            (None, _) => {
+                let children: Vec<(ExprId, ExprId)> =
+                    node.children().map(|c| (c, self.signed(a, c))).collect();
+                let e = a.rebuilt(id, |c| {
+                    children
+                        .iter()
+                        .find(|(o, _)| *o == c)
+                        .map_or(c, |&(_, n)| n)
+                });
+                (e, 1.0)
+            }
+            (Some(children), _) => {
                 let mut t = Vec::new();
                 for (c, k) in children {
                     self.child_terms(c, k, &mut t);
                 }
-                // Combine equal terms (in order of first appearance), drop zeros.
-                let mut combined: Vec<(ExprId, f64)> = Vec::with_capacity(t.len());
+                // Combine equal terms, drop zeros; in the order of the terms' ids, the
+                // first coefficient positive (the sign kept apart).
+                let mut combined: BTreeMap<ExprId, f64> = BTreeMap::new();
                 for (term, k) in t {
-                    match combined.iter_mut().find(|(u, _)| *u == term) {
-                        Some((_, x)) => *x += k,
-                        None => combined.push((term, k)),
-                    }
+                    *combined.entry(term).or_insert(0.0) += k;
                 }
-                combined.retain(|&(_, k)| k != 0.0);
+                let mut combined: Vec<(ExprId, f64)> =
+                    combined.into_iter().filter(|&(_, k)| k != 0.0).collect();
+                let sign = match combined.first() {
+                    Some(&(_, k)) if k < 0.0 => -1.0,
+                    _ => 1.0,
+                };
+                for (_, k) in &mut combined {
+                    *k *= sign;
+                }
                 let built = build(a, &combined);
-                self.terms.insert(id, combined);
-                built
+                self.terms
+                    .insert(id, combined.iter().map(|&(e, k)| (e, k * sign)).collect());
+                (built, sign)
             }
         };
         self.new.insert(id, e);
@@ -128,5 +173,34 @@ mod tests {
         let v: Vec<f64> = a.eval(&[prod, new[2]], &sym);
         assert!((v[0] - v[1]).abs() < 1e-14, "{v:?}");
         assert!((v[1] - (vx * vy - vy * vz) * vx).abs() < 1e-14);
+    }
+
+    /// `m·(x − y) + m·(y − x)` is zero after the pass (the two differences are one sum
+    /// with opposite signs), and `(x − y)/(y − x)·z` keeps its value −z
+    /// (x = 0.3, y = −1.7, z = 2.2).
+    #[test]
+    fn opposite_differences_meet_through_products() {
+        let mut a = Arena::new();
+        let (x, y, z) = (
+            a.sym(Sym::Coord(0)),
+            a.sym(Sym::Coord(1)),
+            a.sym(Sym::Coord(2)),
+        );
+        let xy = a.sub(x, y);
+        let yx = a.sub(y, x);
+        let m1 = a.mul(z, xy);
+        let m2 = a.mul(z, yx);
+        let zero_sum = a.add(m1, m2);
+        let q = a.div(xy, yx);
+        let qz = a.mul(q, z);
+        let new = Cancel::default().roots(&mut a, &[zero_sum, qz]);
+        assert!(a.is_zero(new[0]));
+        let sym = |s: Sym| match s {
+            Sym::Coord(0) => 0.3,
+            Sym::Coord(1) => -1.7,
+            _ => 2.2,
+        };
+        let v: Vec<f64> = a.eval(&[new[1]], &sym);
+        assert!((v[0] + 2.2).abs() < 1e-14, "{v:?}");
     }
 }

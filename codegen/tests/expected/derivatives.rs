@@ -993,7 +993,7 @@ pub mod damped_pendulum {
         let w_0 = w[0];
         let w_1 = w[1];
         let t0 = (-9.81 - b_1) * w_1 - b_0 * w_0;
-        let t1 = -(x_dot * w_0) - y_dot * w_1;
+        let t1 = -(x_dot * w_0 + y_dot * w_1);
         out[(0, 1)] = t0;
         out[(0, 2)] = t1;
     }
@@ -1327,13 +1327,13 @@ pub mod damped_pendulum {
         let w_0 = w[0];
         let w_1 = w[1];
         let t0 = (-9.81 - b_1) * w_1 - b_0 * w_0;
-        let t1 = -(x_dot * w_0) - y_dot * w_1;
-        let t2 = -(c * w_0);
-        let t3 = -(c * w_1);
-        out1[(0, 0)] = t2;
-        out1[(0, 1)] = t3;
+        let t1 = -(c * w_0);
+        let t2 = -(c * w_1);
+        let t3 = -(x_dot * w_0 + y_dot * w_1);
+        out1[(0, 0)] = t1;
+        out1[(0, 1)] = t2;
         out2[(0, 1)] = t0;
-        out2[(0, 2)] = t1;
+        out2[(0, 2)] = t3;
     }
     /// `−S ∂C/∂p` (NQ × NP): how the configuration moves with the parameters when the independent
     /// coordinates are held and the constraints kept (`C(q, p) = 0`), `S` the dependent solve
