@@ -54,8 +54,8 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
         // A list item's continuation lines are indented under its text.
         let indent = if para.starts_with("- ") { "  " } else { "" };
         let mut line = String::new();
-        // `line`'s width in characters, kept as it grows (`indent` is ASCII).
-        let mut width = 0;
+        // `line`'s width in characters, and whether it holds a word yet.
+        let (mut width, mut words) = (0, false);
         for word in para.split_whitespace() {
             let word_width = word.chars().count();
             // Width in characters; never break before a word that would start a Markdown
@@ -63,14 +63,14 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
             if !line.is_empty() && width + word_width > 92 && !starts_block(word) {
                 lines.push(std::mem::take(&mut line));
                 line.push_str(indent);
-                width = indent.len();
+                (width, words) = (indent.len(), false);
             }
-            if !line.trim_start().is_empty() {
+            if words {
                 line.push(' ');
                 width += 1;
             }
             line.push_str(word);
-            width += word_width;
+            (width, words) = (width + word_width, true);
         }
         lines.push(line);
     }
