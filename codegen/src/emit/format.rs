@@ -669,7 +669,11 @@ fn attrs(item: &[TokenTree]) -> Option<(Vec<String>, usize)> {
             {
                 let text = doc_text(&lit.to_string())
                     .filter(|d| !d.contains('\n') && !d.starts_with('/'))?;
-                format!("///{}", text.trim_end_matches(' '))
+                let text = text.trim_end_matches(' ');
+                let mut line = String::with_capacity(3 + text.len());
+                line.push_str("///");
+                line.push_str(text);
+                line
             }
             [TokenTree::Ident(name)] => format!("#[{name}]"),
             [TokenTree::Ident(name), TokenTree::Group(list)]
