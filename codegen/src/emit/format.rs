@@ -1239,13 +1239,15 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                 prev = Prev::Word;
             }
             Tok::Leaf(TokenTree::Punct(p)) => {
-                let c = p.as_char();
-                // Multi-character operators: `::`, `+=`, `->`, `=>`, `==`, `<=`, ...
-                let mut op = c.to_string();
+                // Multi-character operators: `::`, `+=`, `->`, `=>`, `==`, `<=`, ... (at most
+                // three characters, gathered on the stack: no `String` per token).
+                let mut buf = [0u8; 12];
+                let mut len = p.as_char().encode_utf8(&mut buf).len();
                 while p.spacing() == Spacing::Joint && i + 1 < tokens.len() {
+                    let op = std::str::from_utf8(&buf[..len]).unwrap_or_default();
                     match leaf(i + 1) {
-                        Some(TokenTree::Punct(q)) if op.len() < 3 && joins(&op, q.as_char()) => {
-                            op.push(q.as_char());
+                        Some(TokenTree::Punct(q)) if op.len() < 3 && joins(op, q.as_char()) => {
+                            len += q.as_char().encode_utf8(&mut buf[len..]).len();
                             i += 1;
                             if q.spacing() != Spacing::Joint {
                                 break;
@@ -1254,7 +1256,8 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                         _ => break,
                     }
                 }
-                match op.as_str() {
+                let op = std::str::from_utf8(&buf[..len]).unwrap_or_default();
+                match op {
                     "," => {
                         out.push_str(", ");
                         breaks.push((out.len(), 2 * depth));
@@ -1264,7 +1267,7 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                         if op == "::" && prev == Prev::Binary {
                             out.push(' ');
                         }
-                        out.push_str(&op);
+                        out.push_str(op);
                         prev = Prev::Glue;
                     }
                     "<" if matches!(leaf(i.wrapping_sub(1)), Some(TokenTree::Punct(q)) if q.as_char() == ':') =>
@@ -1285,7 +1288,7 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                         if prev == Prev::Binary {
                             out.push(' ');
                         }
-                        out.push_str(&op);
+                        out.push_str(op);
                         prev = Prev::Glue;
                     }
                     "!" => {
@@ -1305,7 +1308,7 @@ fn write_tokens<T: std::borrow::Borrow<Tok>>(
                             }
                             out.push(' ');
                         }
-                        out.push_str(&op);
+                        out.push_str(op);
                         prev = Prev::Binary;
                     }
                 }
