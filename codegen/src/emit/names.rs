@@ -85,9 +85,15 @@ pub fn bound_names(ts: TokenStream) -> (TokenStream, HashSet<String>) {
 
 fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) -> TokenStream {
     use proc_macro2::{Delimiter, TokenTree};
-    use syn::ext::IdentExt;
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
-    let plain = |id: &Ident| id.unraw().to_string();
+    // The text without `r#` (dropped in place: `unraw` would copy the identifier first).
+    let plain = |id: &Ident| {
+        let mut s = id.to_string();
+        if s.starts_with("r#") {
+            s.drain(..2);
+        }
+        s
+    };
     let mut k = 0;
     while k < tokens.len() {
         if let TokenTree::Ident(kw) = &tokens[k] {

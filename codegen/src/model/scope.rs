@@ -6,7 +6,6 @@
 use std::collections::{HashMap, HashSet};
 
 use proc_macro2::Span;
-use syn::ext::IdentExt;
 use syn::Ident;
 
 use super::builtin::Builtin;
@@ -58,7 +57,12 @@ const RESERVED: &[&str] = &["t", "pi", "PI"];
 /// A user's name as mechgen compares it: without the `r#` of a raw identifier (`r#y` and
 /// `y` are one Rust identifier, so one name).
 pub(crate) fn plain(id: &Ident) -> String {
-    id.unraw().to_string()
+    // The text, its `r#` dropped in place (`unraw` would copy the identifier first).
+    let mut s = id.to_string();
+    if s.starts_with("r#") {
+        s.drain(..2);
+    }
+    s
 }
 
 /// The name an item declares, if any.
