@@ -94,14 +94,15 @@ pub(super) struct Scope {
 impl Scope {
     /// An empty scope for `items`, knowing every name they will declare.
     pub(super) fn new(items: &[Item]) -> Scope {
-        let mut later = HashMap::new();
+        // At most a name per item (sized once: no rehash as they come).
+        let mut later = HashMap::with_capacity(items.len());
         for (k, item) in items.iter().enumerate() {
             if let Some(n) = declared(item) {
                 later.entry(plain(n)).or_insert((k, n.span()));
             }
         }
         Scope {
-            names: HashMap::new(),
+            names: HashMap::with_capacity(items.len()),
             order: Vec::new(),
             later,
             poisoned: HashSet::new(),
