@@ -84,16 +84,9 @@ pub fn bound_names(ts: TokenStream) -> (TokenStream, HashSet<String>) {
 }
 
 fn collect_bound(ts: TokenStream, out: &mut HashSet<String>) -> TokenStream {
+    use crate::model::plain;
     use proc_macro2::{Delimiter, TokenTree};
     let tokens: Vec<TokenTree> = ts.into_iter().collect();
-    // The text without `r#` (dropped in place: `unraw` would copy the identifier first).
-    let plain = |id: &Ident| {
-        let mut s = id.to_string();
-        if s.starts_with("r#") {
-            s.drain(..2);
-        }
-        s
-    };
     let mut k = 0;
     while k < tokens.len() {
         if let TokenTree::Ident(kw) = &tokens[k] {

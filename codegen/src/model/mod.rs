@@ -11,6 +11,7 @@ pub mod dynamics;
 mod formulas;
 mod frame;
 pub(crate) use frame::quaternion;
+pub(crate) use scope::plain;
 mod friction;
 mod items;
 mod joint;
