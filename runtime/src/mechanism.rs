@@ -703,4 +703,75 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
     ) -> SMatrix<f64, NQ, NP> {
         -(Self::dependent_solve_matrix(q, p, t) * Self::residual_jacobian_p(q, p, t))
     }
+    /// [`Self::dependent_solve_matrix`] written into `out`. Generated models write only the
+    /// structurally nonzero entries and leave the others as they are (zero `out` once and
+    /// reuse it for this model: what the step's Jacobians do); the default writes every entry.
+    fn dependent_solve_matrix_into(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        out: &mut SMatrix<f64, NQ, NC>,
+    ) {
+        *out = Self::dependent_solve_matrix(q, p, t);
+    }
+    /// [`Self::gamma_jacobian_qd`] written into `out` (structural nonzeros only in generated
+    /// models, as [`Self::dependent_solve_matrix_into`]).
+    fn gamma_jacobian_qd_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        out: &mut SMatrix<f64, NC, NQ>,
+    ) {
+        *out = Self::gamma_jacobian_qd(q, qd, p, t);
+    }
+    /// [`Self::jacobian_times_jacobian_p`] written into `out` (structural nonzeros only in
+    /// generated models, as [`Self::dependent_solve_matrix_into`]).
+    fn jacobian_times_jacobian_p_into(
+        q: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        out: &mut SMatrix<f64, NC, NP>,
+    ) {
+        *out = Self::jacobian_times_jacobian_p(q, p, t, b);
+    }
+    /// [`Self::gamma_reductions`] written into `out` and, when `out_p` is given,
+    /// [`Self::gamma_reductions_p`]'s parameter block into it, from one body (structural
+    /// nonzeros only in generated models, as [`Self::dependent_solve_matrix_into`]).
+    #[allow(clippy::too_many_arguments)]
+    fn gamma_reductions_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NC, DOF>,
+        out: &mut [SMatrix<f64, DOF, NQ>; 3],
+        out_p: Option<&mut SMatrix<f64, DOF, NP>>,
+    ) {
+        match out_p {
+            Some(out_p) => (*out, *out_p) = Self::gamma_reductions_p(q, qd, p, t, b, w),
+            None => *out = Self::gamma_reductions(q, qd, p, t, b, w),
+        }
+    }
+    /// [`Self::dynamics_reductions`] written into `out` and, when `out_p` is given,
+    /// [`Self::dynamics_reductions_p`]'s parameter block into it, from one body (structural
+    /// nonzeros only in generated models, as [`Self::dependent_solve_matrix_into`]).
+    #[allow(clippy::too_many_arguments)]
+    fn dynamics_reductions_into(
+        q: &SVector<f64, NQ>,
+        qd: &SVector<f64, NQ>,
+        p: &Self::Params,
+        t: f64,
+        b: &SVector<f64, NQ>,
+        w: &SMatrix<f64, NQ, DOF>,
+        out: &mut [SMatrix<f64, DOF, NQ>; 2],
+        out_p: Option<&mut SMatrix<f64, DOF, NP>>,
+    ) {
+        match out_p {
+            Some(out_p) => (*out, *out_p) = Self::dynamics_reductions_p(q, qd, p, t, b, w),
+            None => *out = Self::dynamics_reductions(q, qd, p, t, b, w),
+        }
+    }
 }

@@ -471,6 +471,52 @@ fn step_derivatives_impl(
             ) -> SMatrix<f64, NQ, { generic::NP }> {
                 dependent_jacobian_p(q, p, t)
             }
+            #[inline]
+            fn dependent_solve_matrix_into(
+                q: &SVector<f64, NQ>, p: &Params, t: f64, out: &mut SMatrix<f64, NQ, NC>
+            ) {
+                dependent_solve_matrix_into(q, p, t, out)
+            }
+            #[inline]
+            fn gamma_jacobian_qd_into(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                out: &mut SMatrix<f64, NC, NQ>
+            ) {
+                gamma_jacobian_qd_into(q, qd, p, t, out)
+            }
+            #[inline]
+            fn jacobian_times_jacobian_p_into(
+                q: &SVector<f64, NQ>, p: &Params, t: f64, b: &SVector<f64, NQ>,
+                out: &mut SMatrix<f64, NC, { generic::NP }>
+            ) {
+                jacobian_times_jacobian_p_into(q, p, t, b, out)
+            }
+            #[inline]
+            fn gamma_reductions_into(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NC, DOF>,
+                out: &mut [SMatrix<f64, DOF, NQ>; 3],
+                out_p: Option<&mut SMatrix<f64, DOF, { generic::NP }>>
+            ) {
+                let [o0, o1, o2] = out;
+                match out_p {
+                    Some(out_p) => gamma_reductions_p_into(q, qd, p, t, b, w, o0, o1, o2, out_p),
+                    None => gamma_reductions_into(q, qd, p, t, b, w, o0, o1, o2),
+                }
+            }
+            #[inline]
+            fn dynamics_reductions_into(
+                q: &SVector<f64, NQ>, qd: &SVector<f64, NQ>, p: &Params, t: f64,
+                b: &SVector<f64, NQ>, w: &SMatrix<f64, NQ, DOF>,
+                out: &mut [SMatrix<f64, DOF, NQ>; 2],
+                out_p: Option<&mut SMatrix<f64, DOF, { generic::NP }>>
+            ) {
+                let [o0, o1] = out;
+                match out_p {
+                    Some(out_p) => dynamics_reductions_p_into(q, qd, p, t, b, w, o0, o1, out_p),
+                    None => dynamics_reductions_into(q, qd, p, t, b, w, o0, o1),
+                }
+            }
         }
     }
 }

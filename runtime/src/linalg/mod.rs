@@ -4,6 +4,9 @@ use nalgebra::{DMatrix, DVector, Dyn, FullPivLU, SMatrix, SVector, SVD};
 
 use crate::real::Real;
 
+mod sparse;
+pub(crate) use sparse::SparseColumns;
+
 /// `a⁻¹ b` for a reduced mass matrix `a` (`DᵀMD`) by a static Cholesky of its symmetrised
 /// part, without allocation, when that proves `a` well inside positive definiteness
 /// (`λ_min > MASS_RTOL · trace A ≥ MASS_RTOL · λ_max`) and the solution is finite; `None`
@@ -657,6 +660,17 @@ pub(crate) fn mul<const R: usize, const K: usize, const C: usize>(
         col.copy_from_slice(acc)
     });
     out
+}
+
+/// `out = a b` for `f64`, every entry written ([`product_columns`]; no temporary).
+pub(crate) fn mul_to<const R: usize, const K: usize, const C: usize>(
+    out: &mut SMatrix<f64, R, C>,
+    a: &SMatrix<f64, R, K>,
+    b: &SMatrix<f64, K, C>,
+) {
+    product_columns(a, b, out.as_mut_slice(), |col, acc| {
+        col.copy_from_slice(acc)
+    });
 }
 
 /// `out += alpha a b`, in place (the products as in [`mul`]'s column-by-column form).

@@ -4,6 +4,7 @@
 use nalgebra::{SMatrix, SVector};
 
 use super::*;
+use crate::linalg::{mul_to, SparseColumns};
 
 /// [`step_jacobians`] composed from the module's symbolic derivatives (`#![derivatives]`:
 /// `∂f/∂q`, `∂f/∂q̇`, `∂f/∂p`, `∂(M b)/∂q`, `∂(M b)/∂p`, `∂γ/∂q`, `∂γ/∂q̇`, `∂γ/∂p`, `∂C/∂p`,
@@ -67,7 +68,9 @@ where
         return step_jacobians::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
     }
     if opts.method == StepMethod::Rk4 {
-        return rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts);
+        let mut out = StepJacobians::zeros();
+        rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, &mut out)?;
+        return Ok(out);
     }
     let parts = euler_parts::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
     let Parts {
@@ -129,10 +132,8 @@ where
         return Ok(());
     }
     if opts.method == StepMethod::Rk4 {
-        // (The RK4 composition assembles its own result: built in place inside it, its
-        // rows through `Parts` measured slower on Andrews, 66.2k → 70.2k instructions.)
-        *out = rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
-        return Ok(());
+        // (The RK4 composition writes its result into `out` itself.)
+        return rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, out);
     }
     let parts = euler_parts::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
     let t1 = t + h;
@@ -193,8 +194,18 @@ where
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     let s = M::dependent_solve_matrix(q, p, t);
-    let rj =
-        acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, &fw, &s, opts.parameter_jacobians)?;
+    let mut s_cols = SparseColumns::new();
+    s_cols.set(&s);
+    let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(
+        q,
+        p,
+        t,
+        &fw,
+        &s,
+        &s_cols,
+        opts.parameter_jacobians,
+        None,
+    )?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`, and `D`'s independent rows are the
     // identity (`INDEPENDENT`'s contract), so `δq̃_ind = δq_ind + h δu'`, with
@@ -354,17 +365,44 @@ struct AccelerationJacobians<const NQ: usize, const DOF: usize, const NP: usize>
     ud_p: Option<SMatrix<f64, DOF, NP>>,
 }
 
+/// Storage for the blocks the generated reductions write into ([`acceleration_jacobians`]
+/// with `Some`): they write their structural nonzeros only and leave the other entries as
+/// they are, so one `Reductions`, zeroed once, serves RK4's four stages.
+struct Reductions<const NQ: usize, const DOF: usize, const NP: usize> {
+    /// `[Pᵀ ∂γ/∂q, Pᵀ ∂γ/∂q̇(q̇), Pᵀ ∂γ/∂q̇(q̈)]` and `Pᵀ ∂(γ − C_J q̈)/∂p`.
+    g: [SMatrix<f64, DOF, NQ>; 3],
+    acc_p: SMatrix<f64, DOF, NP>,
+    /// `[Dᵀ ∂(f − M q̈)/∂q, Dᵀ ∂f/∂q̇]` and `Dᵀ ∂(f − M q̈)/∂p`.
+    dy: [SMatrix<f64, DOF, NQ>; 2],
+    dy_p: SMatrix<f64, DOF, NP>,
+}
+
+impl<const NQ: usize, const DOF: usize, const NP: usize> Reductions<NQ, DOF, NP> {
+    /// Every block zero.
+    fn zeros() -> Self {
+        Self {
+            g: [SMatrix::zeros(); 3],
+            acc_p: SMatrix::zeros(),
+            dy: [SMatrix::zeros(); 2],
+            dy_p: SMatrix::zeros(),
+        }
+    }
+}
+
 /// `∂u̇/∂(q, u, p)` at the point whose rates are `r` and whose dependent solve as a matrix
-/// is `s` (`dependent_solve_matrix`, computed by the caller, which may keep it: no copy of
-/// its `NQ × NC` entries; time-independent constraints; see [`step_jacobians_symbolic`] for
-/// the derivation).
+/// is `s`, `s_cols` its nonzeros (computed by the caller, which may keep them; time-independent
+/// constraints; see [`step_jacobians_symbolic`] for the derivation). The generated
+/// reductions write into `red` when given (RK4's stages reuse it), else return their blocks.
+#[allow(clippy::too_many_arguments)]
 fn acceleration_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     p: &M::Params,
     t: f64,
     r: &Rates<f64, NQ, DOF>,
     s: &SMatrix<f64, NQ, NC>,
+    s_cols: &SparseColumns<NQ, NC>,
     parameters: bool,
+    red: Option<&mut Reductions<NQ, DOF, NP>>,
 ) -> Result<AccelerationJacobians<NQ, DOF, NP>, StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
@@ -382,61 +420,122 @@ where
     // generated (`*_vjp_q`, `*_vjp_qd`: `DOF` weight columns, no `NQ × NQ` matrix formed);
     // `∂γ/∂q̇` is linear in the velocities it is taken at (`γ` quadratic in `q̇`), so
     // `s₀ᵀ ∂γ/∂q̇(D_j)` is row `j` of the Hessian of `s₀ᵀγ` applied to `D` (`gamma_hessian_qd`).
-    let r0 = r.rhs - mul(&r.md, &r.ud);
-    let s0 = s.tr_mul(&r0);
-    // `S` is zero at the rows `INDEPENDENT` (`solve_dependent`'s contract): the products
-    // with it run over the dependent rows only, written straight in the shape the
+    // The products with `S` run over its nonzeros, written straight in the shape the
     // generated reductions take (`Pᵀ`, `(K S)ᵀ`: no transposed copies).
-    let (dep, n_dep) = dependent_rows::<NQ, DOF>(&M::INDEPENDENT);
-    let dep = &dep[..n_dep];
-    let pm_w = SMatrix::<f64, NC, DOF>::from_fn(|c, j| dot_rows(dep, |i| s[(i, c)] * r.md[(i, j)]));
+    let r0 = r.rhs - mul(&r.md, &r.ud);
+    let s0 = s_cols.tr_mul_vec(s, &r0);
+    let pm_w = s_cols.tr_mul(s, &r.md);
     // The reductions by `P` (`Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)`, and
     // `Pᵀ ∂(γ − C_J q̈)/∂p` for the parameter blocks) from one generated body, and those by
     // `D` (`Dᵀ ∂(f − M q̈)/∂q`, `Dᵀ ∂f/∂q̇`, and `Dᵀ ∂(f − M q̈)/∂p`) from another.
-    let (g, dynamics_p) = if parameters {
-        let (g, acc_p) = M::gamma_reductions_p(q, &r.qd, p, t, &qdd, &pm_w);
-        let (dy, dy_p) = M::dynamics_reductions_p(q, &r.qd, p, t, &qdd, d);
-        (g, Some((dy, dy_p - acc_p)))
-    } else {
-        (M::gamma_reductions(q, &r.qd, p, t, &qdd, &pm_w), None)
-    };
-    let [g_q, g_qd, g_qdd] = g;
-    let ([dy_q, f_qd], r_p_direct) = match dynamics_p {
-        Some((dy, rp)) => (dy, Some(rp)),
-        None => (M::dynamics_reductions(q, &r.qd, p, t, &qdd, d), None),
-    };
-    let k = f_qd - g_qd;
-    let ks_w = SMatrix::<f64, NC, DOF>::from_fn(|c, j| dot_rows(dep, |i| s[(i, c)] * k[(j, i)]));
-    // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
-    // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
-    // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
-    // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
-    let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w) + M::gamma_hessian_qd(q, &r.qd, p, t, d, &s0)
-        - g_qdd;
-    let r_q = dy_q - g_q + half * 0.5;
-    // Along δu = e_c: δq̇ = D e_c, nothing else direct.
-    let r_u = mul(&k, d);
-    // One factorisation of `A` for the three blocks.
-    let lu = Lu::factor(r.a).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
-    let ud_q = lu.solve(r_q);
-    let ud_u = lu.solve(r_u);
-    let ud_p = if let Some(r_p_direct) = r_p_direct {
-        // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
-        // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
-        // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
-        // constraints), row `j`:
-        // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
-        // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
-        let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
-        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
-        let r_p = r_p_direct
-            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
-            - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
-        Some(lu.solve(r_p))
-    } else {
-        None
-    };
-    Ok(AccelerationJacobians { ud_q, ud_u, ud_p })
+    let (qd, rows) = (
+        &r.qd,
+        AccelerationRows {
+            q,
+            p,
+            t,
+            r,
+            s,
+            s_cols,
+            s0: &s0,
+        },
+    );
+    match red {
+        Some(red) => {
+            let acc_p = parameters.then_some(&mut red.acc_p);
+            M::gamma_reductions_into(q, qd, p, t, &qdd, &pm_w, &mut red.g, acc_p);
+            let dy_p = parameters.then_some(&mut red.dy_p);
+            M::dynamics_reductions_into(q, qd, p, t, &qdd, d, &mut red.dy, dy_p);
+            let p_blocks = parameters.then_some((&red.acc_p, &red.dy_p));
+            rows.solve::<M, NP>(&red.g, &red.dy, p_blocks)
+        }
+        // (The blocks as returned, borrowed where they lie: no copies into a struct.)
+        None if parameters => {
+            let (g, acc_p) = M::gamma_reductions_p(q, qd, p, t, &qdd, &pm_w);
+            let (dy, dy_p) = M::dynamics_reductions_p(q, qd, p, t, &qdd, d);
+            rows.solve::<M, NP>(&g, &dy, Some((&acc_p, &dy_p)))
+        }
+        None => {
+            let g = M::gamma_reductions(q, qd, p, t, &qdd, &pm_w);
+            let dy = M::dynamics_reductions(q, qd, p, t, &qdd, d);
+            rows.solve::<M, NP>(&g, &dy, None)
+        }
+    }
+}
+
+/// The point and the products with `S` that [`acceleration_jacobians`] forms `∂u̇/∂(q, u, p)`
+/// from, with the generated reductions.
+struct AccelerationRows<'a, P, const NQ: usize, const NC: usize, const DOF: usize> {
+    q: &'a SVector<f64, NQ>,
+    p: &'a P,
+    t: f64,
+    r: &'a Rates<f64, NQ, DOF>,
+    s: &'a SMatrix<f64, NQ, NC>,
+    s_cols: &'a SparseColumns<NQ, NC>,
+    /// `Sᵀ r₀`.
+    s0: &'a SVector<f64, NC>,
+}
+
+impl<P, const NQ: usize, const NC: usize, const DOF: usize> AccelerationRows<'_, P, NQ, NC, DOF> {
+    /// `∂u̇/∂(q, u, p) = A⁻¹ R` from the reductions by `P` (`g`, and `Pᵀ ∂(γ − C_J q̈)/∂p`
+    /// first in `p_blocks`) and by `D` (`dy`, and `Dᵀ ∂(f − M q̈)/∂p` second), the parameter
+    /// block when `p_blocks` is given.
+    fn solve<M, const NP: usize>(
+        &self,
+        g: &[SMatrix<f64, DOF, NQ>; 3],
+        dy: &[SMatrix<f64, DOF, NQ>; 2],
+        p_blocks: Option<(&SMatrix<f64, DOF, NP>, &SMatrix<f64, DOF, NP>)>,
+    ) -> Result<AccelerationJacobians<NQ, DOF, NP>, StepError>
+    where
+        M: StepDerivatives<NQ, NC, DOF, NP, Params = P>,
+    {
+        let Self {
+            q,
+            p,
+            t,
+            r,
+            s,
+            s_cols,
+            s0,
+        } = *self;
+        let d = &r.d;
+        let [g_q, g_qd, g_qdd] = g;
+        let [dy_q, f_qd] = dy;
+        let k = f_qd - g_qd;
+        let ks_w = s_cols.left_mul_transposed(&k, s);
+        // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
+        // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
+        // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
+        // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
+        let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w)
+            + M::gamma_hessian_qd(q, &r.qd, p, t, d, s0)
+            - g_qdd;
+        let r_q = dy_q - g_q + half * 0.5;
+        // Along δu = e_c: δq̇ = D e_c, nothing else direct.
+        let r_u = mul(&k, d);
+        // One factorisation of `A` for the three blocks.
+        let lu = Lu::factor(r.a).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
+        let ud_q = lu.solve(r_q);
+        let ud_u = lu.solve(r_u);
+        let ud_p = if let Some((acc_p, dy_p)) = p_blocks {
+            // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
+            // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
+            // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
+            // constraints), row `j`:
+            // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
+            // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
+            let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
+            let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
+            let r_p = dy_p
+                - acc_p
+                - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
+                - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
+            Some(lu.solve(r_p))
+        } else {
+            None
+        };
+        Ok(AccelerationJacobians { ud_q, ud_u, ud_p })
+    }
 }
 
 /// The RK4 step's Jacobians from the generated derivatives, in reverse: the rates' Jacobian
@@ -449,6 +548,8 @@ where
 /// `Λ₄ = h/6 w₄ E`, `Λ_{s−1} = h/6 w_{s−1} E + c_s h Λ_s F_{s,X}`, and
 /// `E ∂X̃/∂(X, p) = [E, 0] + Σ_s Λ_s F_s`: each stage costs `DOF`-row products with the
 /// factors (no `NQ × NQ` rate Jacobian formed, no `(NQ + DOF)²`-sized chain through the stages).
+/// Every field of `out` is written (in place: no result of kilobytes returned and copied).
+#[allow(clippy::too_many_arguments)]
 fn rk4_jacobians_symbolic<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     u: &SVector<f64, DOF>,
@@ -456,7 +557,8 @@ fn rk4_jacobians_symbolic<M, const NQ: usize, const NC: usize, const DOF: usize,
     t: f64,
     h: f64,
     opts: &StepOptions,
-) -> Result<StepJacobians<NQ, DOF, NP>, StepError>
+    out: &mut StepJacobians<NQ, DOF, NP>,
+) -> Result<(), StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
@@ -530,25 +632,20 @@ where
     let q1 = project::<M, NQ, NC, DOF, NP>(qn, &pv, t1, opts)?;
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     // δq' = D(q') δq̃_ind (the projection keeps q̃'s independent part).
-    let dq_dq = basis_times(&d1, &acc_a.q, ind);
-    let dq_du = basis_times(&d1, &acc_a.u, ind);
-    let dq_dp = if parameters {
-        projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &acc_a.p)
+    basis_times_into::<false, NQ, DOF, NQ>(&mut out.dq_dq, &d1, &acc_a.q, ind);
+    basis_times_into::<false, NQ, DOF, DOF>(&mut out.dq_du, &d1, &acc_a.u, ind);
+    if parameters {
+        out.dq_dp = M::dependent_jacobian_p(&q1, p, t1);
+        basis_times_into::<true, NQ, DOF, NP>(&mut out.dq_dp, &d1, &acc_a.p, ind);
     } else {
-        SMatrix::zeros()
-    };
-    let out = StepJacobians {
-        q: q1,
-        u: un,
-        dq_dq,
-        dq_du,
-        du_dq: acc_b.q,
-        du_du: acc_b.u,
-        dq_dp,
-        du_dp: acc_b.p,
-    };
-    out.check_finite(t)?;
-    Ok(out)
+        out.dq_dp.fill(0.0);
+    }
+    out.q = q1;
+    out.u = un;
+    out.du_dq.copy_from(&acc_b.q);
+    out.du_du.copy_from(&acc_b.u);
+    out.du_dp.copy_from(&acc_b.p);
+    out.check_finite(t)
 }
 
 /// An RK4 stage's position, time and rates.
@@ -559,14 +656,23 @@ const RK4_C: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
 const RK4_W: [f64; 4] = [1.0, 2.0, 2.0, 1.0];
 
 /// The Jacobian `F` of the rates `(q̇, u̇)` with respect to `(q, u, p)` at one stage point,
-/// in its factors: `∂q̇/∂q = ½ S G`, `∂q̇/∂u = D`, `∂q̇/∂p = −S J_p`, `∂u̇/∂(q, u, p)`.
+/// in its factors: `∂q̇/∂q = ½ S G`, `∂q̇/∂u = D`, `∂q̇/∂p = −S J_p`, `∂u̇/∂(q, u, p)`. The
+/// sparse factors (`S`, `G`, `J_p`) are kept by their nonzeros too, which the products of
+/// both sets of adjoint rows use; the generated bodies write into the same storage at every
+/// stage (their structural nonzeros; zeroed once).
 struct StageFactors<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize> {
-    /// `S`, the dependent solve as a matrix (zero rows at `INDEPENDENT`).
+    /// `S`, the dependent solve as a matrix (zero rows at `INDEPENDENT`), and its nonzeros.
     s: SMatrix<f64, NQ, NC>,
-    /// `G = ∂γ/∂q̇` at the stage's `q̇`.
+    s_cols: SparseColumns<NQ, NC>,
+    /// The storage of the generated reductions ([`acceleration_jacobians`]).
+    red: Reductions<NQ, DOF, NP>,
+    /// `G = ∂γ/∂q̇` at the stage's `q̇`, and its nonzeros.
     g: SMatrix<f64, NC, NQ>,
-    /// `J_p = ∂(C_J q̇)/∂p` (zero unless the parameter blocks are asked for).
+    g_cols: SparseColumns<NC, NQ>,
+    /// `J_p = ∂(C_J q̇)/∂p` (zero unless the parameter blocks are asked for), and its
+    /// nonzeros.
     jp: SMatrix<f64, NC, NP>,
+    jp_cols: SparseColumns<NC, NP>,
     /// `D`, the basis.
     d: SMatrix<f64, NQ, DOF>,
     /// `∂u̇/∂q`, `∂u̇/∂u`, `∂u̇/∂p`.
@@ -582,8 +688,12 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     fn zeros() -> Self {
         Self {
             s: SMatrix::zeros(),
+            s_cols: SparseColumns::new(),
+            red: Reductions::zeros(),
             g: SMatrix::zeros(),
+            g_cols: SparseColumns::new(),
             jp: SMatrix::zeros(),
+            jp_cols: SparseColumns::new(),
             d: SMatrix::zeros(),
             ud_q: SMatrix::zeros(),
             ud_u: SMatrix::zeros(),
@@ -605,13 +715,25 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         M: StepDerivatives<NQ, NC, DOF, NP>,
     {
         // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
-        self.s = M::dependent_solve_matrix(q, p, t);
-        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(q, p, t, r, &self.s, parameters)?;
+        M::dependent_solve_matrix_into(q, p, t, &mut self.s);
+        self.s_cols.set(&self.s);
+        let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(
+            q,
+            p,
+            t,
+            r,
+            &self.s,
+            &self.s_cols,
+            parameters,
+            Some(&mut self.red),
+        )?;
         // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`):
         // linear in the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
-        self.g = M::gamma_jacobian_qd(q, &r.qd, p, t);
+        M::gamma_jacobian_qd_into(q, &r.qd, p, t, &mut self.g);
+        self.g_cols.set(&self.g);
         if let Some(ud_p) = aj.ud_p {
-            self.jp = M::jacobian_times_jacobian_p(q, p, t, &r.qd);
+            M::jacobian_times_jacobian_p_into(q, p, t, &r.qd, &mut self.jp);
+            self.jp_cols.set(&self.jp);
             self.ud_p = ud_p;
         }
         self.d = r.d;
@@ -632,17 +754,18 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
         out_a: &mut Rows<NQ, DOF, NP>,
         out_b: &mut Rows<NQ, DOF, NP>,
     ) {
-        let l = SMatrix::<f64, DOF, NC>::from_fn(|j, c| w * self.s[(ind[j], c)]);
+        let s = &self.s;
+        let l = SMatrix::<f64, DOF, NC>::from_fn(|j, c| w * s[(ind[j], c)]);
         let live = l.iter().any(|x| *x != 0.0);
         out_a.q.fill(0.0);
         if live {
-            mul_acc(&mut out_a.q, 0.5, &l, &self.g);
+            self.g_cols.left_mul_acc(&mut out_a.q, 0.5, &l, &self.g);
         }
         out_a.u = SMatrix::from_fn(|j, c| w * self.d[(ind[j], c)]);
         if parameters {
             out_a.p.fill(0.0);
             if live {
-                mul_acc(&mut out_a.p, -1.0, &l, &self.jp);
+                self.jp_cols.left_mul_acc(&mut out_a.p, -1.0, &l, &self.jp);
             }
             out_b.p = self.ud_p * w;
         }
@@ -652,16 +775,18 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
 
     /// `Λ F` for `DOF` adjoint rows `Λ = [Λ_q, Λ_u]` (`lam.p` unread), written into `out`:
     /// `[½ (Λ_q S) G + Λ_u ∂u̇/∂q, Λ_q D + Λ_u ∂u̇/∂u, −(Λ_q S) J_p + Λ_u ∂u̇/∂p]` (the
-    /// parameter block left as it is without `parameters`).
+    /// parameter block left as it is without `parameters`); the products with `S`, `G` and
+    /// `J_p` over their nonzeros.
     fn pull_into(&self, lam: &Rows<NQ, DOF, NP>, parameters: bool, out: &mut Rows<NQ, DOF, NP>) {
-        let l = mul(&lam.q, &self.s);
-        out.q = mul(&lam.u, &self.ud_q);
-        mul_acc(&mut out.q, 0.5, &l, &self.g);
-        out.u = mul(&lam.u, &self.ud_u);
+        let mut l = SMatrix::<f64, DOF, NC>::zeros();
+        self.s_cols.left_mul_to(&mut l, &lam.q, &self.s);
+        mul_to(&mut out.q, &lam.u, &self.ud_q);
+        self.g_cols.left_mul_acc(&mut out.q, 0.5, &l, &self.g);
+        mul_to(&mut out.u, &lam.u, &self.ud_u);
         mul_acc(&mut out.u, 1.0, &lam.q, &self.d);
         if parameters {
-            out.p = mul(&lam.u, &self.ud_p);
-            mul_acc(&mut out.p, -1.0, &l, &self.jp);
+            mul_to(&mut out.p, &lam.u, &self.ud_p);
+            self.jp_cols.left_mul_acc(&mut out.p, -1.0, &l, &self.jp);
         }
     }
 }
@@ -713,12 +838,6 @@ fn dependent_rows<const NQ: usize, const DOF: usize>(ind: &[usize; DOF]) -> ([us
         }
     }
     (rows, n)
-}
-
-/// `Σ_{i ∈ rows} term(i)`, in the order of `rows`.
-#[inline(always)]
-fn dot_rows(rows: &[usize], term: impl Fn(usize) -> f64) -> f64 {
-    rows.iter().fold(0.0, |acc, &i| acc + term(i))
 }
 
 /// `y += a x`, in place.
@@ -782,18 +901,18 @@ impl<const N: usize> Lu<N> {
         Ok(Self { a, perm })
     }
 
-    /// `A⁻¹ b`.
+    /// `A⁻¹ b`, a column at a time (each column's entries see the operations of
+    /// `linalg::lu_solve` in the same order; the inner loops run down contiguous columns).
     fn solve<const C: usize>(&self, mut b: SMatrix<f64, N, C>) -> SMatrix<f64, N, C> {
         let a = &self.a;
-        for k in 0..N {
-            if self.perm[k] != k {
-                b.swap_rows(self.perm[k], k);
-            }
-            for i in k + 1..N {
-                let l = a[(i, k)];
-                for c in 0..C {
-                    let bk = b[(k, c)];
-                    b[(i, c)] -= l * bk;
+        for col in b.as_mut_slice().chunks_exact_mut(N) {
+            for k in 0..N {
+                if self.perm[k] != k {
+                    col.swap(self.perm[k], k);
+                }
+                let bk = col[k];
+                for i in k + 1..N {
+                    col[i] -= a[(i, k)] * bk;
                 }
             }
         }
