@@ -85,8 +85,9 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
         a: &SMatrix<f64, D, R>,
         b: &SMatrix<f64, R, C>,
     ) {
+        let out = out.as_mut_slice();
         self.columns_of(b, a, |c, acc| {
-            for (o, x) in out.column_mut(c).iter_mut().zip(acc) {
+            for (o, x) in out[c * D..(c + 1) * D].iter_mut().zip(acc) {
                 *o += alpha * x;
             }
         });
@@ -99,8 +100,9 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
         a: &SMatrix<f64, D, R>,
         b: &SMatrix<f64, R, C>,
     ) {
+        let out = out.as_mut_slice();
         self.columns_of(b, a, |c, acc| {
-            out.column_mut(c).copy_from_slice(acc);
+            out[c * D..(c + 1) * D].copy_from_slice(acc);
         });
     }
 

@@ -72,34 +72,8 @@ where
         rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, &mut out)?;
         return Ok(out);
     }
-    let parts = euler_parts::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
-    let Parts {
-        q1,
-        u1,
-        d1,
-        a,
-        b,
-        parameters,
-    } = parts;
-    let t1 = t + h;
-    let ind = &M::INDEPENDENT;
-    // Every block is written once (the parameter blocks stay zero without
-    // `parameter_jacobians`).
-    let out = StepJacobians {
-        q: q1,
-        u: u1,
-        dq_dq: basis_times(&d1, &a.q, ind),
-        dq_du: basis_times(&d1, &a.u, ind),
-        du_dq: b.q,
-        du_du: b.u,
-        dq_dp: if parameters {
-            projected_p::<M, NQ, NC, DOF, NP>(&q1, p, t1, &d1, &a.p)
-        } else {
-            SMatrix::zeros()
-        },
-        du_dp: b.p,
-    };
-    out.check_finite(t)?;
+    let mut out = StepJacobians::zeros();
+    euler_jacobians_into::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, &mut out)?;
     Ok(out)
 }
 
@@ -135,56 +109,25 @@ where
         // (The RK4 composition writes its result into `out` itself.)
         return rk4_jacobians_symbolic::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, out);
     }
-    let parts = euler_parts::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts)?;
-    let t1 = t + h;
-    let ind = &M::INDEPENDENT;
-    out.q = parts.q1;
-    out.u = parts.u1;
-    basis_times_into::<false, NQ, DOF, NQ>(&mut out.dq_dq, &parts.d1, &parts.a.q, ind);
-    basis_times_into::<false, NQ, DOF, DOF>(&mut out.dq_du, &parts.d1, &parts.a.u, ind);
-    out.du_dq.copy_from(&parts.b.q);
-    out.du_du.copy_from(&parts.b.u);
-    if parts.parameters {
-        out.dq_dp = M::dependent_jacobian_p(&parts.q1, p, t1);
-        basis_times_into::<true, NQ, DOF, NP>(&mut out.dq_dp, &parts.d1, &parts.a.p, ind);
-        out.du_dp.copy_from(&parts.b.p);
-    } else {
-        out.dq_dp.fill(0.0);
-        out.du_dp.fill(0.0);
-    }
-    out.check_finite(t)
+    euler_jacobians_into::<M, NQ, NC, DOF, NP>(q, u, p, t, h, opts, out)
 }
 
-/// What the semi-implicit Euler step's Jacobian is assembled from: the projected end point `(q', u')`, the
-/// basis `D(q')` there, and the rows `a = ∂q̃_ind/∂(q, u, p)` (the independent part of the
-/// position before its projection) and `b = ∂u'/∂(q, u, p)`. The projection keeps `q̃`'s
-/// independent part and restores `C(q', p) = 0`, so `∂q'/∂(q, u) = D(q') a` and
-/// `∂q'/∂p = D(q') a_p − S(q') ∂C/∂p(q')`.
-struct Parts<const NQ: usize, const DOF: usize, const NP: usize> {
-    /// `q'`.
-    q1: SVector<f64, NQ>,
-    /// `u'`.
-    u1: SVector<f64, DOF>,
-    /// `D(q')`.
-    d1: SMatrix<f64, NQ, DOF>,
-    /// `∂q̃_ind/∂(q, u, p)`.
-    a: Rows<NQ, DOF, NP>,
-    /// `∂u'/∂(q, u, p)`.
-    b: Rows<NQ, DOF, NP>,
-    /// Whether the parameter blocks were composed (zero otherwise).
-    parameters: bool,
-}
-
-/// The semi-implicit Euler step's [`Parts`].
-#[inline(always)]
-fn euler_parts<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
+/// The semi-implicit Euler step's Jacobians written into `out`, every field. With the
+/// projected end point `(q', u')` and `D(q')`, the rows `b = ∂u'/∂(q, u, p)` and
+/// `a = ∂q̃_ind/∂(q, u, p)` (the independent part of the position before its projection):
+/// the projection keeps `q̃`'s independent part and restores `C(q', p) = 0`, so
+/// `∂q'/∂(q, u) = D(q') a` and `∂q'/∂p = D(q') a_p − S(q') ∂C/∂p(q')`. The blocks are
+/// written in place (no block returned by value, zero-filled or copied whole).
+#[allow(clippy::too_many_arguments)]
+fn euler_jacobians_into<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
     u: &SVector<f64, DOF>,
     p: &M::Params,
     t: f64,
     h: f64,
     opts: &StepOptions,
-) -> Result<Parts<NQ, DOF, NP>, StepError>
+    out: &mut StepJacobians<NQ, DOF, NP>,
+) -> Result<(), StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
 {
@@ -209,34 +152,50 @@ where
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`, and `D`'s independent rows are the
     // identity (`INDEPENDENT`'s contract), so `δq̃_ind = δq_ind + h δu'`, with
-    // `δu' = δu + h δu̇`.
-    let mut b = Rows::<NQ, DOF, NP> {
-        q: rj.ud_q * h,
-        u: rj.ud_u * h,
-        p: match rj.ud_p {
-            Some(ud_p) => ud_p * h,
-            None => SMatrix::zeros(),
-        },
-    };
+    // `δu' = δu + h δu̇`: `b = h ∂u̇ + [0, I, 0]`, `a = h b + [E, 0, 0]`.
+    let ind = &M::INDEPENDENT;
+    scaled_into(&mut out.du_dq, h, &rj.ud_q);
+    scaled_into(&mut out.du_du, h, &rj.ud_u);
     for c in 0..DOF {
-        b.u[(c, c)] += 1.0;
+        out.du_du[(c, c)] += 1.0;
     }
-    let mut a = Rows::<NQ, DOF, NP> {
-        q: b.q * h,
-        u: b.u * h,
-        p: b.p * h,
-    };
-    for (j, &c) in M::INDEPENDENT.iter().enumerate() {
-        a.q[(j, c)] += 1.0;
+    let mut a_q = SMatrix::<f64, DOF, NQ>::zeros();
+    scaled_into(&mut a_q, h, &out.du_dq);
+    for (j, &c) in ind.iter().enumerate() {
+        a_q[(j, c)] += 1.0;
     }
-    Ok(Parts {
-        q1,
-        u1,
-        d1,
-        a,
-        b,
-        parameters: rj.ud_p.is_some(),
-    })
+    basis_times_into::<false, NQ, DOF, NQ>(&mut out.dq_dq, &d1, &a_q, ind);
+    let mut a_u = SMatrix::<f64, DOF, DOF>::zeros();
+    scaled_into(&mut a_u, h, &out.du_du);
+    basis_times_into::<false, NQ, DOF, DOF>(&mut out.dq_du, &d1, &a_u, ind);
+    match rj.ud_p {
+        Some(ud_p) => {
+            scaled_into(&mut out.du_dp, h, &ud_p);
+            out.dq_dp.as_mut_slice().fill(0.0);
+            M::dependent_jacobian_p_into(&q1, p, t1, &mut out.dq_dp);
+            let mut a_p = SMatrix::<f64, DOF, NP>::zeros();
+            scaled_into(&mut a_p, h, &out.du_dp);
+            basis_times_into::<true, NQ, DOF, NP>(&mut out.dq_dp, &d1, &a_p, ind);
+        }
+        None => {
+            out.du_dp.as_mut_slice().fill(0.0);
+            out.dq_dp.as_mut_slice().fill(0.0);
+        }
+    }
+    out.q = q1;
+    out.u = u1;
+    out.check_finite(t)
+}
+
+/// `out = x a`, every entry written.
+fn scaled_into<const R: usize, const C: usize>(
+    out: &mut SMatrix<f64, R, C>,
+    x: f64,
+    a: &SMatrix<f64, R, C>,
+) {
+    for (o, v) in out.as_mut_slice().iter_mut().zip(a.as_slice()) {
+        *o = x * v;
+    }
 }
 
 impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
@@ -258,35 +217,6 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, 
         }
         Ok(())
     }
-}
-
-/// `∂q'/∂p` through the projection: `D(q') δq̃_ind − S(q') ∂C/∂p(q')` for the independent
-/// rows `dqn_p` of `∂q̃/∂p`, accumulated in place (no zeroed temporary).
-fn projected_p<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
-    q1: &SVector<f64, NQ>,
-    p: &M::Params,
-    t1: f64,
-    d1: &SMatrix<f64, NQ, DOF>,
-    dqn_p: &SMatrix<f64, DOF, NP>,
-) -> SMatrix<f64, NQ, NP>
-where
-    M: StepDerivatives<NQ, NC, DOF, NP>,
-{
-    let mut dq_dp = M::dependent_jacobian_p(q1, p, t1);
-    basis_times_into::<true, NQ, DOF, NP>(&mut dq_dp, d1, dqn_p, &M::INDEPENDENT);
-    dq_dp
-}
-
-/// `D X` for a basis `D` (`NQ × DOF`) and a block `X` of `DOF` rows (see
-/// [`basis_times_into`]).
-fn basis_times<const NQ: usize, const DOF: usize, const C: usize>(
-    d: &SMatrix<f64, NQ, DOF>,
-    x: &SMatrix<f64, DOF, C>,
-    ind: &[usize; DOF],
-) -> SMatrix<f64, NQ, C> {
-    let mut out = SMatrix::zeros();
-    basis_times_into::<true, NQ, DOF, C>(&mut out, d, x, ind);
-    out
 }
 
 /// `out += D X` (`ADD`) or `out = D X` (every entry written, none read) for a basis `D`
@@ -638,7 +568,7 @@ where
         out.dq_dp = M::dependent_jacobian_p(&q1, p, t1);
         basis_times_into::<true, NQ, DOF, NP>(&mut out.dq_dp, &d1, &acc_a.p, ind);
     } else {
-        out.dq_dp.fill(0.0);
+        out.dq_dp.as_mut_slice().fill(0.0);
     }
     out.q = q1;
     out.u = un;
@@ -756,21 +686,21 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     ) {
         let s = &self.s;
         let l = SMatrix::<f64, DOF, NC>::from_fn(|j, c| w * s[(ind[j], c)]);
-        let live = l.iter().any(|x| *x != 0.0);
-        out_a.q.fill(0.0);
+        let live = l.as_slice().iter().any(|x| *x != 0.0);
+        out_a.q.as_mut_slice().fill(0.0);
         if live {
             self.g_cols.left_mul_acc(&mut out_a.q, 0.5, &l, &self.g);
         }
         out_a.u = SMatrix::from_fn(|j, c| w * self.d[(ind[j], c)]);
         if parameters {
-            out_a.p.fill(0.0);
+            out_a.p.as_mut_slice().fill(0.0);
             if live {
                 self.jp_cols.left_mul_acc(&mut out_a.p, -1.0, &l, &self.jp);
             }
-            out_b.p = self.ud_p * w;
+            scaled_into(&mut out_b.p, w, &self.ud_p);
         }
-        out_b.q = self.ud_q * w;
-        out_b.u = self.ud_u * w;
+        scaled_into(&mut out_b.q, w, &self.ud_q);
+        scaled_into(&mut out_b.u, w, &self.ud_u);
     }
 
     /// `Λ F` for `DOF` adjoint rows `Λ = [Λ_q, Λ_u]` (`lam.p` unread), written into `out`:
@@ -817,10 +747,10 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> Rows<NQ, DOF, NP> {
 
     /// The state blocks set to `a` times `other`'s (the parameter block left as it is).
     fn set_state(&mut self, a: f64, other: &Self) {
-        for (y, x) in self.q.iter_mut().zip(other.q.iter()) {
+        for (y, x) in self.q.as_mut_slice().iter_mut().zip(other.q.as_slice()) {
             *y = a * x;
         }
-        for (y, x) in self.u.iter_mut().zip(other.u.iter()) {
+        for (y, x) in self.u.as_mut_slice().iter_mut().zip(other.u.as_slice()) {
             *y = a * x;
         }
     }
@@ -865,7 +795,7 @@ impl<const N: usize> Lu<N> {
     /// Factors `a`; `Err` with the smallest pivot ratio so far when a pivot is at most
     /// `1e-14` of the largest entry (or not a number), as `linalg::lu_solve`.
     fn factor(mut a: SMatrix<f64, N, N>) -> Result<Self, f64> {
-        let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let scale = a.as_slice().iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let mut worst = f64::INFINITY;
         let mut perm = [0; N];
         for k in 0..N {
