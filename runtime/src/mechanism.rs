@@ -703,16 +703,6 @@ pub trait StepDerivatives<const NQ: usize, const NC: usize, const DOF: usize, co
     ) -> SMatrix<f64, NQ, NP> {
         -(Self::dependent_solve_matrix(q, p, t) * Self::residual_jacobian_p(q, p, t))
     }
-    /// [`Self::dependent_jacobian_p`] written into `out` (structural nonzeros only in
-    /// generated models, as [`Self::dependent_solve_matrix_into`]).
-    fn dependent_jacobian_p_into(
-        q: &SVector<f64, NQ>,
-        p: &Self::Params,
-        t: f64,
-        out: &mut SMatrix<f64, NQ, NP>,
-    ) {
-        *out = Self::dependent_jacobian_p(q, p, t);
-    }
     /// [`Self::dependent_solve_matrix`] written into `out`. Generated models write only the
     /// structurally nonzero entries and leave the others as they are (zero `out` once and
     /// reuse it for this model: what the step's Jacobians do); the default writes every entry.

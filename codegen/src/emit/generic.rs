@@ -472,13 +472,6 @@ fn step_derivatives_impl(
                 dependent_jacobian_p(q, p, t)
             }
             #[inline]
-            fn dependent_jacobian_p_into(
-                q: &SVector<f64, NQ>, p: &Params, t: f64,
-                out: &mut SMatrix<f64, NQ, { generic::NP }>
-            ) {
-                dependent_jacobian_p_into(q, p, t, out)
-            }
-            #[inline]
             fn dependent_solve_matrix_into(
                 q: &SVector<f64, NQ>, p: &Params, t: f64, out: &mut SMatrix<f64, NQ, NC>
             ) {

@@ -8,12 +8,17 @@ use nalgebra::{SMatrix, SVector};
 /// Where the nonzero entries of an `R × C` matrix `B` are, column by column (compressed
 /// sparse columns in fixed-size storage, `u16` row indices: a kilobyte for the Stewart
 /// platform's `S`), scanned once with [`SparseColumns::set`]; every product then reads
-/// the values from `B` itself, which must be the matrix scanned.
+/// the values from `B` itself, which must be the matrix scanned. A matrix with more than a
+/// quarter of its entries nonzero is multiplied densely ([`super::mul_acc`], nalgebra's
+/// `tr_mul`): there the bookkeeping per nonzero costs more than the zeros it skips (the
+/// Andrews mechanism's `S`, 7 × 6).
 pub(crate) struct SparseColumns<const R: usize, const C: usize> {
     /// Column `c`'s nonzero rows, the first `len[c]` entries.
     rows: [[u16; R]; C],
     /// The number of nonzeros of each column.
     len: [usize; C],
+    /// Whether the products go by the nonzeros (at most a quarter of the entries).
+    sparse: bool,
 }
 
 impl<const R: usize, const C: usize> SparseColumns<R, C> {
@@ -23,12 +28,20 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
         Self {
             rows: [[0; R]; C],
             len: [0; C],
+            sparse: true,
         }
     }
 
     /// The nonzero entries of `b` (entries equal to zero are left out, NaN is kept: it
-    /// reaches every product it would have reached densely).
-    pub(crate) fn set(&mut self, b: &SMatrix<f64, R, C>) {
+    /// reaches every product it would have reached densely), for products with factors of
+    /// `rows` rows: with fewer than four the scan (about five instructions an entry) costs
+    /// more than the dense products it would shorten (one dot product an entry, without
+    /// branches), so `b` is not scanned and goes dense.
+    pub(crate) fn set(&mut self, b: &SMatrix<f64, R, C>, rows: usize) {
+        if rows < 4 {
+            self.sparse = false;
+            return;
+        }
         for (c, col) in b.as_slice().chunks_exact(R).enumerate() {
             let mut n = 0;
             for (i, &x) in col.iter().enumerate() {
@@ -40,6 +53,7 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
             }
             self.len[c] = n;
         }
+        self.sparse = 4 * self.len.iter().sum::<usize>() <= R * C;
     }
 
     /// The nonzeros of column `c` of `b` (the matrix scanned): `(row, value)`.
@@ -78,6 +92,7 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
     }
 
     /// `out += alpha a B` (`out` is `D × C`).
+    #[inline]
     pub(crate) fn left_mul_acc<const D: usize>(
         &self,
         out: &mut SMatrix<f64, D, C>,
@@ -85,6 +100,9 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
         a: &SMatrix<f64, D, R>,
         b: &SMatrix<f64, R, C>,
     ) {
+        if !self.sparse {
+            return super::mul_acc(out, alpha, a, b);
+        }
         let out = out.as_mut_slice();
         self.columns_of(b, a, |c, acc| {
             for (o, x) in out[c * D..(c + 1) * D].iter_mut().zip(acc) {
@@ -94,12 +112,16 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
     }
 
     /// `out = a B`, every entry written (`out` is `D × C`).
+    #[inline]
     pub(crate) fn left_mul_to<const D: usize>(
         &self,
         out: &mut SMatrix<f64, D, C>,
         a: &SMatrix<f64, D, R>,
         b: &SMatrix<f64, R, C>,
     ) {
+        if !self.sparse {
+            return super::mul_to(out, a, b);
+        }
         let out = out.as_mut_slice();
         self.columns_of(b, a, |c, acc| {
             out[c * D..(c + 1) * D].copy_from_slice(acc);
@@ -108,11 +130,15 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
 
     /// `(a B)ᵀ` (`C × D`): the transposed product, for weights the generated reductions take
     /// as columns.
+    #[inline]
     pub(crate) fn left_mul_transposed<const D: usize>(
         &self,
         a: &SMatrix<f64, D, R>,
         b: &SMatrix<f64, R, C>,
     ) -> SMatrix<f64, C, D> {
+        if !self.sparse {
+            return b.tr_mul(&a.transpose());
+        }
         let mut out = SMatrix::<f64, C, D>::zeros();
         self.columns_of(b, a, |c, acc| {
             for (j, &x) in acc.iter().enumerate() {
@@ -124,11 +150,15 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
 
     /// `Bᵀ m` (`C × D`) for `m` with `R` rows: row `c` is the sum of the rows of `m` that
     /// column `c`'s nonzeros select.
+    #[inline]
     pub(crate) fn tr_mul<const D: usize>(
         &self,
         b: &SMatrix<f64, R, C>,
         m: &SMatrix<f64, R, D>,
     ) -> SMatrix<f64, C, D> {
+        if !self.sparse {
+            return b.tr_mul(m);
+        }
         let mut out = SMatrix::<f64, C, D>::zeros();
         for c in 0..C {
             let mut acc = [0.0f64; D];
@@ -145,6 +175,7 @@ impl<const R: usize, const C: usize> SparseColumns<R, C> {
     }
 
     /// `Bᵀ v`.
+    #[inline]
     pub(crate) fn tr_mul_vec(
         &self,
         b: &SMatrix<f64, R, C>,
@@ -178,18 +209,34 @@ mod tests {
         assert!(err <= 1e-14 * (1.0 + b.amax()), "{err:e}\n{a}\n{b}");
     }
 
+    /// A matrix with at most a fifth of its entries nonzero (every fifth, shifted by `k`).
+    fn sparse_sample<const R: usize, const C: usize>(
+        seed: &mut u64,
+        k: usize,
+    ) -> SMatrix<f64, R, C> {
+        let dense = sample::<R, C>(seed);
+        SMatrix::from_fn(|i, j| {
+            if (i * C + j + k).is_multiple_of(5) {
+                dense[(i, j)]
+            } else {
+                0.0
+            }
+        })
+    }
+
     #[test]
     fn products_by_the_nonzeros_equal_nalgebras_dense_ones() {
         let mut seed = 7;
-        for _ in 0..20 {
-            let b = sample::<7, 5>(&mut seed);
+        for k in 0..20 {
+            let b = sparse_sample::<7, 5>(&mut seed, k);
             let a = sample::<3, 7>(&mut seed);
             let m = sample::<7, 4>(&mut seed);
             let v = sample::<7, 1>(&mut seed);
             let mut s = SparseColumns::<7, 5>::new();
             // Set twice: the second scan must replace, not extend, the first.
-            s.set(&sample::<7, 5>(&mut seed));
-            s.set(&b);
+            s.set(&sample::<7, 5>(&mut seed), 4);
+            s.set(&b, 4);
+            assert!(s.sparse);
             let mut out = sample::<3, 5>(&mut seed);
             let expected = out + 0.5 * a * b;
             s.left_mul_acc(&mut out, 0.5, &a, &b);
@@ -203,11 +250,30 @@ mod tests {
     }
 
     #[test]
+    fn dense_matrices_take_the_dense_products_with_the_same_results() {
+        let mut seed = 11;
+        let b = SMatrix::<f64, 4, 3>::from_fn(|i, j| 1.0 + (i * 3 + j) as f64);
+        let a = sample::<2, 4>(&mut seed);
+        let m = sample::<4, 2>(&mut seed);
+        let mut s = SparseColumns::<4, 3>::new();
+        s.set(&b, 4);
+        assert!(!s.sparse);
+        let mut out = sample::<2, 3>(&mut seed);
+        let expected = out - a * b;
+        s.left_mul_acc(&mut out, -1.0, &a, &b);
+        close(&out, &expected);
+        s.left_mul_to(&mut out, &a, &b);
+        close(&out, &(a * b));
+        close(&s.left_mul_transposed(&a, &b), &(a * b).transpose());
+        close(&s.tr_mul(&b, &m), &(b.transpose() * m));
+    }
+
+    #[test]
     fn nan_entries_reach_the_products() {
         let mut b = SMatrix::<f64, 2, 2>::zeros();
         b[(1, 0)] = f64::NAN;
         let mut s = SparseColumns::<2, 2>::new();
-        s.set(&b);
+        s.set(&b, 4);
         let a = SMatrix::<f64, 1, 2>::new(1.0, 1.0);
         let mut out = SMatrix::<f64, 1, 2>::zeros();
         s.left_mul_to(&mut out, &a, &b);

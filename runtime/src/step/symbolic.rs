@@ -138,7 +138,7 @@ where
     let d1 = basis_at::<M, NQ, NC, DOF, NP>(&q1, &pv, t1)?;
     let s = M::dependent_solve_matrix(q, p, t);
     let mut s_cols = SparseColumns::new();
-    s_cols.set(&s);
+    s_cols.set(&s, DOF);
     let rj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(
         q,
         p,
@@ -147,7 +147,7 @@ where
         &s,
         &s_cols,
         opts.parameter_jacobians,
-        None,
+        &mut Reductions::zeros(),
     )?;
     // `S` has zero independent rows (`solve_dependent`'s contract), so `δD` has a zero
     // independent part: only `D δu'` moves `q̃_ind`, and `D`'s independent rows are the
@@ -171,8 +171,10 @@ where
     match rj.ud_p {
         Some(ud_p) => {
             scaled_into(&mut out.du_dp, h, &ud_p);
-            out.dq_dp.as_mut_slice().fill(0.0);
-            M::dependent_jacobian_p_into(&q1, p, t1, &mut out.dq_dp);
+            // (By value: the generated body's zeros and writes land in `out.dq_dp`
+            // directly, where a separate zero fill of its `NQ × NP` entries costs more on
+            // the small mechanisms.)
+            out.dq_dp = M::dependent_jacobian_p(&q1, p, t1);
             let mut a_p = SMatrix::<f64, DOF, NP>::zeros();
             scaled_into(&mut a_p, h, &out.du_dp);
             basis_times_into::<true, NQ, DOF, NP>(&mut out.dq_dp, &d1, &a_p, ind);
@@ -200,6 +202,7 @@ fn scaled_into<const R: usize, const C: usize>(
 
 impl<const NQ: usize, const DOF: usize, const NP: usize> StepJacobians<NQ, DOF, NP> {
     /// [`StepError::NonFinite`] unless every block is finite (read by reference).
+    #[inline]
     fn check_finite(&self, t: f64) -> Result<(), StepError> {
         let blocks = [
             self.dq_dq.as_slice(),
@@ -295,9 +298,10 @@ struct AccelerationJacobians<const NQ: usize, const DOF: usize, const NP: usize>
     ud_p: Option<SMatrix<f64, DOF, NP>>,
 }
 
-/// Storage for the blocks the generated reductions write into ([`acceleration_jacobians`]
-/// with `Some`): they write their structural nonzeros only and leave the other entries as
-/// they are, so one `Reductions`, zeroed once, serves RK4's four stages.
+/// Storage for the blocks the generated reductions write into ([`acceleration_jacobians`]):
+/// they write their structural nonzeros only and leave the other entries as they are, so
+/// one `Reductions`, zeroed once, serves RK4's four stages (and no block is returned by
+/// value and copied).
 struct Reductions<const NQ: usize, const DOF: usize, const NP: usize> {
     /// `[Pᵀ ∂γ/∂q, Pᵀ ∂γ/∂q̇(q̇), Pᵀ ∂γ/∂q̇(q̈)]` and `Pᵀ ∂(γ − C_J q̈)/∂p`.
     g: [SMatrix<f64, DOF, NQ>; 3],
@@ -322,7 +326,7 @@ impl<const NQ: usize, const DOF: usize, const NP: usize> Reductions<NQ, DOF, NP>
 /// `∂u̇/∂(q, u, p)` at the point whose rates are `r` and whose dependent solve as a matrix
 /// is `s`, `s_cols` its nonzeros (computed by the caller, which may keep them; time-independent
 /// constraints; see [`step_jacobians_symbolic`] for the derivation). The generated
-/// reductions write into `red` when given (RK4's stages reuse it), else return their blocks.
+/// reductions write into `red` (zeroed by the caller, reused across RK4's stages).
 #[allow(clippy::too_many_arguments)]
 fn acceleration_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>(
     q: &SVector<f64, NQ>,
@@ -332,7 +336,7 @@ fn acceleration_jacobians<M, const NQ: usize, const NC: usize, const DOF: usize,
     s: &SMatrix<f64, NQ, NC>,
     s_cols: &SparseColumns<NQ, NC>,
     parameters: bool,
-    red: Option<&mut Reductions<NQ, DOF, NP>>,
+    red: &mut Reductions<NQ, DOF, NP>,
 ) -> Result<AccelerationJacobians<NQ, DOF, NP>, StepError>
 where
     M: StepDerivatives<NQ, NC, DOF, NP>,
@@ -370,27 +374,12 @@ where
             s0: &s0,
         },
     );
-    match red {
-        Some(red) => {
-            let acc_p = parameters.then_some(&mut red.acc_p);
-            M::gamma_reductions_into(q, qd, p, t, &qdd, &pm_w, &mut red.g, acc_p);
-            let dy_p = parameters.then_some(&mut red.dy_p);
-            M::dynamics_reductions_into(q, qd, p, t, &qdd, d, &mut red.dy, dy_p);
-            let p_blocks = parameters.then_some((&red.acc_p, &red.dy_p));
-            rows.solve::<M, NP>(&red.g, &red.dy, p_blocks)
-        }
-        // (The blocks as returned, borrowed where they lie: no copies into a struct.)
-        None if parameters => {
-            let (g, acc_p) = M::gamma_reductions_p(q, qd, p, t, &qdd, &pm_w);
-            let (dy, dy_p) = M::dynamics_reductions_p(q, qd, p, t, &qdd, d);
-            rows.solve::<M, NP>(&g, &dy, Some((&acc_p, &dy_p)))
-        }
-        None => {
-            let g = M::gamma_reductions(q, qd, p, t, &qdd, &pm_w);
-            let dy = M::dynamics_reductions(q, qd, p, t, &qdd, d);
-            rows.solve::<M, NP>(&g, &dy, None)
-        }
-    }
+    let acc_p = parameters.then_some(&mut red.acc_p);
+    M::gamma_reductions_into(q, qd, p, t, &qdd, &pm_w, &mut red.g, acc_p);
+    let dy_p = parameters.then_some(&mut red.dy_p);
+    M::dynamics_reductions_into(q, qd, p, t, &qdd, d, &mut red.dy, dy_p);
+    let p_blocks = parameters.then_some((&red.acc_p, &red.dy_p));
+    rows.solve::<M, NP>(&red.g, &red.dy, p_blocks)
 }
 
 /// The point and the products with `S` that [`acceleration_jacobians`] forms `∂u̇/∂(q, u, p)`
@@ -410,6 +399,7 @@ impl<P, const NQ: usize, const NC: usize, const DOF: usize> AccelerationRows<'_,
     /// `∂u̇/∂(q, u, p) = A⁻¹ R` from the reductions by `P` (`g`, and `Pᵀ ∂(γ − C_J q̈)/∂p`
     /// first in `p_blocks`) and by `D` (`dy`, and `Dᵀ ∂(f − M q̈)/∂p` second), the parameter
     /// block when `p_blocks` is given.
+    #[inline(always)]
     fn solve<M, const NP: usize>(
         &self,
         g: &[SMatrix<f64, DOF, NQ>; 3],
@@ -646,7 +636,7 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
     {
         // `solve_dependent` is linear in its right-hand side: its matrix `S` once.
         M::dependent_solve_matrix_into(q, p, t, &mut self.s);
-        self.s_cols.set(&self.s);
+        self.s_cols.set(&self.s, DOF);
         let aj = acceleration_jacobians::<M, NQ, NC, DOF, NP>(
             q,
             p,
@@ -655,15 +645,15 @@ impl<const NQ: usize, const NC: usize, const DOF: usize, const NP: usize>
             &self.s,
             &self.s_cols,
             parameters,
-            Some(&mut self.red),
+            &mut self.red,
         )?;
         // δq̇ = δD u + D δu with δD_j = ½ S ∂γ/∂q̇(D_j) δq (and `−S ∂(C_J D_j)/∂p δp`):
         // linear in the velocity argument, so `δD u = ½ S ∂γ/∂q̇(q̇) δq`.
         M::gamma_jacobian_qd_into(q, &r.qd, p, t, &mut self.g);
-        self.g_cols.set(&self.g);
+        self.g_cols.set(&self.g, DOF);
         if let Some(ud_p) = aj.ud_p {
             M::jacobian_times_jacobian_p_into(q, p, t, &r.qd, &mut self.jp);
-            self.jp_cols.set(&self.jp);
+            self.jp_cols.set(&self.jp, DOF);
             self.ud_p = ud_p;
         }
         self.d = r.d;
