@@ -17,8 +17,8 @@ use crate::emit::COMMENT_MARKER;
 /// Placeholder macro standing for a hollowed-out body in the skeleton.
 const BODY_MARKER: &str = "__mechgen_body";
 
-/// Name prefix of the placeholder function whose signature stands for one printed by
-/// [`fn_header`] (followed by the header's index).
+/// Name prefix of the placeholder function (or `mod`) whose head stands for one printed by
+/// [`fn_header`] (or [`block_head`]), followed by the header's index.
 const FN_MARKER: &str = "__mechgen_fn_";
 
 /// Width prettyplease fills (its margin): a line of an item it prints on one line when
@@ -50,7 +50,6 @@ fn print_file(tokens: TokenStream, items: bool) -> Option<String> {
     } = parts;
     let marker = format!("{BODY_MARKER}!(");
     let doc_marker = format!("///{DOC_MARKER}");
-    let fn_marker = format!("fn {FN_MARKER}");
     let mut next_doc = 0;
     let mut out = String::with_capacity(
         text.len()
@@ -67,10 +66,12 @@ fn print_file(tokens: TokenStream, items: bool) -> Option<String> {
                 out.push_str(stmt);
                 out.push('\n');
             }
-        } else if let Some(rest) = trimmed.strip_prefix(&fn_marker) {
-            // A function printed by `fn_header`: its attributes and signature in place of
-            // the placeholder's, the rest of the line (` {`) kept.
-            let (index, rest) = rest.split_once("()")?;
+        } else if let Some(rest) = placeholder_head(trimmed) {
+            // A function printed by `fn_header` (a `mod` by `block_head`): its attributes
+            // and signature in place of the placeholder's, the rest of the line (` {`) kept.
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let (index, rest) = rest.split_at(digits);
+            let rest = rest.strip_prefix("()").unwrap_or(rest);
             let header = headers.get(index.parse::<usize>().ok()?)?;
             let indent = &line[..line.len() - trimmed.len()];
             for (k, l) in header.iter().enumerate() {
@@ -102,6 +103,15 @@ fn print_file(tokens: TokenStream, items: bool) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// What follows [`FN_MARKER`] on a line that starts with a placeholder function's or
+/// `mod`'s head (`fn __mechgen_fn_3() {`, `mod __mechgen_fn_4 {`).
+fn placeholder_head(trimmed: &str) -> Option<&str> {
+    trimmed
+        .strip_prefix("fn ")
+        .or_else(|| trimmed.strip_prefix("mod "))?
+        .strip_prefix(FN_MARKER)
 }
 
 /// A token tree owned outright: a group's tokens in a `Vec`. proc_macro2 shares a group's
@@ -278,15 +288,19 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
         }
         // The item's keyword decides which printer may take it (each checks it after the
         // attributes, which it prints first: a copy of every attribute's tokens).
-        let kind =
-            keyword(&item).and_then(|id| ["fn", "const", "struct"].into_iter().find(|k| id == k));
+        let kind = keyword(&item).and_then(|id| {
+            ["fn", "const", "struct", "use", "mod", "impl"]
+                .into_iter()
+                .find(|k| id == k)
+        });
         let is = |k: &str| kind == Some(k);
         let mut printed = None;
-        // Whether the item is a function printed here (whole, into `printed`, or its
-        // signature, with its body hollowed into `out`).
-        let mut is_fn = false;
+        // Whether the item is taken apart here (a function printed whole, into `printed`,
+        // or its signature, with its body hollowed into `out`; a `mod` or `impl` block
+        // likewise).
+        let mut taken = false;
         if let Some(header) = is("fn").then(|| fn_header(&item, indent)).flatten() {
-            is_fn = true;
+            taken = true;
             let Some(TokenTree::Group(body)) = item.pop() else {
                 // Not reached: `fn_header` saw the body last.
                 break;
@@ -295,11 +309,16 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
             let (span, stream) = (body.span(), body.stream());
             drop(body);
             let toks = own(stream);
-            if is_flat(&toks) {
-                // A flat body: the whole function printed here, as prettyplease prints a
-                // function whose body is one placeholder statement (the signature's last
-                // line and ` {`, the body's lines indented by four, `}`).
-                let text = write_body(&toks);
+            let text = if is_flat(&toks) {
+                Some(write_body(&toks))
+            } else {
+                struct_body(&toks, indent + 4)
+            };
+            if let Some(text) = text {
+                // A flat body (or one struct expression): the whole function printed here,
+                // as prettyplease prints a function whose body is one placeholder statement
+                // (the signature's last line and ` {`, the body's lines indented by four,
+                // `}`).
                 let mut f = String::with_capacity(
                     header.iter().map(|l| l.len() + 1).sum::<usize>() + text.len() * 2,
                 );
@@ -325,13 +344,66 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
                 placeholder.push(TokenTree::Group(g));
                 out.extend(hollow_seq(placeholder, parts, None));
             }
+        } else if (is("mod") || is("impl"))
+            && matches!(item.last(), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace)
+        {
+            if let Some(head) = block_head(&item[..item.len() - 1], indent) {
+                let Some(TokenTree::Group(body)) = item.pop() else {
+                    // Not reached: the item's last token is its block.
+                    break;
+                };
+                taken = true;
+                let (span, stream) = (body.span(), body.stream());
+                drop(body);
+                let inner = hollow_items(stream, parts, indent + 4);
+                match only_placeholder(&inner, parts.bodies.len()) {
+                    // Every item inside printed here: the block printed whole.
+                    Some(index) => {
+                        let text = parts.bodies.remove(index);
+                        let mut f = String::with_capacity(
+                            head.iter().map(|l| l.len() + 1).sum::<usize>() + text.len() * 2,
+                        );
+                        for (k, l) in head.iter().enumerate() {
+                            f.push_str(l);
+                            f.push_str(if k + 1 == head.len() { " {\n" } else { "\n" });
+                        }
+                        for l in text.lines() {
+                            f.push_str("    ");
+                            f.push_str(l);
+                            f.push('\n');
+                        }
+                        f.push_str("}\n");
+                        printed = Some(f);
+                    }
+                    None if is("mod") => {
+                        // `mod __mechgen_fn_N { … }`: the head printed here, the items
+                        // left in the skeleton.
+                        let index = parts.headers.len();
+                        parts.headers.push(head);
+                        let name = Ident::new(&format!("{FN_MARKER}{index}"), Span::call_site());
+                        out.extend(quote!(mod #name));
+                        let mut g = Group::new(Delimiter::Brace, inner);
+                        g.set_span(span);
+                        out.push(TokenTree::Group(g));
+                    }
+                    None => {
+                        // The head (attributes hollowed) and the items hollowed.
+                        out.extend(hollow_seq(std::mem::take(&mut item), parts, Some(indent)));
+                        let mut g = Group::new(Delimiter::Brace, inner);
+                        g.set_span(span);
+                        out.push(TokenTree::Group(g));
+                    }
+                }
+            }
         }
-        let printed = if is_fn {
+        let printed = if taken {
             printed
         } else if is("const") {
             const_item(&item, indent)
         } else if is("struct") {
             struct_item(&item, indent)
+        } else if is("use") {
+            use_item(&item, indent)
         } else {
             None
         };
@@ -351,12 +423,27 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
             }
             continue;
         }
-        if !is_fn {
+        if !taken {
             out.extend(hollow_seq(item, parts, Some(indent)));
         }
         last_body = None;
     }
     out.into_iter().collect()
+}
+
+/// The index of the body placeholder when `skeleton` is one placeholder `__mechgen_body!(N);`
+/// and nothing else, and `N` is the last of `bodies` bodies.
+fn only_placeholder(skeleton: &TokenStream, bodies: usize) -> Option<usize> {
+    let toks: Vec<TokenTree> = skeleton.clone().into_iter().collect();
+    match toks.as_slice() {
+        [TokenTree::Ident(m), TokenTree::Punct(bang), TokenTree::Group(g), TokenTree::Punct(semi)]
+            if m == BODY_MARKER && bang.as_char() == '!' && semi.as_char() == ';' =>
+        {
+            let index: usize = g.stream().to_string().parse().ok()?;
+            (index + 1 == bodies).then_some(index)
+        }
+        _ => None,
+    }
 }
 
 /// The keyword of the item `item` (its first identifier after the outer attributes and an
@@ -571,13 +658,18 @@ fn const_item(item: &[TokenTree], indent: usize) -> Option<String> {
         _ => return None,
     }
     i += 1;
+    let value = i;
+    let head = line.len();
     expr(rest, &mut i, &mut line)?;
     match rest.get(i..) {
         Some([TokenTree::Punct(semi)]) if semi.as_char() == ';' => line.push(';'),
         _ => return None,
     }
     if indent + line.len() > MARGIN {
-        return None;
+        // Too long for a line: an array of other than integer literals is printed an
+        // element a line (prettyplease fills lines only with integers, `true`, chars).
+        line.truncate(head);
+        long_array(rest.get(value)?, indent, &mut line)?;
     }
     let mut text =
         String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + line.len() + 1);
@@ -588,6 +680,70 @@ fn const_item(item: &[TokenTree], indent: usize) -> Option<String> {
     text.push_str(&line);
     text.push('\n');
     Some(text)
+}
+
+/// Prints the array `value` an element a line (`[`, each element at four more columns
+/// with a comma, `];`) as prettyplease prints an array too long for the line of its
+/// `const` item at indentation `indent`, after the item's head in `line`. `None` unless
+/// some element is not an integer literal (prettyplease fills lines with those) and
+/// every element fits on its line.
+fn long_array(value: &TokenTree, indent: usize, line: &mut String) -> Option<()> {
+    let TokenTree::Group(g) = value else {
+        return None;
+    };
+    if g.delimiter() != Delimiter::Bracket || indent + line.len() + 1 >= MARGIN {
+        return None;
+    }
+    let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+    let mut elements = Vec::new();
+    let mut simple = true;
+    let mut j = 0;
+    while j < inner.len() {
+        let start = j;
+        let mut element = String::new();
+        expr(&inner, &mut j, &mut element)?;
+        simple &= j == start + 1 && filled(&inner[start]);
+        if indent + 4 + element.len() + 1 >= MARGIN {
+            return None;
+        }
+        elements.push(element);
+        match inner.get(j) {
+            None => {}
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' => j += 1,
+            _ => return None,
+        }
+    }
+    if simple || elements.is_empty() {
+        return None;
+    }
+    line.push_str("[\n");
+    for e in elements {
+        line.extend(std::iter::repeat_n(' ', 4));
+        line.push_str(&e);
+        line.push_str(",\n");
+    }
+    line.push_str("];");
+    Some(())
+}
+
+/// Whether prettyplease fills lines with an array element `tt` (an integer, byte or
+/// character literal, `true`, `false`) rather than printing it on a line of its own.
+fn filled(tt: &TokenTree) -> bool {
+    match tt {
+        TokenTree::Ident(id) => id == "true" || id == "false",
+        TokenTree::Literal(l) => {
+            let text = l.to_string();
+            let radix = ["0x", "0o", "0b"].iter().any(|r| text.starts_with(r));
+            text.starts_with('\'')
+                || text.starts_with("b'")
+                || radix
+                || (text.starts_with(|c: char| c.is_ascii_digit())
+                    && !text.contains(['.', 'e', 'E'])
+                    && !text.ends_with("f32")
+                    && !text.ends_with("f64"))
+        }
+        _ => false,
+    }
 }
 
 /// A struct with named fields as prettyplease prints it (attributes, `struct Name {`, a
@@ -648,6 +804,216 @@ fn struct_item(item: &[TokenTree], indent: usize) -> Option<String> {
         i = end + 1;
     }
     text.push_str("}\n");
+    Some(text)
+}
+
+/// The attribute lines and the head of a `mod` or `impl` block (`item`: its tokens without
+/// the block) as prettyplease prints them, the head without its ` {`: `pub mod name`,
+/// `impl Trait for Type`, `impl Type`. `None` for any other shape (generics, `unsafe`,
+/// `where`) or a head too long for a line at indentation `indent`.
+fn block_head(item: &[TokenTree], indent: usize) -> Option<Vec<String>> {
+    let (mut lines, mut k) = attrs(item)?;
+    let mut head = String::new();
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        head.push_str("pub ");
+        k += 1;
+    }
+    match item.get(k..)? {
+        [TokenTree::Ident(m), TokenTree::Ident(name)] if m == "mod" && !is_keyword(name) => {
+            let _ = write!(head, "mod {name}");
+        }
+        [TokenTree::Ident(i), rest @ ..] if i == "impl" && !rest.is_empty() => {
+            head.push_str("impl ");
+            let mut j = 0;
+            path(rest, &mut j, &mut head, true)?;
+            if matches!(rest.get(j), Some(TokenTree::Ident(f)) if f == "for") {
+                head.push_str(" for ");
+                j += 1;
+                ty(rest, &mut j, &mut head)?;
+            }
+            if j != rest.len() {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    // ` {` after the head, with room to spare (a head at the margin is left to
+    // prettyplease).
+    if indent + head.len() + 2 >= MARGIN {
+        return None;
+    }
+    lines.push(head);
+    Some(lines)
+}
+
+/// A `use` item on one line as prettyplease prints it (attributes on the lines before):
+/// paths, `*`, `name as other` and one level of `{…}` groups of those; `None` for any
+/// other shape or a line too long at indentation `indent`.
+fn use_item(item: &[TokenTree], indent: usize) -> Option<String> {
+    let (lines, mut k) = attrs(item)?;
+    let mut line = String::new();
+    if matches!(item.get(k), Some(TokenTree::Ident(id)) if id == "pub") {
+        line.push_str("pub ");
+        k += 1;
+    }
+    match item.get(k) {
+        Some(TokenTree::Ident(u)) if u == "use" => line.push_str("use "),
+        _ => return None,
+    }
+    let tree = match item.get(k + 1..)? {
+        [tree @ .., TokenTree::Punct(semi)] if semi.as_char() == ';' => tree,
+        _ => return None,
+    };
+    let mut i = 0;
+    use_tree(tree, &mut i, &mut line, true)?;
+    if i != tree.len() {
+        return None;
+    }
+    line.push(';');
+    if indent + line.len() >= MARGIN {
+        return None;
+    }
+    let mut text =
+        String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + line.len() + 1);
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    text.push_str(&line);
+    text.push('\n');
+    Some(text)
+}
+
+/// Prints the use tree at `t[*i]` (`::a::b::C`, `a::*`, `a as b`, `a::{B, C as _}`; a
+/// group only when `groups`, and none inside it), moving `i` past it.
+fn use_tree(t: &[TokenTree], i: &mut usize, out: &mut String, groups: bool) -> Option<()> {
+    let colons = |i: usize| {
+        matches!(
+            (t.get(i), t.get(i + 1)),
+            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
+        )
+    };
+    if colons(*i) {
+        out.push_str("::");
+        *i += 2;
+    }
+    loop {
+        match t.get(*i)? {
+            TokenTree::Ident(id) if !is_keyword(id) => {
+                let _ = write!(out, "{id}");
+                *i += 1;
+                if colons(*i) {
+                    out.push_str("::");
+                    *i += 2;
+                    continue;
+                }
+                if matches!(t.get(*i), Some(TokenTree::Ident(a)) if a == "as") {
+                    match t.get(*i + 1) {
+                        Some(TokenTree::Ident(name)) if name == "_" || !is_keyword(name) => {
+                            let _ = write!(out, " as {name}");
+                            *i += 2;
+                        }
+                        _ => return None,
+                    }
+                }
+                return Some(());
+            }
+            TokenTree::Punct(p) if p.as_char() == '*' => {
+                out.push('*');
+                *i += 1;
+                return Some(());
+            }
+            TokenTree::Group(g) if groups && g.delimiter() == Delimiter::Brace => {
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                let mut entries = Vec::new();
+                let mut j = 0;
+                while j < inner.len() {
+                    let mut entry = String::new();
+                    use_tree(&inner, &mut j, &mut entry, false)?;
+                    entries.push(entry);
+                    match inner.get(j) {
+                        None => {}
+                        Some(TokenTree::Punct(p)) if p.as_char() == ',' => j += 1,
+                        _ => return None,
+                    }
+                }
+                match entries.as_slice() {
+                    [] => out.push_str("{}"),
+                    // One entry: printed without braces (but `self`, never here: a keyword).
+                    [one] => out.push_str(one),
+                    _ => {
+                        out.push('{');
+                        out.push_str(&entries.join(", "));
+                        out.push('}');
+                    }
+                }
+                *i += 1;
+                return Some(());
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A function body that is one struct expression `Name { field: value, … }` too wide for
+/// one line, as prettyplease prints it at indentation `indent`: `Name {`, a field a line
+/// (values as [`expr`] prints them) with a comma, `}`. `None` for any other body, or one
+/// whose fields could fit on one line (prettyplease keeps a struct expression of at most 34
+/// columns on one line) or not each on theirs.
+fn struct_body(toks: &[Tok], indent: usize) -> Option<String> {
+    let (name, fields) = match toks {
+        [Tok::Leaf(TokenTree::Ident(name)), Tok::Group(Delimiter::Brace, _, fields)]
+            if name == "Self" || !is_keyword(name) =>
+        {
+            (name, fields)
+        }
+        _ => return None,
+    };
+    let mut lines = Vec::new();
+    let pieces: Vec<&[Tok]> = fields
+        .split(|t| matches!(t, Tok::Leaf(TokenTree::Punct(p)) if p.as_char() == ','))
+        .collect();
+    for (k, field) in pieces.iter().enumerate() {
+        let value = match field {
+            // After a trailing comma.
+            [] if k > 0 && k + 1 == pieces.len() => continue,
+            [Tok::Leaf(TokenTree::Ident(f)), Tok::Leaf(TokenTree::Punct(colon)), value @ ..]
+                if colon.as_char() == ':'
+                    && colon.spacing() == Spacing::Alone
+                    && !is_keyword(f) =>
+            {
+                let mut line = format!("{f}: ");
+                let leaves: Vec<TokenTree> = value
+                    .iter()
+                    .map(|t| match t {
+                        Tok::Leaf(tt) => Some(tt.clone()),
+                        Tok::Group(..) => None,
+                    })
+                    .collect::<Option<_>>()?;
+                let mut j = 0;
+                expr(&leaves, &mut j, &mut line)?;
+                if j != leaves.len() || leaves.is_empty() {
+                    return None;
+                }
+                line
+            }
+            _ => return None,
+        };
+        lines.push(value);
+    }
+    // The one-line form `Name { a: 1, b: 2 }`, well over 34 columns.
+    let one = name.to_string().len() + 4 + lines.iter().map(|l| l.len() + 2).sum::<usize>();
+    if lines.is_empty() || one <= 40 || lines.iter().any(|l| indent + 4 + l.len() + 1 >= MARGIN) {
+        return None;
+    }
+    let mut text = format!("{name} {{\n");
+    for l in lines {
+        text.push_str("    ");
+        text.push_str(&l);
+        text.push_str(",\n");
+    }
+    text.push('}');
     Some(text)
 }
 
@@ -1474,6 +1840,7 @@ mod tests {
             ("[usize; 0]", "[]"),
         ];
         let (mut headers, mut consts_printed, mut structs) = (0, 0, 0);
+        let (mut uses, mut impls) = (0, 0);
         for depth in 0..3 {
             for len in 1..60 {
                 let name = "a".repeat(len);
@@ -1493,6 +1860,11 @@ mod tests {
                 items += &format!(
                     "/// S.\n#[derive(Clone, Debug)]\npub struct S{name} {{\n/// Field.\npub {name}: [f64; 3], {name}_b: &'static str }}\n"
                 );
+                // A `use` item, and an `impl` whose function's body is one struct expression
+                // (one line up to 34 columns in prettyplease, a field a line beyond).
+                items += &format!(
+                    "#[allow(unused_imports)]\nuse ::a::{name}::{{B, C as _}};\nuse ::a::{{{name}}};\nimpl Default for S{name} {{ fn default() -> Self {{ Self {{ {name}: -1.5, {name}_b: \"x\", c: C }} }} }}\n"
+                );
                 let src = format!("{}{items}{}", "mod m {".repeat(depth), "}".repeat(depth));
                 let tokens = TokenStream::from_str(&src).expect("tokens");
                 let mut parts = Parts::default();
@@ -1504,10 +1876,18 @@ mod tests {
                         .bodies
                         .iter()
                         .flat_map(|b| b.lines())
-                        .filter(|l| l.starts_with(what))
+                        .filter(|l| l.trim_start().starts_with(what))
                         .count()
                 };
-                headers += parts.headers.len() + printed("pub fn ");
+                // (A `mod`'s head printed here is one of `parts.headers` too.)
+                let fn_headers = parts
+                    .headers
+                    .iter()
+                    .filter(|h| h.last().is_some_and(|l| l.contains("fn ")))
+                    .count();
+                headers += fn_headers + printed("pub fn ");
+                uses += printed("use ");
+                impls += printed("impl Default");
                 consts_printed += printed("pub const ");
                 structs += printed("pub struct ");
                 let file: syn::File = syn::parse2(tokens.clone()).expect("parses");
@@ -1525,5 +1905,7 @@ mod tests {
             "{consts_printed}"
         );
         assert!(structs > 3 * 59 / 2, "{structs}");
+        assert!(uses > 3 * 59, "{uses}");
+        assert!(impls > 3 * 59 / 2, "{impls}");
     }
 }
