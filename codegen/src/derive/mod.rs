@@ -11,6 +11,7 @@ pub mod recursion;
 pub mod root;
 pub mod sensitivity;
 pub mod tree;
+pub mod trig;
 pub mod velocity;
 
 pub use matrix::SymMatrix;
@@ -93,10 +94,13 @@ pub fn pivoted(
         (!model.joint_friction.is_empty()).then(|| inequality::joint_slips(model, arena));
     let dynamics = eom.map(|eom| {
         let derivatives = derivatives.then(|| {
+            // The derivatives are taken of `f` and `M` in a smaller form where there is one
+            // (the angular velocities in trigonometric normal form).
+            let simpler = motion::equations_of_motion_for_derivatives(model, arena, &eom);
             sensitivity::dynamics_derivatives(
                 model,
                 arena,
-                &eom,
+                simpler.as_ref().unwrap_or(&eom),
                 &kin.jacobian,
                 &kin.gamma,
                 basis,

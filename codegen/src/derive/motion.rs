@@ -152,11 +152,14 @@ pub(super) fn add_mass(
 /// With `tree` (the body is one of a tree's, [`super::tree`]), the mass-matrix entries it
 /// covers and the rows of its rigid joints are left out, and the body's inertial wrench
 /// about the origin, `(c × m a + R h, m a)`, is returned for the joints' composite sums.
+/// With `simplify`, a body-frame angular velocity taken by time is brought to its
+/// trigonometric normal form ([`super::trig`]) where that is smaller.
 fn body_terms(
     a: &mut Arena,
     body: &Body,
     tree: Option<&Tree>,
     motion: Option<Motion>,
+    simplify: bool,
     mass: &mut [Vec<ExprId>],
     forces: &mut [ExprId],
 ) -> (ExprId, Option<[ExprId; 6]>) {
@@ -243,7 +246,17 @@ fn body_terms(
                     };
                     (at(a, &mo.omega), Some(at(a, &mo.domega)))
                 }
-                None => (body_angular_velocity(a, r, nq), None),
+                None => {
+                    let w = body_angular_velocity(a, r, nq);
+                    if simplify {
+                        (
+                            w.iter().map(|&e| super::trig::simplify(a, e)).collect(),
+                            None,
+                        )
+                    } else {
+                        (w, None)
+                    }
+                }
             };
             if let Some((e, h)) = rotation_terms(a, inertia, &w, wdot, tree, mass, forces) {
                 kinetic = a.add(kinetic, e);
@@ -426,6 +439,52 @@ pub(crate) fn equations_of_motion_with(
     rooted: bool,
     recursion: bool,
 ) -> EquationsOfMotion {
+    equations_of_motion_opts(model, arena, rooted, recursion, false)
+}
+
+/// The equations of motion the derivatives (`#![derivatives]`) are taken of: those of
+/// [`equations_of_motion`], with the body-frame angular velocities taken by time brought to
+/// their trigonometric normal form ([`super::trig`]), where that makes `f` and `M` smaller
+/// (otherwise `None`, the arena rolled back). Equal in value up to rounding; built apart, so
+/// that the functions of `M` and `f` themselves are generated as without the derivatives.
+pub fn equations_of_motion_for_derivatives(
+    model: &Model,
+    arena: &mut Arena,
+    eom: &EquationsOfMotion,
+) -> Option<EquationsOfMotion> {
+    let roots = |e: &EquationsOfMotion| -> Vec<ExprId> {
+        e.mass.iter().flatten().chain(&e.forces).copied().collect()
+    };
+    let before = arena.dag_size(&roots(eom));
+    let mark = arena.mark();
+    let by_recursion = equations_of_motion_opts(model, arena, true, true, true);
+    let by_time = equations_of_motion_opts(model, arena, true, false, true);
+    let mut best = [by_recursion, by_time]
+        .into_iter()
+        .min_by_key(|e| arena.dag_size(&roots(e)))?;
+    let nq = best.forces.len();
+    let new = super::trig::simplify_roots(arena, &roots(&best));
+    for (k, row) in best.mass.iter_mut().enumerate() {
+        row.copy_from_slice(&new[k * nq..(k + 1) * nq]);
+    }
+    best.forces.copy_from_slice(&new[nq * nq..]);
+    if arena.dag_size(&roots(&best)) < before {
+        Some(best)
+    } else {
+        arena.rollback(mark);
+        None
+    }
+}
+
+/// [`equations_of_motion_with`], with the body-frame angular velocities taken by time in
+/// trigonometric normal form when `simplify`.
+fn equations_of_motion_opts(
+    model: &Model,
+    arena: &mut Arena,
+    rooted: bool,
+    recursion: bool,
+    simplify: bool,
+) -> EquationsOfMotion {
     let nq = model.coords.len();
     let dynamics = &model.dynamics;
     let a = &mut *arena;
@@ -482,7 +541,7 @@ pub(crate) fn equations_of_motion_with(
             tk.push(if in_root[n] {
                 body_kinetic_energy(a, b, nq)
             } else {
-                let (t, w) = body_terms(a, b, member, motions[n], &mut mass, &mut forces);
+                let (t, w) = body_terms(a, b, member, motions[n], simplify, &mut mass, &mut forces);
                 wrenches[n] = w;
                 t
             });
