@@ -319,20 +319,7 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
                 // as prettyplease prints a function whose body is one placeholder statement
                 // (the signature's last line and ` {`, the body's lines indented by four,
                 // `}`).
-                let mut f = String::with_capacity(
-                    header.iter().map(|l| l.len() + 1).sum::<usize>() + text.len() * 2,
-                );
-                for (k, l) in header.iter().enumerate() {
-                    f.push_str(l);
-                    f.push_str(if k + 1 == header.len() { " {\n" } else { "\n" });
-                }
-                for l in text.lines() {
-                    f.push_str("    ");
-                    f.push_str(l);
-                    f.push('\n');
-                }
-                f.push_str("}\n");
-                printed = Some(f);
+                printed = Some(block_text(&header, &text));
             } else {
                 // `fn __mechgen_fn_N() { … }`: the body hollowed as any function's.
                 let index = parts.headers.len();
@@ -360,20 +347,7 @@ fn hollow_items(tokens: TokenStream, parts: &mut Parts, indent: usize) -> TokenS
                     // Every item inside printed here: the block printed whole.
                     Some(index) => {
                         let text = parts.bodies.remove(index);
-                        let mut f = String::with_capacity(
-                            head.iter().map(|l| l.len() + 1).sum::<usize>() + text.len() * 2,
-                        );
-                        for (k, l) in head.iter().enumerate() {
-                            f.push_str(l);
-                            f.push_str(if k + 1 == head.len() { " {\n" } else { "\n" });
-                        }
-                        for l in text.lines() {
-                            f.push_str("    ");
-                            f.push_str(l);
-                            f.push('\n');
-                        }
-                        f.push_str("}\n");
-                        printed = Some(f);
+                        printed = Some(block_text(&head, &text));
                     }
                     None if is("mod") => {
                         // `mod __mechgen_fn_N { … }`: the head printed here, the items
@@ -1762,6 +1736,25 @@ fn comments_to_lines(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A block printed whole: its head's lines (` {` after the last), the body's lines indented
+/// by four, `}` (as prettyplease prints a function, `mod` or `impl` whose contents are one
+/// placeholder).
+fn block_text(head: &[String], body: &str) -> String {
+    let mut f =
+        String::with_capacity(head.iter().map(|l| l.len() + 1).sum::<usize>() + body.len() * 2);
+    for (k, l) in head.iter().enumerate() {
+        f.push_str(l);
+        f.push_str(if k + 1 == head.len() { " {\n" } else { "\n" });
+    }
+    for l in body.lines() {
+        f.push_str("    ");
+        f.push_str(l);
+        f.push('\n');
+    }
+    f.push_str("}\n");
+    f
 }
 
 #[cfg(test)]
