@@ -498,8 +498,14 @@ fn call_glue(sig: &syn::Signature, f32: bool, generic: bool, path: &str) -> Opti
         let ty = tokens_of(&pt.ty);
         if let Some(inner) = ty.strip_prefix("&mut") {
             let k = outs.len();
-            let inner = inner.replace("<S,", "<f64,").replace("[S;", "[f64;");
-            let mut inner = qualify(&inner);
+            let inner = inner
+                .replace("<S,", "<f64,")
+                .replace("[S;", "[f64;")
+                .replace("generic::NP", "GENERIC__NP");
+            // (`{ generic::NP }` in a trait method's output, as in the trait's path below.)
+            let mut inner = qualify(&inner)
+                .replace("{m::GENERIC__NP}", "{m::generic::NP}")
+                .replace("{{m::generic::NP}}", "{m::generic::NP}");
             if generic {
                 inner = inner.replace("{m::NP}", "{m::generic::NP}");
             }
