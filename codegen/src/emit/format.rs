@@ -858,16 +858,19 @@ fn use_item(item: &[TokenTree], indent: usize) -> Option<String> {
     Some(text)
 }
 
+/// Whether `t[i..]` starts with the path separator `::`.
+fn path_sep(t: &[TokenTree], i: usize) -> bool {
+    matches!(
+        (t.get(i), t.get(i + 1)),
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
+    )
+}
+
 /// Prints the use tree at `t[*i]` (`::a::b::C`, `a::*`, `a as b`, `a::{B, C as _}`; a
 /// group only when `groups`, and none inside it), moving `i` past it.
 fn use_tree(t: &[TokenTree], i: &mut usize, out: &mut String, groups: bool) -> Option<()> {
-    let colons = |i: usize| {
-        matches!(
-            (t.get(i), t.get(i + 1)),
-            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
-                if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
-        )
-    };
+    let colons = |i: usize| path_sep(t, i);
     if colons(*i) {
         out.push_str("::");
         *i += 2;
@@ -1202,13 +1205,7 @@ fn ty(t: &[TokenTree], i: &mut usize, out: &mut String) -> Option<()> {
 /// Prints the path starting at `t[*i]` (`a::b::C`, `::a::B`; with `generics`, segments'
 /// generic arguments `<T, 3>` too), moving `i` past it.
 fn path(t: &[TokenTree], i: &mut usize, out: &mut String, generics: bool) -> Option<()> {
-    let colons = |i: usize| {
-        matches!(
-            (t.get(i), t.get(i + 1)),
-            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
-                if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
-        )
-    };
+    let colons = |i: usize| path_sep(t, i);
     if colons(*i) {
         out.push_str("::");
         *i += 2;
