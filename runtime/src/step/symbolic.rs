@@ -362,100 +362,47 @@ where
     // The reductions by `P` (`Pᵀ ∂γ/∂q`, `Pᵀ ∂γ/∂q̇(q̇)`, `Pᵀ ∂γ/∂q̇(q̈)`, and
     // `Pᵀ ∂(γ − C_J q̈)/∂p` for the parameter blocks) from one generated body, and those by
     // `D` (`Dᵀ ∂(f − M q̈)/∂q`, `Dᵀ ∂f/∂q̇`, and `Dᵀ ∂(f − M q̈)/∂p`) from another.
-    let (qd, rows) = (
-        &r.qd,
-        AccelerationRows {
-            q,
-            p,
-            t,
-            r,
-            s,
-            s_cols,
-            s0: &s0,
-        },
-    );
     let acc_p = parameters.then_some(&mut red.acc_p);
-    M::gamma_reductions_into(q, qd, p, t, &qdd, &pm_w, &mut red.g, acc_p);
+    M::gamma_reductions_into(q, &r.qd, p, t, &qdd, &pm_w, &mut red.g, acc_p);
     let dy_p = parameters.then_some(&mut red.dy_p);
-    M::dynamics_reductions_into(q, qd, p, t, &qdd, d, &mut red.dy, dy_p);
-    let p_blocks = parameters.then_some((&red.acc_p, &red.dy_p));
-    rows.solve::<M, NP>(&red.g, &red.dy, p_blocks)
-}
-
-/// The point and the products with `S` that [`acceleration_jacobians`] forms `∂u̇/∂(q, u, p)`
-/// from, with the generated reductions.
-struct AccelerationRows<'a, P, const NQ: usize, const NC: usize, const DOF: usize> {
-    q: &'a SVector<f64, NQ>,
-    p: &'a P,
-    t: f64,
-    r: &'a Rates<f64, NQ, DOF>,
-    s: &'a SMatrix<f64, NQ, NC>,
-    s_cols: &'a SparseColumns<NQ, NC>,
-    /// `Sᵀ r₀`.
-    s0: &'a SVector<f64, NC>,
-}
-
-impl<P, const NQ: usize, const NC: usize, const DOF: usize> AccelerationRows<'_, P, NQ, NC, DOF> {
-    /// `∂u̇/∂(q, u, p) = A⁻¹ R` from the reductions by `P` (`g`, and `Pᵀ ∂(γ − C_J q̈)/∂p`
-    /// first in `p_blocks`) and by `D` (`dy`, and `Dᵀ ∂(f − M q̈)/∂p` second), the parameter
-    /// block when `p_blocks` is given.
-    #[inline(always)]
-    fn solve<M, const NP: usize>(
-        &self,
-        g: &[SMatrix<f64, DOF, NQ>; 3],
-        dy: &[SMatrix<f64, DOF, NQ>; 2],
-        p_blocks: Option<(&SMatrix<f64, DOF, NP>, &SMatrix<f64, DOF, NP>)>,
-    ) -> Result<AccelerationJacobians<NQ, DOF, NP>, StepError>
-    where
-        M: StepDerivatives<NQ, NC, DOF, NP, Params = P>,
-    {
-        let Self {
-            q,
-            p,
-            t,
-            r,
-            s,
-            s_cols,
-            s0,
-        } = *self;
-        let d = &r.d;
-        let [g_q, g_qd, g_qdd] = g;
-        let [dy_q, f_qd] = dy;
-        let k = f_qd - g_qd;
-        let ks_w = s_cols.left_mul_transposed(&k, s);
-        // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
-        // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
-        // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
-        // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
-        let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w)
-            + M::gamma_hessian_qd(q, &r.qd, p, t, d, s0)
-            - g_qdd;
-        let r_q = dy_q - g_q + half * 0.5;
-        // Along δu = e_c: δq̇ = D e_c, nothing else direct.
-        let r_u = mul(&k, d);
-        // One factorisation of `A` for the three blocks.
-        let lu = Lu::factor(r.a).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
-        let ud_q = lu.solve(r_q);
-        let ud_u = lu.solve(r_u);
-        let ud_p = if let Some((acc_p, dy_p)) = p_blocks {
-            // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
-            // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
-            // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
-            // constraints), row `j`:
-            // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
-            // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
-            let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
-            let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
-            let r_p = dy_p
-                - acc_p
-                - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
-                - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
-            Some(lu.solve(r_p))
-        } else {
-            None
-        };
-        Ok(AccelerationJacobians { ud_q, ud_u, ud_p })
-    }
+    M::dynamics_reductions_into(q, &r.qd, p, t, &qdd, d, &mut red.dy, dy_p);
+    // `∂u̇/∂(q, u, p) = A⁻¹ R` from the reductions by `P` (`g`, `acc_p`) and by `D` (`dy`,
+    // `dy_p`).
+    let [g_q, g_qd, g_qdd] = &red.g;
+    let [dy_q, f_qd] = &red.dy;
+    let k = f_qd - g_qd;
+    let ks_w = s_cols.left_mul_transposed(&k, s);
+    // Along δq = e_c: δD_j = ½ S ∂γ/∂q̇(D_j) e_c, δq̇ = ½ S ∂γ/∂q̇(q̇) e_c,
+    // δḊu = S (∂γ/∂q + ½ ∂γ/∂q̇(Ḋu) + ∂γ/∂q̇ δq̇) e_c, δrhs = (∂f/∂q − ∂(M Ḋu)/∂q) e_c + …
+    // Row `j`: `D_jᵀ ∂(f − M q̈)/∂q − P_jᵀ (∂γ/∂q + ½ ∂γ/∂q̇(q̈)) + ½ (KS)_jᵀ ∂γ/∂q̇(q̇)
+    // + ½ s₀ᵀ ∂γ/∂q̇(D_j)`.
+    let half = M::gamma_vjp_qd(q, &r.qd, p, t, &ks_w) + M::gamma_hessian_qd(q, &r.qd, p, t, d, &s0)
+        - g_qdd;
+    let r_q = dy_q - g_q + half * 0.5;
+    // Along δu = e_c: δq̇ = D e_c, nothing else direct.
+    let r_u = mul(&k, d);
+    // One factorisation of `A` for the three blocks.
+    let lu = Lu::factor(r.a).map_err(|ratio| StepError::ReducedMass { ratio, t })?;
+    let ud_q = lu.solve(r_q);
+    let ud_u = lu.solve(r_u);
+    let ud_p = if parameters {
+        // Along δp = e_k: δD_j = −S ∂(C_J D_j)/∂p e_k, and the direct terms `∂γ/∂p`,
+        // `∂f/∂p`, `∂(M q̈)/∂p`, `∂(C_J q̈)/∂p`. `R` is a sum of weighted reductions
+        // (`Wᵀ ∂e/∂p`, each linear in its vector argument, `q̇ = D u` for time-independent
+        // constraints), row `j`:
+        // `D_jᵀ ∂(f − M q̈)/∂p − P_jᵀ ∂(γ − C_J q̈)/∂p − K_jᵀ ∂(C_J q̇)/∂p − s₀ᵀ ∂(C_J D_j)/∂p`
+        // with `P_j`, `K_j` the rows of `Dᵀ M S` and `K S`: no `NQ × NP` matrix is formed.
+        let s0_cols = SMatrix::<f64, NC, DOF>::from_fn(|i, _| s0[i]);
+        let qd_cols = SMatrix::<f64, NQ, DOF>::from_fn(|i, _| r.qd[i]);
+        let r_p = red.dy_p
+            - red.acc_p
+            - M::jacobian_vjp_p(q, p, t, &qd_cols, &ks_w)
+            - M::jacobian_vjp_p(q, p, t, d, &s0_cols);
+        Some(lu.solve(r_p))
+    } else {
+        None
+    };
+    Ok(AccelerationJacobians { ud_q, ud_u, ud_p })
 }
 
 /// The RK4 step's Jacobians from the generated derivatives, in reverse: the rates' Jacobian
