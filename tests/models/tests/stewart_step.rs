@@ -199,3 +199,34 @@ fn stewart_weighted_derivatives_equal_the_matrix_reductions() {
         close(&dep.as_slice(), prod.as_slice(), "dependent_jacobian_p");
     }
 }
+
+#[test]
+fn stewart_symbolic_step_jacobians_hold_at_small_angles() {
+    // Near the nominal pose, where the platform's angles are zero: the derivative bodies are
+    // taken of `f` and `M` in trigonometric normal form (`sin² x` written `1 − cos² x`), which
+    // loses the relative accuracy of a term that is itself tiny at small angles. The blocks
+    // must still equal the dual-number ones to 1e-10 of their norm, Euler and RK4, at 50
+    // states within 1e-7 rad (and m) of the nominal and at 50 within 1e-4.
+    use stewart as m;
+    let p = m::Params::default();
+    for (seed, spread) in [(11, 1e-7), (12, 1e-4)] {
+        for method in [
+            mechgen::runtime::step::StepMethod::SemiImplicitEuler,
+            mechgen::runtime::step::StepMethod::Rk4,
+        ] {
+            let opts = mechgen::runtime::step::StepOptions {
+                method,
+                ..mechgen::runtime::step::StepOptions::default()
+            };
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let worst = mechgen_test_support::step::check_symbolic_step_jacobians_with::<
+                m::Model,
+                { m::NQ },
+                { m::NC },
+                { m::DOF },
+                { m::generic::NP },
+            >(&opts, &mut rng, &p, 50, spread, 0.5, 1e-3, 1e-10);
+            eprintln!("Stewart {method:?}, spread {spread:e}: worst relative difference {worst:e}");
+        }
+    }
+}
