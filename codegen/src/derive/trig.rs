@@ -7,6 +7,7 @@
 
 use crate::expr::{Arena, ExprId, Func, Node};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Monomials beyond this many make the expression a factor of its own (not expanded).
 const MAX_TERMS: usize = 256;
@@ -18,9 +19,14 @@ const MAX_TERMS: usize = 256;
 /// which shrink), the expansion would only cost generation time.
 const WORK_PER_NODE: usize = 48;
 
-/// The expansions of the nodes visited, and the work they took (monomials formed).
+/// [`simplify_roots`] applies [`WORK_PER_NODE`] to the nodes visited so far once this many
+/// are (before, to this many).
+const MIN_NODES: usize = 64;
+
+/// The expansions of the nodes visited (shared: a node read by several is expanded and
+/// stored once, not copied per reader), and the work they took (monomials formed).
 struct Expansions {
-    polys: BTreeMap<ExprId, Option<Poly>>,
+    polys: BTreeMap<ExprId, Option<Rc<Poly>>>,
     work: usize,
     /// Past this much work every further expansion is `None`.
     limit: usize,
@@ -57,7 +63,7 @@ pub fn simplify(a: &mut Arena, e: ExprId) -> ExprId {
         return e;
     };
     let mark = a.mark();
-    let p = reduce(a, p);
+    let p = reduce(a, &p);
     let new = rebuild(a, &p);
     if a.dag_size(&[new]) < before {
         new
@@ -82,13 +88,19 @@ pub fn simplify_roots(a: &mut Arena, roots: &[ExprId]) -> Vec<ExprId> {
     let mut new: BTreeMap<ExprId, ExprId> = BTreeMap::new();
     let mut normal: BTreeMap<ExprId, ExprId> = BTreeMap::new();
     let mut expands = vec![false; reach.len()];
+    // Nodes visited so far: the budget applies to them as the expansions go (at least
+    // `MIN_NODES` counted), so a DAG whose expansions grow too fast is given up when its
+    // visited part has used its share, not after the whole DAG's (the nodes come children
+    // first, and the cost per node grows toward the roots).
+    let mut visited = 0;
     for i in 0..reach.len() {
         if !reach[i] {
             continue;
         }
         let id = ExprId(i as u32);
         expands[i] = !is_atom(a, id) && expand(a, id, &mut memo).is_some();
-        if memo.exhausted() {
+        visited += 1;
+        if memo.exhausted() || memo.work > WORK_PER_NODE * visited.max(MIN_NODES) {
             a.rollback(mark);
             return roots.to_vec();
         }
@@ -143,7 +155,7 @@ fn normal_form(
     let fallback = new.get(&e).copied().unwrap_or(e);
     let n = match expand(a, e, memo) {
         Some(p) => {
-            let p = reduce(a, p);
+            let p = reduce(a, &p);
             if poly_ops(&p) < region_ops(a, e) {
                 rebuild_mapped(a, &p, new)
             } else {
@@ -270,7 +282,7 @@ fn times(x: &Poly, y: &Poly) -> Option<Poly> {
 }
 
 /// The expansion of `e` into monomials, `None` where it has more than [`MAX_TERMS`].
-fn expand(a: &Arena, e: ExprId, memo: &mut Expansions) -> Option<Poly> {
+fn expand(a: &Arena, e: ExprId, memo: &mut Expansions) -> Option<Rc<Poly>> {
     if let Some(p) = memo.polys.get(&e) {
         return p.clone();
     }
@@ -288,13 +300,15 @@ fn expand(a: &Arena, e: ExprId, memo: &mut Expansions) -> Option<Poly> {
         }
         Node::Add(x, y) => match (expand(a, x, memo), expand(a, y, memo)) {
             (Some(px), Some(py)) => {
-                let mut out = px;
+                let mut out = Rc::unwrap_or_clone(px);
                 add_into(&mut out, &py, 1.0);
                 (out.len() <= MAX_TERMS).then_some(out)
             }
             _ => None,
         },
-        Node::Neg(x) => expand(a, x, memo).map(|p| p.into_iter().map(|(m, c)| (m, -c)).collect()),
+        Node::Neg(x) => {
+            expand(a, x, memo).map(|p| p.iter().map(|(m, &c)| (m.clone(), -c)).collect())
+        }
         Node::Mul(x, y) => match (expand(a, x, memo), expand(a, y, memo)) {
             (Some(px), Some(py)) => {
                 memo.work += px.len() * py.len();
@@ -307,7 +321,7 @@ fn expand(a: &Arena, e: ExprId, memo: &mut Expansions) -> Option<Poly> {
             _ => None,
         },
         Node::Powi(x, n) if (2..=4).contains(&n) => expand(a, x, memo).and_then(|px| {
-            let mut out = px.clone();
+            let mut out = (*px).clone();
             for _ in 1..n {
                 out = times(&out, &px)?;
             }
@@ -315,15 +329,16 @@ fn expand(a: &Arena, e: ExprId, memo: &mut Expansions) -> Option<Poly> {
         }),
         _ => Some(atom(e)),
     };
-    memo.work += p.as_ref().map_or(1, BTreeMap::len);
+    let p = p.map(Rc::new);
+    memo.work += p.as_ref().map_or(1, |p| p.len());
     memo.polys.insert(e, p.clone());
     p
 }
 
 /// `p` with every `sin² x` replaced by `1 − cos² x` until no sine has a power above 1.
-fn reduce(a: &mut Arena, p: Poly) -> Poly {
+fn reduce(a: &mut Arena, p: &Poly) -> Poly {
     let mut out = Poly::new();
-    let mut work: Vec<(Monomial, f64)> = p.into_iter().collect();
+    let mut work: Vec<(Monomial, f64)> = p.iter().map(|(m, &c)| (m.clone(), c)).collect();
     while let Some((m, c)) = work.pop() {
         let square = m
             .iter()
