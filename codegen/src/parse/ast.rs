@@ -270,7 +270,7 @@ impl Parse for Field {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let name: Ident = input.parse()?;
         input.parse::<Token![=]>()?;
-        let value: Expr = input.parse()?;
+        let value: Expr = super::expr::expr(input)?;
         Ok(Field { name, value })
     }
 }
@@ -297,7 +297,7 @@ impl Parse for MassEntry {
             ));
         }
         input.parse::<Token![=]>()?;
-        Ok(MassEntry(a, b, input.parse()?))
+        Ok(MassEntry(a, b, super::expr::expr(input)?))
     }
 }
 
@@ -330,7 +330,7 @@ fn name_and_default(input: ParseStream, what: &str) -> syn::Result<(Ident, Optio
     let name: Ident = input.parse()?;
     let default = if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        Some(input.parse()?)
+        Some(super::expr::expr(input)?)
     } else {
         None
     };
@@ -363,7 +363,7 @@ impl Parse for Item {
             input.parse::<Token![const]>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "constant")?;
             Ok(Item::Const { name, value })
         } else if la.peek(kw::coord) {
@@ -371,7 +371,7 @@ impl Parse for Item {
             let name: Ident = input.parse()?;
             let nominal = if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
-                Some(input.parse()?)
+                Some(super::expr::expr(input)?)
             } else {
                 None
             };
@@ -381,14 +381,14 @@ impl Parse for Item {
             input.parse::<Token![let]>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "`let`")?;
             Ok(Item::Let { name, value })
         } else if la.peek(kw::frame) {
             input.parse::<kw::frame>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "frame")?;
             Ok(Item::Frame { name, value })
         } else if la.peek(kw::constraint) {
@@ -400,7 +400,7 @@ impl Parse for Item {
             } else {
                 None
             };
-            let equation = input.parse()?;
+            let equation = super::expr::expr(input)?;
             let mut friction = None;
             let mut slip = None;
             let mut radius = None;
@@ -421,7 +421,7 @@ impl Parse for Item {
                 };
                 let at = input.span();
                 input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+                let value: Expr = super::expr::expr(input)?;
                 if slot.is_some() {
                     return Err(syn::Error::new(
                         at,
@@ -440,7 +440,7 @@ impl Parse for Item {
             })
         } else if la.peek(kw::velocity_constraint) {
             input.parse::<kw::velocity_constraint>()?;
-            let equation = input.parse()?;
+            let equation = super::expr::expr(input)?;
             semi(input, "velocity constraint")?;
             Ok(Item::VelocityConstraint { equation })
         } else if la.peek(kw::independent) {
@@ -469,7 +469,7 @@ impl Parse for Item {
         } else if la.peek(kw::gravity) {
             let k = input.parse::<kw::gravity>()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "gravity vector")?;
             Ok(Item::Gravity {
                 value,
@@ -486,7 +486,7 @@ impl Parse for Item {
             input.parse::<kw::force>()?;
             let coord = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "force")?;
             Ok(Item::Force { coord, value })
         } else if la.peek(kw::mass_matrix) {
@@ -504,7 +504,7 @@ impl Parse for Item {
             input.parse::<kw::inequality>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![:]>()?;
-            let condition = input.parse()?;
+            let condition = super::expr::expr(input)?;
             let mut restitution = None;
             let mut friction = None;
             let mut tangent = None;
@@ -525,7 +525,7 @@ impl Parse for Item {
                 };
                 let at = input.span();
                 input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+                let value: Expr = super::expr::expr(input)?;
                 if slot.is_some() {
                     return Err(syn::Error::new(
                         at,
@@ -546,14 +546,14 @@ impl Parse for Item {
             input.parse::<kw::joint>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "joint")?;
             Ok(Item::Joint { name, value })
         } else if la.peek(kw::output) {
             input.parse::<kw::output>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "output")?;
             Ok(Item::Output { docs, name, value })
         } else if la.peek(kw::generalized_force) {
