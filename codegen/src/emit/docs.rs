@@ -16,12 +16,49 @@ pub(crate) fn comment(opts: &EmitOptions, text: &str) -> TokenStream {
 
 /// One `#[doc]` attribute per line.
 pub(crate) fn doc_lines(lines: &[String]) -> TokenStream {
+    if let Some(ts) = raw_doc_attrs(lines.iter().map(|l| l.trim_start())) {
+        return ts;
+    }
     let mut out = TokenStream::new();
     for l in lines {
         let l = format!(" {}", l.trim_start());
         out.extend(quote!(#[doc = #l]));
     }
     out
+}
+
+/// `#[doc = r" LINE"]` for each line (a space before each, as `///` writes), all lexed
+/// from one text: `Literal::string` escapes its text a character at a time (most of the
+/// cost of a doc line), and the lexer reads a raw string's inside as it is. `None` when a
+/// line holds a control character (a raw string cannot hold a lone `\r`; such lines get
+/// escaped literals).
+fn raw_doc_attrs<'a>(lines: impl Iterator<Item = &'a str> + Clone) -> Option<TokenStream> {
+    let mut src = String::with_capacity(lines.clone().map(|l| l.len() + 16).sum());
+    for line in lines {
+        if line.chars().any(char::is_control) {
+            return None;
+        }
+        // As many `#` as needed: one more than the longest run after a `"` in the text.
+        let hashes = if line.contains('"') {
+            line.match_indices('"')
+                .map(|(k, _)| {
+                    let after = &line[k + 1..];
+                    after.len() - after.trim_start_matches('#').len() + 1
+                })
+                .max()
+                .unwrap_or(1)
+        } else {
+            0
+        };
+        src.push_str("#[doc = r");
+        src.extend(std::iter::repeat_n('#', hashes));
+        src.push_str("\" ");
+        src.push_str(line);
+        src.push('"');
+        src.extend(std::iter::repeat_n('#', hashes));
+        src.push_str("]\n");
+    }
+    src.parse().ok()
 }
 
 /// `text` as doc lines wrapped near 92 columns (blank lines between paragraphs, which
@@ -32,6 +69,9 @@ pub(crate) fn wrapped_doc(text: &str) -> TokenStream {
 
 /// Lines of [`wrap`] as doc attributes, indentation kept.
 pub(crate) fn wrapped_lines(lines: &[String]) -> TokenStream {
+    if let Some(ts) = raw_doc_attrs(lines.iter().map(String::as_str)) {
+        return ts;
+    }
     let mut out = TokenStream::new();
     let mut l = String::new();
     for line in lines {

@@ -178,12 +178,7 @@ fn line_doc(group: Group) -> Result<String, Group> {
         [TokenTree::Ident(name), TokenTree::Punct(eq), TokenTree::Literal(lit)]
             if name == "doc" && eq.as_char() == '=' =>
         {
-            let repr = lit.to_string();
-            match repr
-                .strip_prefix('"')
-                .and_then(|r| r.strip_suffix('"'))
-                .and_then(unescape_quotes)
-            {
+            match doc_text(&lit.to_string()) {
                 Some(text) => Some(text),
                 None => match syn::Lit::new(lit.clone()) {
                     syn::Lit::Str(s) => Some(s.value()),

@@ -243,6 +243,74 @@ pub enum Item {
     },
 }
 
+/// The texts of the outer attributes at `input`, all doc comments (as [`docs`] of
+/// `Attribute::parse_outer`). The leading `#[doc = "…"]` whose literal has no escapes (or is
+/// raw) are read straight off the tokens; syn parses the rest, from the first other one.
+fn outer_docs(input: ParseStream) -> syn::Result<Vec<String>> {
+    let mut out = Vec::new();
+    while let Some(text) = input.step(|c| {
+        Ok(match plain_doc(*c) {
+            Some((text, rest)) => (Some(text), rest),
+            None => (None, *c),
+        })
+    })? {
+        out.push(text);
+    }
+    let attrs = input.call(Attribute::parse_outer)?;
+    out.extend(docs(&attrs)?);
+    Ok(out)
+}
+
+/// The text of `#[doc = LIT]` at `c` when `LIT` is a string literal that is raw or holds
+/// no `\` and no carriage return (its text is then what is between the quotes), and the
+/// cursor after it; `None` for anything else.
+fn plain_doc(c: syn::buffer::Cursor) -> Option<(String, syn::buffer::Cursor)> {
+    use proc_macro2::{Delimiter, Spacing};
+    if c.group(Delimiter::None).is_some() {
+        return None;
+    }
+    let (pound, rest) = c.punct()?;
+    if pound.as_char() != '#' || rest.group(Delimiter::None).is_some() {
+        return None;
+    }
+    let (inner, _, rest) = rest.group(Delimiter::Bracket)?;
+    if inner.group(Delimiter::None).is_some() {
+        return None;
+    }
+    let (name, inner) = inner.ident()?;
+    if name != "doc" || inner.group(Delimiter::None).is_some() {
+        return None;
+    }
+    let (eq, inner) = inner.punct()?;
+    if eq.as_char() != '='
+        || eq.spacing() != Spacing::Alone
+        || inner.group(Delimiter::None).is_some()
+    {
+        return None;
+    }
+    let (lit, inner) = inner.literal()?;
+    if !inner.eof() {
+        return None;
+    }
+    let repr = lit.to_string();
+    let text = match repr.strip_prefix('r') {
+        Some(raw) => {
+            let hashes = raw.len() - raw.trim_start_matches('#').len();
+            let body = raw.get(hashes..raw.len().checked_sub(hashes)?)?;
+            let body = body.strip_prefix('"')?.strip_suffix('"')?;
+            if raw[raw.len() - hashes..].bytes().any(|b| b != b'#') {
+                return None;
+            }
+            body
+        }
+        None => repr.strip_prefix('"')?.strip_suffix('"')?,
+    };
+    if text.contains(['\\', '\r']) {
+        return None;
+    }
+    Some((text.to_string(), rest))
+}
+
 fn docs(attrs: &[Attribute]) -> syn::Result<Vec<String>> {
     let mut out = Vec::new();
     for a in attrs {
@@ -270,7 +338,7 @@ impl Parse for Field {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let name: Ident = input.parse()?;
         input.parse::<Token![=]>()?;
-        let value: Expr = input.parse()?;
+        let value: Expr = super::expr::expr(input)?;
         Ok(Field { name, value })
     }
 }
@@ -297,7 +365,7 @@ impl Parse for MassEntry {
             ));
         }
         input.parse::<Token![=]>()?;
-        Ok(MassEntry(a, b, input.parse()?))
+        Ok(MassEntry(a, b, super::expr::expr(input)?))
     }
 }
 
@@ -330,7 +398,7 @@ fn name_and_default(input: ParseStream, what: &str) -> syn::Result<(Ident, Optio
     let name: Ident = input.parse()?;
     let default = if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
-        Some(input.parse()?)
+        Some(super::expr::expr(input)?)
     } else {
         None
     };
@@ -340,8 +408,7 @@ fn name_and_default(input: ParseStream, what: &str) -> syn::Result<(Ident, Optio
 
 impl Parse for Item {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let docs = docs(&attrs)?;
+        let docs = outer_docs(input)?;
         let la = input.lookahead1();
         if la.peek(kw::param) {
             input.parse::<kw::param>()?;
@@ -363,7 +430,7 @@ impl Parse for Item {
             input.parse::<Token![const]>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "constant")?;
             Ok(Item::Const { name, value })
         } else if la.peek(kw::coord) {
@@ -371,7 +438,7 @@ impl Parse for Item {
             let name: Ident = input.parse()?;
             let nominal = if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
-                Some(input.parse()?)
+                Some(super::expr::expr(input)?)
             } else {
                 None
             };
@@ -381,14 +448,14 @@ impl Parse for Item {
             input.parse::<Token![let]>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "`let`")?;
             Ok(Item::Let { name, value })
         } else if la.peek(kw::frame) {
             input.parse::<kw::frame>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "frame")?;
             Ok(Item::Frame { name, value })
         } else if la.peek(kw::constraint) {
@@ -400,7 +467,7 @@ impl Parse for Item {
             } else {
                 None
             };
-            let equation = input.parse()?;
+            let equation = super::expr::expr(input)?;
             let mut friction = None;
             let mut slip = None;
             let mut radius = None;
@@ -421,7 +488,7 @@ impl Parse for Item {
                 };
                 let at = input.span();
                 input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+                let value: Expr = super::expr::expr(input)?;
                 if slot.is_some() {
                     return Err(syn::Error::new(
                         at,
@@ -440,7 +507,7 @@ impl Parse for Item {
             })
         } else if la.peek(kw::velocity_constraint) {
             input.parse::<kw::velocity_constraint>()?;
-            let equation = input.parse()?;
+            let equation = super::expr::expr(input)?;
             semi(input, "velocity constraint")?;
             Ok(Item::VelocityConstraint { equation })
         } else if la.peek(kw::independent) {
@@ -469,7 +536,7 @@ impl Parse for Item {
         } else if la.peek(kw::gravity) {
             let k = input.parse::<kw::gravity>()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "gravity vector")?;
             Ok(Item::Gravity {
                 value,
@@ -486,7 +553,7 @@ impl Parse for Item {
             input.parse::<kw::force>()?;
             let coord = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "force")?;
             Ok(Item::Force { coord, value })
         } else if la.peek(kw::mass_matrix) {
@@ -504,7 +571,7 @@ impl Parse for Item {
             input.parse::<kw::inequality>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![:]>()?;
-            let condition = input.parse()?;
+            let condition = super::expr::expr(input)?;
             let mut restitution = None;
             let mut friction = None;
             let mut tangent = None;
@@ -525,7 +592,7 @@ impl Parse for Item {
                 };
                 let at = input.span();
                 input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+                let value: Expr = super::expr::expr(input)?;
                 if slot.is_some() {
                     return Err(syn::Error::new(
                         at,
@@ -546,14 +613,14 @@ impl Parse for Item {
             input.parse::<kw::joint>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "joint")?;
             Ok(Item::Joint { name, value })
         } else if la.peek(kw::output) {
             input.parse::<kw::output>()?;
             let name: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
-            let value = input.parse()?;
+            let value = super::expr::expr(input)?;
             semi(input, "output")?;
             Ok(Item::Output { docs, name, value })
         } else if la.peek(kw::generalized_force) {
@@ -575,8 +642,7 @@ impl Parse for Item {
 
 impl Parse for Module {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let docs = docs(&attrs)?;
+        let docs = outer_docs(input)?;
         let vis: syn::Visibility = input.parse()?;
         let vis = quote::ToTokens::to_token_stream(&vis).to_string();
         if !input.peek(Token![mod]) {
@@ -663,5 +729,57 @@ impl Parse for File {
             return Err(input.error("expected at least one mechanism: `pub mod NAME { ... }`"));
         }
         Ok(File { options, modules })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse::Parser;
+
+    /// The docs (or the error's message and location) of the attributes in `text`, read
+    /// by `read`, and the tokens left after them.
+    fn read(tokens: &proc_macro2::TokenStream, fast: bool) -> String {
+        let parser = |input: ParseStream| -> syn::Result<String> {
+            let docs = if fast {
+                outer_docs(input)?
+            } else {
+                docs(&input.call(Attribute::parse_outer)?)?
+            };
+            let rest: proc_macro2::TokenStream = input.parse()?;
+            Ok(format!("{docs:?} | {rest}"))
+        };
+        match parser.parse2(tokens.clone()) {
+            Ok(s) => s,
+            Err(e) => format!("error {} at {:?}", e, e.span().start()),
+        }
+    }
+
+    #[test]
+    fn docs_read_off_the_tokens_are_syns() {
+        let cases = [
+            "/// plain text\n/// with `code` and (x, y)\nparam a;",
+            "/// a \"quoted\" word and a \\ backslash\nparam a;",
+            "/// q̇ and −y and m/s²\nparam a;",
+            "/** block */ param a;",
+            "#[doc = \"one\"] #[doc = r\"two\"] #[doc = r#\"th\"ree\"#] param a;",
+            "#[doc = \"esc\\napes\"] param a;",
+            "#[doc = \"x\"suffix] param a;",
+            "#[doc = b\"bytes\"] param a;",
+            "#[doc = 1] param a;",
+            "/// first\n#[inline] param a;",
+            "/// first\n#[inline] /// after\nparam a;",
+            "/// first\n#[doc] param a;",
+            "/// first\n#[doc == \"x\"] param a;",
+            "/// first\n# param a;",
+            "/// first\n#![doc = \"inner\"] param a;",
+            "#[r#doc = \"raw name\"] param a;",
+            "#[doc = \"a\", x] param a;",
+            "param a;",
+        ];
+        for case in cases {
+            let tokens: proc_macro2::TokenStream = case.parse().expect("test input lexes");
+            assert_eq!(read(&tokens, true), read(&tokens, false), "{case}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod ast;
 pub mod depth;
+mod expr;
 pub mod functions;
 pub mod unroll;
 
