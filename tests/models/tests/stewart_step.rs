@@ -5,6 +5,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/stewart.rs"));
 
+use mechgen::runtime::step::StepMethod;
 use rand::SeedableRng;
 
 #[test]
@@ -26,20 +27,7 @@ fn stewart_step_jacobians_equal_central_differences() {
 fn stewart_rk4_symbolic_step_jacobians_equal_the_dual_number_ones() {
     // The RK4 step's Jacobian chained through its four stages from the generated
     // derivatives against dual numbers through the same step, 100 random states.
-    use stewart as m;
-    let opts = mechgen::runtime::step::StepOptions {
-        method: mechgen::runtime::step::StepMethod::Rk4,
-        ..mechgen::runtime::step::StepOptions::default()
-    };
-    let p = m::Params::default();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
-    let worst = mechgen_test_support::step::check_symbolic_step_jacobians_with::<
-        m::Model,
-        { m::NQ },
-        { m::NC },
-        { m::DOF },
-        { m::generic::NP },
-    >(&opts, &mut rng, &p, 100, 0.05, 0.5, 1e-3, 1e-10);
+    let worst = symbolic_against_dual(StepMethod::Rk4, 8, 0.05, 100);
     eprintln!("Stewart RK4: symbolic vs dual worst relative difference {worst:e}");
 }
 
@@ -47,16 +35,7 @@ fn stewart_rk4_symbolic_step_jacobians_equal_the_dual_number_ones() {
 fn stewart_symbolic_step_jacobians_equal_the_dual_number_ones() {
     // The state blocks composed from the generated derivatives (`#![derivatives]` through
     // `Builder::derivatives`) against dual numbers through the step, 100 random states.
-    use stewart as m;
-    let p = m::Params::default();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
-    let worst = mechgen_test_support::step::check_symbolic_step_jacobians::<
-        m::Model,
-        { m::NQ },
-        { m::NC },
-        { m::DOF },
-        { m::generic::NP },
-    >(&mut rng, &p, 100, 0.05, 0.5, 1e-3, 1e-10);
+    let worst = symbolic_against_dual(StepMethod::SemiImplicitEuler, 6, 0.05, 100);
     eprintln!("Stewart: symbolic vs dual worst relative difference {worst:e}");
 }
 
@@ -207,26 +186,31 @@ fn stewart_symbolic_step_jacobians_hold_at_small_angles() {
     // loses the relative accuracy of a term that is itself tiny at small angles. The blocks
     // must still equal the dual-number ones to 1e-10 of their norm, Euler and RK4, at 50
     // states within 1e-7 rad (and m) of the nominal and at 50 within 1e-4.
-    use stewart as m;
-    let p = m::Params::default();
     for (seed, spread) in [(11, 1e-7), (12, 1e-4)] {
-        for method in [
-            mechgen::runtime::step::StepMethod::SemiImplicitEuler,
-            mechgen::runtime::step::StepMethod::Rk4,
-        ] {
-            let opts = mechgen::runtime::step::StepOptions {
-                method,
-                ..mechgen::runtime::step::StepOptions::default()
-            };
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            let worst = mechgen_test_support::step::check_symbolic_step_jacobians_with::<
-                m::Model,
-                { m::NQ },
-                { m::NC },
-                { m::DOF },
-                { m::generic::NP },
-            >(&opts, &mut rng, &p, 50, spread, 0.5, 1e-3, 1e-10);
+        for method in [StepMethod::SemiImplicitEuler, StepMethod::Rk4] {
+            let worst = symbolic_against_dual(method, seed, spread, 50);
             eprintln!("Stewart {method:?}, spread {spread:e}: worst relative difference {worst:e}");
         }
     }
+}
+
+/// `check_symbolic_step_jacobians_with` on the Stewart platform: the step's Jacobians composed
+/// from the generated derivatives against dual numbers, `method`'s step (h = 1e-3), at
+/// `states` random states within `spread` of the nominal pose (velocities within 0.5),
+/// relative 1e-10 per block; the worst relative difference.
+fn symbolic_against_dual(method: StepMethod, seed: u64, spread: f64, states: usize) -> f64 {
+    use stewart as m;
+    let opts = mechgen::runtime::step::StepOptions {
+        method,
+        ..mechgen::runtime::step::StepOptions::default()
+    };
+    let p = m::Params::default();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    mechgen_test_support::step::check_symbolic_step_jacobians_with::<
+        m::Model,
+        { m::NQ },
+        { m::NC },
+        { m::DOF },
+        { m::generic::NP },
+    >(&opts, &mut rng, &p, states, spread, 0.5, 1e-3, 1e-10)
 }
