@@ -93,7 +93,10 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
         let para = para.trim();
         // A list item's continuation lines are indented under its text.
         let indent = if para.starts_with("- ") { "  " } else { "" };
-        let mut line = String::new();
+        // Room for a line and its last word (a line grows a word at a time, and a
+        // new `String` reallocates at 8, 16, 32, … bytes).
+        const LINE: usize = 128;
+        let mut line = String::with_capacity(LINE);
         // `line`'s width in characters, and whether it holds a word yet.
         let (mut width, mut words) = (0, false);
         for word in para.split_whitespace() {
@@ -101,7 +104,7 @@ pub(crate) fn wrap(text: &str) -> Vec<String> {
             // Width in characters; never break before a word that would start a Markdown
             // block (`+ C_Jᵀ λ` at the start of a line is a list item).
             if !line.is_empty() && width + word_width > 92 && !starts_block(word) {
-                lines.push(std::mem::take(&mut line));
+                lines.push(std::mem::replace(&mut line, String::with_capacity(LINE)));
                 line.push_str(indent);
                 (width, words) = (indent.len(), false);
             }

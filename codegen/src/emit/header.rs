@@ -72,8 +72,56 @@ pub(crate) fn module_tokens(
     let vis = syn::parse_str::<syn::Visibility>(&model.vis)
         .map(quote::ToTokens::into_token_stream)
         .unwrap_or_else(|_| quote!(pub));
-    Ok(quote! {
-        #mod_docs
+    // The module's items are built first and the module's own items, `Params` and
+    // `body` moved into its block: interpolated with `#`, a stream is copied token by
+    // token (quote borrows it; proc_macro2 copies a shared stream to iterate it).
+    let mut items = quote! {
+        use #krate::nalgebra::{SMatrix, SVector};
+        // The elementary functions (`x.sqrt()`, `f64::atan2`) are `f64`/`f32` methods
+        // with `std`; on `no_std` (the runtime's `libm` feature) they resolve to this
+        // trait's, so the same code compiles for both.
+        #[allow(unused_imports)]
+        use #krate::runtime::Real as _;
+
+        /// Number of generalised coordinates.
+        pub const NQ: usize = #nq_lit;
+        /// Number of scalar constraint equations.
+        pub const NC: usize = #nc_lit;
+        /// Degrees of freedom (`NQ − rank C_J`).
+        pub const DOF: usize = #dof_lit;
+        /// Independent coordinates: the identity rows of the null-space basis.
+        pub const INDEPENDENT: [usize; DOF] = [#(#indep),*];
+        /// Rank of the constraint Jacobian found by probing.
+        pub const RANK: usize = #rank_lit;
+        /// Constraint rows in static pivot order (`P`): the rows the LU factors.
+        pub const PIVOT_ROWS: [usize; RANK] = [#(#prow),*];
+        /// Coordinates in static pivot order (`Q`): `RANK` dependent, then the independent.
+        pub const PIVOT_COLS: [usize; NQ] = [#(#pcol),*];
+        /// Typical health of the primary chart (`null_space_fixed`'s figure): its median over
+        /// the configurations sampled at generation. The projection method switches charts
+        /// below `TYPICAL_HEALTH / 10` where that is under its switch threshold, and takes
+        /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
+        /// threshold).
+        pub const TYPICAL_HEALTH: #ty = #typical;
+        /// Trailing rows of the constraint Jacobian that are velocity (nonholonomic)
+        /// constraints `A q̇ + a₀ = 0` (the last `VELOCITY_ROWS` of the `NC` rows; their
+        /// residual rows are identically zero, and position assembly leaves them out).
+        pub const VELOCITY_ROWS: usize = #nvel;
+        /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
+        pub const REDUNDANT: [usize; #nred] = [#(#redundant),*];
+        /// Coordinate names, in coordinate order.
+        pub const COORD_NAMES: [&str; NQ] = [#(#coord_lits),*];
+        /// Nominal coordinates given in the model.
+        pub const NOMINAL_Q: [#ty; NQ] = [#(#nominal),*];
+        /// Operations performed by each generated function (after common-subexpression
+        /// elimination), as counted at generation.
+        pub const OP_COUNTS: [(&str, usize); #nfun] = [#((#op_names, #op_totals)),*];
+    };
+    items.extend(params);
+    items.extend(body);
+    let items = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, items);
+    let mut out = mod_docs;
+    out.extend(quote! {
         ///
         #[doc = #size_doc]
         ///
@@ -82,55 +130,13 @@ pub(crate) fn module_tokens(
         /// Each `NAME_into` function writes what `NAME` returns into the caller's `out`:
         /// only the structurally nonzero entries are written, the others are left as they
         /// are (zero the storage once and reuse it).
-        #notes_doc
+    });
+    out.extend(notes_doc);
+    out.extend(quote! {
         #[allow(unused_variables, non_snake_case, clippy::approx_constant)]
-        #vis mod #name {
-            use #krate::nalgebra::{SMatrix, SVector};
-            // The elementary functions (`x.sqrt()`, `f64::atan2`) are `f64`/`f32` methods
-            // with `std`; on `no_std` (the runtime's `libm` feature) they resolve to this
-            // trait's, so the same code compiles for both.
-            #[allow(unused_imports)]
-            use #krate::runtime::Real as _;
-
-            /// Number of generalised coordinates.
-            pub const NQ: usize = #nq_lit;
-            /// Number of scalar constraint equations.
-            pub const NC: usize = #nc_lit;
-            /// Degrees of freedom (`NQ − rank C_J`).
-            pub const DOF: usize = #dof_lit;
-            /// Independent coordinates: the identity rows of the null-space basis.
-            pub const INDEPENDENT: [usize; DOF] = [#(#indep),*];
-            /// Rank of the constraint Jacobian found by probing.
-            pub const RANK: usize = #rank_lit;
-            /// Constraint rows in static pivot order (`P`): the rows the LU factors.
-            pub const PIVOT_ROWS: [usize; RANK] = [#(#prow),*];
-            /// Coordinates in static pivot order (`Q`): `RANK` dependent, then the independent.
-            pub const PIVOT_COLS: [usize; NQ] = [#(#pcol),*];
-            /// Typical health of the primary chart (`null_space_fixed`'s figure): its median over
-            /// the configurations sampled at generation. The projection method switches charts
-            /// below `TYPICAL_HEALTH / 10` where that is under its switch threshold, and takes
-            /// the generated chart back at `TYPICAL_HEALTH / 2` (within 2 and 10 times the
-            /// threshold).
-            pub const TYPICAL_HEALTH: #ty = #typical;
-            /// Trailing rows of the constraint Jacobian that are velocity (nonholonomic)
-            /// constraints `A q̇ + a₀ = 0` (the last `VELOCITY_ROWS` of the `NC` rows; their
-            /// residual rows are identically zero, and position assembly leaves them out).
-            pub const VELOCITY_ROWS: usize = #nvel;
-            /// Constraint equations found redundant (not used by `null_space`/`solve_dependent`).
-            pub const REDUNDANT: [usize; #nred] = [#(#redundant),*];
-            /// Coordinate names, in coordinate order.
-            pub const COORD_NAMES: [&str; NQ] = [#(#coord_lits),*];
-            /// Nominal coordinates given in the model.
-            pub const NOMINAL_Q: [#ty; NQ] = [#(#nominal),*];
-            /// Operations performed by each generated function (after common-subexpression
-            /// elimination), as counted at generation.
-            pub const OP_COUNTS: [(&str, usize); #nfun] = [#((#op_names, #op_totals)),*];
-
-            #params
-
-            #body
-        }
-    })
+        #vis mod #name #items
+    });
+    Ok(out)
 }
 
 /// `Params` (a field per parameter) and, when every parameter has a default, its

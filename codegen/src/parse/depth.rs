@@ -38,58 +38,10 @@ pub fn check_nesting(tokens: &TokenStream) -> Result<()> {
         let Some(run) = runs.last_mut() else {
             break;
         };
-        match tt {
-            TokenTree::Group(g) => {
-                run.after_operand();
-                // A `None`-delimited group is invisible in the source (a macro's
-                // `$e`), but syn still recurses into it.
-                if stack.len() > MAX_NESTING {
-                    return Err(too_deep(
-                        g.span_open(),
-                        format!(
-                            "{} nested deeper than {MAX_NESTING} levels",
-                            match g.delimiter() {
-                                Delimiter::Parenthesis => "parentheses",
-                                Delimiter::Bracket => "brackets",
-                                Delimiter::Brace => "braces",
-                                Delimiter::None => "groups",
-                            }
-                        ),
-                    ));
-                }
-                stack.push(g.stream().into_iter());
-                runs.push(Runs::default());
-            }
-            TokenTree::Punct(p) => {
-                match p.as_char() {
-                    ';' | ',' => *run = Runs::default(),
-                    '.' => {
-                        run.prefix = 0;
-                        run.dots += 1;
-                        if run.dots > MAX_NESTING {
-                            return Err(too_deep(
-                            p.span(),
-                            format!("more than {MAX_NESTING} chained `.` accesses in one expression"),
-                        ));
-                        }
-                    }
-                    '-' | '!' | '*' | '&' if run.expect_operand => {
-                        run.prefix += 1;
-                        if run.prefix > MAX_NESTING {
-                            return Err(too_deep(
-                                p.span(),
-                                format!("more than {MAX_NESTING} prefix operators in a row"),
-                            ));
-                        }
-                    }
-                    _ => {
-                        // A binary operator (or the `=`/`==` of an item): an operand follows.
-                        run.prefix = 0;
-                        run.expect_operand = true;
-                    }
-                }
-            }
-            TokenTree::Ident(_) | TokenTree::Literal(_) => run.after_operand(),
+        run.visit(&tt, stack.len())?;
+        if let TokenTree::Group(g) = tt {
+            stack.push(g.stream().into_iter());
+            runs.push(Runs::default());
         }
     }
     Ok(())
@@ -97,7 +49,7 @@ pub fn check_nesting(tokens: &TokenStream) -> Result<()> {
 
 /// Counters of one group level.
 #[derive(Clone, Copy, Debug)]
-struct Runs {
+pub(super) struct Runs {
     /// Whether the next token starts an operand (so `-` is a prefix operator there).
     expect_operand: bool,
     /// Consecutive prefix operators.
@@ -117,6 +69,64 @@ impl Default for Runs {
 }
 
 impl Runs {
+    /// Counts `tt`, a token of this level, which is `depth` groups deep (the outermost
+    /// tokens are 1 deep): an error at `tt` when it is a group deeper than
+    /// [`MAX_NESTING`], or makes a run of prefix operators or `.` accesses too long.
+    pub(super) fn visit(&mut self, tt: &TokenTree, depth: usize) -> Result<()> {
+        match tt {
+            TokenTree::Group(g) => {
+                self.after_operand();
+                // A `None`-delimited group is invisible in the source (a macro's
+                // `$e`), but syn still recurses into it.
+                if depth > MAX_NESTING {
+                    return Err(too_deep(
+                        g.span_open(),
+                        format!(
+                            "{} nested deeper than {MAX_NESTING} levels",
+                            match g.delimiter() {
+                                Delimiter::Parenthesis => "parentheses",
+                                Delimiter::Bracket => "brackets",
+                                Delimiter::Brace => "braces",
+                                Delimiter::None => "groups",
+                            }
+                        ),
+                    ));
+                }
+            }
+            TokenTree::Punct(p) => match p.as_char() {
+                ';' | ',' => *self = Runs::default(),
+                '.' => {
+                    self.prefix = 0;
+                    self.dots += 1;
+                    if self.dots > MAX_NESTING {
+                        return Err(too_deep(
+                            p.span(),
+                            format!(
+                                "more than {MAX_NESTING} chained `.` accesses in one expression"
+                            ),
+                        ));
+                    }
+                }
+                '-' | '!' | '*' | '&' if self.expect_operand => {
+                    self.prefix += 1;
+                    if self.prefix > MAX_NESTING {
+                        return Err(too_deep(
+                            p.span(),
+                            format!("more than {MAX_NESTING} prefix operators in a row"),
+                        ));
+                    }
+                }
+                _ => {
+                    // A binary operator (or the `=`/`==` of an item): an operand follows.
+                    self.prefix = 0;
+                    self.expect_operand = true;
+                }
+            },
+            TokenTree::Ident(_) | TokenTree::Literal(_) => self.after_operand(),
+        }
+        Ok(())
+    }
+
     fn after_operand(&mut self) {
         self.prefix = 0;
         self.expect_operand = false;
