@@ -640,15 +640,7 @@ fn const_item(item: &[TokenTree], indent: usize) -> Option<String> {
         line.truncate(head);
         long_array(rest.get(value)?, indent, &mut line)?;
     }
-    let mut text =
-        String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + line.len() + 1);
-    for l in lines {
-        text.push_str(&l);
-        text.push('\n');
-    }
-    text.push_str(&line);
-    text.push('\n');
-    Some(text)
+    Some(lines_text(&lines, &line))
 }
 
 /// Prints the array `value` an element a line (`[`, each element at four more columns
@@ -842,15 +834,7 @@ fn use_item(item: &[TokenTree], indent: usize) -> Option<String> {
     if indent + line.len() >= MARGIN {
         return None;
     }
-    let mut text =
-        String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + line.len() + 1);
-    for l in lines {
-        text.push_str(&l);
-        text.push('\n');
-    }
-    text.push_str(&line);
-    text.push('\n');
-    Some(text)
+    Some(lines_text(&lines, &line))
 }
 
 /// Whether `t[i..]` starts with the path separator `::`.
@@ -1728,6 +1712,20 @@ fn comments_to_lines(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The attribute `lines` of an item printed on one line, then that `last` line, each
+/// ended by a newline.
+fn lines_text(lines: &[String], last: &str) -> String {
+    let mut text =
+        String::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + last.len() + 1);
+    for l in lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text.push_str(last);
+    text.push('\n');
+    text
 }
 
 /// A block printed whole: its head's lines (` {` after the last), the body's lines indented
