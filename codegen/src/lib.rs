@@ -38,7 +38,9 @@ pub use error::{Error, Errors, Located, Result};
 /// The syntax of [`Options::formulas`]: plain text or LaTeX.
 pub use expr::print::Syntax as FormulaSyntax;
 pub use file::{generate_file_text, import_source, locate, BuildError, ImportedSource};
-pub use generate::{expand, generate, generate_str, models, Generated, Lowered, Timings};
+pub use generate::{
+    check_names, expand, generate, generate_str, models, Generated, Lowered, Timings,
+};
 pub use options::{FileOptions, FunctionList, Options, ATTRIBUTES};
 
 /// Re-exported so that callers can build token streams for [`generate`] and [`models`].

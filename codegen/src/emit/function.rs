@@ -41,6 +41,8 @@ pub(crate) struct Body {
 pub(crate) struct Emitter<'a> {
     pub arena: &'a Arena,
     pub names: &'a SymNames,
+    /// Names of the generated code's own locals that give way to the user's.
+    pub locals: &'a super::names::Locals,
     pub scalar: &'a ScalarType,
     pub coord_names: &'a [String],
     /// Function computing `(sin x, cos x)` together (`None`: the scalar's `sin_cos`).

@@ -30,10 +30,12 @@ pub(crate) fn generic_module(
         comments: opts.comments,
         generic: false,
         functions: opts.functions.clone(),
+        check_names: false,
     };
     let gem = Emitter {
         arena: em.arena,
         names: em.names,
+        locals: em.locals,
         scalar: &gopts.scalar,
         coord_names: em.coord_names,
         sin_cos: None,

@@ -5,7 +5,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::expr::ScalarType;
-use super::names::local;
+use super::names::Locals;
 
 /// Terms of one flat chain: longer reductions are cut into chains of this many terms,
 /// each bound to a `let`, and the `let`s combined as a balanced tree.
@@ -32,7 +32,12 @@ enum Op<'a> {
 /// terms bound to `let {name}{k}`, combined by a balanced tree. Flat chains read
 /// best, but a chain of hundreds of additions is latency-bound (about 4 cycles each:
 /// it tripled the Stewart platform's `null_space` time), hence the tree above them.
-fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStream) {
+fn reduce(
+    terms: &[TokenStream],
+    op: Op,
+    name: &str,
+    locals: &Locals,
+) -> (TokenStream, TokenStream) {
     fn chain(terms: &[TokenStream], op: Op) -> TokenStream {
         if let (Op::Lesser(runtime), [first, rest @ ..]) = (op, terms) {
             if !rest.is_empty() {
@@ -70,7 +75,7 @@ fn reduce(terms: &[TokenStream], op: Op, name: &str) -> (TokenStream, TokenStrea
     let mut stmts = TokenStream::new();
     let mut ids = Vec::new();
     for (k, part) in terms.chunks(CHAIN).enumerate() {
-        let id = local(&format!("{name}{k}"));
+        let id = locals.local(&format!("{name}{k}"));
         let e = chain(part, op);
         stmts.extend(quote!(let #id = #e;));
         ids.push(id);
@@ -95,6 +100,7 @@ pub(crate) fn health_tokens(
     d: &Ident,
     sc: &ScalarType,
     krate: &TokenStream,
+    locals: &Locals,
 ) -> TokenStream {
     let generic = sc.is_generic();
     let runtime = quote!(#krate::runtime::__generated);
@@ -130,7 +136,7 @@ pub(crate) fn health_tokens(
             quote!(#ty::#f(#args))
         }
     };
-    let health = local("health");
+    let health = locals.local("health");
     if pivots.is_empty() {
         // No constraints: D = I, healthy unless the inputs are not finite.
         let finite = if generic {
@@ -142,8 +148,8 @@ pub(crate) fn health_tokens(
             let #health = if #finite { #one } else { #zero };
         };
     }
-    let scale_name = local("health_scale");
-    let min_name = local("min_pivot");
+    let scale_name = locals.local("health_scale");
+    let min_name = locals.local("min_pivot");
     // Folded: the constant pivots' smallest modulus, the constant entries' squares.
     let const_min = pivots
         .iter()
@@ -195,8 +201,8 @@ pub(crate) fn health_tokens(
     if squares.is_empty() {
         squares.push(lit(0.0));
     }
-    let (sq_stmts, sq) = reduce(&squares, Op::Sum, "health_sq");
-    let (min_stmts, min) = reduce(&mins, min_op, "health_min");
+    let (sq_stmts, sq) = reduce(&squares, Op::Sum, "health_sq", locals);
+    let (min_stmts, min) = reduce(&mins, min_op, "health_min", locals);
     let sqrt = call("sqrt", sq);
     let one_part = lit(1.0);
     let ratio = if generic {
@@ -215,7 +221,7 @@ pub(crate) fn health_tokens(
             .map(|p| quote!(#p))
             .chain(checked_only)
             .collect();
-        let (stmts, sum) = reduce(&terms, Op::Sum, "health_check");
+        let (stmts, sum) = reduce(&terms, Op::Sum, "health_check", locals);
         (stmts, quote!((#sum + #scale_name)))
     };
     let decide = if generic {

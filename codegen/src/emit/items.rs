@@ -7,7 +7,6 @@ use super::docs::{comment, wrapped_doc};
 use super::expr::{block, idx, ScalarType};
 use super::function::{Body, Emitter, Signature};
 use super::health::health_tokens;
-use super::names::local;
 use super::table::{Entry, GenFn, Shape};
 use super::{EmitOptions, FunctionStats, ATLAS_SWITCH};
 use crate::expr::{Arena, ExprId};
@@ -29,7 +28,7 @@ pub(crate) fn items(
                 items.extend(ts);
                 stats.push(s);
             }
-            Entry::Atlas(charts) => items.extend(atlas(charts, opts)),
+            Entry::Atlas(charts) => items.extend(atlas(charts, opts, em.locals)),
             Entry::NamedChart(name, independent, _) => {
                 let konst = quote::format_ident!("{}", crate::model::chart_item_names(name).1);
                 let ty = super::traits::chart_type(name);
@@ -158,6 +157,7 @@ pub(crate) fn function(
     let params = &sig.params;
     let args = &sig.args;
     let chunks = &body.chunks;
+    let local = |base: &str| em.locals.local(base);
     let out = local("out");
     let ts = match &f.shape {
         Shape::Scalar => {
@@ -216,7 +216,7 @@ pub(crate) fn function(
                 pub fn #name #generics (#params, #out: &mut [#ty; #nnz]) #block
             }
         }
-        Shape::Kinematics { .. } => kinematics(em.arena, f, &mut body, &sig, opts),
+        Shape::Kinematics { .. } => kinematics(em, f, &mut body, &sig, opts),
         Shape::Fused { parts } => {
             let outs: Vec<proc_macro2::Ident> = (0..parts.len())
                 .map(|k| local(&format!("out{k}")))
@@ -253,7 +253,7 @@ pub(crate) fn function(
             let zeros = opts.scalar.zeros(&target);
             let health_ty = opts.scalar.health_ty();
             let into = format_ident!("{}_into", f.name);
-            let sets = output_sets(em.arena, f, &body.roots, &out, opts);
+            let sets = output_sets(em, f, &body.roots, &out, opts);
             let block = block([std::mem::take(&mut body.stmts), sets]);
             let doc = quote!(#doc #large_doc);
             // The rules of `_into` functions are the module's docs, said once.
@@ -352,7 +352,7 @@ fn large_output_doc(model: &Model, f: &GenFn, shape: &Shape, scalar: &ScalarType
 /// The assignments of `f`'s output entries from the roots' values `vals` into `out` (a
 /// `&mut` of the output's storage); for a basis, then the health figure, as the value.
 fn output_sets(
-    arena: &Arena,
+    em: &Emitter<'_>,
     f: &GenFn,
     vals: &[TokenStream],
     out: &proc_macro2::Ident,
@@ -372,7 +372,7 @@ fn output_sets(
         }
         Shape::Matrix(..) => matrix_sets(vals, &f.pos, out),
         Shape::Symmetric(_) => {
-            let v = local("v");
+            let v = em.locals.local("v");
             let mut sets = TokenStream::new();
             for (e, &(i, j)) in vals.iter().zip(&f.pos) {
                 let (i, j, diag) = (idx(i), idx(j), i == j);
@@ -387,7 +387,7 @@ fn output_sets(
         Shape::Basis { pivots } => {
             let nb = f.pos.len();
             basis_sets(
-                arena,
+                em,
                 &f.pos,
                 &f.roots[nb..],
                 &vals[..nb],
@@ -408,7 +408,7 @@ fn output_sets(
 /// block's value.
 #[allow(clippy::too_many_arguments)]
 fn basis_sets(
-    arena: &Arena,
+    em: &Emitter<'_>,
     pos: &[(usize, usize)],
     extra_roots: &[ExprId],
     entries: &[TokenStream],
@@ -417,7 +417,7 @@ fn basis_sets(
     out: &proc_macro2::Ident,
     opts: &EmitOptions,
 ) -> TokenStream {
-    let health_name = local("health");
+    let health_name = em.locals.local("health");
     let sets = matrix_sets(entries, pos, out);
     // The generic family's health figure is computed in `S::Part` from its pivots' parts.
     let terms: Vec<(TokenStream, Option<f64>)> = extra
@@ -429,7 +429,7 @@ fn basis_sets(
             } else {
                 v.clone()
             };
-            (v, arena.as_const(r))
+            (v, em.arena.as_const(r))
         })
         .collect();
     let health = health_tokens(
@@ -438,6 +438,7 @@ fn basis_sets(
         out,
         &opts.scalar,
         &opts.crate_path,
+        em.locals,
     );
     quote! {
         #sets
@@ -449,7 +450,7 @@ fn basis_sets(
 /// The fused `kinematics_into` / `kinematics`: residual, Jacobian and the primary chart's
 /// basis with its health, from one body (their shared subexpressions computed once).
 fn kinematics(
-    arena: &Arena,
+    em: &Emitter<'_>,
     f: &GenFn,
     body: &mut super::function::Body,
     sig: &Signature,
@@ -468,6 +469,7 @@ fn kinematics(
     let params = &sig.params;
     let args = &sig.args;
     let chunks = &body.chunks;
+    let local = |base: &str| em.locals.local(base);
     let (r, j, d) = (local("r"), local("m"), local("d"));
     let vals = &body.roots;
     let (a, b, c) = (residual, residual + jacobian, residual + jacobian + basis);
@@ -477,7 +479,7 @@ fn kinematics(
     });
     let jac_sets = matrix_sets(&vals[a..b], &f.pos[a..b], &j);
     let basis = basis_sets(
-        arena,
+        em,
         &f.pos[b..c],
         &f.roots[c..],
         &vals[b..c],
@@ -549,7 +551,12 @@ fn matrix_sets(
 }
 
 /// `NCHARTS`, `CHARTS`, `null_space_atlas` and the default `null_space`.
-fn atlas(charts: &[(String, Vec<usize>)], opts: &EmitOptions) -> TokenStream {
+fn atlas(
+    charts: &[(String, Vec<usize>)],
+    opts: &EmitOptions,
+    locals: &super::names::Locals,
+) -> TokenStream {
+    let local = |base: &str| locals.local(base);
     let ty = &opts.scalar.ty;
     let krate = &opts.crate_path;
     let nch = charts.len();

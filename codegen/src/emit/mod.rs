@@ -25,9 +25,7 @@ pub use ops::OpCount;
 use crate::model::Model;
 use expr::SymNames;
 use function::Emitter;
-use std::collections::HashMap;
-
-use names::{replace_idents, sym_names, PLACEHOLDER};
+use names::{sym_names, Locals, PLACEHOLDER};
 
 /// Health of the primary chart above which `null_space_atlas` looks no further.
 pub const ATLAS_SWITCH: f64 = 1e-3;
@@ -69,6 +67,10 @@ pub struct EmitOptions {
     pub generic: bool,
     /// Emit only these functions (`None`: all): [`Options::functions`](crate::Options::functions).
     pub functions: Option<crate::FunctionList>,
+    /// Check that every name the generated code binds is in the vocabulary the user's names
+    /// are chosen around (see [`module`]): a second emission, for the test suite
+    /// ([`check_names`](crate::check_names)); off by default.
+    pub check_names: bool,
 }
 
 impl EmitOptions {
@@ -99,6 +101,7 @@ impl EmitOptions {
             comments: opts.comments,
             generic: opts.generic,
             functions: opts.functions.clone(),
+            check_names: false,
         })
     }
 }
@@ -145,14 +148,17 @@ pub struct ModuleStats {
 
 /// Emits the module for one model.
 ///
-/// The local names of coordinates, velocities and parameters are chosen against the names
-/// the generated code itself binds, read off the emitted tokens: the module is emitted
-/// with placeholder names, every identifier in a binding position is collected
-/// ([`bound_names`]), the user's names are allocated around that set, and the
-/// placeholders are replaced. The generated code's own locals that read like user names
-/// (the output buffers `r`, `m`, `x`, `d`, …, the health figure's terms) are placeholders
-/// too, named last: they give way to the user's names (`x_` for the buffer of
-/// `solve_dependent` when a coordinate is `x`), never the other way round.
+/// The local names of coordinates, velocities and parameters are chosen before emission,
+/// against the names the generated code binds itself (its [`vocabulary`](names::vocabulary):
+/// arguments such as `q`, `p`, `t`, `b`, items such as `NQ`, `Params`, and the shapes of
+/// temporaries, `t12`, `sin_x`), so the module is emitted once, with its final names. The
+/// generated code's own locals that read like user names (the output buffers `r`, `m`,
+/// `x`, `d`, …, the health figure's terms) give way to the user's names (`x_` for the buffer
+/// of `solve_dependent` when a coordinate is `x`), never the other way round.
+///
+/// With [`EmitOptions::check_names`], the module is first emitted with placeholder names and
+/// the names it binds are read off its tokens ([`bound_names`]): one missing from the
+/// vocabulary is an error naming it (the test suite runs every model so).
 ///
 /// Fails (at the equation concerned) when an expression to emit holds a constant that is
 /// not finite, e.g. a derivative whose constant factor overflows `f64`.
@@ -162,6 +168,38 @@ pub fn module(
     an: &Analysis<'_>,
     opts: &EmitOptions,
 ) -> crate::error::Result<(TokenStream, ModuleStats)> {
+    let mut table = table::table(model, arena, an);
+    if let Some(list) = &opts.functions {
+        table::select(&mut table, list, &model.name)?;
+    }
+    let mut taken = names::vocabulary(model, &table, opts);
+    if opts.check_names {
+        check_names(model, arena, an, opts, &table, &taken)?;
+    }
+    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
+    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
+    let names = sym_names(&coord_names, &param_names, &mut taken);
+    module_with(
+        model,
+        arena,
+        an,
+        opts,
+        &table,
+        &names,
+        &Locals::Around(taken),
+    )
+}
+
+/// The check of [`EmitOptions::check_names`]: every name the module binds, read off its
+/// tokens emitted with placeholder names, is a temporary's or in `vocabulary`.
+fn check_names(
+    model: &Model,
+    arena: &crate::expr::Arena,
+    an: &Analysis<'_>,
+    opts: &EmitOptions,
+    table: &[table::Entry],
+    vocabulary: &std::collections::HashSet<String>,
+) -> crate::error::Result<()> {
     let placeholders = SymNames {
         coord: (0..model.coords.len())
             .map(|i| format_ident!("{}_q{}", PLACEHOLDER, i))
@@ -174,23 +212,37 @@ pub fn module(
             .collect(),
         field: model.params.iter().map(|p| rust_ident(&p.name)).collect(),
     };
-    let (tokens, stats) = module_with(model, arena, an, opts, &placeholders)?;
-    let (tokens, taken) = bound_names(tokens);
-    let coord_names: Vec<String> = model.coords.iter().map(|c| c.name.clone()).collect();
-    let param_names: Vec<String> = model.params.iter().map(|p| p.name.clone()).collect();
-    let mut taken = taken;
-    let names = sym_names(&coord_names, &param_names, &mut taken);
-    let mut map = HashMap::new();
-    for (from, to) in [
-        (&placeholders.coord, &names.coord),
-        (&placeholders.vel, &names.vel),
-        (&placeholders.param, &names.param),
-    ] {
-        for (a, b) in from.iter().zip(to) {
-            map.insert(a.to_string(), b.clone());
-        }
+    let (tokens, _) = module_with(
+        model,
+        arena,
+        an,
+        opts,
+        table,
+        &placeholders,
+        &Locals::Placeholders,
+    )?;
+    let (_, bound) = bound_names(tokens);
+    let mut missing: Vec<&String> = bound
+        .iter()
+        .filter(|n| !vocabulary.contains(*n) && !names::is_temp_name(n))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
     }
-    Ok((replace_idents(tokens, &mut map, &taken), stats))
+    missing.sort();
+    Err(crate::error::Error::new(
+        model.span,
+        format!(
+            "internal error: the generated code of `{}` binds names missing from its \
+             vocabulary (a user's name could shadow them): {}",
+            model.name,
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 fn module_with(
@@ -198,7 +250,9 @@ fn module_with(
     arena: &crate::expr::Arena,
     an: &Analysis<'_>,
     opts: &EmitOptions,
+    table: &[table::Entry],
     names: &SymNames,
+    locals: &Locals,
 ) -> crate::error::Result<(TokenStream, ModuleStats)> {
     let ns = &an.charts.primary;
     let krate = &opts.crate_path;
@@ -207,6 +261,7 @@ fn module_with(
     let em = Emitter {
         arena,
         names,
+        locals,
         scalar: &opts.scalar,
         coord_names: &coord_names,
         // One argument reduction for both (the C library's `sin_cos` is two calls).
@@ -214,17 +269,13 @@ fn module_with(
         // Two angles' sines and cosines per call (one SSE2 instruction for both).
         sin_cos_pair: (ty.to_string() == "f64").then(|| quote!(#krate::runtime::sin_cos_pair)),
     };
-    let mut table = table::table(model, arena, an);
-    if let Some(list) = &opts.functions {
-        table::select(&mut table, list, &model.name)?;
-    }
-    let (mut body, functions) = items::items(model, &em, &table, opts)?;
+    let (mut body, functions) = items::items(model, &em, table, opts)?;
     if opts.functions.is_none() {
         // The traits need every function; a selection has the functions only.
-        body.extend(traits::model_impls(&model.name, &coord_names, &table, opts));
+        body.extend(traits::model_impls(&model.name, &coord_names, table, opts));
     }
     if opts.generic && !opts.scalar.is_generic() {
-        body.extend(generic::generic_module(model, &em, &table, opts)?);
+        body.extend(generic::generic_module(model, &em, table, opts)?);
     }
     let tokens = header::module_tokens(model, ns, opts, names, &functions, body)?;
     let stats =

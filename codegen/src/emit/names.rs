@@ -1,70 +1,20 @@
 //! Local names in generated code: the user's names are allocated around the names the
-//! generated code binds itself, read off the emitted tokens.
+//! generated code binds itself ([`vocabulary`]), before emission, so that the module is
+//! emitted once with its final names. [`bound_names`] reads the bound names off emitted
+//! tokens: the test of the vocabulary's contract
+//! ([`EmitOptions::check_names`](super::EmitOptions::check_names)).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::format_ident;
 
 use super::expr::SymNames;
+use super::table::{Entry, Shape};
 
-/// Prefix of the placeholder names of [`module`]'s first emission.
+/// Prefix of the placeholder names of the emission that checks the vocabulary
+/// ([`EmitOptions::check_names`](super::EmitOptions::check_names)).
 pub(crate) const PLACEHOLDER: &str = "__mechgen_sym";
-
-/// Replaces the placeholders throughout `ts`: those named in `map` (by their text), and
-/// every [`local`] by its name free of `taken` (found as it is met: one pass over the
-/// tokens, one reused buffer for the identifiers' text).
-pub(crate) fn replace_idents(
-    ts: TokenStream,
-    map: &mut HashMap<String, Ident>,
-    taken: &HashSet<String>,
-) -> TokenStream {
-    let mut buf = String::new();
-    replace_in(ts, map, taken, &mut buf)
-}
-
-fn replace_in(
-    ts: TokenStream,
-    map: &mut HashMap<String, Ident>,
-    taken: &HashSet<String>,
-    buf: &mut String,
-) -> TokenStream {
-    use proc_macro2::{Group, TokenTree};
-    use std::fmt::Write as _;
-    ts.into_iter()
-        .map(|tt| match tt {
-            TokenTree::Ident(id) => {
-                buf.clear();
-                let _ = write!(buf, "{id}");
-                if !buf.starts_with(PLACEHOLDER) {
-                    return TokenTree::Ident(id);
-                }
-                if let Some(new) = map.get(buf.as_str()) {
-                    return TokenTree::Ident(new.clone());
-                }
-                match buf.strip_prefix(LOCAL) {
-                    Some(base) => {
-                        let new = local_name(base, taken);
-                        map.insert(buf.clone(), new.clone());
-                        TokenTree::Ident(new)
-                    }
-                    None => TokenTree::Ident(id),
-                }
-            }
-            TokenTree::Group(g) => {
-                // The group is dropped before its stream is iterated: proc_macro2 then owns
-                // the stream's tokens alone and moves them instead of copying them (every
-                // identifier's text) once per level of nesting.
-                let (delimiter, span, stream) = (g.delimiter(), g.span(), g.stream());
-                drop(g);
-                let mut ng = Group::new(delimiter, replace_in(stream, map, taken, buf));
-                ng.set_span(span);
-                TokenTree::Group(ng)
-            }
-            other => other,
-        })
-        .collect()
-}
 
 /// The names generated code binds in the value namespace, read off the emitted tokens:
 /// `let` patterns (`let x`, `let mut x`, `let (s, c)`), function parameters, `const`s,
@@ -245,8 +195,8 @@ pub(crate) fn sym_names(
 }
 
 /// Whether `s` has the shape of a name emission gives its own temporaries: `t12`,
-/// `live3`, `b_0`, `sin_…`, `cos_…`, `forces_part1`.
-fn is_temp_name(s: &str) -> bool {
+/// `live3`, `b_0`, `w_1`, `sin_…`, `cos_…`, `forces_part1`.
+pub(crate) fn is_temp_name(s: &str) -> bool {
     let digits_after = |prefix: &str| {
         s.strip_prefix(prefix)
             .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_digit()))
@@ -254,29 +204,159 @@ fn is_temp_name(s: &str) -> bool {
     digits_after("t")
         || digits_after("live")
         || digits_after("b_")
+        || digits_after("w_")
         || s.starts_with("sin_")
         || s.starts_with("cos_")
         || s.rsplit_once("_part")
             .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
 }
 
-/// Prefix of the placeholders of generated locals (output buffers, the health figure's
-/// terms), named after the user's names: see [`local`].
+/// Prefix of the placeholders of generated locals in the emission that checks the
+/// vocabulary: see [`Locals`].
 const LOCAL: &str = "__mechgen_sym_local_";
 
-/// A local of generated code that gives way to the user's names: `base` unless a
-/// coordinate, velocity or parameter (or an item) is named so, else `base_`, `base__`, …
-/// (see [`replace_idents`]). The user's names are the ones users read and write in docs
-/// and diffs; the locals are the generated code's own.
-pub(crate) fn local(base: &str) -> Ident {
-    format_ident!("{}{}", LOCAL, base)
+/// The names of the generated code's own locals that read like user names (output buffers,
+/// the health figure's terms): each gives way to the user's names, `base` unless a
+/// coordinate, velocity or parameter (or a name of [`vocabulary`]) is named so, else
+/// `base_`, `base__`, …. The user's names are the ones users read and write in docs and
+/// diffs; the locals are the generated code's own.
+pub(crate) enum Locals {
+    /// Names free of these (the vocabulary and the user's names as given).
+    Around(HashSet<String>),
+    /// Placeholders `__mechgen_sym_local_base`, for [`bound_names`] to leave out.
+    Placeholders,
 }
 
-/// The name of the [`local`] `base`: `base`, or `base_`, `base__`, … free of `taken`.
-fn local_name(base: &str, taken: &HashSet<String>) -> Ident {
-    let mut name = base.to_string();
-    while taken.contains(&name) {
-        name.push('_');
+impl Locals {
+    /// The local named after `base`.
+    pub(crate) fn local(&self, base: &str) -> Ident {
+        match self {
+            Locals::Around(taken) => {
+                let mut name = base.to_string();
+                while taken.contains(&name) {
+                    name.push('_');
+                }
+                format_ident!("{}", name)
+            }
+            Locals::Placeholders => format_ident!("{}{}", LOCAL, base),
+        }
     }
-    format_ident!("{}", name)
+}
+
+/// Names every module binds in the value namespace besides temporaries ([`is_temp_name`]),
+/// the [`Locals`] and what [`vocabulary`] adds for its functions: the arguments every
+/// function takes, the types and the constants. (`str` is read off `&'static str`.)
+const BOUND: &[&str] = &[
+    "q",
+    "p",
+    "t",
+    "str",
+    // Types.
+    "Params",
+    "Model",
+    "Kinematics",
+    // Constants.
+    "ATLAS_CHARTS",
+    "CHARTS",
+    "COORD_NAMES",
+    "DOF",
+    "FRICTION",
+    "FRICTION_RADIUS",
+    "FRICTION_ROWS",
+    "INDEPENDENT",
+    "INEQUALITY_NAMES",
+    "JOINT_FRICTION",
+    "JOINT_FRICTION_NAMES",
+    "LU",
+    "MASS_NONZEROS",
+    "NAME",
+    "NC",
+    "NCHARTS",
+    "NI",
+    "NO",
+    "NOMINAL_Q",
+    "NOT_SMOOTH",
+    "NP",
+    "NQ",
+    "NS",
+    "NT",
+    "OP_COUNTS",
+    "OUTPUT_NAMES",
+    "PARAM_NAMES",
+    "PIVOT_COLS",
+    "PIVOT_ROWS",
+    "RANK",
+    "REDUNDANT",
+    "RESTITUTION",
+    "RHEONOMIC",
+    "TANGENT_CONTACT",
+    "TYPICAL_HEALTH",
+    "VELOCITY_ROWS",
+];
+
+/// The names the module of `table` binds besides temporaries and [`Locals`], which the
+/// user's names must differ from: [`BOUND`]; the functions' arguments (`qd`, `b`, `w`);
+/// `k` with charts beyond the primary (`null_space_in_chart`, `null_space_in_atlas`);
+/// with the runtime's traits, `buffer` (`mass_matrix_into`) and `routes`, `R`
+/// (`event_route`, with inequalities or joint friction); with the generic family, `S`,
+/// and with the derivatives too, `out`, `out_p`, `o0`–`o2` (`GenericDynamics`'
+/// reductions); each named chart's type and constant
+/// ([`chart_item_names`](crate::model::chart_item_names)); the sparse outputs' constants
+/// (`JACOBIAN_NNZ`, `…_COLPTR`, `…_ROWIDX`).
+///
+/// Known before emission, so that the module is emitted once with its final names; may
+/// hold a name the module does not bind (a user's `k` is then `k_` needlessly), never miss
+/// one: [`EmitOptions::check_names`](super::EmitOptions::check_names) checks it against the
+/// names read off the emitted tokens, and the test suite runs every model of the
+/// repository so.
+pub(crate) fn vocabulary(
+    model: &crate::model::Model,
+    table: &[Entry],
+    opts: &super::EmitOptions,
+) -> HashSet<String> {
+    let mut out: HashSet<String> = BOUND.iter().map(|s| s.to_string()).collect();
+    let mut add = |n: &str| {
+        out.insert(n.to_string());
+    };
+    let traits = opts.functions.is_none();
+    if opts.generic || opts.scalar.is_generic() {
+        add("S");
+    }
+    for entry in table {
+        match entry {
+            Entry::Function(f) => {
+                f.inputs.names().iter().for_each(|n| add(n));
+                if let Shape::Values { prefix, .. } = &f.shape {
+                    for suffix in ["NNZ", "COLPTR", "ROWIDX"] {
+                        add(&format!("{prefix}_{suffix}"));
+                    }
+                }
+                if traits && f.name == "mass_matrix" {
+                    add("buffer");
+                }
+            }
+            // `null_space_in_chart`'s chart index, the trait's `null_space_in_atlas(k, …)`.
+            Entry::Atlas(charts) if charts.len() > 1 => add("k"),
+            Entry::InequalityNames(_) | Entry::JointFriction(_) if traits => {
+                add("routes");
+                add("R");
+            }
+            _ => {}
+        }
+    }
+    // `impl GenericDynamics`'s reductions (`let [o0, o1, o2] = &mut out;`).
+    let derivatives = table.iter().any(|e| {
+        matches!(e, Entry::Function(f) if super::table::DERIVATIVE_FNS.contains(&f.name.as_str()))
+    });
+    if traits && opts.generic && derivatives {
+        ["out", "out_p", "o0", "o1", "o2"]
+            .iter()
+            .for_each(|n| add(n));
+    }
+    for chart in &model.charts {
+        let (ty, konst) = crate::model::chart_item_names(&chart.name);
+        add(&ty);
+        add(&konst);
+    }
+    out
 }

@@ -112,19 +112,28 @@ impl Inputs {
         }
     }
 
+    /// The arguments' names, e.g. `["q", "p", "t"]`.
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            Inputs::Position => &["q", "p", "t"],
+            Inputs::PositionRhs | Inputs::PositionVector => &["q", "p", "t", "b"],
+            Inputs::PositionVelocity => &["q", "qd", "p", "t"],
+            Inputs::PositionVelocityVector => &["q", "qd", "p", "t", "b"],
+            Inputs::PositionVelocityWeights(_) => &["q", "qd", "p", "t", "w"],
+            Inputs::PositionVelocityVectorWeights(_) | Inputs::PositionVelocityColumnsWeight => {
+                &["q", "qd", "p", "t", "b", "w"]
+            }
+            Inputs::PositionVectorsWeights => &["q", "p", "t", "b", "w"],
+        }
+    }
+
     /// The same names as call arguments, e.g. `q, p, t`.
     pub fn args(self) -> TokenStream {
-        match self {
-            Inputs::Position => quote!(q, p, t),
-            Inputs::PositionRhs => quote!(q, p, t, b),
-            Inputs::PositionVelocity => quote!(q, qd, p, t),
-            Inputs::PositionVector => quote!(q, p, t, b),
-            Inputs::PositionVelocityVector => quote!(q, qd, p, t, b),
-            Inputs::PositionVelocityWeights(_) => quote!(q, qd, p, t, w),
-            Inputs::PositionVelocityVectorWeights(_) => quote!(q, qd, p, t, b, w),
-            Inputs::PositionVectorsWeights => quote!(q, p, t, b, w),
-            Inputs::PositionVelocityColumnsWeight => quote!(q, qd, p, t, b, w),
-        }
+        let names = self
+            .names()
+            .iter()
+            .map(|n| proc_macro2::Ident::new(n, proc_macro2::Span::call_site()));
+        quote!(#(#names),*)
     }
 }
 
