@@ -103,6 +103,6 @@ pub use trig::{sin_cos, sin_cos_pair};
 #[doc(hidden)]
 pub mod __generated {
     pub use crate::mechanism::EventRoutes;
-    pub use crate::real::{lesser, smallest};
+    pub use crate::real::{health, health_f32, lesser, smallest};
     pub use crate::reexpress::in_independent;
 }

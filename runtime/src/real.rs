@@ -29,6 +29,45 @@ pub fn lesser<T: PartialOrd>(a: T, b: T) -> T {
     }
 }
 
+/// The health figure of a generated null-space basis: `lesser(min_pivot / scale, 1)` when
+/// `check` (the sum of the basis's inputs: its variable pivots, the angles of its folded
+/// entries and `scale`) is finite and `scale` (the norm of the pivot rows' entries) is
+/// positive, else 0. A call in place of an `if`, so that the generated body stays a
+/// sequence of statements (printed without a syntax tree; the same instructions once
+/// inlined).
+///
+/// ```
+/// use mechgen_runtime::__generated::health;
+/// assert_eq!(health(3.0, 2.0, 1.0), 0.5);
+/// assert_eq!(health(3.0, 2.0, 4.0), 1.0);
+/// assert_eq!(health(f64::NAN, 2.0, 1.0), 0.0);
+/// assert_eq!(health(3.0, 0.0, 1.0), 0.0);
+/// ```
+#[inline(always)]
+pub fn health(check: f64, scale: f64, min_pivot: f64) -> f64 {
+    if check.is_finite() && scale > 0.0 {
+        lesser(min_pivot / scale, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// [`health`] in `f32` (modules generated with `#![scalar = f32]`).
+///
+/// ```
+/// use mechgen_runtime::__generated::health_f32;
+/// assert_eq!(health_f32(3.0, 2.0, 1.0), 0.5);
+/// assert_eq!(health_f32(f32::INFINITY, 2.0, 1.0), 0.0);
+/// ```
+#[inline(always)]
+pub fn health_f32(check: f32, scale: f32, min_pivot: f32) -> f32 {
+    if check.is_finite() && scale > 0.0 {
+        lesser(min_pivot / scale, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// The smallest of `first` and `rest` by [`lesser`], left to right.
 ///
 /// ```

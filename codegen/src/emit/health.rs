@@ -204,12 +204,6 @@ pub(crate) fn health_tokens(
     let (sq_stmts, sq) = reduce(&squares, Op::Sum, "health_sq", locals);
     let (min_stmts, min) = reduce(&mins, min_op, "health_min", locals);
     let sqrt = call("sqrt", sq);
-    let one_part = lit(1.0);
-    let ratio = if generic {
-        call("min", quote!(#min_name / #scale_name, #one_part))
-    } else {
-        quote!(#runtime::lesser(#min_name / #scale_name, #one_part))
-    };
     // Every input of the basis is an entry of the pivot rows (in `health_scale`, or a
     // folded pair's factor and angle) or a pivot: when those are finite, so is the basis
     // (or its health is ~0 by overflow).
@@ -222,13 +216,14 @@ pub(crate) fn health_tokens(
             .chain(checked_only)
             .collect();
         let (stmts, sum) = reduce(&terms, Op::Sum, "health_check", locals);
-        (stmts, quote!((#sum + #scale_name)))
+        (stmts, quote!(#sum + #scale_name))
     };
     let decide = if generic {
         // `x · 0` is 0 for finite x, NaN otherwise, and a NaN lane is the lanes' value.
-        let zero_part = lit(0.0);
+        let (zero_part, one_part) = (lit(0.0), lit(1.0));
+        let ratio = call("min", quote!(#min_name / #scale_name, #one_part));
         quote! {
-            let #health = if Real::value(#checked * #zero_part) == 0.0
+            let #health = if Real::value((#checked) * #zero_part) == 0.0
                 && Real::value(#scale_name) > 0.0
             {
                 Real::value(#ratio)
@@ -237,12 +232,16 @@ pub(crate) fn health_tokens(
             };
         }
     } else {
+        // `if checked.is_finite() && scale > 0 { lesser(min / scale, 1) } else { 0 }` as a
+        // call: the body stays a sequence of statements (printed without `syn`), the same
+        // code once inlined.
+        let figure = if sc.ty.to_string() == "f32" {
+            quote!(health_f32)
+        } else {
+            quote!(health)
+        };
         quote! {
-            let #health = if #checked.is_finite() && #scale_name > #zero {
-                #ratio
-            } else {
-                #zero
-            };
+            let #health = #runtime::#figure(#checked, #scale_name, #min_name);
         }
     };
     quote! {

@@ -226,13 +226,8 @@ pub mod crank_charts {
         out[(2, 0)] = t6;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t3), [1.0]);
-        let health = if (t3 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t3 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// Charts in the atlas: the module has one, the primary chart.
@@ -347,13 +342,8 @@ pub mod crank_charts {
         out[(2, 0)] = 1.0;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t4), [f64::abs(t7)]);
-        let health = if (t4 + t7 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t4 + t7 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[INDEPENDENT_SLIDER[j]] = 0`) with
@@ -449,13 +439,8 @@ pub mod crank_charts {
         d[(2, 0)] = t11;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t5), [1.0]);
-        let health = if (t5 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t5 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with

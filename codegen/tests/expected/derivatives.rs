@@ -236,11 +236,8 @@ pub mod damped_pendulum {
         out[(1, 0)] = 1.0;
         let health_scale = f64::sqrt(t0 * t0 + t1 * t1);
         let min_pivot = f64::abs(t0);
-        let health = if (t0 + health_scale).is_finite() && health_scale > 0.0 {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t0 + health_scale, health_scale,
+            min_pivot);
         health
     }
     /// Null-space basis `D` of `C_J` (2 × 1, `C_J D = 0`) by the static LU of chart 1 of the atlas
@@ -279,11 +276,8 @@ pub mod damped_pendulum {
         out[(1, 0)] = t2;
         let health_scale = f64::sqrt(t0 * t0 + t1 * t1);
         let min_pivot = f64::abs(t1);
-        let health = if (t1 + health_scale).is_finite() && health_scale > 0.0 {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t1 + health_scale, health_scale,
+            min_pivot);
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
@@ -451,11 +445,8 @@ pub mod damped_pendulum {
         d[(1, 0)] = 1.0;
         let health_scale = f64::sqrt(t1 * t1 + t2 * t2);
         let min_pivot = f64::abs(t1);
-        let health = if (t1 + health_scale).is_finite() && health_scale > 0.0 {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t1 + health_scale, health_scale,
+            min_pivot);
         health
     }
     /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with

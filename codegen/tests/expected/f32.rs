@@ -224,13 +224,8 @@ pub mod crank32 {
         out[(2, 0)] = t6;
         let health_scale = f32::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f32::abs(t3), [1.0]);
-        let health = if (t3 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health_f32(t3 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// Charts in the atlas: the module has one, the primary chart.
@@ -353,13 +348,8 @@ pub mod crank32 {
         d[(2, 0)] = t11;
         let health_scale = f32::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f32::abs(t5), [1.0]);
-        let health = if (t5 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health_f32(t5 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with

@@ -292,13 +292,8 @@ pub mod five_bar {
         out[(3, 1)] = t19;
         let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t11), [f64::abs(t14)]);
-        let health = if (t11 + t14 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t11 + t14 + a1 + a2 + ph1 + ph2
+            + health_scale, health_scale, min_pivot);
         health
     }
     /// Null-space basis `D` of `C_J` (4 × 2, `C_J D = 0`) by the static LU of chart 1 of the atlas
@@ -358,13 +353,8 @@ pub mod five_bar {
         out[(3, 1)] = -t18;
         let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t5), [f64::abs(t14)]);
-        let health = if (t5 + t14 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t5 + t14 + a1 + a2 + ph1 + ph2
+            + health_scale, health_scale, min_pivot);
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
@@ -580,13 +570,8 @@ pub mod five_bar {
         d[(3, 1)] = t25;
         let health_scale = f64::sqrt(l1 * l1 + l2 * l2 + l3 * l3 + l4 * l4);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t15), [f64::abs(t20)]);
-        let health = if (t15 + t20 + a1 + a2 + ph1 + ph2 + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t15 + t20 + a1 + a2 + ph1 + ph2
+            + health_scale, health_scale, min_pivot);
         health
     }
     /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with

@@ -248,13 +248,8 @@ pub mod slider_crank {
         out[(2, 0)] = t6;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t3), [1.0]);
-        let health = if (t3 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t3 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// Charts in the atlas: the module has one, the primary chart.
@@ -377,13 +372,8 @@ pub mod slider_crank {
         d[(2, 0)] = t11;
         let health_scale = f64::sqrt(1.0 + l1 * l1 + l2 * l2);
         let min_pivot = ::mechgen::runtime::__generated::smallest(f64::abs(t5), [1.0]);
-        let health = if (t5 + theta + beta + health_scale).is_finite()
-            && health_scale > 0.0
-        {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(t5 + theta + beta + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with

@@ -212,11 +212,8 @@ pub mod sleigh {
         out[(2, 1)] = 1.0;
         let health_scale = f64::sqrt(1.0 + a * a);
         let min_pivot = f64::abs(cos_th);
-        let health = if (cos_th + th + health_scale).is_finite() && health_scale > 0.0 {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(cos_th + th + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// Null-space basis `D` of `C_J` (3 × 2, `C_J D = 0`) by the static LU of chart 1 of the atlas
@@ -258,11 +255,8 @@ pub mod sleigh {
         out[(2, 1)] = 1.0;
         let health_scale = f64::sqrt(1.0 + a * a);
         let min_pivot = f64::abs(sin_th);
-        let health = if (sin_th + th + health_scale).is_finite() && health_scale > 0.0 {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(sin_th + th + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// Solves `C_J x = b` for `x` with zero independent part (`x[CHARTS[1][j]] = 0`) with the static
@@ -432,11 +426,8 @@ pub mod sleigh {
         d[(2, 1)] = 1.0;
         let health_scale = f64::sqrt(1.0 + a * a);
         let min_pivot = f64::abs(cos_th);
-        let health = if (cos_th + th + health_scale).is_finite() && health_scale > 0.0 {
-            ::mechgen::runtime::__generated::lesser(min_pivot / health_scale, 1.0)
-        } else {
-            0.0
-        };
+        let health = ::mechgen::runtime::__generated::health(cos_th + th + health_scale,
+            health_scale, min_pivot);
         health
     }
     /// The residual `C`, the Jacobian `C_J` and the null-space basis `D` of the primary chart with
