@@ -245,6 +245,8 @@ fn check_names(
     ))
 }
 
+/// The module's tokens and statistics, emitted once with the user's `names` and the
+/// generated code's `locals` (final names, or placeholders for [`check_names`]).
 fn module_with(
     model: &Model,
     arena: &crate::expr::Arena,
